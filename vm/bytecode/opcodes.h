@@ -1,0 +1,196 @@
+// The one opcode table. The compiler, the VM dispatch loop, the disassembler and the tests all
+// expand SB_OPCODES, so an opcode added here is everywhere at once (a missing VM handler fails
+// to compile).
+//
+// An instruction is one opcode word followed by operand words. Operand letters:
+//   o  memory operand: bits 31..30 select the base (0 image/absolute, 1 this instance,
+//      2 frame, 3 constant pool), bits 29..0 the byte offset from it
+//   k  immediate 32-bit value (signed where the meaning says so)
+//   j  jump target: index of an opcode word in Program::code
+//   p  POU index          s  statement id          n  native function-block id
+//   *  a jump table: as many jump targets as the preceding `k` operand says
+//
+// Typed families end in the storage type they work on: I8..I64 signed, U8..U64 unsigned,
+// F32/F64 IEEE, or 8..64 for bit widths. Integer arithmetic wraps at the type's width.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#define SB_FAM_INT(X, N, SIG, M)                                                     \
+  X(N##_I8, SIG, M) X(N##_I16, SIG, M) X(N##_I32, SIG, M) X(N##_I64, SIG, M)        \
+  X(N##_U8, SIG, M) X(N##_U16, SIG, M) X(N##_U32, SIG, M) X(N##_U64, SIG, M)
+#define SB_FAM_FLT(X, N, SIG, M) X(N##_F32, SIG, M) X(N##_F64, SIG, M)
+#define SB_FAM_NUM(X, N, SIG, M) SB_FAM_INT(X, N, SIG, M) SB_FAM_FLT(X, N, SIG, M)
+#define SB_FAM_BITS(X, N, SIG, M) X(N##_8, SIG, M) X(N##_16, SIG, M) X(N##_32, SIG, M) X(N##_64, SIG, M)
+#define SB_CVT_TO(X, F)                                                              \
+  X(CVT_##F##_I8, "oo", "d = convert a") X(CVT_##F##_I16, "oo", "d = convert a")     \
+  X(CVT_##F##_I32, "oo", "d = convert a") X(CVT_##F##_I64, "oo", "d = convert a")    \
+  X(CVT_##F##_U8, "oo", "d = convert a") X(CVT_##F##_U16, "oo", "d = convert a")     \
+  X(CVT_##F##_U32, "oo", "d = convert a") X(CVT_##F##_U64, "oo", "d = convert a")    \
+  X(CVT_##F##_F32, "oo", "d = convert a") X(CVT_##F##_F64, "oo", "d = convert a")
+#define SB_FAM_CVT(X)                                                                \
+  SB_CVT_TO(X, I8) SB_CVT_TO(X, I16) SB_CVT_TO(X, I32) SB_CVT_TO(X, I64)             \
+  SB_CVT_TO(X, U8) SB_CVT_TO(X, U16) SB_CVT_TO(X, U32) SB_CVT_TO(X, U64)             \
+  SB_CVT_TO(X, F32) SB_CVT_TO(X, F64)
+
+// X(name, operand letters, one-line meaning)
+#define SB_OPCODES(X)                                                                         \
+  X(NOP, "", "do nothing")                                                                    \
+  X(STMT, "s", "statement boundary: count it, check the watchdog, call the observer if any")  \
+  X(HALT, "", "end of the task's cycle")                                                      \
+  X(JMP, "j", "jump")                                                                         \
+  X(JT, "oj", "jump if the BOOL a is TRUE")                                                   \
+  X(JF, "oj", "jump if the BOOL a is FALSE")                                                  \
+  X(JTAB, "okkj*", "jump table: a (I32) - lo selects one of k targets, else jump j")      \
+  X(CALLF, "pk", "call function p with its frame k bytes above the current frame")            \
+  X(CALLI, "pko", "call FB/method/program p with THIS = address of o")                        \
+  X(CALLP, "pko", "call FB/method p with THIS = the reference held in o")                     \
+  X(RET, "", "return to the caller")                                                          \
+  X(NATFB, "no", "run native function block n on the instance at o")                          \
+  X(NATFBP, "no", "run native function block n on the instance referenced by o")              \
+  X(MOV1, "oo", "copy 1 byte") X(MOV2, "oo", "copy 2 bytes")                                  \
+  X(MOV4, "oo", "copy 4 bytes") X(MOV8, "oo", "copy 8 bytes")                                 \
+  X(MOVN, "ook", "copy k bytes")                                                              \
+  X(ADDR, "oo", "d (REF) = image offset of operand a")                                        \
+  X(ELEM, "oookkk", "d (REF) = &base[idx - lo], count k, stride k; fault when out of range")  \
+  X(ELEMP, "ookokkk", "d (REF) = ref+k + (idx - lo) * stride; fault when out of range")       \
+  X(IDX64, "oo", "d (I32) = a (I64) clamped, for array indexes")                              \
+  X(LD1, "ook", "d = 1 byte at ref a + k") X(LD2, "ook", "d = 2 bytes at ref a + k")          \
+  X(LD4, "ook", "d = 4 bytes at ref a + k") X(LD8, "ook", "d = 8 bytes at ref a + k")         \
+  X(LDN, "ookk", "d = k bytes at ref a + k")                                                  \
+  X(ST1, "oko", "1 byte at ref + k = s") X(ST2, "oko", "2 bytes at ref + k = s")              \
+  X(ST4, "oko", "4 bytes at ref + k = s") X(ST8, "oko", "8 bytes at ref + k = s")             \
+  X(STN, "okok", "k bytes at ref + k = s")                                                    \
+  X(ELD1, "oookk", "d = base[idx - lo] (1-byte elements, count k)")                           \
+  X(ELD2, "oookk", "d = base[idx - lo] (2-byte elements)")                                    \
+  X(ELD4, "oookk", "d = base[idx - lo] (4-byte elements)")                                    \
+  X(ELD8, "oookk", "d = base[idx - lo] (8-byte elements)")                                    \
+  X(EST1, "ookko", "base[idx - lo] = s (1-byte elements, count k)")                           \
+  X(EST2, "ookko", "base[idx - lo] = s (2-byte elements)")                                    \
+  X(EST4, "ookko", "base[idx - lo] = s (4-byte elements)")                                    \
+  X(EST8, "ookko", "base[idx - lo] = s (8-byte elements)")                                    \
+  X(BNOT, "oo", "d = NOT a for BOOL")                                                         \
+  SB_FAM_BITS(X, GETBIT, "ook", "d (BOOL) = bit k of a")                                      \
+  SB_FAM_BITS(X, SETBIT, "oko", "bit k of d = BOOL s")                                        \
+  SB_FAM_BITS(X, AND, "ooo", "d = a AND b (bitwise)")                                         \
+  SB_FAM_BITS(X, OR, "ooo", "d = a OR b (bitwise)")                                           \
+  SB_FAM_BITS(X, XOR, "ooo", "d = a XOR b (bitwise)")                                         \
+  SB_FAM_BITS(X, NOT, "oo", "d = NOT a (bitwise)")                                            \
+  SB_FAM_BITS(X, SHL, "ooo", "d = SHL(a, b)")                                                 \
+  SB_FAM_BITS(X, SHR, "ooo", "d = SHR(a, b)")                                                 \
+  SB_FAM_BITS(X, ROL, "ooo", "d = ROL(a, b)")                                                 \
+  SB_FAM_BITS(X, ROR, "ooo", "d = ROR(a, b)")                                                 \
+  SB_FAM_NUM(X, ADD, "ooo", "d = a + b")                                                      \
+  SB_FAM_NUM(X, SUB, "ooo", "d = a - b")                                                      \
+  SB_FAM_NUM(X, MUL, "ooo", "d = a * b")                                                      \
+  SB_FAM_NUM(X, DIV, "ooo", "d = a / b (toward zero); fault when b = 0")                      \
+  SB_FAM_INT(X, MOD, "ooo", "d = a MOD b (sign of a); fault when b = 0")                      \
+  SB_FAM_NUM(X, NEG, "oo", "d = -a")                                                          \
+  SB_FAM_NUM(X, ABS, "oo", "d = ABS(a)")                                                      \
+  SB_FAM_NUM(X, MIN, "ooo", "d = MIN(a, b)")                                                  \
+  SB_FAM_NUM(X, MAX, "ooo", "d = MAX(a, b)")                                                  \
+  SB_FAM_NUM(X, EQ, "ooo", "d (BOOL) = a = b")                                                \
+  SB_FAM_NUM(X, NE, "ooo", "d (BOOL) = a <> b")                                               \
+  SB_FAM_NUM(X, LT, "ooo", "d (BOOL) = a < b")                                                \
+  SB_FAM_NUM(X, LE, "ooo", "d (BOOL) = a <= b")                                               \
+  SB_FAM_NUM(X, JEQ, "ooj", "jump if a = b")                                                  \
+  SB_FAM_NUM(X, JNE, "ooj", "jump if a <> b")                                                 \
+  SB_FAM_NUM(X, JLT, "ooj", "jump if a < b")                                                  \
+  SB_FAM_NUM(X, JLE, "ooj", "jump if a <= b")                                                 \
+  SB_FAM_FLT(X, JNLT, "ooj", "jump unless a < b")                                             \
+  SB_FAM_FLT(X, JNLE, "ooj", "jump unless a <= b")                                            \
+  SB_FAM_INT(X, FORCHK, "oooj", "FOR entry: jump to j when var a is already past limit c (step b)") \
+  SB_FAM_INT(X, FORNEXT, "oooj", "FOR step: a += b; jump to j unless that passed limit c")    \
+  SB_FAM_INT(X, CHK, "ooo", "fault unless lo b <= a <= hi c (subrange)")                      \
+  SB_FAM_CVT(X)                                                                               \
+  SB_FAM_FLT(X, TRUNC, "oo", "d (I64) = a truncated toward zero, saturated")                  \
+  SB_FAM_FLT(X, SQRT, "oo", "d = SQRT(a)") SB_FAM_FLT(X, LN, "oo", "d = LN(a)")              \
+  SB_FAM_FLT(X, LOG, "oo", "d = LOG(a)") SB_FAM_FLT(X, EXP, "oo", "d = EXP(a)")              \
+  SB_FAM_FLT(X, SIN, "oo", "d = SIN(a)") SB_FAM_FLT(X, COS, "oo", "d = COS(a)")              \
+  SB_FAM_FLT(X, TAN, "oo", "d = TAN(a)") SB_FAM_FLT(X, ASIN, "oo", "d = ASIN(a)")            \
+  SB_FAM_FLT(X, ACOS, "oo", "d = ACOS(a)") SB_FAM_FLT(X, ATAN, "oo", "d = ATAN(a)")          \
+  SB_FAM_FLT(X, EXPT, "ooo", "d = a ** b")                                                    \
+  X(SMOV, "oko", "string d (capacity k) = s, truncated")                                      \
+  X(SCAT, "okoo", "string d = CONCAT(a, b)")                                                  \
+  X(SLEN, "oo", "d (INT) = LEN(s)")                                                           \
+  X(SLEFT, "okoo", "string d = LEFT(s, n (I64))")                                            \
+  X(SRIGHT, "okoo", "string d = RIGHT(s, n (I64))")                                          \
+  X(SMID, "okooo", "string d = MID(s, len, pos) (I64)")                                      \
+  X(SINS, "okooo", "string d = INSERT(a, b, pos)")                                           \
+  X(SDEL, "okooo", "string d = DELETE(s, len, pos)")                                         \
+  X(SREPL, "okoooo", "string d = REPLACE(a, b, len, pos)")                                   \
+  X(SFIND, "ooo", "d (INT) = FIND(a, b)")                                                     \
+  X(SEQ, "ooo", "d = a = b (strings)") X(SNE, "ooo", "d = a <> b (strings)")                 \
+  X(SLT, "ooo", "d = a < b (strings)") X(SLE, "ooo", "d = a <= b (strings)")                 \
+  X(SFROM_I64, "oko", "string d = decimal a") X(SFROM_U64, "oko", "string d = decimal a")    \
+  X(SFROM_F32, "oko", "string d = REAL a") X(SFROM_F64, "oko", "string d = LREAL a")         \
+  X(SFROM_BOOL, "oko", "string d = TRUE/FALSE")                                              \
+  X(SFROM_TIME, "oko", "string d = T# literal") X(SFROM_LTIME, "oko", "string d = LTIME#")   \
+  X(SFROM_DATE, "oko", "string d = D# literal") X(SFROM_TOD, "oko", "string d = TOD#")       \
+  X(SFROM_DT, "oko", "string d = DT# literal")                                               \
+  X(STO_I64, "oo", "d (I64) = number in string a (0 when not a number)")                     \
+  X(STO_U64, "oo", "d (U64) = number in string a")                                           \
+  X(STO_F64, "oo", "d (F64) = number in string a")                                           \
+  X(STO_BOOL, "oo", "d (BOOL) = string a is TRUE or a non-zero number")                      \
+  X(NOW, "o", "d (TIME) = start time of the current cycle")                                   \
+  X(FAULT, "k", "raise fault k (reached code that must not run)")
+
+namespace scanback {
+
+enum class Op : uint32_t {
+#define SB_ENUM(name, sig, meaning) name,
+  SB_OPCODES(SB_ENUM)
+#undef SB_ENUM
+      Count
+};
+
+struct OpInfo {
+  std::string_view name;
+  std::string_view operands;
+  std::string_view meaning;
+};
+
+inline constexpr OpInfo kOpInfo[] = {
+#define SB_INFO(name, sig, meaning) OpInfo{#name, sig, meaning},
+    SB_OPCODES(SB_INFO)
+#undef SB_INFO
+};
+
+inline const OpInfo& opInfo(Op op) { return kOpInfo[static_cast<uint32_t>(op)]; }
+
+// Memory operand encoding.
+enum class Base : uint32_t { Image = 0, This = 1, Frame = 2, Const = 3 };
+inline constexpr uint32_t kOffsetMask = 0x3FFFFFFFu;
+inline constexpr uint32_t operand(Base base, uint32_t offset) {
+  return (static_cast<uint32_t>(base) << 30) | (offset & kOffsetMask);
+}
+inline constexpr Base operandBase(uint32_t o) { return static_cast<Base>(o >> 30); }
+inline constexpr uint32_t operandOffset(uint32_t o) { return o & kOffsetMask; }
+
+// Storage types of the typed families, in family order (I8 first), so that
+// `Op(base + static_cast<int>(prim))` picks the member of a family.
+enum class Prim : uint8_t { I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };
+inline constexpr int kPrimCount = 10;
+inline constexpr uint32_t primSize(Prim p) {
+  constexpr uint32_t sizes[] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+  return sizes[static_cast<int>(p)];
+}
+inline constexpr bool primIsFloat(Prim p) { return p == Prim::F32 || p == Prim::F64; }
+inline constexpr bool primIsSigned(Prim p) { return p <= Prim::I64 || primIsFloat(p); }
+
+// Fault causes raised by the VM.
+enum class FaultCode : uint32_t {
+  None = 0,
+  DivisionByZero,
+  IndexOutOfRange,
+  NullReference,
+  BadReference,  // a reference outside the image
+  Subrange,
+  Watchdog,
+  StackOverflow,
+  Unreachable,
+};
+std::string_view faultText(FaultCode code);
+
+}  // namespace scanback

@@ -1,0 +1,95 @@
+// A compiled program: immutable bytecode, the initial image and the debug information that maps
+// code back to source. One Program is shared (read-only) by the live VM and any number of replay
+// VMs (DESIGN.md invariant 3).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vm/bytecode/opcodes.h"
+#include "vm/bytecode/types.h"
+#include "vm/source/source.h"
+
+namespace scanback {
+
+enum class PouKind : uint8_t { Program, Function, FunctionBlock, Method, Native, TaskEntry };
+const char* pouKindName(PouKind kind);
+
+struct PouInfo {
+  std::string name;      // type name; methods "FB.Method"; program instances their type name
+  PouKind kind = PouKind::Function;
+  uint32_t entryPc = 0;
+  uint32_t frameSize = 0;               // bytes of frame (VAR_TEMP, function variables, temporaries)
+  uint32_t reach = 0;                   // frameSize + the largest frame it fills for a callee
+  const Type* instanceType = nullptr;   // FB/program instance layout; a method's FB
+  uint32_t instanceOffset = UINT32_MAX; // program instances: absolute offset of the instance
+  std::string instanceName;             // program instances: the instance name
+  std::vector<Variable> frameVariables; // frame-relative (functions, methods, VAR_TEMP)
+  const Type* returnType = nullptr;
+  uint32_t returnOffset = 0;            // frame-relative
+  uint32_t nativeId = 0;                // Native
+  SourceSpan span;
+};
+
+struct StatementInfo {
+  SourceSpan span;  // first token to end of the statement
+  uint32_t pou = 0;
+  uint32_t pc = 0;  // the STMT opcode
+};
+
+// From `pc` onwards (until the next entry) the code belongs to statement `statement`.
+struct LineEntry {
+  uint32_t pc = 0;
+  uint32_t statement = 0;
+};
+
+struct TaskInfo {
+  std::string name;
+  int64_t intervalNs = 10'000'000;
+  int32_t priority = 0;
+  uint32_t entryPc = 0;             // runs the task's programs in order, then HALT
+  std::vector<uint32_t> instances;  // indices into Program::instances
+  SourceSpan span;
+};
+
+struct ProgramInstanceInfo {
+  std::string name;
+  const Type* type = nullptr;  // FunctionBlock-kind layout of the program
+  uint32_t offset = 0;         // absolute
+  uint32_t task = 0;
+  uint32_t pou = 0;            // its code
+};
+
+struct IoArea {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+
+struct Program {
+  SourceSet sources;
+  std::shared_ptr<TypeTable> types;
+  std::vector<uint32_t> code;
+  std::vector<uint8_t> constants;
+  std::vector<uint8_t> initialImage;  // the image before cycle 0
+  uint32_t stackSize = 256 * 1024;    // bytes of call-frame memory after the image
+  std::vector<PouInfo> pous;
+  std::vector<StatementInfo> statements;  // index = statement id
+  std::vector<LineEntry> lineTable;       // sorted by pc
+  std::vector<TaskInfo> tasks;            // declaration order
+  std::vector<ProgramInstanceInfo> instances;
+  std::vector<Variable> globals;          // absolute
+  IoArea input, output, memory;           // %I, %Q, %M
+  std::string hash;                       // identity of the program version (hex)
+
+  uint32_t imageSize() const { return static_cast<uint32_t>(initialImage.size()); }
+  // The statement owning the code at pc, or UINT32_MAX.
+  uint32_t statementAt(uint32_t pc) const;
+  const StatementInfo& statement(uint32_t id) const { return statements.at(id); }
+};
+
+// Human-readable listing of the bytecode, one instruction per line, grouped by POU.
+std::string disassemble(const Program& program);
+
+}  // namespace scanback

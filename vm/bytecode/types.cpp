@@ -1,0 +1,155 @@
+#include "vm/bytecode/types.h"
+
+#include <fmt/format.h>
+
+namespace scanback {
+
+const char* sectionName(VarSection s) {
+  switch (s) {
+    case VarSection::Var: return "VAR";
+    case VarSection::Input: return "VAR_INPUT";
+    case VarSection::Output: return "VAR_OUTPUT";
+    case VarSection::InOut: return "VAR_IN_OUT";
+    case VarSection::Temp: return "VAR_TEMP";
+    case VarSection::Global: return "VAR_GLOBAL";
+    case VarSection::External: return "VAR_EXTERNAL";
+    case VarSection::Config: return "VAR_CONFIG";
+    case VarSection::Return: return "return value";
+  }
+  return "VAR";
+}
+
+uint64_t Type::elementCount() const {
+  uint64_t n = 1;
+  for (const ArrayDim& d : dims) n *= d.count;
+  return n;
+}
+
+const Variable* Type::field(std::string_view name) const {
+  for (const Variable& v : fields)
+    if (equalsIgnoreCase(v.name, name)) return &v;
+  return nullptr;
+}
+
+Prim primOf(const Type& t) {
+  switch (t.kind) {
+    case TypeKind::Bool: return Prim::U8;
+    case TypeKind::SInt: return Prim::I8;
+    case TypeKind::Int: return Prim::I16;
+    case TypeKind::DInt: return Prim::I32;
+    case TypeKind::LInt: return Prim::I64;
+    case TypeKind::USInt:
+    case TypeKind::Byte: return Prim::U8;
+    case TypeKind::UInt:
+    case TypeKind::Word: return Prim::U16;
+    case TypeKind::UDInt:
+    case TypeKind::DWord:
+    case TypeKind::Ref: return Prim::U32;
+    case TypeKind::ULInt:
+    case TypeKind::LWord: return Prim::U64;
+    case TypeKind::Real: return Prim::F32;
+    case TypeKind::LReal: return Prim::F64;
+    case TypeKind::Time:
+    case TypeKind::LTime:
+    case TypeKind::Date:
+    case TypeKind::Tod:
+    case TypeKind::Dt: return Prim::I64;
+    case TypeKind::Enum:
+    case TypeKind::Subrange: return primOf(*t.base);
+    default: return Prim::U8;
+  }
+}
+
+namespace {
+struct ElementaryDef {
+  TypeKind kind;
+  const char* name;
+  uint32_t size;
+};
+constexpr ElementaryDef kElementary[] = {
+    {TypeKind::Bool, "BOOL", 1},   {TypeKind::SInt, "SINT", 1},   {TypeKind::Int, "INT", 2},
+    {TypeKind::DInt, "DINT", 4},   {TypeKind::LInt, "LINT", 8},   {TypeKind::USInt, "USINT", 1},
+    {TypeKind::UInt, "UINT", 2},   {TypeKind::UDInt, "UDINT", 4}, {TypeKind::ULInt, "ULINT", 8},
+    {TypeKind::Byte, "BYTE", 1},   {TypeKind::Word, "WORD", 2},   {TypeKind::DWord, "DWORD", 4},
+    {TypeKind::LWord, "LWORD", 8}, {TypeKind::Real, "REAL", 4},   {TypeKind::LReal, "LREAL", 8},
+    {TypeKind::Time, "TIME", 8},   {TypeKind::LTime, "LTIME", 8}, {TypeKind::Date, "DATE", 8},
+    {TypeKind::Tod, "TIME_OF_DAY", 8}, {TypeKind::Dt, "DATE_AND_TIME", 8},
+};
+}  // namespace
+
+TypeTable::TypeTable() {
+  for (const ElementaryDef& d : kElementary) {
+    Type t;
+    t.kind = d.kind;
+    t.name = d.name;
+    t.size = d.size;
+    t.align = d.size;
+    t.init.assign(d.size, 0);
+    elementary_[static_cast<size_t>(d.kind)] = add(std::move(t));
+  }
+  Type v;
+  v.kind = TypeKind::Void;
+  v.name = "VOID";
+  elementary_[static_cast<size_t>(TypeKind::Void)] = add(std::move(v));
+}
+
+const Type* TypeTable::findElementary(std::string_view upper) const {
+  if (upper == "TOD") return elementary(TypeKind::Tod);
+  if (upper == "DT") return elementary(TypeKind::Dt);
+  for (const ElementaryDef& d : kElementary)
+    if (upper == d.name) return elementary(d.kind);
+  return nullptr;
+}
+
+const Type* TypeTable::string(uint32_t capacity) {
+  for (const auto& t : owned_)
+    if (t->kind == TypeKind::String && t->capacity == capacity) return t.get();
+  Type t;
+  t.kind = TypeKind::String;
+  t.capacity = capacity;
+  t.name = capacity == 80 ? "STRING" : fmt::format("STRING[{}]", capacity);
+  t.size = 2 + capacity;
+  t.align = 2;
+  t.init.assign(t.size, 0);
+  return add(std::move(t));
+}
+
+const Type* TypeTable::refTo(const Type* target) {
+  for (const auto& t : owned_)
+    if (t->kind == TypeKind::Ref && t->base == target) return t.get();
+  Type t;
+  t.kind = TypeKind::Ref;
+  t.base = target;
+  t.name = "REF_TO " + target->name;
+  t.size = 4;
+  t.align = 4;
+  t.init.assign(4, 0);
+  return add(std::move(t));
+}
+
+const Type* TypeTable::array(const Type* element, std::vector<ArrayDim> dims) {
+  Type t;
+  t.kind = TypeKind::Array;
+  t.base = element;
+  t.name = "ARRAY[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) t.name += ", ";
+    t.name += fmt::format("{}..{}", dims[i].lower, dims[i].lower + static_cast<int64_t>(dims[i].count) - 1);
+  }
+  t.name += "] OF " + element->name;
+  t.dims = std::move(dims);
+  const uint64_t total = t.elementCount() * element->size;
+  t.size = static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
+  t.align = element->align;
+  t.init.reserve(t.size);
+  for (uint64_t i = 0; i < t.elementCount() && t.init.size() < (1u << 30); ++i)
+    t.init.insert(t.init.end(), element->init.begin(), element->init.end());
+  return add(std::move(t));
+}
+
+Type* TypeTable::add(Type t) {
+  owned_.push_back(std::make_unique<Type>(std::move(t)));
+  return owned_.back().get();
+}
+
+}  // namespace scanback

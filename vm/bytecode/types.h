@@ -1,0 +1,100 @@
+// The type model of a compiled program: sizes and layouts fixed by the compiler, read by the VM's
+// users (state printing, stimulus, debugger) to interpret bytes of the flat image.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vm/bytecode/opcodes.h"
+#include "vm/source/source.h"
+
+namespace scanback {
+
+enum class TypeKind : uint8_t {
+  Bool, SInt, Int, DInt, LInt, USInt, UInt, UDInt, ULInt, Byte, Word, DWord, LWord, Real, LReal,
+  Time, LTime, Date, Tod, Dt,
+  String, Enum, Subrange, Struct, Array, Ref, FunctionBlock, Void,
+};
+
+enum class VarSection : uint8_t { Var, Input, Output, InOut, Temp, Global, External, Config, Return };
+const char* sectionName(VarSection s);
+
+struct Type;
+
+// A named slot: a struct field, an instance or frame variable, or a global.
+struct Variable {
+  std::string name;
+  const Type* type = nullptr;
+  uint32_t offset = 0;  // from the start of its container; absolute when `absolute`
+  VarSection section = VarSection::Var;
+  bool constant = false;
+  bool retain = false;
+  bool byReference = false;  // the slot holds a REF (VAR_IN_OUT)
+  bool absolute = false;     // offset is an image offset (globals, located variables)
+  bool hidden = false;       // implementation detail (internal state of standard FBs)
+  int8_t bit = -1;           // a BOOL located on a single bit (%IX0.3): bit index at `offset`
+  std::string location;      // "%IX0.3" for located variables
+  SourceSpan span;
+};
+
+struct EnumMember {
+  std::string name;
+  int64_t value = 0;
+};
+
+struct ArrayDim {
+  int64_t lower = 0;
+  uint32_t count = 0;
+};
+
+struct Type {
+  TypeKind kind = TypeKind::Void;
+  std::string name;  // declared or canonical name ("INT", "STRING[20]", "ARRAY[1..3] OF INT")
+  uint32_t size = 0;
+  uint32_t align = 1;
+  const Type* base = nullptr;  // Enum/Subrange: underlying elementary type; Array: element; Ref: target
+  uint32_t capacity = 0;       // String: maximum length in bytes
+  int64_t lower = 0, upper = 0;  // Subrange bounds
+  std::vector<EnumMember> members;  // Enum
+  std::vector<Variable> fields;     // Struct fields; FunctionBlock instance variables
+  std::vector<ArrayDim> dims;       // Array
+  uint32_t pou = UINT32_MAX;        // FunctionBlock: its POU index
+  std::vector<uint8_t> init;        // initial bytes of one value (size bytes)
+
+  bool isInteger() const { return kind >= TypeKind::SInt && kind <= TypeKind::LWord; }
+  bool isBitString() const { return kind >= TypeKind::Byte && kind <= TypeKind::LWord; }
+  bool isSigned() const { return kind >= TypeKind::SInt && kind <= TypeKind::LInt; }
+  bool isReal() const { return kind == TypeKind::Real || kind == TypeKind::LReal; }
+  bool isNumeric() const { return isInteger() || isReal(); }
+  bool isTimeLike() const { return kind >= TypeKind::Time && kind <= TypeKind::Dt; }
+  // Stored as one machine value (integer, real, time, enum, subrange, BOOL, REF).
+  bool isScalar() const {
+    return kind <= TypeKind::Dt || kind == TypeKind::Enum || kind == TypeKind::Subrange || kind == TypeKind::Ref;
+  }
+  uint64_t elementCount() const;  // Array: product of dims
+  const Variable* field(std::string_view name) const;  // case-insensitive
+};
+
+// The storage type the VM uses for a scalar type.
+Prim primOf(const Type& t);
+
+// Owns all types of a program; elementary types are created once and found by name.
+class TypeTable {
+ public:
+  TypeTable();
+  const Type* elementary(TypeKind kind) const { return elementary_[static_cast<size_t>(kind)]; }
+  const Type* findElementary(std::string_view upperName) const;  // "INT", "TOD", ... or null
+  const Type* string(uint32_t capacity);
+  const Type* refTo(const Type* target);
+  const Type* array(const Type* element, std::vector<ArrayDim> dims);
+  Type* add(Type t);  // user types (struct, enum, subrange, FB, alias result)
+
+ private:
+  std::deque<std::unique_ptr<Type>> owned_;
+  const Type* elementary_[static_cast<size_t>(TypeKind::Void) + 1] = {};
+};
+
+}  // namespace scanback

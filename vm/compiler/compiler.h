@@ -1,0 +1,23 @@
+// The ST compiler: sources in, an immutable Program out (or diagnostics).
+#pragma once
+
+#include <memory>
+
+#include "vm/bytecode/program.h"
+#include "vm/source/source.h"
+
+namespace scanback {
+
+struct CompileOptions {
+  uint32_t stackSize = 256 * 1024;  // call-frame memory after the image
+};
+
+// Parses, checks and compiles every file of `sources` as one project. Returns null when any
+// error was reported to `diagnostics` (warnings alone still produce a program).
+std::shared_ptr<const Program> compileProject(const SourceSet& sources, Diagnostics& diagnostics,
+                                              const CompileOptions& options = {});
+
+// Reads files from disk into a SourceSet; an unreadable file is reported and skipped.
+SourceSet loadSourceFiles(const std::vector<std::string>& paths, Diagnostics& diagnostics);
+
+}  // namespace scanback

@@ -1,0 +1,895 @@
+// Declarations: collecting POUs, types and globals; resolving types; laying out FB instances,
+// call frames and the flat image; initial values.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "vm/compiler/compiler_impl.h"
+#include "vm/exec/natives.h"
+
+namespace scanback::compiler {
+
+int areaIndex(char area) { return area == 'I' ? 0 : area == 'Q' ? 1 : 2; }
+uint32_t alignUp(uint32_t v, uint32_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
+
+Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOptions& options)
+    : sources_(sources), diags_(diags), options_(options), program_(std::make_shared<Program>()) {
+  program_->sources = sources;
+  program_->types = std::make_shared<TypeTable>();
+  program_->stackSize = options.stackSize;
+  types_ = program_->types.get();
+  // Standard function blocks are POUs like any other, with native bodies.
+  const auto natives = nativeFunctionBlocks();
+  for (uint32_t id = 0; id < natives.size(); ++id) {
+    const NativeFbInfo& n = natives[id];
+    auto decl = std::make_unique<PouDecl>();
+    decl->kind = PouKind::Native;
+    decl->name = std::string(n.name);
+    decl->nativeId = id;
+    Type t;
+    t.kind = TypeKind::FunctionBlock;
+    t.name = decl->name;
+    t.size = n.size;
+    t.align = n.align;
+    for (const NativeField& f : n.fields) {
+      Variable v;
+      v.name = std::string(f.name);
+      v.type = types_->elementary(f.kind);
+      v.offset = f.offset;
+      v.section = f.section;
+      v.hidden = f.hidden;
+      t.fields.push_back(std::move(v));
+    }
+    auto init = n.initialBytes();
+    t.init.assign(init.begin(), init.end());
+    decl->instanceType = types_->add(std::move(t));
+    fbDecls_[decl->instanceType] = decl.get();
+    pous_[decl->name] = std::move(decl);
+  }
+}
+
+PouDecl* Compiler::findPou(const std::string& name) {
+  auto it = pous_.find(upperCase(name));
+  return it == pous_.end() ? nullptr : it->second.get();
+}
+
+PouDecl* Compiler::fbDeclOf(const Type* t) {
+  if (!t || t->kind != TypeKind::FunctionBlock) return nullptr;
+  auto it = fbDecls_.find(t);
+  return it != fbDecls_.end() ? it->second : findPou(t->name);
+}
+
+void Compiler::collect(const ast::CompilationUnit& unit) {
+  for (const ast::TypeDecl& t : unit.types) {
+    const std::string key = upperCase(t.name);
+    if (typeDecls_.count(key) || types_->findElementary(key) || pous_.count(key))
+      error(t.span, fmt::format("'{}' is already declared", t.name));
+    else
+      typeDecls_[key] = &t;
+  }
+  for (const ast::Pou& p : unit.pous) {
+    const std::string key = upperCase(p.name);
+    if (pous_.count(key) || typeDecls_.count(key) || types_->findElementary(key)) {
+      error(p.span, fmt::format("'{}' is already declared", p.name));
+      continue;
+    }
+    auto decl = std::make_unique<PouDecl>();
+    decl->ast = &p;
+    decl->kind = p.kind == ast::PouKind::Program         ? PouKind::Program
+                 : p.kind == ast::PouKind::FunctionBlock ? PouKind::FunctionBlock
+                                                         : PouKind::Function;
+    decl->name = p.name;
+    for (const ast::Pou& m : p.methods) {
+      auto md = std::make_unique<PouDecl>();
+      md->ast = &m;
+      md->owner = &p;
+      md->kind = PouKind::Method;
+      md->name = p.name + "." + m.name;
+      const std::string mkey = upperCase(m.name);
+      if (decl->methods.count(mkey))
+        error(m.span, fmt::format("method '{}' is already declared in '{}'", m.name, p.name));
+      else
+        decl->methods[mkey] = md.get();
+      methodDecls_.push_back(std::move(md));
+    }
+    pous_[key] = std::move(decl);
+  }
+  auto addGlobal = [&](const ast::VarDecl& v) {
+    const std::string key = upperCase(v.name);
+    if (globals_.count(key)) {
+      error(v.span, fmt::format("global '{}' is already declared", v.name));
+      return;
+    }
+    auto g = std::make_unique<GlobalDecl>();
+    g->ast = &v;
+    globalOrder_.push_back(g.get());
+    globals_[key] = std::move(g);
+  };
+  for (const ast::VarDecl& v : unit.globals) addGlobal(v);
+  for (const ast::Configuration& c : unit.configurations) {
+    if (config_) {
+      error(c.span, fmt::format("a project has one CONFIGURATION; '{}' is already declared", config_->name));
+      continue;
+    }
+    config_ = &c;
+    for (const ast::VarDecl& v : c.globals) addGlobal(v);
+    for (const ast::Resource& r : c.resources)
+      for (const ast::VarDecl& v : r.globals) addGlobal(v);
+    for (const ast::VarConfigEntry& e : c.varConfig) {
+      std::string key;
+      for (const std::string& part : e.path) key += (key.empty() ? "" : ".") + upperCase(part);
+      varConfig_[key] = &e;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- types
+
+const Type* Compiler::resolveNamedType(const std::string& name, const SourceSpan& span) {
+  const std::string key = upperCase(name);
+  if (const Type* t = types_->findElementary(key)) return t;
+  if (key == "STRING") return types_->string(80);
+  if (key == "WSTRING") {
+    error(span, "WSTRING is not supported");
+    return nullptr;
+  }
+  if (auto it = resolvedTypes_.find(key); it != resolvedTypes_.end()) return it->second;
+  if (auto it = typeDecls_.find(key); it != typeDecls_.end()) {
+    if (resolvingTypes_.count(key)) {
+      error(span, fmt::format("type '{}' is defined in terms of itself", name));
+      return nullptr;
+    }
+    resolvingTypes_.insert(key);
+    const ast::TypeDecl& d = *it->second;
+    const Type* t = resolveType(*d.type);
+    if (t) {
+      const bool named = d.type->kind == ast::TypeRefKind::Struct || d.type->kind == ast::TypeRefKind::Enum ||
+                         d.type->kind == ast::TypeRefKind::Subrange;
+      if (named || d.init) {
+        // A declared type gets its own name (and, for aliases with a default, its own initial value).
+        Type copy = *t;
+        copy.name = d.name;
+        if (d.init) writeInitial(copy.init, 0, t, d.init.get());
+        t = types_->add(std::move(copy));
+      }
+    }
+    resolvingTypes_.erase(key);
+    resolvedTypes_[key] = t;
+    return t;
+  }
+  if (auto it = pous_.find(key); it != pous_.end()) {
+    PouDecl& p = *it->second;
+    if (p.kind == PouKind::FunctionBlock || p.kind == PouKind::Native) return layoutPou(p);
+    error(span, fmt::format("'{}' is a {}, not a type", name, pouKindName(p.kind)));
+    return nullptr;
+  }
+  error(span, fmt::format("unknown type '{}'", name));
+  return nullptr;
+}
+
+std::optional<int64_t> Compiler::evalConstInt(const ast::Expr& e) {
+  std::optional<Value> v = constantOf(e);
+  if (!v || !v->isConst || (v->constant.kind != ConstValue::Kind::Int)) {
+    error(e.span, "expected a constant integer expression");
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(v->constant.i);
+}
+
+const Type* Compiler::resolveType(const ast::TypeRef& ref) {
+  switch (ref.kind) {
+    case ast::TypeRefKind::Named: return resolveNamedType(ref.name, ref.span);
+    case ast::TypeRefKind::String: {
+      int64_t cap = 80;
+      if (ref.length) {
+        auto n = evalConstInt(*ref.length);
+        if (!n) return nullptr;
+        if (*n < 1 || *n > 65535) {
+          error(ref.length->span, fmt::format("string length {} is outside 1..65535", *n));
+          return nullptr;
+        }
+        cap = *n;
+      }
+      return types_->string(static_cast<uint32_t>(cap));
+    }
+    case ast::TypeRefKind::Array: {
+      const Type* elem = ref.element ? resolveType(*ref.element) : nullptr;
+      std::vector<ArrayDim> dims;
+      uint64_t total = elem ? elem->size : 0;
+      for (const ast::ArrayDim& d : ref.dims) {
+        auto lo = evalConstInt(*d.lower);
+        auto hi = evalConstInt(*d.upper);
+        if (!lo || !hi) return nullptr;
+        if (*hi < *lo) {
+          error(d.lower->span, fmt::format("array bounds {}..{} are empty", *lo, *hi));
+          return nullptr;
+        }
+        if (*lo < INT32_MIN || *hi > INT32_MAX) {
+          error(d.lower->span, "array bounds must fit in DINT");
+          return nullptr;
+        }
+        dims.push_back(ArrayDim{*lo, static_cast<uint32_t>(*hi - *lo + 1)});
+        total *= static_cast<uint64_t>(*hi - *lo + 1);
+        if (total > (1u << 28)) {
+          error(ref.span, "array is larger than 256 MiB");
+          return nullptr;
+        }
+      }
+      if (!elem) return nullptr;
+      return types_->array(elem, std::move(dims));
+    }
+    case ast::TypeRefKind::RefTo: {
+      const Type* target = ref.element ? resolveType(*ref.element) : nullptr;
+      return target ? types_->refTo(target) : nullptr;
+    }
+    case ast::TypeRefKind::Struct: {
+      Type t;
+      t.kind = TypeKind::Struct;
+      t.name = "STRUCT";
+      uint32_t off = 0;
+      for (const ast::VarDecl& f : ref.fields) {
+        const Type* ft = f.type ? resolveType(*f.type) : nullptr;
+        if (!ft) continue;
+        if (ft->kind == TypeKind::FunctionBlock) {
+          error(f.span, "a STRUCT cannot contain function block instances");
+          continue;
+        }
+        if (t.field(f.name)) {
+          error(f.span, fmt::format("field '{}' is declared twice", f.name));
+          continue;
+        }
+        off = alignUp(off, ft->align);
+        Variable v;
+        v.name = f.name;
+        v.type = ft;
+        v.offset = off;
+        v.span = f.span;
+        t.fields.push_back(v);
+        off += ft->size;
+        t.align = std::max(t.align, ft->align);
+      }
+      t.size = alignUp(std::max<uint32_t>(off, 1), t.align);
+      t.init.assign(t.size, 0);
+      for (size_t i = 0, k = 0; i < ref.fields.size(); ++i) {
+        if (k >= t.fields.size() || !equalsIgnoreCase(t.fields[k].name, ref.fields[i].name)) continue;
+        writeInitial(t.init, t.fields[k].offset, t.fields[k].type, ref.fields[i].init.get());
+        ++k;
+      }
+      return types_->add(std::move(t));
+    }
+    case ast::TypeRefKind::Enum: {
+      Type t;
+      t.kind = TypeKind::Enum;
+      t.name = "ENUM";
+      t.base = ref.element ? resolveType(*ref.element) : types_->elementary(TypeKind::Int);
+      if (!t.base) return nullptr;
+      if (!t.base->isInteger()) {
+        error(ref.element->span, "the base type of an enumeration must be an integer type");
+        return nullptr;
+      }
+      t.size = t.base->size;
+      t.align = t.base->align;
+      int64_t next = 0;
+      for (const ast::EnumValue& ev : ref.enumValues) {
+        int64_t value = next;
+        if (ev.value) {
+          auto v = evalConstInt(*ev.value);
+          if (v) value = *v;
+        }
+        for (const EnumMember& m : t.members)
+          if (equalsIgnoreCase(m.name, ev.name)) error(ev.span, fmt::format("'{}' is listed twice", ev.name));
+        t.members.push_back(EnumMember{ev.name, value});
+        next = value + 1;
+      }
+      if (t.members.empty()) {
+        error(ref.span, "an enumeration needs at least one value");
+        return nullptr;
+      }
+      t.init.assign(t.size, 0);
+      writeConst(t.init, 0, t.base, ConstValue::ofInt(t.members[0].value), ref.span);
+      Type* added = types_->add(std::move(t));
+      for (const EnumMember& m : added->members) enumValues_[upperCase(m.name)].push_back({added, m.value});
+      return added;
+    }
+    case ast::TypeRefKind::Subrange: {
+      const Type* base = ref.element ? resolveType(*ref.element) : nullptr;
+      if (!base || ref.dims.empty()) return nullptr;
+      if (!base->isInteger()) {
+        error(ref.span, "a subrange needs an integer base type");
+        return nullptr;
+      }
+      auto lo = evalConstInt(*ref.dims[0].lower);
+      auto hi = evalConstInt(*ref.dims[0].upper);
+      if (!lo || !hi) return nullptr;
+      if (*hi < *lo) {
+        error(ref.span, fmt::format("subrange {}..{} is empty", *lo, *hi));
+        return nullptr;
+      }
+      Type t;
+      t.kind = TypeKind::Subrange;
+      t.name = fmt::format("{} ({}..{})", base->name, *lo, *hi);
+      t.base = base;
+      t.lower = *lo;
+      t.upper = *hi;
+      t.size = base->size;
+      t.align = base->align;
+      t.init.assign(t.size, 0);
+      writeConst(t.init, 0, base, ConstValue::ofInt(*lo <= 0 && *hi >= 0 ? 0 : *lo), ref.span);
+      return types_->add(std::move(t));
+    }
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- variables and layouts
+
+Variable Compiler::makeVariable(const ast::VarDecl& d, VarSection section) {
+  Variable v;
+  v.name = d.name;
+  v.section = section;
+  v.constant = d.constant;
+  v.retain = d.retain;
+  v.span = d.span;
+  v.type = d.type ? resolveType(*d.type) : nullptr;
+  return v;
+}
+
+bool Compiler::locate(const ast::Location& loc, Variable& v, const Type* type) {
+  if (!type) return false;
+  const char sizeLetter = loc.size;
+  uint32_t unit = sizeLetter == 'X' ? 1 : sizeLetter == 'B' ? 1 : sizeLetter == 'W' ? 2 : sizeLetter == 'D' ? 4 : 8;
+  if (!type->isScalar() || type->kind == TypeKind::Ref) {
+    error(loc.span, fmt::format("a located variable must have an elementary type, not {}", type->name));
+    return false;
+  }
+  if (sizeLetter == 'X') {
+    if (type->kind != TypeKind::Bool) {
+      error(loc.span, fmt::format("a bit address needs a BOOL variable, not {}", type->name));
+      return false;
+    }
+  } else if (type->size != unit && !(type->kind == TypeKind::Bool && unit == 1)) {
+    error(loc.span, fmt::format("%{}{} holds {} byte(s) but {} has {}", loc.area, sizeLetter, unit, type->name,
+                                type->size));
+    return false;
+  }
+  if (loc.parts.empty()) {
+    error(loc.span, "address has no number");
+    return false;
+  }
+  uint64_t byte = static_cast<uint64_t>(loc.parts[0]) * unit;
+  int bit = -1;
+  if (sizeLetter == 'X') {
+    bit = loc.parts.size() > 1 ? static_cast<int>(loc.parts[1]) : 0;
+    if (loc.parts.size() == 1) {
+      // %IX5 without a bit: bit 5 of byte 0 would surprise; IEC reads it as byte.bit with bit given
+      byte = loc.parts[0] / 8;
+      bit = static_cast<int>(loc.parts[0] % 8);
+    }
+    if (bit > 7) {
+      error(loc.span, fmt::format("bit {} does not exist (0..7)", bit));
+      return false;
+    }
+  }
+  if (byte + type->size > 65536) {
+    error(loc.span, "address is beyond the 64 KiB I/O area");
+    return false;
+  }
+  const int a = areaIndex(loc.area);
+  const IoArea& area = a == 0 ? program_->input : a == 1 ? program_->output : program_->memory;
+  v.absolute = true;
+  v.offset = area.offset + static_cast<uint32_t>(byte);
+  v.bit = static_cast<int8_t>(bit);
+  v.location = sizeLetter == 'X' ? fmt::format("%{}X{}.{}", loc.area, byte, bit)
+                                 : fmt::format("%{}{}{}", loc.area, sizeLetter, loc.parts[0]);
+  return true;
+}
+
+Type* Compiler::layoutPou(PouDecl& decl) {
+  if (decl.instanceType) return decl.instanceType;
+  if (decl.layingOut) {
+    error(decl.ast->span, fmt::format("'{}' contains an instance of itself", decl.name));
+    return nullptr;
+  }
+  decl.layingOut = true;
+  PouDecl* outerDecl = layoutDecl_;
+  layoutDecl_ = &decl;
+  Type t;
+  t.kind = TypeKind::FunctionBlock;
+  t.name = decl.name;
+  uint32_t off = 0;
+  std::vector<const ast::VarDecl*> initDecls;
+  for (const ast::VarDecl& d : decl.ast->vars) {
+    if (d.section == ast::VarSection::External || d.section == ast::VarSection::Temp) continue;
+    if (d.section == ast::VarSection::Global || d.section == ast::VarSection::Config) {
+      error(d.span, "VAR_GLOBAL belongs at file level or in a CONFIGURATION");
+      continue;
+    }
+    const VarSection section = d.section == ast::VarSection::Input    ? VarSection::Input
+                               : d.section == ast::VarSection::Output ? VarSection::Output
+                               : d.section == ast::VarSection::InOut  ? VarSection::InOut
+                                                                      : VarSection::Var;
+    Variable v = makeVariable(d, section);
+    if (!v.type) continue;
+    foldLocalConstant(decl, d, v.type);
+    if (t.field(v.name)) {
+      error(d.span, fmt::format("'{}' is declared twice", d.name));
+      continue;
+    }
+    if (d.location) {
+      if (d.location->incomplete()) {
+        if (decl.kind != PouKind::Program) {
+          error(d.location->span, "AT %I* / %Q* / %M* is supported in PROGRAMs only");
+          continue;
+        }
+        v.absolute = true;
+        v.location = fmt::format("%{}*", d.location->area);
+        v.offset = UINT32_MAX;  // bound per instance by VAR_CONFIG
+      } else if (!locate(*d.location, v, v.type)) {
+        continue;
+      }
+      t.fields.push_back(v);
+      continue;
+    }
+    if (section == VarSection::InOut) {
+      v.byReference = true;
+      off = alignUp(off, 4);
+      v.offset = off;
+      off += 4;
+    } else {
+      off = alignUp(off, v.type->align);
+      v.offset = off;
+      off += v.type->size;
+      t.align = std::max(t.align, v.type->align);
+      initDecls.push_back(&d);
+    }
+    t.fields.push_back(v);
+  }
+  t.align = std::max<uint32_t>(t.align, 4);
+  t.size = alignUp(std::max<uint32_t>(off, 1), t.align);
+  t.init.assign(t.size, 0);
+  for (const Variable& v : t.fields) {
+    if (v.absolute || v.byReference) continue;
+    std::memcpy(t.init.data() + v.offset, v.type->init.data(), v.type->size);
+  }
+  for (const ast::VarDecl* d : initDecls) {
+    const Variable* v = t.field(d->name);
+    if (v && d->init) writeInitial(t.init, v->offset, v->type, d->init.get());
+  }
+  decl.instanceType = types_->add(std::move(t));
+  fbDecls_[decl.instanceType] = &decl;
+  decl.layingOut = false;
+  layoutDecl_ = outerDecl;
+  return decl.instanceType;
+}
+
+// Frame variables: all variables of functions and methods, VAR_TEMP of FB and program bodies.
+void Compiler::resolveFrame(PouDecl& decl) {
+  if (decl.frameResolved) return;
+  decl.frameResolved = true;
+  PouDecl* outerDecl = layoutDecl_;
+  layoutDecl_ = &decl;
+  uint32_t off = 0;
+  const bool callable = decl.kind == PouKind::Function || decl.kind == PouKind::Method;
+  if (callable && decl.ast->returnType) {
+    decl.returnType = resolveType(*decl.ast->returnType);
+    if (decl.returnType) {
+      Variable r;
+      r.name = decl.ast->name;
+      r.type = decl.returnType;
+      r.section = VarSection::Return;
+      r.offset = 0;
+      r.span = decl.ast->span;
+      decl.frameVars.push_back(r);
+      decl.frameVarDecls.push_back(nullptr);
+      off = decl.returnType->size;
+    }
+  }
+  for (const ast::VarDecl& d : decl.ast->vars) {
+    if (d.section == ast::VarSection::External) continue;
+    if (!callable && d.section != ast::VarSection::Temp) continue;
+    const VarSection section = d.section == ast::VarSection::Input    ? VarSection::Input
+                               : d.section == ast::VarSection::Output ? VarSection::Output
+                               : d.section == ast::VarSection::InOut  ? VarSection::InOut
+                               : d.section == ast::VarSection::Temp   ? VarSection::Temp
+                                                                      : VarSection::Var;
+    if (d.section == ast::VarSection::Global || d.section == ast::VarSection::Config) {
+      error(d.span, "VAR_GLOBAL belongs at file level or in a CONFIGURATION");
+      continue;
+    }
+    if (d.location) {
+      error(d.location->span, "variables of functions, methods and VAR_TEMP cannot be located");
+      continue;
+    }
+    Variable v = makeVariable(d, section);
+    if (!v.type) continue;
+    foldLocalConstant(decl, d, v.type);
+    bool duplicate = false;
+    for (const Variable& other : decl.frameVars)
+      if (equalsIgnoreCase(other.name, v.name)) duplicate = true;
+    if (duplicate) {
+      error(d.span, fmt::format("'{}' is declared twice", d.name));
+      continue;
+    }
+    if (section == VarSection::InOut) {
+      v.byReference = true;
+      off = alignUp(off, 4);
+      v.offset = off;
+      off += 4;
+    } else {
+      off = alignUp(off, v.type->align);
+      v.offset = off;
+      off += v.type->size;
+    }
+    decl.frameVars.push_back(v);
+    decl.frameVarDecls.push_back(&d);
+  }
+  decl.frameVarsSize = alignUp(off, 8);
+  decl.frameTemplate.assign(decl.frameVarsSize, 0);
+  for (size_t i = 0; i < decl.frameVars.size(); ++i) {
+    const Variable& v = decl.frameVars[i];
+    if (v.byReference) continue;
+    std::memcpy(decl.frameTemplate.data() + v.offset, v.type->init.data(), v.type->size);
+    if (decl.frameVarDecls[i] && decl.frameVarDecls[i]->init)
+      writeInitial(decl.frameTemplate, v.offset, v.type, decl.frameVarDecls[i]->init.get());
+  }
+  decl.templateConst = constBytes(decl.frameTemplate, 8);
+  layoutDecl_ = outerDecl;
+}
+
+void Compiler::foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Type* type) {
+  if (!d.constant || !d.init || d.init->kind != ast::InitKind::Expr || !d.init->expr) return;
+  if (!(type->isScalar() || type->kind == TypeKind::String)) return;
+  if (decl.constants.count(upperCase(d.name))) return;
+  std::optional<Value> c = constantOf(*d.init->expr, type);
+  if (!c || !c->isConst) return;
+  Value cv = convertValue(*c, type, d.init->span, false);
+  if (cv.isConst) decl.constants[upperCase(d.name)] = cv.constant;
+}
+
+// ---------------------------------------------------------------- initial values
+
+void Compiler::writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ConstValue& c,
+                          const SourceSpan& span) {
+  if (!type || offset + type->size > buf.size()) return;
+  uint8_t* p = buf.data() + offset;
+  if (type->kind == TypeKind::String) {
+    if (c.kind != ConstValue::Kind::String) {
+      error(span, fmt::format("expected a string for {}", type->name));
+      return;
+    }
+    const uint16_t n = static_cast<uint16_t>(std::min<size_t>(c.s.size(), type->capacity));
+    std::memcpy(p, &n, 2);
+    std::memcpy(p + 2, c.s.data(), n);
+    return;
+  }
+  if (!type->isScalar()) {
+    error(span, fmt::format("a {} cannot be initialised from a single value", type->name));
+    return;
+  }
+  const Prim prim = primOf(*type);
+  auto put = [&](auto v) { std::memcpy(p, &v, sizeof v); };
+  const bool real = primIsFloat(prim);
+  const __int128 iv = c.kind == ConstValue::Kind::Real ? static_cast<__int128>(c.r) : c.i;
+  const double rv = c.kind == ConstValue::Kind::Real ? c.r : static_cast<double>(c.i);
+  if (c.kind == ConstValue::Kind::String || c.kind == ConstValue::Kind::None) {
+    error(span, fmt::format("expected a value of type {}", type->name));
+    return;
+  }
+  if (real) {
+    if (prim == Prim::F32) put(static_cast<float>(rv));
+    else put(rv);
+    return;
+  }
+  switch (prim) {
+    case Prim::I8: put(static_cast<int8_t>(iv)); break;
+    case Prim::U8: put(static_cast<uint8_t>(iv)); break;
+    case Prim::I16: put(static_cast<int16_t>(iv)); break;
+    case Prim::U16: put(static_cast<uint16_t>(iv)); break;
+    case Prim::I32: put(static_cast<int32_t>(iv)); break;
+    case Prim::U32: put(static_cast<uint32_t>(iv)); break;
+    case Prim::I64: put(static_cast<int64_t>(iv)); break;
+    case Prim::U64: put(static_cast<uint64_t>(iv)); break;
+    default: break;
+  }
+}
+
+void Compiler::writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Type* type,
+                            const ast::Initializer* init) {
+  if (!type) return;
+  if (!init) return;
+  switch (init->kind) {
+    case ast::InitKind::Expr: {
+      if (!init->expr) return;
+      std::optional<Value> v = constantOf(*init->expr, type);
+      if (!v || !v->isConst) {
+        error(init->span, "an initial value must be a constant expression");
+        return;
+      }
+      Value converted = convertValue(*v, type, init->span, false);
+      if (!converted.isConst) return;
+      if (type->kind == TypeKind::Subrange &&
+          (converted.constant.i < type->lower || converted.constant.i > type->upper)) {
+        error(init->span, fmt::format("initial value is outside {}", type->name));
+        return;
+      }
+      writeConst(buf, offset, type, converted.constant, init->span);
+      return;
+    }
+    case ast::InitKind::Array: {
+      if (type->kind != TypeKind::Array) {
+        error(init->span, fmt::format("an array initialiser needs an array, not {}", type->name));
+        return;
+      }
+      const uint64_t count = type->elementCount();
+      const uint32_t size = type->base->size;
+      uint64_t at = 0;
+      for (const ast::ArrayInitItem& item : init->arrayItems) {
+        int64_t repeat = 1;
+        if (item.repeat) {
+          auto n = evalConstInt(*item.repeat);
+          if (!n) return;
+          repeat = *n;
+          if (repeat < 0) {
+            error(item.repeat->span, "repeat count must not be negative");
+            return;
+          }
+        }
+        for (int64_t r = 0; r < repeat; ++r, ++at) {
+          if (at >= count) {
+            error(init->span, fmt::format("too many initial values for {} ({} elements)", type->name, count));
+            return;
+          }
+          if (item.value) writeInitial(buf, offset + static_cast<uint32_t>(at * size), type->base, item.value.get());
+        }
+      }
+      return;
+    }
+    case ast::InitKind::Struct: {
+      if (type->kind != TypeKind::Struct && type->kind != TypeKind::FunctionBlock) {
+        error(init->span, fmt::format("a structure initialiser needs a STRUCT or FB instance, not {}", type->name));
+        return;
+      }
+      for (const ast::StructInitItem& item : init->structItems) {
+        const Variable* f = type->field(item.name);
+        if (!f || f->hidden) {
+          error(item.span, fmt::format("{} has no member '{}'", type->name, item.name));
+          continue;
+        }
+        if (f->absolute || f->byReference) {
+          error(item.span, fmt::format("'{}' cannot be initialised here", item.name));
+          continue;
+        }
+        writeInitial(buf, offset + f->offset, f->type, item.value.get());
+      }
+      return;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- globals and the image
+
+void Compiler::resolveGlobal(GlobalDecl& g) {
+  if (g.resolved || g.resolving) return;
+  g.resolving = true;
+  g.var = makeVariable(*g.ast, VarSection::Global);
+  if (g.var.type && g.ast->constant && g.ast->init && g.ast->init->kind == ast::InitKind::Expr &&
+      g.var.type->isScalar()) {
+    std::optional<Value> v = constantOf(*g.ast->init->expr, g.var.type);
+    if (v && v->isConst) {
+      Value c = convertValue(*v, g.var.type, g.ast->span, false);
+      if (c.isConst) g.constant = c.constant;
+    }
+  }
+  g.resolving = false;
+  g.resolved = true;
+}
+
+void Compiler::layoutImage() {
+  // Area extents from every complete location in the project.
+  auto extent = [&](const ast::Location& loc, const ast::TypeRef* type) {
+    if (loc.incomplete() || loc.parts.empty()) return;
+    uint32_t unit = loc.size == 'W' ? 2 : loc.size == 'D' ? 4 : loc.size == 'L' ? 8 : 1;
+    uint64_t end = loc.size == 'X' ? (loc.parts.size() > 1 ? loc.parts[0] : loc.parts[0] / 8) + 1
+                                   : static_cast<uint64_t>(loc.parts[0]) * unit + unit;
+    (void)type;
+    uint32_t& size = areaSize_[areaIndex(loc.area)];
+    size = static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(size, end), 65536));
+  };
+  for (auto& unit : units_) {
+    for (const ast::VarDecl& v : unit->globals)
+      if (v.location) extent(*v.location, v.type.get());
+    for (const ast::Pou& p : unit->pous)
+      for (const ast::VarDecl& v : p.vars)
+        if (v.location) extent(*v.location, v.type.get());
+    for (const ast::Configuration& c : unit->configurations) {
+      for (const ast::VarDecl& v : c.globals)
+        if (v.location) extent(*v.location, v.type.get());
+      for (const ast::Resource& r : c.resources)
+        for (const ast::VarDecl& v : r.globals)
+          if (v.location) extent(*v.location, v.type.get());
+      for (const ast::VarConfigEntry& e : c.varConfig) extent(e.location, e.type.get());
+    }
+  }
+  std::vector<uint8_t>& image = program_->initialImage;
+  uint32_t off = 8;  // offset 0 is the NULL reference
+  IoArea* areas[3] = {&program_->input, &program_->output, &program_->memory};
+  for (int a = 0; a < 3; ++a) {
+    areas[a]->offset = off;
+    areas[a]->size = areaSize_[a];
+    off = alignUp(off + areaSize_[a], 8);
+  }
+  image.assign(off, 0);
+
+  auto place = [&](uint32_t size, uint32_t align) {
+    const uint32_t at = alignUp(static_cast<uint32_t>(image.size()), std::max<uint32_t>(align, 1));
+    image.resize(at + size, 0);
+    return at;
+  };
+
+  for (GlobalDecl* g : globalOrder_) {
+    resolveGlobal(*g);
+    Variable& v = g->var;
+    if (!v.type) continue;
+    v.absolute = true;
+    if (g->ast->location) {
+      if (g->ast->location->incomplete()) {
+        error(g->ast->location->span, "a global needs a complete address");
+        continue;
+      }
+      if (!locate(*g->ast->location, v, v.type)) continue;
+      if (v.bit < 0) std::memcpy(image.data() + v.offset, v.type->init.data(), v.type->size);
+      if (g->ast->init && v.bit < 0) writeInitial(image, v.offset, v.type, g->ast->init.get());
+    } else {
+      v.offset = place(v.type->size, v.type->align);
+      std::memcpy(image.data() + v.offset, v.type->init.data(), v.type->size);
+      if (g->ast->init) writeInitial(image, v.offset, v.type, g->ast->init.get());
+    }
+    program_->globals.push_back(v);
+  }
+
+  setupTasks();
+
+  // Program instances: each gets its own copy of the program's layout with its VAR_CONFIG bindings.
+  for (ProgramInstanceInfo& inst : program_->instances) {
+    PouDecl* decl = findPou(inst.type->name);
+    Type copy = *inst.type;
+    copy.name = decl->name;
+    for (Variable& f : copy.fields) {
+      if (!(f.absolute && f.offset == UINT32_MAX)) continue;
+      const std::string key = upperCase(inst.name) + "." + upperCase(f.name);
+      auto it = varConfig_.find(key);
+      if (it == varConfig_.end()) {
+        error(f.span, fmt::format("'{}.{}' is declared AT {} but VAR_CONFIG gives it no address", inst.name, f.name,
+                                  f.location));
+        continue;
+      }
+      const ast::VarConfigEntry& e = *it->second;
+      if (e.location.incomplete() || e.location.area != f.location[1]) {
+        error(e.location.span, fmt::format("'{}' needs a complete %{} address", f.name, f.location[1]));
+        continue;
+      }
+      const std::string declared = f.location;
+      if (!locate(e.location, f, f.type)) continue;
+      if (e.type) {
+        const Type* t = resolveType(*e.type);
+        if (t && t != f.type) error(e.span, fmt::format("VAR_CONFIG says {} but '{}' is {}", t->name, f.name, f.type->name));
+      }
+      (void)declared;
+    }
+    inst.type = types_->add(std::move(copy));
+    fbDecls_[inst.type] = decl;
+    inst.offset = place(inst.type->size, inst.type->align);
+    std::memcpy(image.data() + inst.offset, inst.type->init.data(), inst.type->size);
+    // Initial values of located variables of the program live in the I/O areas.
+    const ast::Pou* pouAst = decl->ast;
+    for (const Variable& f : inst.type->fields) {
+      if (!f.absolute || f.offset == UINT32_MAX || f.bit >= 0) continue;
+      std::memcpy(image.data() + f.offset, f.type->init.data(), f.type->size);
+      for (const ast::VarDecl& d : pouAst->vars)
+        if (equalsIgnoreCase(d.name, f.name) && d.init) writeInitial(image, f.offset, f.type, d.init.get());
+    }
+  }
+  for (auto& [key, entry] : varConfig_) {
+    const std::string inst = upperCase(entry->path.front());
+    if (!instanceIndex_.count(inst))
+      error(entry->span, fmt::format("VAR_CONFIG names '{}', which is not a program instance", entry->path.front()));
+    else if (entry->path.size() != 2)
+      error(entry->span, "VAR_CONFIG binds variables of program instances (Instance.variable)");
+  }
+  image.resize(alignUp(static_cast<uint32_t>(image.size()), 8), 0);
+}
+
+void Compiler::setupTasks() {
+  auto addInstance = [&](const std::string& name, const std::string& typeName, uint32_t task, const SourceSpan& span) {
+    PouDecl* decl = findPou(typeName);
+    if (!decl || decl->kind != PouKind::Program) {
+      error(span, fmt::format("'{}' is not a PROGRAM", typeName));
+      return;
+    }
+    if (instanceIndex_.count(upperCase(name))) {
+      error(span, fmt::format("program instance '{}' is declared twice", name));
+      return;
+    }
+    Type* t = layoutPou(*decl);
+    if (!t) return;
+    ProgramInstanceInfo info;
+    info.name = name;
+    info.type = t;
+    info.task = task;
+    instanceIndex_[upperCase(name)] = static_cast<uint32_t>(program_->instances.size());
+    program_->instances.push_back(info);
+    program_->tasks[task].instances.push_back(static_cast<uint32_t>(program_->instances.size() - 1));
+  };
+
+  if (!config_) {
+    for (auto& [key, decl] : pous_) {
+      (void)key;
+      if (decl->kind != PouKind::Program) continue;
+      TaskInfo task;
+      task.name = decl->name;
+      task.intervalNs = 10'000'000;
+      task.priority = 0;
+      task.span = decl->ast->span;
+      program_->tasks.push_back(task);
+    }
+    // Declaration order, not alphabetical: sort tasks by source position.
+    std::sort(program_->tasks.begin(), program_->tasks.end(), [](const TaskInfo& a, const TaskInfo& b) {
+      return std::tie(a.span.file, a.span.line, a.span.column) < std::tie(b.span.file, b.span.line, b.span.column);
+    });
+    for (uint32_t i = 0; i < program_->tasks.size(); ++i)
+      addInstance(program_->tasks[i].name, program_->tasks[i].name, i, program_->tasks[i].span);
+    if (program_->tasks.empty()) error(SourceSpan{}, "the project has no PROGRAM to run");
+    return;
+  }
+
+  std::map<std::string, uint32_t> taskIndex;
+  for (const ast::Resource& r : config_->resources) {
+    for (const ast::TaskDecl& t : r.tasks) {
+      TaskInfo task;
+      task.name = t.name;
+      task.span = t.span;
+      if (taskIndex.count(upperCase(t.name))) {
+        error(t.span, fmt::format("task '{}' is declared twice", t.name));
+        continue;
+      }
+      if (t.single) error(t.single->span, "event tasks (SINGLE) are not supported; give the task an INTERVAL");
+      if (t.interval) {
+        std::optional<Value> v = constantOf(*t.interval);
+        if (!v || !v->isConst || !v->type || (v->type->kind != TypeKind::Time && v->type->kind != TypeKind::LTime)) {
+          error(t.interval->span, "INTERVAL must be a constant TIME");
+        } else if (v->constant.i <= 0) {
+          error(t.interval->span, "INTERVAL must be positive");
+        } else {
+          task.intervalNs = static_cast<int64_t>(v->constant.i);
+        }
+      } else if (!t.single) {
+        error(t.span, fmt::format("task '{}' needs an INTERVAL", t.name));
+      }
+      if (t.priority) {
+        auto p = evalConstInt(*t.priority);
+        if (p) task.priority = static_cast<int32_t>(*p);
+      }
+      taskIndex[upperCase(t.name)] = static_cast<uint32_t>(program_->tasks.size());
+      program_->tasks.push_back(task);
+    }
+  }
+  for (const ast::Resource& r : config_->resources) {
+    for (const ast::ProgramInstance& p : r.programs) {
+      if (p.taskName.empty()) {
+        error(p.span, fmt::format("program instance '{}' needs WITH <task>", p.name));
+        continue;
+      }
+      auto it = taskIndex.find(upperCase(p.taskName));
+      if (it == taskIndex.end()) {
+        error(p.span, fmt::format("unknown task '{}'", p.taskName));
+        continue;
+      }
+      if (!p.args.empty()) error(p.args.front().span, "program instance arguments are not supported");
+      addInstance(p.name, p.typeName, it->second, p.span);
+    }
+  }
+  if (program_->instances.empty()) error(config_->span, "the configuration runs no program");
+}
+
+}  // namespace scanback::compiler

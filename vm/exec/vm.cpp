@@ -1,0 +1,709 @@
+#include "vm/exec/vm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "vm/exec/iec_text.h"
+#include "vm/exec/natives.h"
+#include "vm/exec/strings.h"
+
+namespace scanback {
+
+namespace {
+
+template <class T>
+inline T ld(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+inline void st(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Unsigned type wide enough that integer arithmetic on T never overflows into UB.
+template <class T>
+using Wide = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+
+template <class T>
+inline T opAdd(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return a + b;
+  else return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
+}
+template <class T>
+inline T opSub(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return a - b;
+  else return static_cast<T>(static_cast<Wide<T>>(a) - static_cast<Wide<T>>(b));
+}
+template <class T>
+inline T opMul(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return a * b;
+  else return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
+}
+template <class T>
+inline T opNeg(T a) {
+  if constexpr (std::is_floating_point_v<T>) return -a;
+  else return static_cast<T>(Wide<T>(0) - static_cast<Wide<T>>(a));
+}
+template <class T>
+inline T opAbs(T a) {
+  if constexpr (std::is_floating_point_v<T>) return std::fabs(a);
+  else if constexpr (std::is_signed_v<T>) return a < 0 ? opNeg(a) : a;
+  else return a;
+}
+// False on division by zero.
+template <class T>
+inline bool opDiv(T a, T b, T& r) {
+  if (b == 0) return false;
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    if (b == -1) {
+      r = opNeg(a);  // MIN / -1 wraps instead of trapping
+      return true;
+    }
+  }
+  r = static_cast<T>(a / b);
+  return true;
+}
+template <class T>
+inline bool opMod(T a, T b, T& r) {
+  if (b == 0) return false;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) {
+      r = 0;
+      return true;
+    }
+  }
+  r = static_cast<T>(a % b);
+  return true;
+}
+
+template <class To, class From>
+inline To convert(From v) {
+  if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if (std::isnan(v)) return 0;
+    long double r = std::round(static_cast<long double>(v));  // half away from zero
+    if (r <= static_cast<long double>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+    if (r >= static_cast<long double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(r);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+template <class From>
+inline int64_t truncateToI64(From v) {
+  if (std::isnan(v)) return 0;
+  long double r = std::trunc(static_cast<long double>(v));
+  if (r <= static_cast<long double>(INT64_MIN)) return INT64_MIN;
+  if (r >= static_cast<long double>(INT64_MAX)) return INT64_MAX;
+  return static_cast<int64_t>(r);
+}
+
+template <class U>
+inline U opShl(U a, int64_t n) {
+  return (n < 0 || n >= static_cast<int64_t>(sizeof(U) * 8)) ? U(0) : static_cast<U>(static_cast<Wide<U>>(a) << n);
+}
+template <class U>
+inline U opShr(U a, int64_t n) {
+  return (n < 0 || n >= static_cast<int64_t>(sizeof(U) * 8)) ? U(0) : static_cast<U>(a >> n);
+}
+template <class U>
+inline U opRol(U a, int64_t n) {
+  constexpr int64_t bits = sizeof(U) * 8;
+  n = ((n % bits) + bits) % bits;
+  if (n == 0) return a;
+  return static_cast<U>(static_cast<U>(static_cast<Wide<U>>(a) << n) | static_cast<U>(a >> (bits - n)));
+}
+template <class U>
+inline U opRor(U a, int64_t n) {
+  constexpr int64_t bits = sizeof(U) * 8;
+  n = ((n % bits) + bits) % bits;
+  if (n == 0) return a;
+  return static_cast<U>(static_cast<U>(a >> n) | static_cast<U>(static_cast<Wide<U>>(a) << (bits - n)));
+}
+
+template <class T>
+inline bool forPassed(T value, T step, T limit) {
+  if constexpr (std::is_signed_v<T>) return step >= 0 ? value > limit : value < limit;
+  else return value > limit;
+}
+// Adds step to the control variable (wrapping at its width) and reports whether the loop goes on;
+// computed without overflow so that a loop up to the type's maximum ends.
+template <class T>
+inline bool forStep(T& value, T step, T limit) {
+  __int128 next = static_cast<__int128>(value) + static_cast<__int128>(step);
+  value = static_cast<T>(static_cast<Wide<T>>(static_cast<uint64_t>(next)));
+  if constexpr (std::is_signed_v<T>) return step >= 0 ? next <= limit : next >= limit;
+  else return next <= limit;
+}
+
+}  // namespace
+
+std::string_view faultText(FaultCode code) {
+  switch (code) {
+    case FaultCode::None: return "no fault";
+    case FaultCode::DivisionByZero: return "division by zero";
+    case FaultCode::IndexOutOfRange: return "array index out of range";
+    case FaultCode::NullReference: return "null reference";
+    case FaultCode::BadReference: return "reference outside the image";
+    case FaultCode::Subrange: return "subrange violation";
+    case FaultCode::Watchdog: return "watchdog: statement budget of the cycle exceeded";
+    case FaultCode::StackOverflow: return "stack overflow";
+    case FaultCode::Unreachable: return "unreachable code";
+  }
+  return "unknown fault";
+}
+
+Vm::Vm(std::shared_ptr<const Program> program) : program_(std::move(program)) {
+  imageSize_ = program_->imageSize();
+  memory_.assign(static_cast<size_t>(imageSize_) + program_->stackSize, 0);
+  scratch_.resize(kStringScratchBytes);
+  reset();
+}
+
+void Vm::reset() {
+  std::memcpy(memory_.data(), program_->initialImage.data(), imageSize_);
+  std::fill(memory_.begin() + imageSize_, memory_.end(), 0);
+  depth_ = 0;
+  pc_ = 0;
+  steps_ = 0;
+  inCycle_ = false;
+  pausedStatement_ = UINT32_MAX;
+  fault_ = FaultInfo{};
+}
+
+void Vm::beginCycle(uint32_t task, int64_t startNs) {
+  const TaskInfo& t = program_->tasks.at(task);
+  task_ = task;
+  now_ = startNs;
+  steps_ = 0;
+  pausedStatement_ = UINT32_MAX;
+  depth_ = 1;
+  stack_[0] = Frame{UINT32_MAX, 0, 0, imageSize_, 0};
+  pc_ = t.entryPc;
+  inCycle_ = true;
+}
+
+RunStatus Vm::raise(FaultCode code, uint32_t pc, std::string detail) {
+  pc_ = pc;
+  fault_.code = code;
+  fault_.pc = pc;
+  fault_.statement = program_->statementAt(pc);
+  fault_.detail = std::move(detail);
+  pausedStatement_ = UINT32_MAX;
+  return RunStatus::Faulted;
+}
+
+std::vector<Frame> Vm::frames() const {
+  if (depth_ <= 1) return {};
+  return std::vector<Frame>(stack_.begin() + 1, stack_.begin() + depth_);
+}
+
+uint32_t Vm::frameStatement(const std::vector<Frame>& frames, size_t index) const {
+  if (index + 1 < frames.size()) return program_->statementAt(frames[index + 1].callPc);
+  if (faulted()) return fault_.statement;
+  if (pausedStatement_ != UINT32_MAX) return pausedStatement_;
+  return program_->statementAt(pc_);
+}
+
+RunStatus Vm::run() {
+  if (faulted()) return RunStatus::Faulted;
+  if (!inCycle_) return RunStatus::CycleDone;
+
+  const Program& prog = *program_;
+  const uint32_t* const code = prog.code.data();
+  uint8_t* const mem = memory_.data();
+  const uint64_t memSize = memory_.size();
+  uint8_t* B[4] = {mem, mem + stack_[depth_ - 1].thisOffset, mem + stack_[depth_ - 1].frameOffset,
+                   const_cast<uint8_t*>(prog.constants.data())};
+  uint32_t pc = pc_;
+  uint64_t steps = steps_;
+  // One comparison per statement covers both the watchdog and the observer.
+  const uint64_t budget = budget_;
+  uint64_t slowAt = observer_ ? 0 : budget;
+  pausedStatement_ = UINT32_MAX;
+  char* const scratch = scratch_.data();
+
+  static void* const labels[] = {
+#define SB_LABEL(name, sig, meaning) &&L_##name,
+      SB_OPCODES(SB_LABEL)
+#undef SB_LABEL
+  };
+
+#define OPND(i) code[pc + 1 + (i)]
+#define ADR(o) (B[(o) >> 30] + ((o)&kOffsetMask))
+#define RD(T, i) ld<T>(ADR(OPND(i)))
+#define WR(T, i, v) st<T>(ADR(OPND(i)), (v))
+#define DISPATCH() goto* labels[code[pc]]
+#define NEXT(n) \
+  do {          \
+    pc += (n);  \
+    DISPATCH(); \
+  } while (0)
+#define FAULT(code_, detail_)                          \
+  do {                                                 \
+    steps_ = steps;                                    \
+    return raise(FaultCode::code_, pc, (detail_));     \
+  } while (0)
+#define REF_CHECK(addr, size)                                                                     \
+  do {                                                                                            \
+    if ((addr) == 0) FAULT(NullReference, "");                                                    \
+    if (static_cast<uint64_t>(addr) + (size) > memSize)                                           \
+      FAULT(BadReference, fmt::format("reference {} + {} bytes is past the end ({})", (addr), (size), memSize)); \
+  } while (0)
+#define REF_CHECK_ZERO_OK(addr, size)                                                             \
+  do {                                                                                            \
+    if (static_cast<uint64_t>(addr) + (size) > memSize)                                           \
+      FAULT(BadReference, fmt::format("reference {} + {} bytes is past the end ({})", (addr), (size), memSize)); \
+  } while (0)
+
+  DISPATCH();
+
+L_NOP:
+  NEXT(1);
+
+L_STMT : {
+  if (__builtin_expect(++steps > slowAt, 0)) {
+    if (steps > budget) {
+      --steps;  // the statement did not run
+      FAULT(Watchdog, fmt::format("more than {} statements in one cycle", budget));
+    }
+    if (observer_) {
+      const uint32_t id = OPND(0);
+      pc_ = pc;
+      steps_ = steps;
+      pausedStatement_ = id;
+      if (observer_->onStatement(id, steps - 1)) {
+        pc_ = pc + 2;
+        return RunStatus::Paused;
+      }
+      pausedStatement_ = UINT32_MAX;
+      slowAt = observer_ ? 0 : budget;  // the observer may have removed itself
+    } else {
+      slowAt = budget;
+    }
+  }
+  NEXT(2);
+}
+
+L_HALT:
+  pc_ = pc;
+  steps_ = steps;
+  depth_ = 0;
+  inCycle_ = false;
+  return RunStatus::CycleDone;
+
+L_JMP:
+  pc = OPND(0);
+  DISPATCH();
+L_JT:
+  pc = RD(uint8_t, 0) ? OPND(1) : pc + 3;
+  DISPATCH();
+L_JF:
+  pc = RD(uint8_t, 0) ? pc + 3 : OPND(1);
+  DISPATCH();
+L_JTAB : {
+  const int64_t i = static_cast<int64_t>(RD(int32_t, 0)) - static_cast<int32_t>(OPND(1));
+  const uint32_t n = OPND(2);
+  pc = (i >= 0 && i < n) ? code[pc + 5 + i] : OPND(3);
+  DISPATCH();
+}
+
+#define SB_DO_CALL(newThis, width)                                                              \
+  {                                                                                             \
+    const PouInfo& callee = prog.pous[OPND(0)];                                                 \
+    const uint64_t newFp = stack_[depth_ - 1].frameOffset + uint64_t{OPND(1)};                  \
+    if (depth_ >= kMaxCallDepth || newFp + callee.reach > memSize)                             \
+      FAULT(StackOverflow, fmt::format("calling {} at depth {}", callee.name, depth_));         \
+    stack_[depth_] = Frame{OPND(0), pc + (width), (newThis), static_cast<uint32_t>(newFp), pc}; \
+    ++depth_;                                                                                   \
+    B[1] = mem + stack_[depth_ - 1].thisOffset;                                                 \
+    B[2] = mem + newFp;                                                                         \
+    pc = callee.entryPc;                                                                        \
+    if (observer_) {                                                                            \
+      pc_ = pc;                                                                                 \
+      observer_->onCall(stack_[depth_ - 1].pou);                                                \
+    }                                                                                           \
+    DISPATCH();                                                                                 \
+  }
+
+L_CALLF:
+  SB_DO_CALL(stack_[depth_ - 1].thisOffset, 3)
+L_CALLI:
+  SB_DO_CALL(static_cast<uint32_t>(ADR(OPND(2)) - mem), 4)
+L_CALLP : {
+  const uint32_t ref = RD(uint32_t, 2);
+  REF_CHECK(ref, 1);
+  SB_DO_CALL(ref, 4)
+}
+L_RET : {
+  if (observer_) {
+    pc_ = pc;
+    observer_->onReturn(stack_[depth_ - 1].pou);
+  }
+  pc = stack_[depth_ - 1].returnPc;
+  --depth_;
+  B[1] = mem + stack_[depth_ - 1].thisOffset;
+  B[2] = mem + stack_[depth_ - 1].frameOffset;
+  DISPATCH();
+}
+L_NATFB:
+  nativeFunctionBlocks()[OPND(0)].run(ADR(OPND(1)), now_);
+  NEXT(3);
+L_NATFBP : {
+  const uint32_t ref = RD(uint32_t, 1);
+  const NativeFbInfo& fb = nativeFunctionBlocks()[OPND(0)];
+  REF_CHECK(ref, fb.size);
+  fb.run(mem + ref, now_);
+  NEXT(3);
+}
+
+L_MOV1:
+  std::memcpy(ADR(OPND(0)), ADR(OPND(1)), 1);
+  NEXT(3);
+L_MOV2:
+  std::memcpy(ADR(OPND(0)), ADR(OPND(1)), 2);
+  NEXT(3);
+L_MOV4:
+  std::memcpy(ADR(OPND(0)), ADR(OPND(1)), 4);
+  NEXT(3);
+L_MOV8:
+  std::memcpy(ADR(OPND(0)), ADR(OPND(1)), 8);
+  NEXT(3);
+L_MOVN:
+  std::memmove(ADR(OPND(0)), ADR(OPND(1)), OPND(2));
+  NEXT(4);
+L_ADDR:
+  WR(uint32_t, 0, static_cast<uint32_t>(ADR(OPND(1)) - mem));
+  NEXT(3);
+L_ELEM : {
+  const int64_t i = static_cast<int64_t>(RD(int32_t, 2)) - static_cast<int32_t>(OPND(3));
+  if (static_cast<uint64_t>(i) >= OPND(4))
+    FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", RD(int32_t, 2), static_cast<int32_t>(OPND(3)),
+                                       static_cast<int64_t>(static_cast<int32_t>(OPND(3))) + OPND(4) - 1));
+  WR(uint32_t, 0, static_cast<uint32_t>(ADR(OPND(1)) - mem + static_cast<uint64_t>(i) * OPND(5)));
+  NEXT(7);
+}
+L_ELEMP : {
+  const uint32_t ref = RD(uint32_t, 1);
+  if (ref == 0) FAULT(NullReference, "");
+  const int64_t i = static_cast<int64_t>(RD(int32_t, 3)) - static_cast<int32_t>(OPND(4));
+  if (static_cast<uint64_t>(i) >= OPND(5))
+    FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", RD(int32_t, 3), static_cast<int32_t>(OPND(4)),
+                                       static_cast<int64_t>(static_cast<int32_t>(OPND(4))) + OPND(5) - 1));
+  WR(uint32_t, 0, static_cast<uint32_t>(ref + OPND(2) + static_cast<uint64_t>(i) * OPND(6)));
+  NEXT(8);
+}
+L_IDX64 : {
+  const int64_t v = RD(int64_t, 1);
+  WR(int32_t, 0, static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX)));
+  NEXT(3);
+}
+
+#define SB_LD(N)                                            \
+  L_LD##N : {                                               \
+    const uint64_t a = uint64_t{RD(uint32_t, 1)} + OPND(2); \
+    if (RD(uint32_t, 1) == 0) FAULT(NullReference, "");     \
+    REF_CHECK_ZERO_OK(a, N);                                \
+    std::memcpy(ADR(OPND(0)), mem + a, N);                  \
+    NEXT(4);                                                \
+  }
+#define SB_ST(N)                                            \
+  L_ST##N : {                                               \
+    const uint64_t a = uint64_t{RD(uint32_t, 0)} + OPND(1); \
+    if (RD(uint32_t, 0) == 0) FAULT(NullReference, "");     \
+    REF_CHECK_ZERO_OK(a, N);                                \
+    std::memcpy(mem + a, ADR(OPND(2)), N);                  \
+    NEXT(4);                                                \
+  }
+  SB_LD(1) SB_LD(2) SB_LD(4) SB_LD(8) SB_ST(1) SB_ST(2) SB_ST(4) SB_ST(8)
+
+L_LDN : {
+  const uint64_t a = uint64_t{RD(uint32_t, 1)} + OPND(2);
+  if (RD(uint32_t, 1) == 0) FAULT(NullReference, "");
+  REF_CHECK_ZERO_OK(a, OPND(3));
+  std::memmove(ADR(OPND(0)), mem + a, OPND(3));
+  NEXT(5);
+}
+L_STN : {
+  const uint64_t a = uint64_t{RD(uint32_t, 0)} + OPND(1);
+  if (RD(uint32_t, 0) == 0) FAULT(NullReference, "");
+  REF_CHECK_ZERO_OK(a, OPND(3));
+  std::memmove(mem + a, ADR(OPND(2)), OPND(3));
+  NEXT(5);
+}
+
+#define SB_INDEX_FAULT(idxOperand, loOperand, countOperand)                                                  \
+  FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", RD(int32_t, idxOperand),                   \
+                                     static_cast<int32_t>(OPND(loOperand)),                                 \
+                                     static_cast<int64_t>(static_cast<int32_t>(OPND(loOperand))) + OPND(countOperand) - 1))
+#define SB_ELD(N)                                                                        \
+  L_ELD##N : {                                                                           \
+    const int64_t i = static_cast<int64_t>(RD(int32_t, 2)) - static_cast<int32_t>(OPND(3)); \
+    if (static_cast<uint64_t>(i) >= OPND(4)) SB_INDEX_FAULT(2, 3, 4);                    \
+    std::memcpy(ADR(OPND(0)), ADR(OPND(1)) + i * N, N);                                  \
+    NEXT(6);                                                                             \
+  }
+#define SB_EST(N)                                                                        \
+  L_EST##N : {                                                                           \
+    const int64_t i = static_cast<int64_t>(RD(int32_t, 1)) - static_cast<int32_t>(OPND(2)); \
+    if (static_cast<uint64_t>(i) >= OPND(3)) SB_INDEX_FAULT(1, 2, 3);                    \
+    std::memcpy(ADR(OPND(0)) + i * N, ADR(OPND(4)), N);                                  \
+    NEXT(6);                                                                             \
+  }
+  SB_ELD(1) SB_ELD(2) SB_ELD(4) SB_ELD(8) SB_EST(1) SB_EST(2) SB_EST(4) SB_EST(8)
+
+L_BNOT:
+  WR(uint8_t, 0, static_cast<uint8_t>(RD(uint8_t, 1) ? 0 : 1));
+  NEXT(3);
+
+#define SB_BITS_IMPL(W, U)                                                                              \
+  L_GETBIT_##W : WR(uint8_t, 0, static_cast<uint8_t>((RD(U, 1) >> OPND(2)) & 1u));                     \
+  NEXT(4);                                                                                              \
+  L_SETBIT_##W : {                                                                                      \
+    const U mask = static_cast<U>(Wide<U>(1) << OPND(1));                                               \
+    const U v = RD(U, 0);                                                                               \
+    WR(U, 0, static_cast<U>(RD(uint8_t, 2) ? (v | mask) : (v & static_cast<U>(~mask))));                \
+    NEXT(4);                                                                                            \
+  }                                                                                                     \
+  L_AND_##W : WR(U, 0, static_cast<U>(RD(U, 1) & RD(U, 2)));                                            \
+  NEXT(4);                                                                                              \
+  L_OR_##W : WR(U, 0, static_cast<U>(RD(U, 1) | RD(U, 2)));                                             \
+  NEXT(4);                                                                                              \
+  L_XOR_##W : WR(U, 0, static_cast<U>(RD(U, 1) ^ RD(U, 2)));                                            \
+  NEXT(4);                                                                                              \
+  L_NOT_##W : WR(U, 0, static_cast<U>(~RD(U, 1)));                                                      \
+  NEXT(3);                                                                                              \
+  L_SHL_##W : WR(U, 0, opShl<U>(RD(U, 1), RD(int64_t, 2)));                                             \
+  NEXT(4);                                                                                              \
+  L_SHR_##W : WR(U, 0, opShr<U>(RD(U, 1), RD(int64_t, 2)));                                             \
+  NEXT(4);                                                                                              \
+  L_ROL_##W : WR(U, 0, opRol<U>(RD(U, 1), RD(int64_t, 2)));                                             \
+  NEXT(4);                                                                                              \
+  L_ROR_##W : WR(U, 0, opRor<U>(RD(U, 1), RD(int64_t, 2)));                                             \
+  NEXT(4);
+  SB_BITS_IMPL(8, uint8_t)
+  SB_BITS_IMPL(16, uint16_t)
+  SB_BITS_IMPL(32, uint32_t)
+  SB_BITS_IMPL(64, uint64_t)
+
+#define SB_NUM_IMPL(S, T)                                                          \
+  L_ADD_##S : WR(T, 0, opAdd<T>(RD(T, 1), RD(T, 2)));                              \
+  NEXT(4);                                                                         \
+  L_SUB_##S : WR(T, 0, opSub<T>(RD(T, 1), RD(T, 2)));                              \
+  NEXT(4);                                                                         \
+  L_MUL_##S : WR(T, 0, opMul<T>(RD(T, 1), RD(T, 2)));                              \
+  NEXT(4);                                                                         \
+  L_DIV_##S : {                                                                    \
+    T r;                                                                           \
+    if (!opDiv<T>(RD(T, 1), RD(T, 2), r)) FAULT(DivisionByZero, "");              \
+    WR(T, 0, r);                                                                   \
+    NEXT(4);                                                                       \
+  }                                                                                \
+  L_NEG_##S : WR(T, 0, opNeg<T>(RD(T, 1)));                                        \
+  NEXT(3);                                                                         \
+  L_ABS_##S : WR(T, 0, opAbs<T>(RD(T, 1)));                                        \
+  NEXT(3);                                                                         \
+  L_MIN_##S : WR(T, 0, std::min<T>(RD(T, 1), RD(T, 2)));                           \
+  NEXT(4);                                                                         \
+  L_MAX_##S : WR(T, 0, std::max<T>(RD(T, 1), RD(T, 2)));                           \
+  NEXT(4);                                                                         \
+  L_EQ_##S : WR(uint8_t, 0, static_cast<uint8_t>(RD(T, 1) == RD(T, 2)));           \
+  NEXT(4);                                                                         \
+  L_NE_##S : WR(uint8_t, 0, static_cast<uint8_t>(RD(T, 1) != RD(T, 2)));           \
+  NEXT(4);                                                                         \
+  L_LT_##S : WR(uint8_t, 0, static_cast<uint8_t>(RD(T, 1) < RD(T, 2)));            \
+  NEXT(4);                                                                         \
+  L_LE_##S : WR(uint8_t, 0, static_cast<uint8_t>(RD(T, 1) <= RD(T, 2)));           \
+  NEXT(4);                                                                         \
+  L_JEQ_##S : pc = (RD(T, 0) == RD(T, 1)) ? OPND(2) : pc + 4;                      \
+  DISPATCH();                                                                      \
+  L_JNE_##S : pc = (RD(T, 0) != RD(T, 1)) ? OPND(2) : pc + 4;                      \
+  DISPATCH();                                                                      \
+  L_JLT_##S : pc = (RD(T, 0) < RD(T, 1)) ? OPND(2) : pc + 4;                       \
+  DISPATCH();                                                                      \
+  L_JLE_##S : pc = (RD(T, 0) <= RD(T, 1)) ? OPND(2) : pc + 4;                      \
+  DISPATCH();
+
+#define SB_INT_IMPL(S, T)                                                          \
+  SB_NUM_IMPL(S, T)                                                                \
+  L_MOD_##S : {                                                                    \
+    T r;                                                                           \
+    if (!opMod<T>(RD(T, 1), RD(T, 2), r)) FAULT(DivisionByZero, "");              \
+    WR(T, 0, r);                                                                   \
+    NEXT(4);                                                                       \
+  }                                                                                \
+  L_FORCHK_##S : pc = forPassed<T>(RD(T, 0), RD(T, 1), RD(T, 2)) ? OPND(3) : pc + 5; \
+  DISPATCH();                                                                      \
+  L_FORNEXT_##S : {                                                                \
+    T v = RD(T, 0);                                                                \
+    const bool again = forStep<T>(v, RD(T, 1), RD(T, 2));                          \
+    WR(T, 0, v);                                                                   \
+    pc = again ? OPND(3) : pc + 5;                                                 \
+    DISPATCH();                                                                    \
+  }                                                                                \
+  L_CHK_##S : {                                                                    \
+    const T v = RD(T, 0);                                                          \
+    if (v < RD(T, 1) || v > RD(T, 2))                                              \
+      FAULT(Subrange, fmt::format("value {} outside {}..{}", +v, +RD(T, 1), +RD(T, 2))); \
+    NEXT(4);                                                                       \
+  }
+
+#define SB_FLT_IMPL(S, T)                                                          \
+  SB_NUM_IMPL(S, T)                                                                \
+  L_JNLT_##S : pc = !(RD(T, 0) < RD(T, 1)) ? OPND(2) : pc + 4;                     \
+  DISPATCH();                                                                      \
+  L_JNLE_##S : pc = !(RD(T, 0) <= RD(T, 1)) ? OPND(2) : pc + 4;                    \
+  DISPATCH();                                                                      \
+  L_TRUNC_##S : WR(int64_t, 0, truncateToI64<T>(RD(T, 1)));                        \
+  NEXT(3);                                                                         \
+  L_SQRT_##S : WR(T, 0, std::sqrt(RD(T, 1)));                                      \
+  NEXT(3);                                                                         \
+  L_LN_##S : WR(T, 0, std::log(RD(T, 1)));                                         \
+  NEXT(3);                                                                         \
+  L_LOG_##S : WR(T, 0, std::log10(RD(T, 1)));                                      \
+  NEXT(3);                                                                         \
+  L_EXP_##S : WR(T, 0, std::exp(RD(T, 1)));                                        \
+  NEXT(3);                                                                         \
+  L_SIN_##S : WR(T, 0, std::sin(RD(T, 1)));                                        \
+  NEXT(3);                                                                         \
+  L_COS_##S : WR(T, 0, std::cos(RD(T, 1)));                                        \
+  NEXT(3);                                                                         \
+  L_TAN_##S : WR(T, 0, std::tan(RD(T, 1)));                                        \
+  NEXT(3);                                                                         \
+  L_ASIN_##S : WR(T, 0, std::asin(RD(T, 1)));                                      \
+  NEXT(3);                                                                         \
+  L_ACOS_##S : WR(T, 0, std::acos(RD(T, 1)));                                      \
+  NEXT(3);                                                                         \
+  L_ATAN_##S : WR(T, 0, std::atan(RD(T, 1)));                                      \
+  NEXT(3);                                                                         \
+  L_EXPT_##S : WR(T, 0, std::pow(RD(T, 1), RD(T, 2)));                             \
+  NEXT(4);
+
+  SB_INT_IMPL(I8, int8_t)
+  SB_INT_IMPL(I16, int16_t)
+  SB_INT_IMPL(I32, int32_t)
+  SB_INT_IMPL(I64, int64_t)
+  SB_INT_IMPL(U8, uint8_t)
+  SB_INT_IMPL(U16, uint16_t)
+  SB_INT_IMPL(U32, uint32_t)
+  SB_INT_IMPL(U64, uint64_t)
+  SB_FLT_IMPL(F32, float)
+  SB_FLT_IMPL(F64, double)
+
+#define SB_CVT1(F, FT, S, T)                     \
+  L_CVT_##F##_##S : WR(T, 0, (convert<T, FT>(RD(FT, 1)))); \
+  NEXT(3);
+#define SB_CVT_FROM(F, FT)                                                                              \
+  SB_CVT1(F, FT, I8, int8_t) SB_CVT1(F, FT, I16, int16_t) SB_CVT1(F, FT, I32, int32_t)                  \
+  SB_CVT1(F, FT, I64, int64_t) SB_CVT1(F, FT, U8, uint8_t) SB_CVT1(F, FT, U16, uint16_t)                \
+  SB_CVT1(F, FT, U32, uint32_t) SB_CVT1(F, FT, U64, uint64_t) SB_CVT1(F, FT, F32, float)                \
+  SB_CVT1(F, FT, F64, double)
+  SB_CVT_FROM(I8, int8_t)
+  SB_CVT_FROM(I16, int16_t)
+  SB_CVT_FROM(I32, int32_t)
+  SB_CVT_FROM(I64, int64_t)
+  SB_CVT_FROM(U8, uint8_t)
+  SB_CVT_FROM(U16, uint16_t)
+  SB_CVT_FROM(U32, uint32_t)
+  SB_CVT_FROM(U64, uint64_t)
+  SB_CVT_FROM(F32, float)
+  SB_CVT_FROM(F64, double)
+
+  // ---- strings: operands point at [u16 length][bytes]
+L_SMOV:
+  stringAssign(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))));
+  NEXT(4);
+L_SCAT:
+  stringConcat(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))), stringView(ADR(OPND(3))), scratch);
+  NEXT(5);
+L_SLEN:
+  WR(int16_t, 0, static_cast<int16_t>(stringView(ADR(OPND(1))).size()));
+  NEXT(3);
+L_SLEFT:
+  stringLeft(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))), RD(int64_t, 3), scratch);
+  NEXT(5);
+L_SRIGHT:
+  stringRight(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))), RD(int64_t, 3), scratch);
+  NEXT(5);
+L_SMID:
+  stringMid(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))), RD(int64_t, 3), RD(int64_t, 4), scratch);
+  NEXT(6);
+L_SINS:
+  stringInsert(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))), stringView(ADR(OPND(3))), RD(int64_t, 4), scratch);
+  NEXT(6);
+L_SDEL:
+  stringDelete(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))), RD(int64_t, 3), RD(int64_t, 4), scratch);
+  NEXT(6);
+L_SREPL:
+  stringReplace(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))), stringView(ADR(OPND(3))), RD(int64_t, 4),
+                RD(int64_t, 5), scratch);
+  NEXT(7);
+L_SFIND:
+  WR(int16_t, 0, static_cast<int16_t>(stringFind(stringView(ADR(OPND(1))), stringView(ADR(OPND(2))))));
+  NEXT(4);
+L_SEQ:
+  WR(uint8_t, 0, static_cast<uint8_t>(stringView(ADR(OPND(1))) == stringView(ADR(OPND(2)))));
+  NEXT(4);
+L_SNE:
+  WR(uint8_t, 0, static_cast<uint8_t>(stringView(ADR(OPND(1))) != stringView(ADR(OPND(2)))));
+  NEXT(4);
+L_SLT:
+  WR(uint8_t, 0, static_cast<uint8_t>(stringView(ADR(OPND(1))) < stringView(ADR(OPND(2)))));
+  NEXT(4);
+L_SLE:
+  WR(uint8_t, 0, static_cast<uint8_t>(stringView(ADR(OPND(1))) <= stringView(ADR(OPND(2)))));
+  NEXT(4);
+
+#define SB_SFROM(NAME, EXPR)                                   \
+  L_SFROM_##NAME : {                                           \
+    char buf[64];                                              \
+    const size_t n = (EXPR);                                   \
+    stringAssign(ADR(OPND(0)), OPND(1), std::string_view(buf, n)); \
+    NEXT(4);                                                   \
+  }
+  SB_SFROM(I64, formatInteger(buf, RD(int64_t, 2)))
+  SB_SFROM(U64, formatUnsigned(buf, RD(uint64_t, 2)))
+  SB_SFROM(F32, copyText(buf, formatReal(RD(float, 2), true)))
+  SB_SFROM(F64, copyText(buf, formatReal(RD(double, 2), false)))
+  SB_SFROM(BOOL, copyText(buf, RD(uint8_t, 2) ? "TRUE" : "FALSE"))
+  SB_SFROM(TIME, copyText(buf, formatDuration(RD(int64_t, 2), false)))
+  SB_SFROM(LTIME, copyText(buf, formatDuration(RD(int64_t, 2), true)))
+  SB_SFROM(DATE, copyText(buf, formatDate(RD(int64_t, 2))))
+  SB_SFROM(TOD, copyText(buf, formatTimeOfDay(RD(int64_t, 2))))
+  SB_SFROM(DT, copyText(buf, formatDateAndTime(RD(int64_t, 2))))
+
+L_STO_I64:
+  WR(int64_t, 0, parseStringInteger(stringView(ADR(OPND(1)))));
+  NEXT(3);
+L_STO_U64:
+  WR(uint64_t, 0, static_cast<uint64_t>(parseStringInteger(stringView(ADR(OPND(1))))));
+  NEXT(3);
+L_STO_F64:
+  WR(double, 0, parseStringReal(stringView(ADR(OPND(1)))));
+  NEXT(3);
+L_STO_BOOL:
+  WR(uint8_t, 0, static_cast<uint8_t>(parseStringBool(stringView(ADR(OPND(1))))));
+  NEXT(3);
+L_NOW:
+  WR(int64_t, 0, now_);
+  NEXT(2);
+L_FAULT:
+  FAULT(Unreachable, fmt::format("code {}", OPND(0)));
+
+#undef OPND
+#undef ADR
+#undef RD
+#undef WR
+#undef DISPATCH
+#undef NEXT
+#undef FAULT
+}
+
+}  // namespace scanback

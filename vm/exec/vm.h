@@ -1,0 +1,113 @@
+// The bytecode VM: executes one cycle of one task over the flat image, statement by statement.
+// It can pause at any statement boundary (when its observer asks) and resume from there.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vm/bytecode/program.h"
+
+namespace scanback {
+
+// One active call. Frame 0 of a cycle is the task's entry code and is not shown to users.
+struct Frame {
+  uint32_t pou = 0;
+  uint32_t returnPc = 0;     // where the caller continues
+  uint32_t thisOffset = 0;   // the instance (FB, program, method's FB)
+  uint32_t frameOffset = 0;  // the call frame (VAR_TEMP, function variables)
+  uint32_t callPc = 0;       // pc of the call instruction in the caller
+};
+
+struct FaultInfo {
+  FaultCode code = FaultCode::None;
+  uint32_t pc = 0;
+  uint32_t statement = UINT32_MAX;  // statement whose code faulted
+  std::string detail;               // values that matter (index and bounds, ...)
+};
+
+// Called at statement boundaries and around calls while installed. With no observer the VM
+// pays one predictable branch per statement (DESIGN.md invariant 4).
+class VmObserver {
+ public:
+  virtual ~VmObserver() = default;
+  // Before `statement` executes; `step` is its 0-based boundary index in the cycle.
+  // Return true to pause there: run() returns Paused and the next run() executes the statement.
+  virtual bool onStatement(uint32_t statement, uint64_t step) = 0;
+  virtual void onCall(uint32_t /*pou*/) {}
+  virtual void onReturn(uint32_t /*pou*/) {}
+};
+
+enum class RunStatus { CycleDone, Paused, Faulted };
+
+class Vm {
+ public:
+  static constexpr uint64_t kDefaultStatementBudget = 10'000'000;
+  static constexpr size_t kMaxCallDepth = 256;
+
+  explicit Vm(std::shared_ptr<const Program> program);
+
+  const Program& program() const { return *program_; }
+  const std::shared_ptr<const Program>& programPtr() const { return program_; }
+
+  uint8_t* image() { return memory_.data(); }
+  const uint8_t* image() const { return memory_.data(); }
+  uint32_t imageSize() const { return imageSize_; }
+  // Image plus stack: references may point anywhere inside it.
+  uint32_t memorySize() const { return static_cast<uint32_t>(memory_.size()); }
+  const uint8_t* memory() const { return memory_.data(); }
+  uint8_t* memory() { return memory_.data(); }
+
+  // Back to the initial image, idle, no fault.
+  void reset();
+
+  // Starts a cycle of `task` whose virtual start time is `startNs`; run() executes it.
+  void beginCycle(uint32_t task, int64_t startNs);
+  RunStatus run();
+  bool inCycle() const { return inCycle_; }
+  uint32_t currentTask() const { return task_; }
+  int64_t cycleTime() const { return now_; }
+  // Statement boundaries passed in the current (or last) cycle.
+  uint64_t steps() const { return steps_; }
+
+  void setStatementBudget(uint64_t budget) { budget_ = budget; }
+  uint64_t statementBudget() const { return budget_; }
+  void setObserver(VmObserver* observer) { observer_ = observer; }
+  VmObserver* observer() const { return observer_; }
+
+  bool faulted() const { return fault_.code != FaultCode::None; }
+  const FaultInfo& fault() const { return fault_; }
+
+  // The user-visible call stack while paused or faulted inside a cycle, outermost first.
+  std::vector<Frame> frames() const;
+  // The statement a frame is at: the paused/faulting statement for the innermost frame, the
+  // calling statement for the others.
+  uint32_t frameStatement(const std::vector<Frame>& frames, size_t index) const;
+  // Statement at which the VM is paused (UINT32_MAX when not paused at a statement).
+  uint32_t pausedStatement() const { return pausedStatement_; }
+  // Sub-cycle continuation state, for checkpoints taken mid-cycle.
+  uint32_t pc() const { return pc_; }
+
+ private:
+  RunStatus raise(FaultCode code, uint32_t pc, std::string detail);
+
+  std::shared_ptr<const Program> program_;
+  std::vector<uint8_t> memory_;
+  uint32_t imageSize_ = 0;
+  std::array<Frame, kMaxCallDepth> stack_{};
+  uint32_t depth_ = 0;  // number of frames in stack_
+  uint32_t pc_ = 0;
+  uint32_t task_ = 0;
+  int64_t now_ = 0;
+  uint64_t steps_ = 0;
+  uint64_t budget_ = kDefaultStatementBudget;
+  bool inCycle_ = false;
+  uint32_t pausedStatement_ = UINT32_MAX;
+  VmObserver* observer_ = nullptr;
+  FaultInfo fault_;
+  std::vector<char> scratch_;  // string operations that may alias their operands
+};
+
+}  // namespace scanback

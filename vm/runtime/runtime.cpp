@@ -1,0 +1,86 @@
+#include "vm/runtime/runtime.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <tuple>
+
+namespace scanback {
+
+Runtime::Runtime(std::shared_ptr<const Program> program) : vm_(std::move(program)) {
+  const Program& p = vm_.program();
+  inputs_.assign(p.input.size, 0);
+  outputs_.assign(p.output.size, 0);
+  releases_.assign(p.tasks.size(), 0);
+  stats_.assign(p.tasks.size(), TaskStatistics{});
+}
+
+CycleStart Runtime::nextCycle() const {
+  const Program& p = vm_.program();
+  uint32_t best = 0;
+  int64_t bestTime = INT64_MAX;
+  for (uint32_t t = 0; t < p.tasks.size(); ++t) {
+    const int64_t release = static_cast<int64_t>(releases_[t]) * p.tasks[t].intervalNs;
+    if (release < bestTime || (release == bestTime && p.tasks[t].priority < p.tasks[best].priority)) {
+      best = t;
+      bestTime = release;
+    }
+  }
+  return CycleStart{cycle_, best, bestTime};
+}
+
+void applyWrite(uint8_t* image, uint32_t imageSize, const ExternalWrite& w) {
+  if (w.offset >= imageSize || w.bytes.size() > imageSize - w.offset) return;
+  if (w.bit >= 0) {
+    const uint8_t mask = static_cast<uint8_t>(1u << w.bit);
+    image[w.offset] = (!w.bytes.empty() && w.bytes[0]) ? (image[w.offset] | mask) : (image[w.offset] & ~mask);
+    return;
+  }
+  std::memcpy(image + w.offset, w.bytes.data(), w.bytes.size());
+}
+
+void Runtime::startCycle() {
+  const Program& p = vm_.program();
+  current_ = nextCycle();
+  uint8_t* image = vm_.image();
+  std::memcpy(image + p.input.offset, inputs_.data(), p.input.size);
+  for (const ExternalWrite& w : pendingWrites_) applyWrite(image, vm_.imageSize(), w);
+  pendingWrites_.clear();
+  vm_.beginCycle(current_.task, current_.startNs);
+}
+
+RunStatus Runtime::run() {
+  const RunStatus status = vm_.run();
+  if (status == RunStatus::CycleDone) {
+    const Program& p = vm_.program();
+    std::memcpy(outputs_.data(), vm_.image() + p.output.offset, p.output.size);
+    TaskStatistics& s = stats_[current_.task];
+    ++s.cycles;
+    s.statements += vm_.steps();
+    s.maxStatements = std::max(s.maxStatements, vm_.steps());
+    totalStatements_ += vm_.steps();
+    ++releases_[current_.task];
+    ++cycle_;
+  }
+  return status;
+}
+
+RunStatus Runtime::runCycle() {
+  startCycle();
+  return run();
+}
+
+std::string Runtime::faultMessage() const {
+  const Program& p = vm_.program();
+  const FaultInfo& f = vm_.fault();
+  std::string where;
+  if (f.statement < p.statements.size()) {
+    const SourceSpan& s = p.statements[f.statement].span;
+    where = fmt::format("{}:{}:{}: ", p.sources.file(s.file).path, s.line, s.column);
+  }
+  std::string cause(faultText(f.code));
+  if (!f.detail.empty()) cause += " (" + f.detail + ")";
+  return fmt::format("{}fault: {} (cycle {}, task {})", where, cause, current_.cycle, p.tasks[current_.task].name);
+}
+
+}  // namespace scanback

@@ -1,0 +1,88 @@
+// The scan-cycle runtime: tasks on a virtual clock, the input image latched at cycle start, the
+// output image written at cycle end, external writes applied at cycle start, faults.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vm/bytecode/program.h"
+#include "vm/exec/vm.h"
+
+namespace scanback {
+
+// A write from outside the program (stimulus, debugger, HMI) applied at the start of a cycle.
+// A scan input (DESIGN.md invariant 1): recorded, and replayed at the same cycle.
+struct ExternalWrite {
+  uint32_t offset = 0;  // image offset
+  int8_t bit = -1;      // >= 0: a single bit at `offset`
+  std::vector<uint8_t> bytes;
+};
+
+// What starts the next cycle.
+struct CycleStart {
+  uint64_t cycle = 0;
+  uint32_t task = 0;
+  int64_t startNs = 0;
+};
+
+struct TaskStatistics {
+  uint64_t cycles = 0;
+  uint64_t statements = 0;
+  uint64_t maxStatements = 0;
+};
+
+class Runtime {
+ public:
+  explicit Runtime(std::shared_ptr<const Program> program);
+
+  const Program& program() const { return vm_.program(); }
+  Vm& vm() { return vm_; }
+  const Vm& vm() const { return vm_; }
+
+  // The field's view of the inputs: %I bytes, latched into the image at each cycle start.
+  std::vector<uint8_t>& inputs() { return inputs_; }
+  // The outputs as last written at a cycle end: %Q bytes.
+  const std::vector<uint8_t>& outputs() const { return outputs_; }
+  void queueWrite(ExternalWrite write) { pendingWrites_.push_back(std::move(write)); }
+
+  // The cycle that runs next (task order by release time, then PRIORITY, then declaration).
+  CycleStart nextCycle() const;
+  // Cycles completed since the start.
+  uint64_t cycle() const { return cycle_; }
+
+  // Latches inputs, applies queued writes and starts the next cycle; run() then executes it.
+  void startCycle();
+  // Runs the current cycle until it ends, pauses (observer) or faults. At the end of the cycle the
+  // outputs are written and the schedule advances.
+  RunStatus run();
+  // startCycle() + run() to the end (or a fault).
+  RunStatus runCycle();
+  bool inCycle() const { return vm_.inCycle(); }
+  const CycleStart& currentCycle() const { return current_; }
+
+  bool faulted() const { return vm_.faulted(); }
+  // "file:line:col: fault: <cause> (cycle N, task T)"
+  std::string faultMessage() const;
+
+  const std::vector<TaskStatistics>& statistics() const { return stats_; }
+  uint64_t totalStatements() const { return totalStatements_; }
+
+ private:
+  Vm vm_;
+  std::vector<uint8_t> inputs_;
+  std::vector<uint8_t> outputs_;
+  std::vector<ExternalWrite> pendingWrites_;
+  std::vector<uint64_t> releases_;  // cycles released so far, per task
+  std::vector<TaskStatistics> stats_;
+  uint64_t cycle_ = 0;
+  uint64_t totalStatements_ = 0;
+  CycleStart current_;
+};
+
+// Applies a write to an image (also used by the replayer for recorded writes).
+void applyWrite(uint8_t* image, uint32_t imageSize, const ExternalWrite& write);
+
+}  // namespace scanback

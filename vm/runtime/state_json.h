@@ -1,0 +1,19 @@
+// The program state as JSON (what `scanback run --print-state` and `scanback replay` print):
+// program instances and globals as top-level keys, FB instances and structs as objects, arrays as
+// arrays, BOOL as true/false, numbers as numbers, STRING as strings, TIME/DATE values as IEC
+// literals, enumerations by name, references as "REF(path)" or null.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "vm/bytecode/program.h"
+
+namespace scanback {
+
+nlohmann::ordered_json stateToJson(const Program& program, const uint8_t* image);
+nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image, uint32_t offset, int bit,
+                                   const Type& type);
+// The dotted path of the variable at `offset` ("Main.a[3]"), or "" when none starts there.
+std::string pathOfOffset(const Program& program, uint32_t offset, const Type* type);
+
+}  // namespace scanback

@@ -1,0 +1,175 @@
+#include "vm/runtime/stimulus.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "vm/runtime/values.h"
+
+namespace scanback {
+
+namespace {
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// Splits a CSV line; commas inside '...' or "..." belong to the value.
+std::vector<std::string> splitCells(std::string_view line) {
+  std::vector<std::string> cells;
+  std::string cur;
+  char quote = 0;
+  for (char c : line) {
+    if (quote) {
+      cur += c;
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      cur += c;
+    } else if (c == ',') {
+      cells.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  cells.push_back(trim(cur));
+  return cells;
+}
+
+struct Column {
+  VariableLocation where;
+  bool input = false;
+};
+
+}  // namespace
+
+std::optional<Stimulus> Stimulus::parse(std::string_view text, const std::string& path, const Program& program,
+                                        std::string& error) {
+  Stimulus s;
+  std::vector<Column> columns;
+  bool haveHeader = false;
+  uint32_t lineNo = 0;
+  size_t pos = 0;
+  bool haveLast = false;
+  uint64_t lastCycle = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string line(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') {
+      if (end == text.size()) break;
+      continue;
+    }
+    std::vector<std::string> cells = splitCells(t);
+    if (!haveHeader) {
+      if (!equalsIgnoreCase(cells[0], "cycle")) {
+        error = fmt::format("{}:{}: the first column must be 'cycle', not '{}'", path, lineNo, cells[0]);
+        return std::nullopt;
+      }
+      for (size_t i = 1; i < cells.size(); ++i) {
+        std::string why;
+        std::optional<VariableLocation> loc =
+            cells[i].rfind('%', 0) == 0 ? findAddress(program, cells[i], why) : findVariable(program, cells[i], why);
+        if (!loc) {
+          error = fmt::format("{}:{}: column {} '{}': {}", path, lineNo, i + 1, cells[i], why);
+          return std::nullopt;
+        }
+        if (loc->constant) {
+          error = fmt::format("{}:{}: column '{}' is a constant", path, lineNo, cells[i]);
+          return std::nullopt;
+        }
+        if (!loc->type->isScalar() && loc->type->kind != TypeKind::String) {
+          error = fmt::format("{}:{}: column '{}' is a {}; name one of its elements", path, lineNo, cells[i],
+                              loc->type->name);
+          return std::nullopt;
+        }
+        Column c;
+        c.where = *loc;
+        c.input = loc->offset >= program.input.offset && loc->offset < program.input.offset + program.input.size;
+        columns.push_back(c);
+      }
+      haveHeader = true;
+      if (end == text.size()) break;
+      continue;
+    }
+    if (cells.size() != columns.size() + 1) {
+      error = fmt::format("{}:{}: expected {} values, found {}", path, lineNo, columns.size() + 1, cells.size());
+      return std::nullopt;
+    }
+    char* stop = nullptr;
+    const unsigned long long cycle = std::strtoull(cells[0].c_str(), &stop, 10);
+    if (cells[0].empty() || *stop || cells[0][0] == '-') {
+      error = fmt::format("{}:{}: cycle '{}' is not a cycle number", path, lineNo, cells[0]);
+      return std::nullopt;
+    }
+    if (haveLast && cycle <= lastCycle) {
+      error = fmt::format("{}:{}: cycle {} does not come after cycle {}", path, lineNo, cycle, lastCycle);
+      return std::nullopt;
+    }
+    haveLast = true;
+    lastCycle = cycle;
+    StimulusRow row;
+    row.cycle = cycle;
+    row.line = lineNo;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const std::string& value = cells[i + 1];
+      if (value.empty()) continue;
+      const Column& c = columns[i];
+      std::vector<uint8_t> bytes;
+      std::string why;
+      if (!encodeValue(program, value, *c.where.type, bytes, why)) {
+        error = fmt::format("{}:{}: column '{}': {}", path, lineNo, c.where.path, why);
+        return std::nullopt;
+      }
+      StimulusCell cell;
+      cell.input = c.input;
+      cell.write.offset = c.input ? c.where.offset - program.input.offset : c.where.offset;
+      cell.write.bit = c.where.bit;
+      cell.write.bytes = std::move(bytes);
+      row.cells.push_back(std::move(cell));
+    }
+    s.rows_.push_back(std::move(row));
+    if (end == text.size()) break;
+  }
+  if (!haveHeader) {
+    error = fmt::format("{}: no header line (cycle,<name>,...)", path);
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<Stimulus> Stimulus::load(const std::string& path, const Program& program, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = fmt::format("{}: cannot read the file", path);
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path, program, error);
+}
+
+void Stimulus::apply(uint64_t cycle, Runtime& runtime) {
+  while (next_ < rows_.size() && rows_[next_].cycle < cycle) ++next_;
+  if (next_ >= rows_.size() || rows_[next_].cycle != cycle) return;
+  for (const StimulusCell& c : rows_[next_].cells) {
+    if (c.input) {
+      std::vector<uint8_t>& in = runtime.inputs();
+      applyWrite(in.data(), static_cast<uint32_t>(in.size()), c.write);
+    } else {
+      runtime.queueWrite(c.write);
+    }
+  }
+  ++next_;
+}
+
+}  // namespace scanback

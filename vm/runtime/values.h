@@ -1,0 +1,37 @@
+// Finding variables by name or address and converting values between text and image bytes:
+// shared by the stimulus reader, the printed state and the debugger.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vm/bytecode/program.h"
+
+namespace scanback {
+
+// Where a variable lives in the image.
+struct VariableLocation {
+  uint32_t offset = 0;
+  int8_t bit = -1;  // a single bit at `offset`
+  const Type* type = nullptr;
+  bool constant = false;
+  std::string path;  // canonical spelling, e.g. "Line.filler.count"
+};
+
+// "Main.fb.x", "Main.a[3].b", "gVar": program instances, globals, members and constant indexes.
+std::optional<VariableLocation> findVariable(const Program& program, std::string_view path, std::string& error);
+// "%IX0.3", "%QW2", "%MD1": located addresses inside the program's I/O areas.
+std::optional<VariableLocation> findAddress(const Program& program, std::string_view address, std::string& error);
+
+// The bytes of `type` for a value written as text: TRUE/FALSE/1/0, numbers (16#FF, 1_000, -3.5),
+// IEC literals (T#2s, D#2024-01-15, INT#5), enumeration names, 'strings'.
+bool encodeValue(const Program& program, std::string_view text, const Type& type, std::vector<uint8_t>& bytes,
+                 std::string& error);
+
+// Reads a scalar at `offset` (bit >= 0: one bit) as a display string, e.g. "42", "TRUE", "T#1s".
+std::string formatValue(const Program& program, const uint8_t* memory, uint32_t offset, int bit, const Type& type);
+
+}  // namespace scanback

@@ -1,0 +1,276 @@
+// The abstract syntax tree of Structured Text. Every node carries the span of its source text.
+// The parser builds it; sema/codegen read it and never change its shape.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vm/source/source.h"
+
+namespace scanback::ast {
+
+struct Expr;
+struct Stmt;
+struct TypeRef;
+struct Initializer;
+using ExprPtr = std::unique_ptr<Expr>;
+using StmtList = std::vector<std::unique_ptr<Stmt>>;
+using TypeRefPtr = std::unique_ptr<TypeRef>;
+using InitPtr = std::unique_ptr<Initializer>;
+
+// ---------------------------------------------------------------- expressions
+
+enum class ExprKind {
+  IntLiteral,     // intValue/negative; typePrefix optional ("INT", "BYTE", ...)
+  RealLiteral,    // realValue; typePrefix optional ("REAL", "LREAL")
+  BoolLiteral,    // boolValue; TRUE/FALSE or BOOL#1
+  StringLiteral,  // text holds the decoded bytes ($ escapes resolved)
+  TimeLiteral,    // intValue = signed nanoseconds; typePrefix "TIME" or "LTIME"
+  DateLiteral,    // intValue = ns since 1970-01-01 (midnight)
+  TodLiteral,     // intValue = ns since midnight
+  DtLiteral,      // intValue = ns since 1970-01-01
+  Name,           // text = identifier (also THIS)
+  Member,         // operand.text
+  BitAccess,      // operand.<intValue>   e.g. w.3
+  Index,          // operand[indices...]
+  Deref,          // operand^
+  Unary,          // unaryOp operand
+  Binary,         // lhs binaryOp rhs
+  Call,           // operand(args...)  operand is Name or Member (method / FB instance path)
+};
+
+enum class UnaryOp { Negate, Plus, Not };
+enum class BinaryOp { Power, Mul, Div, Mod, Add, Sub, Lt, Gt, Le, Ge, Eq, Ne, And, Xor, Or };
+
+struct Argument {
+  std::string name;        // empty for a positional argument
+  bool isOutput = false;   // `name => variable`
+  bool negatedOutput = false;  // `NOT name => variable`
+  ExprPtr value;           // expression, or for outputs the receiving variable
+  SourceSpan span;
+};
+
+struct Expr {
+  ExprKind kind;
+  SourceSpan span;
+
+  // literals
+  uint64_t intValue = 0;   // magnitude for IntLiteral (see `negative`); signed ns for time/date kinds
+  bool negative = false;   // IntLiteral written with a leading '-' inside a typed literal (INT#-5)
+  double realValue = 0.0;
+  bool boolValue = false;
+  std::string typePrefix;  // "INT" in INT#5, upper-cased; empty when untyped
+
+  // names, members, strings
+  std::string text;
+
+  UnaryOp unaryOp = UnaryOp::Negate;
+  BinaryOp binaryOp = BinaryOp::Add;
+  ExprPtr operand;  // Member/BitAccess/Index/Deref/Unary/Call target; Binary left side
+  ExprPtr rhs;      // Binary right side
+  std::vector<ExprPtr> indices;  // Index
+  std::vector<Argument> args;    // Call
+
+  Expr(ExprKind k, SourceSpan s) : kind(k), span(s) {}
+};
+
+// ---------------------------------------------------------------- initial values
+
+enum class InitKind { Expr, Array, Struct };
+
+struct ArrayInitItem {
+  ExprPtr repeat;  // `n(value)`: the count; null for a single item
+  InitPtr value;   // may be null for `n()` (repeat default)
+};
+
+struct StructInitItem {
+  std::string name;
+  SourceSpan span;
+  InitPtr value;
+};
+
+struct Initializer {
+  InitKind kind = InitKind::Expr;
+  SourceSpan span;
+  ExprPtr expr;
+  std::vector<ArrayInitItem> arrayItems;
+  std::vector<StructInitItem> structItems;
+};
+
+// ---------------------------------------------------------------- types as written
+
+enum class TypeRefKind {
+  Named,     // name: elementary or user type (INT, MyStruct, TON)
+  String,    // STRING or STRING[length] / STRING(length); length may be null
+  Array,     // ARRAY[lo..hi, ...] OF element
+  RefTo,     // REF_TO element
+  Struct,    // STRUCT fields END_STRUCT (only in TYPE)
+  Enum,      // (A, B := 5, C) [base]  (only in TYPE); base optional
+  Subrange,  // base (lo..hi)
+};
+
+struct VarDecl;
+
+struct ArrayDim {
+  ExprPtr lower;
+  ExprPtr upper;
+};
+
+struct EnumValue {
+  std::string name;
+  SourceSpan span;
+  ExprPtr value;  // optional explicit value
+};
+
+struct TypeRef {
+  TypeRefKind kind = TypeRefKind::Named;
+  SourceSpan span;
+  std::string name;               // Named
+  ExprPtr length;                 // String
+  std::vector<ArrayDim> dims;     // Array; Subrange uses dims[0]
+  TypeRefPtr element;             // Array element, RefTo target, Subrange/Enum base type
+  std::vector<VarDecl> fields;    // Struct
+  std::vector<EnumValue> enumValues;  // Enum
+};
+
+// ---------------------------------------------------------------- variables
+
+enum class VarSection { Var, Input, Output, InOut, Temp, Global, External, Config };
+
+// `AT %IX0.3`: area I/Q/M, size X/B/W/D/L ('*' for `AT %I*`), numeric parts (0, 3).
+struct Location {
+  char area = 'I';
+  char size = 'X';
+  std::vector<uint32_t> parts;
+  SourceSpan span;
+  bool incomplete() const { return size == '*'; }
+};
+
+struct VarDecl {
+  std::string name;
+  SourceSpan span;  // the name
+  VarSection section = VarSection::Var;
+  TypeRefPtr type;
+  InitPtr init;
+  std::optional<Location> location;
+  bool constant = false;
+  bool retain = false;
+};
+
+// VAR_CONFIG entry: `Main.fb.x AT %IX0.1 : BOOL := TRUE;`
+struct VarConfigEntry {
+  std::vector<std::string> path;  // instance path, first element a program instance
+  SourceSpan span;
+  Location location;
+  TypeRefPtr type;
+  InitPtr init;
+};
+
+// ---------------------------------------------------------------- statements
+
+enum class StmtKind { Assign, Call, If, Case, For, While, Repeat, Exit, Continue, Return, Empty };
+
+struct IfBranch {
+  ExprPtr condition;
+  StmtList body;
+};
+
+struct CaseLabel {
+  ExprPtr lower;
+  ExprPtr upper;  // null unless a range `lo..hi`
+  SourceSpan span;
+};
+
+struct CaseBranch {
+  std::vector<CaseLabel> labels;
+  StmtList body;
+  SourceSpan span;
+};
+
+struct Stmt {
+  StmtKind kind;
+  SourceSpan span;  // first token to end of the statement (including END_IF etc.)
+
+  ExprPtr target;  // Assign: left side; For: control variable (a Name)
+  ExprPtr value;   // Assign: right side; Call: the Call expression; Case: selector;
+                   // While: condition; Repeat: UNTIL condition; For: start value
+  ExprPtr to;      // For
+  ExprPtr by;      // For (optional)
+
+  std::vector<IfBranch> branches;  // If: IF and ELSIF branches in order
+  std::vector<CaseBranch> cases;   // Case
+  StmtList body;                   // For/While/Repeat body
+  StmtList elseBody;               // If/Case ELSE
+  bool hasElse = false;
+  SourceSpan elseSpan;             // the ELSE keyword, when present
+
+  Stmt(StmtKind k, SourceSpan s) : kind(k), span(s) {}
+};
+
+// ---------------------------------------------------------------- program organisation units
+
+enum class PouKind { Program, Function, FunctionBlock, Method };
+
+struct Pou {
+  PouKind kind = PouKind::Program;
+  std::string name;
+  SourceSpan span;     // the name
+  SourceSpan endSpan;  // the END_* keyword
+  TypeRefPtr returnType;  // Function/Method, optional for methods
+  std::vector<VarDecl> vars;
+  StmtList body;
+  std::vector<Pou> methods;  // FunctionBlock only
+};
+
+struct TypeDecl {
+  std::string name;
+  SourceSpan span;
+  TypeRefPtr type;
+  InitPtr init;  // `TYPE T : INT := 5; END_TYPE`, `(A, B) := B`
+};
+
+struct TaskDecl {
+  std::string name;
+  SourceSpan span;
+  ExprPtr interval;  // INTERVAL := T#10ms (optional)
+  ExprPtr priority;  // PRIORITY := 1 (optional)
+  ExprPtr single;    // SINGLE := var (parsed, rejected by sema)
+};
+
+struct ProgramInstance {
+  std::string name;
+  std::string taskName;  // empty when no WITH
+  std::string typeName;
+  SourceSpan span;
+  std::vector<Argument> args;  // optional `( input := value, output => global )`
+};
+
+struct Resource {
+  std::string name;  // empty for tasks/programs written directly in the CONFIGURATION
+  SourceSpan span;
+  std::vector<TaskDecl> tasks;
+  std::vector<ProgramInstance> programs;
+  std::vector<VarDecl> globals;
+};
+
+struct Configuration {
+  std::string name;
+  SourceSpan span;
+  std::vector<VarDecl> globals;
+  std::vector<Resource> resources;
+  std::vector<VarConfigEntry> varConfig;
+};
+
+// One parsed file.
+struct CompilationUnit {
+  FileId file = 0;
+  std::vector<TypeDecl> types;
+  std::vector<Pou> pous;
+  std::vector<VarDecl> globals;  // VAR_GLOBAL blocks at file level
+  std::vector<Configuration> configurations;
+};
+
+}  // namespace scanback::ast
