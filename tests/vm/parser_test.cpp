@@ -760,6 +760,13 @@ TEST(ParserDecl, TypeBlock) {
   EXPECT_EQ(t[11].name, "Second");
 }
 
+TEST(ParserDecl, WStringTypeIsRejected) {
+  auto p = parse("PROGRAM P VAR w : WSTRING[10]; x : INT; END_VAR END_PROGRAM");
+  EXPECT_EQ(p->diag.errorCount(), 1u) << p->errors();
+  EXPECT_TRUE(hasError(*p, "t.st:1:19: error: WSTRING is not supported"));
+  EXPECT_EQ(p->unit.pous.at(0).vars.size(), 2u);
+}
+
 TEST(ParserDecl, StructAndEnumOnlyInTypeBlocks) {
   auto p = parse("PROGRAM P VAR s : STRUCT a : INT; END_STRUCT; e : (A, B); END_VAR END_PROGRAM");
   EXPECT_EQ(p->diag.errorCount(), 2u) << p->errors();
@@ -1030,6 +1037,21 @@ TEST(ParserErrors, MissingSemicolonOnNewLineContinues) {
   EXPECT_TRUE(hasError(*p, "t.st:7:1: error: expected ';' after assignment, found 'b'"));
   EXPECT_EQ(p->unit.pous.at(0).vars.size(), 2u);
   EXPECT_EQ(p->unit.pous.at(0).body.size(), 2u);
+}
+
+TEST(ParserErrors, LexicalAndSyntaxErrorsAreReportedInSourceOrder) {
+  auto p = parse(
+      "PROGRAM P\n"
+      "x := ;\n"
+      "s := 'bad $q';\n"
+      "y := 1 +;\n"
+      "t := T#5q;\n"
+      "END_PROGRAM\n");
+  EXPECT_EQ(p->errors(),
+            "t.st:2:6: error: expected an expression, found ';'\n"
+            "t.st:3:11: error: invalid escape '$q' in string (use $$ $' $L $N $P $R $T or $hh)\n"
+            "t.st:4:9: error: expected an expression, found ';'\n"
+            "t.st:5:6: error: invalid TIME literal 'T#5q': unknown unit 'q'\n");
 }
 
 TEST(ParserErrors, StrayClosersAndKeywords) {

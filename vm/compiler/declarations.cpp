@@ -144,13 +144,19 @@ const Type* Compiler::resolveNamedType(const std::string& name, const SourceSpan
     const ast::TypeDecl& d = *it->second;
     const Type* t = resolveType(*d.type);
     if (t) {
-      const bool named = d.type->kind == ast::TypeRefKind::Struct || d.type->kind == ast::TypeRefKind::Enum ||
+      const bool fresh = d.type->kind == ast::TypeRefKind::Struct || d.type->kind == ast::TypeRefKind::Enum ||
                          d.type->kind == ast::TypeRefKind::Subrange;
-      if (named || d.init) {
-        // A declared type gets its own name (and, for aliases with a default, its own initial value).
+      if (fresh) {
+        // Created for this declaration alone: it takes the declared name (and default) in place,
+        // so that enumeration values registered for it keep pointing at it.
+        Type* own = const_cast<Type*>(t);
+        own->name = d.name;
+        if (d.init) writeInitial(own->init, 0, t, d.init.get());
+      } else if (d.init) {
+        // An alias with its own default value is a distinct type.
         Type copy = *t;
         copy.name = d.name;
-        if (d.init) writeInitial(copy.init, 0, t, d.init.get());
+        writeInitial(copy.init, 0, t, d.init.get());
         t = types_->add(std::move(copy));
       }
     }

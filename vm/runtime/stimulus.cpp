@@ -72,7 +72,7 @@ std::optional<Stimulus> Stimulus::parse(std::string_view text, const std::string
     std::vector<std::string> cells = splitCells(t);
     if (!haveHeader) {
       if (!equalsIgnoreCase(cells[0], "cycle")) {
-        error = fmt::format("{}:{}: the first column must be 'cycle', not '{}'", path, lineNo, cells[0]);
+        error = fmt::format("{}, line {}: the first column must be 'cycle', not '{}'", path, lineNo, cells[0]);
         return std::nullopt;
       }
       for (size_t i = 1; i < cells.size(); ++i) {
@@ -80,15 +80,15 @@ std::optional<Stimulus> Stimulus::parse(std::string_view text, const std::string
         std::optional<VariableLocation> loc =
             cells[i].rfind('%', 0) == 0 ? findAddress(program, cells[i], why) : findVariable(program, cells[i], why);
         if (!loc) {
-          error = fmt::format("{}:{}: column {} '{}': {}", path, lineNo, i + 1, cells[i], why);
+          error = fmt::format("{}, line {}: column {} '{}': {}", path, lineNo, i + 1, cells[i], why);
           return std::nullopt;
         }
         if (loc->constant) {
-          error = fmt::format("{}:{}: column '{}' is a constant", path, lineNo, cells[i]);
+          error = fmt::format("{}, line {}: column '{}' is a constant", path, lineNo, cells[i]);
           return std::nullopt;
         }
         if (!loc->type->isScalar() && loc->type->kind != TypeKind::String) {
-          error = fmt::format("{}:{}: column '{}' is a {}; name one of its elements", path, lineNo, cells[i],
+          error = fmt::format("{}, line {}: column '{}' is a {}; name one of its elements", path, lineNo, cells[i],
                               loc->type->name);
           return std::nullopt;
         }
@@ -102,17 +102,17 @@ std::optional<Stimulus> Stimulus::parse(std::string_view text, const std::string
       continue;
     }
     if (cells.size() != columns.size() + 1) {
-      error = fmt::format("{}:{}: expected {} values, found {}", path, lineNo, columns.size() + 1, cells.size());
+      error = fmt::format("{}, line {}: expected {} values, found {}", path, lineNo, columns.size() + 1, cells.size());
       return std::nullopt;
     }
     char* stop = nullptr;
     const unsigned long long cycle = std::strtoull(cells[0].c_str(), &stop, 10);
     if (cells[0].empty() || *stop || cells[0][0] == '-') {
-      error = fmt::format("{}:{}: cycle '{}' is not a cycle number", path, lineNo, cells[0]);
+      error = fmt::format("{}, line {}: cycle '{}' is not a cycle number", path, lineNo, cells[0]);
       return std::nullopt;
     }
     if (haveLast && cycle <= lastCycle) {
-      error = fmt::format("{}:{}: cycle {} does not come after cycle {}", path, lineNo, cycle, lastCycle);
+      error = fmt::format("{}, line {}: cycle {} does not come after cycle {}", path, lineNo, cycle, lastCycle);
       return std::nullopt;
     }
     haveLast = true;
@@ -127,7 +127,7 @@ std::optional<Stimulus> Stimulus::parse(std::string_view text, const std::string
       std::vector<uint8_t> bytes;
       std::string why;
       if (!encodeValue(program, value, *c.where.type, bytes, why)) {
-        error = fmt::format("{}:{}: column '{}': {}", path, lineNo, c.where.path, why);
+        error = fmt::format("{}, line {}: column '{}': {}", path, lineNo, c.where.path, why);
         return std::nullopt;
       }
       StimulusCell cell;

@@ -985,7 +985,9 @@ class Parser {
         break;
       case K::Identifier: {
         const Token& name = advance();
-        if (equalsIgnoreCase(name.text, "STRING")) {
+        bool wide = equalsIgnoreCase(name.text, "WSTRING");
+        if (wide) errorAt(pos_ - 1, "WSTRING is not supported");
+        if (wide || equalsIgnoreCase(name.text, "STRING")) {
           t->kind = TypeRefKind::String;
           if (accept(K::LBracket)) {
             t->length = parseExpr();
@@ -1588,17 +1590,41 @@ class Parser {
 
 }  // namespace
 
+namespace {
+
+// Lexer and parser diagnostics of one file, merged into source order.
+void mergeInSourceOrder(const Diagnostics& lexed, const Diagnostics& parsed, Diagnostics& out) {
+  std::vector<const Diagnostic*> all;
+  for (const Diagnostic& d : lexed.items()) all.push_back(&d);
+  for (const Diagnostic& d : parsed.items()) all.push_back(&d);
+  std::stable_sort(all.begin(), all.end(), [](const Diagnostic* a, const Diagnostic* b) {
+    return a->span.line != b->span.line ? a->span.line < b->span.line : a->span.column < b->span.column;
+  });
+  for (const Diagnostic* d : all) {
+    if (d->severity == Severity::Error)
+      out.error(d->span, d->message);
+    else
+      out.warning(d->span, d->message);
+  }
+}
+
+}  // namespace
+
 ast::CompilationUnit parseFile(const SourceSet& sources, FileId file, Diagnostics& diagnostics) {
-  Parser parser(lex(sources, file, diagnostics), file, diagnostics);
-  return parser.parseUnit();
+  Diagnostics lexDiag, parseDiag;
+  Parser parser(lex(sources, file, lexDiag), file, parseDiag);
+  ast::CompilationUnit unit = parser.parseUnit();
+  mergeInSourceOrder(lexDiag, parseDiag, diagnostics);
+  return unit;
 }
 
 ast::ExprPtr parseExpression(const SourceSet& sources, FileId file, Diagnostics& diagnostics) {
-  size_t errorsBefore = diagnostics.errorCount();
-  Parser parser(lex(sources, file, diagnostics), file, diagnostics);
+  Diagnostics lexDiag, parseDiag;
+  Parser parser(lex(sources, file, lexDiag), file, parseDiag);
   ast::ExprPtr e = parser.parseStandaloneExpression();
-  if (diagnostics.errorCount() != errorsBefore) return nullptr;
-  return e;
+  bool failed = lexDiag.hasErrors() || parseDiag.hasErrors();
+  mergeInSourceOrder(lexDiag, parseDiag, diagnostics);
+  return failed ? nullptr : std::move(e);
 }
 
 }  // namespace scanback
