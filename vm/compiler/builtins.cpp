@@ -241,6 +241,15 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     }
     return tempValue(rt);
   };
+  // Untyped literals only (SEL(g, 0.0, 12.0)): take the type the context expects when they fit it.
+  auto literalsFitHint = [&](const std::vector<Value>& vals) -> const Type* {
+    if (!hint) return nullptr;
+    const Type* h = baseOf(hint);
+    if (!h->isNumeric()) return nullptr;
+    for (const Value& v : vals)
+      if (!v.isConst || v.type || !fitsLiteral(v.constant, h)) return nullptr;
+    return h;
+  };
   auto realTypeFor = [&](const Value& v) -> const Type* {
     if (!v.type) return hint && baseOf(hint)->kind == TypeKind::Real ? f32 : f64;
     const Type* t = baseOf(v.type);
@@ -411,6 +420,7 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
       if (v.isConst && !v.type) continue;
       if (v.type) t = commonType(Value{t, false, {}, {}}, v, span);
     }
+    if (const Type* h = literalsFitHint(vals)) t = h;
     if (!t) t = literalType(vals[0].constant);
     t = baseOf(t);
     if (t->kind == TypeKind::Enum) t = t->base;
@@ -445,6 +455,7 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     Value y = genExpr(*a[2], hint);
     const uint32_t og = operandAs(g, boolType, span);
     const Type* t = (x.type && y.type) ? commonType(x, y, span) : (x.type ? x.type : y.type ? y.type : commonType(x, y, span));
+    if (const Type* h = literalsFitHint({x, y})) t = h;
     if (baseOf(t)->kind == TypeKind::String) t = types_->string(std::max(x.type ? baseOf(x.type)->capacity : 1u, y.type ? baseOf(y.type)->capacity : 1u));
     Value r = tempValue(t);
     Label second = newLabel(), done = newLabel();
@@ -466,6 +477,7 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     const Type* t = vals[0].type;
     for (Value& v : vals)
       if (v.type) t = t ? commonType(Value{t, false, {}, {}}, v, span) : v.type;
+    if (const Type* h = literalsFitHint(vals)) t = h;
     if (!t) t = literalType(vals[0].constant);
     if (baseOf(t)->kind == TypeKind::String) t = types_->string(80);
     const Type* dint = types_->elementary(TypeKind::DInt);

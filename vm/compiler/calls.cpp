@@ -46,6 +46,13 @@ static std::vector<ArgBinding> bindArguments(Compiler& c, const ast::Expr& call,
     for (; k < params.size(); ++k)
       if (equalsIgnoreCase(params[k]->name, a.name)) break;
     if (k == params.size()) {
+      // IEC spells the counter inputs R and LD; CODESYS spells them RESET and LOAD. Accept both.
+      const std::string alias = equalsIgnoreCase(a.name, "R") ? "RESET" : equalsIgnoreCase(a.name, "LD") ? "LOAD" : "";
+      for (k = 0; !alias.empty() && k < params.size(); ++k)
+        if (equalsIgnoreCase(params[k]->name, alias)) break;
+      if (alias.empty()) k = params.size();
+    }
+    if (k == params.size()) {
       c.error(a.span, fmt::format("'{}' has no parameter '{}'", calleeName, a.name));
       continue;
     }
