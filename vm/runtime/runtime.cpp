@@ -43,7 +43,7 @@ void Runtime::startCycle() {
   const Program& p = vm_.program();
   current_ = nextCycle();
   uint8_t* image = vm_.image();
-  std::memcpy(image + p.input.offset, inputs_.data(), p.input.size);
+  if (p.input.size) std::memcpy(image + p.input.offset, inputs_.data(), p.input.size);
   for (const ExternalWrite& w : pendingWrites_) applyWrite(image, vm_.imageSize(), w);
   pendingWrites_.clear();
   vm_.beginCycle(current_.task, current_.startNs);
@@ -53,7 +53,7 @@ RunStatus Runtime::run() {
   const RunStatus status = vm_.run();
   if (status == RunStatus::CycleDone) {
     const Program& p = vm_.program();
-    std::memcpy(outputs_.data(), vm_.image() + p.output.offset, p.output.size);
+    if (p.output.size) std::memcpy(outputs_.data(), vm_.image() + p.output.offset, p.output.size);
     TaskStatistics& s = stats_[current_.task];
     ++s.cycles;
     s.statements += vm_.steps();
