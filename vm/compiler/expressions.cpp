@@ -488,8 +488,9 @@ Value Compiler::convertValue(Value v, const Type* to, const SourceSpan& span, bo
     emit(opFor(Op::NE_I8, pf), {o(r.place.operand), o(src), o(constOperand(ft, ConstValue::ofInt(0), span))});
     return r;
   }
-  if (pf == pt) {
-    Value r = v;  // same storage: a reinterpretation
+  const bool sameWidthIntegers = !primIsFloat(pf) && !primIsFloat(pt) && primSize(pf) == primSize(pt);
+  if (pf == pt || sameWidthIntegers) {
+    Value r = v;  // same storage, or a wrapping conversion between same-width integers: a reinterpretation
     r.type = to;
     r.place.type = to;
     return r;

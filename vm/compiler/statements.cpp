@@ -372,8 +372,33 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
   ctx_ = nullptr;
 }
 
+// Jumps to an unconditional jump go straight to its target (CASE and IF branches end in chains).
+static void threadJumps(std::vector<uint32_t>& code) {
+  auto finalTarget = [&](uint32_t t) {
+    for (int hops = 0; hops < 16 && t < code.size() && code[t] == static_cast<uint32_t>(Op::JMP); ++hops) t = code[t + 1];
+    return t;
+  };
+  uint32_t pc = 0;
+  while (pc < code.size()) {
+    const OpInfo& info = opInfo(static_cast<Op>(code[pc]));
+    uint32_t at = pc + 1;
+    uint32_t lastK = 0;
+    for (char letter : info.operands) {
+      if (letter == '*') {
+        for (uint32_t i = 0; i < lastK; ++i, ++at) code[at] = finalTarget(code[at]);
+        continue;
+      }
+      if (letter == 'j') code[at] = finalTarget(code[at]);
+      if (letter == 'k') lastK = code[at];
+      ++at;
+    }
+    pc = at;
+  }
+}
+
 void Compiler::finishProgram() {
   Program& p = *program_;
+  threadJumps(p.code);
   for (auto& [pou, callees] : calleesOf_) {
     uint32_t largest = 0;
     for (uint32_t c : callees) largest = std::max(largest, p.pous[c].frameSize);
