@@ -138,12 +138,25 @@
 
 namespace scanback {
 
+// Every opcode also exists fused with the statement boundary that precedes it: S_<op> takes the
+// statement id, then <op>'s operands, and does STMT's work before <op>'s. The compiler fuses a
+// statement's STMT with its first instruction, saving one dispatch per statement.
 enum class Op : uint32_t {
 #define SB_ENUM(name, sig, meaning) name,
+#define SB_FUSED_ENUM(name, sig, meaning) S_##name,
   SB_OPCODES(SB_ENUM)
+  SB_OPCODES(SB_FUSED_ENUM)
 #undef SB_ENUM
+#undef SB_FUSED_ENUM
       Count
 };
+
+inline constexpr uint32_t kPlainOpCount = static_cast<uint32_t>(Op::S_NOP);
+inline constexpr bool isFused(Op op) { return static_cast<uint32_t>(op) >= kPlainOpCount; }
+inline constexpr Op fusedWithStatement(Op op) { return static_cast<Op>(static_cast<uint32_t>(op) + kPlainOpCount); }
+inline constexpr Op unfused(Op op) {
+  return isFused(op) ? static_cast<Op>(static_cast<uint32_t>(op) - kPlainOpCount) : op;
+}
 
 struct OpInfo {
   std::string_view name;
@@ -153,8 +166,10 @@ struct OpInfo {
 
 inline constexpr OpInfo kOpInfo[] = {
 #define SB_INFO(name, sig, meaning) OpInfo{#name, sig, meaning},
-    SB_OPCODES(SB_INFO)
+#define SB_FUSED_INFO(name, sig, meaning) OpInfo{"S_" #name, "s" sig, "statement boundary, then: " meaning},
+    SB_OPCODES(SB_INFO) SB_OPCODES(SB_FUSED_INFO)
 #undef SB_INFO
+#undef SB_FUSED_INFO
 };
 
 inline const OpInfo& opInfo(Op op) { return kOpInfo[static_cast<uint32_t>(op)]; }

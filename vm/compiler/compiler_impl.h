@@ -246,6 +246,7 @@ class Compiler {
   // Extents of the located areas, computed before layout.
   uint32_t areaSize_[3] = {0, 0, 0};  // I, Q, M
 
+  uint32_t pendingStatement_ = UINT32_MAX;  // pc of a STMT the next op may fuse with
   std::vector<uint32_t> labelPos_;
   std::vector<std::vector<uint32_t>> labelUses_;
   BodyContext* ctx_ = nullptr;

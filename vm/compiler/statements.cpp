@@ -16,7 +16,13 @@ namespace scanback::compiler {
 void Compiler::emitVec(Op op, const std::vector<Opnd>& operands) {
   const OpInfo& info = opInfo(op);
   auto& code = program_->code;
-  code.push_back(static_cast<uint32_t>(op));
+  if (pendingStatement_ != UINT32_MAX && op != Op::STMT && here() == pendingStatement_ + 2) {
+    // [STMT id] + [op operands...] -> [S_op id operands...]: one dispatch less per statement.
+    code[pendingStatement_] = static_cast<uint32_t>(fusedWithStatement(op));
+  } else {
+    code.push_back(static_cast<uint32_t>(op));
+  }
+  pendingStatement_ = op == Op::STMT ? here() - 1 : UINT32_MAX;
   size_t letter = 0;
   for (const Opnd& x : operands) {
     const char kind = letter < info.operands.size() ? info.operands[letter] : '*';
@@ -53,6 +59,7 @@ Label Compiler::newLabel() {
 }
 
 void Compiler::bind(Label l) {
+  pendingStatement_ = UINT32_MAX;  // code may jump here: the next op starts an instruction of its own
   labelPos_[l.id] = here();
   for (uint32_t use : labelUses_[l.id]) program_->code[use] = here();
   labelUses_[l.id].clear();
@@ -255,7 +262,7 @@ void Compiler::genFor(const ast::Stmt& s) {
     return;
   }
   if (var.place.readOnly) error(s.target->span, "the FOR control variable cannot be a constant");
-  store(var.place, genExpr(*s.value, t), s.value->span);
+  store(var.place, genExpr(*s.value, t, var.type == t ? &var.place : nullptr), s.value->span);
   // The end value and step are evaluated once, before the first iteration.
   auto once = [&](const ast::Expr* e, int64_t deflt) -> uint32_t {
     if (!e) return constOperand(t, ConstValue::ofInt(deflt), s.span);

@@ -175,6 +175,7 @@ void Vm::reset() {
   steps_ = 0;
   inCycle_ = false;
   pausedStatement_ = UINT32_MAX;
+  resumeOp_ = Op::Count;
   fault_ = FaultInfo{};
 }
 
@@ -184,6 +185,7 @@ void Vm::beginCycle(uint32_t task, int64_t startNs) {
   now_ = startNs;
   steps_ = 0;
   pausedStatement_ = UINT32_MAX;
+  resumeOp_ = Op::Count;
   depth_ = 1;
   stack_[0] = Frame{UINT32_MAX, 0, 0, imageSize_, 0};
   pc_ = t.entryPc;
@@ -229,12 +231,17 @@ RunStatus Vm::run() {
   uint64_t slowAt = observer_ ? 0 : budget;
   pausedStatement_ = UINT32_MAX;
   char* const scratch = scratch_.data();
+  uint32_t* logPos = logPos_;
+  uint32_t* const logEnd = logEnd_;
 
   static void* const labels[] = {
 #define SB_LABEL(name, sig, meaning) &&L_##name,
-      SB_OPCODES(SB_LABEL)
+#define SB_FUSED_LABEL(name, sig, meaning) &&L_S_##name,
+      SB_OPCODES(SB_LABEL) SB_OPCODES(SB_FUSED_LABEL)
 #undef SB_LABEL
+#undef SB_FUSED_LABEL
   };
+  Op slowOp = Op::STMT;  // which boundary took the slow path: STMT, or the op fused with it
 
 #define OPND(i) code[pc + 1 + (i)]
 #define ADR(o) (B[(o) >> 30] + ((o)&kOffsetMask))
@@ -249,6 +256,7 @@ RunStatus Vm::run() {
 #define FAULT(code_, detail_)                          \
   do {                                                 \
     steps_ = steps;                                    \
+    logPos_ = logPos;                                  \
     return raise(FaultCode::code_, pc, (detail_));     \
   } while (0)
 #define REF_CHECK(addr, size)                                                                     \
@@ -263,38 +271,81 @@ RunStatus Vm::run() {
       FAULT(BadReference, fmt::format("reference {} + {} bytes is past the end ({})", (addr), (size), memSize)); \
   } while (0)
 
+  if (resumeOp_ != Op::Count) {
+    // Paused at a fused statement boundary: continue with the fused op's own work.
+    const Op op = resumeOp_;
+    resumeOp_ = Op::Count;
+    goto* labels[static_cast<uint32_t>(op)];
+  }
   DISPATCH();
 
 L_NOP:
   NEXT(1);
 
-L_STMT : {
+#define LOG_STATEMENT()                        \
+  do {                                         \
+    if (logPos) {                              \
+      if (logPos != logEnd) *logPos++ = OPND(0); \
+      else logOverflow_ = true;                \
+    }                                          \
+  } while (0)
+L_STMT:
   if (__builtin_expect(++steps > slowAt, 0)) {
-    if (steps > budget) {
-      --steps;  // the statement did not run
-      FAULT(Watchdog, fmt::format("more than {} statements in one cycle", budget));
-    }
-    if (observer_) {
-      const uint32_t id = OPND(0);
-      pc_ = pc;
-      steps_ = steps;
-      pausedStatement_ = id;
-      if (observer_->onStatement(id, steps - 1)) {
-        pc_ = pc + 2;
-        return RunStatus::Paused;
-      }
-      pausedStatement_ = UINT32_MAX;
-      slowAt = observer_ ? 0 : budget;  // the observer may have removed itself
-    } else {
-      slowAt = budget;
-    }
+    slowOp = Op::STMT;
+    goto statement_slow;
   }
+  LOG_STATEMENT();
   NEXT(2);
+
+#define SB_FUSED_HANDLER(name, sig, meaning)       \
+  L_S_##name : if (__builtin_expect(++steps > slowAt, 0)) { \
+    slowOp = Op::name;                             \
+    goto statement_slow;                           \
+  }                                                \
+  LOG_STATEMENT();                                 \
+  ++pc;                                            \
+  goto L_##name;
+  SB_OPCODES(SB_FUSED_HANDLER)
+#undef SB_FUSED_HANDLER
+
+  // The watchdog and the observer: rare (budget exhausted) or debugging (observer installed).
+statement_slow : {
+  if (steps > budget) {
+    --steps;  // the statement did not run
+    FAULT(Watchdog, fmt::format("more than {} statements in one cycle", budget));
+  }
+  if (observer_) {
+    const uint32_t id = OPND(0);
+    pc_ = pc;
+    steps_ = steps;
+    logPos_ = logPos;
+    pausedStatement_ = id;
+    if (observer_->onStatement(id, steps - 1)) {
+      LOG_STATEMENT();  // it runs when resumed, without passing this boundary again
+      logPos_ = logPos;
+      if (slowOp == Op::STMT) {
+        pc_ = pc + 2;
+      } else {
+        pc_ = pc + 1;
+        resumeOp_ = slowOp;
+      }
+      return RunStatus::Paused;
+    }
+    pausedStatement_ = UINT32_MAX;
+    slowAt = observer_ ? 0 : budget;  // the observer may have removed itself
+  } else {
+    slowAt = budget;
+  }
+  LOG_STATEMENT();
+  if (slowOp == Op::STMT) NEXT(2);
+  ++pc;
+  goto* labels[static_cast<uint32_t>(slowOp)];
 }
 
 L_HALT:
   pc_ = pc;
   steps_ = steps;
+  logPos_ = logPos;
   depth_ = 0;
   inCycle_ = false;
   return RunStatus::CycleDone;

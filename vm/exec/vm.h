@@ -92,6 +92,22 @@ class Vm {
   // Sub-cycle continuation state, for checkpoints taken mid-cycle.
   uint32_t pc() const { return pc_; }
 
+  // Statement log (the recorder's): while set, each statement boundary appends its id at the log
+  // position; a full log stops appending and reports overflow. Costs one predictable branch when
+  // unset.
+  void setStatementLog(uint32_t* begin, uint32_t* end) {
+    logBegin_ = logPos_ = begin;
+    logEnd_ = end;
+    logOverflow_ = false;
+  }
+  void rewindStatementLog() {
+    logPos_ = logBegin_;
+    logOverflow_ = false;
+  }
+  const uint32_t* statementLogBegin() const { return logBegin_; }
+  const uint32_t* statementLogEnd() const { return logPos_; }
+  bool statementLogOverflowed() const { return logOverflow_; }
+
  private:
   RunStatus raise(FaultCode code, uint32_t pc, std::string detail);
 
@@ -107,9 +123,14 @@ class Vm {
   uint64_t budget_ = kDefaultStatementBudget;
   bool inCycle_ = false;
   uint32_t pausedStatement_ = UINT32_MAX;
+  Op resumeOp_ = Op::Count;  // paused at a fused statement boundary: the op still to run
   VmObserver* observer_ = nullptr;
   FaultInfo fault_;
   std::vector<char> scratch_;  // string operations that may alias their operands
+  uint32_t* logBegin_ = nullptr;
+  uint32_t* logPos_ = nullptr;
+  uint32_t* logEnd_ = nullptr;
+  bool logOverflow_ = false;
 };
 
 }  // namespace scanback

@@ -42,6 +42,7 @@ void applyWrite(uint8_t* image, uint32_t imageSize, const ExternalWrite& w) {
 void Runtime::startCycle() {
   const Program& p = vm_.program();
   current_ = nextCycle();
+  if (hooks_) hooks_->beforeCycle(*this);
   uint8_t* image = vm_.image();
   if (p.input.size) std::memcpy(image + p.input.offset, inputs_.data(), p.input.size);
   for (const ExternalWrite& w : pendingWrites_) applyWrite(image, vm_.imageSize(), w);
@@ -62,6 +63,7 @@ RunStatus Runtime::run() {
     ++releases_[current_.task];
     ++cycle_;
   }
+  if (hooks_ && status != RunStatus::Paused) hooks_->afterCycle(*this, status);
   return status;
 }
 

@@ -34,6 +34,21 @@ struct TaskStatistics {
   uint64_t maxStatements = 0;
 };
 
+class Runtime;
+
+// Called around every cycle (the recorder's attachment point). Runs on the scan thread: must not
+// block.
+class CycleHooks {
+ public:
+  virtual ~CycleHooks() = default;
+  // Before the cycle's scan inputs are applied: the image is as the previous cycle left it,
+  // `Runtime::inputs()` holds the field inputs about to be latched and `pendingWrites()` the
+  // external writes about to be applied.
+  virtual void beforeCycle(const Runtime& runtime) = 0;
+  // After the cycle ended (CycleDone) or faulted.
+  virtual void afterCycle(const Runtime& runtime, RunStatus status) = 0;
+};
+
 class Runtime {
  public:
   explicit Runtime(std::shared_ptr<const Program> program);
@@ -44,9 +59,12 @@ class Runtime {
 
   // The field's view of the inputs: %I bytes, latched into the image at each cycle start.
   std::vector<uint8_t>& inputs() { return inputs_; }
+  const std::vector<uint8_t>& inputs() const { return inputs_; }
   // The outputs as last written at a cycle end: %Q bytes.
   const std::vector<uint8_t>& outputs() const { return outputs_; }
   void queueWrite(ExternalWrite write) { pendingWrites_.push_back(std::move(write)); }
+  const std::vector<ExternalWrite>& pendingWrites() const { return pendingWrites_; }
+  void setHooks(CycleHooks* hooks) { hooks_ = hooks; }
 
   // The cycle that runs next (task order by release time, then PRIORITY, then declaration).
   CycleStart nextCycle() const;
@@ -80,6 +98,7 @@ class Runtime {
   uint64_t cycle_ = 0;
   uint64_t totalStatements_ = 0;
   CycleStart current_;
+  CycleHooks* hooks_ = nullptr;
 };
 
 // Applies a write to an image (also used by the replayer for recorded writes).

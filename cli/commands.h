@@ -1,0 +1,44 @@
+// The subcommands of `scanback`, one function each; cli/main.cpp parses arguments into these.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vm/bytecode/program.h"
+
+namespace scanback::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCompile = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitFault = 3;
+inline constexpr int kExitDivergence = 4;
+
+struct RunArgs {
+  std::vector<std::string> files;
+  std::optional<uint64_t> cycles;
+  std::string forText;
+  std::string inputs;
+  bool printState = false;
+  bool realtime = false;
+  bool quiet = false;
+  uint64_t statementBudget = 0;
+  // recording
+  std::string record;
+  uint32_t keyframeEvery = 1000;
+  int zstdLevel = 3;
+  bool noStatements = false;
+  std::string ring;  // "64MB" or "10min"
+};
+
+// Compiles files, printing diagnostics to stderr; null on errors.
+std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& files);
+// "250ms", "1.5s", "T#2m" -> nanoseconds.
+std::optional<int64_t> parseDuration(const std::string& text, std::string& error);
+
+int runCommand(const RunArgs& args);
+
+}  // namespace scanback::cli

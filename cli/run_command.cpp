@@ -1,0 +1,180 @@
+// `scanback run`: the project's tasks on the virtual clock, optionally recorded to a trace.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "recorder/recorder.h"
+#include "vm/compiler/compiler.h"
+#include "vm/exec/iec_text.h"
+#include "vm/runtime/runtime.h"
+#include "vm/runtime/state_json.h"
+#include "vm/runtime/stimulus.h"
+#include "vm/runtime/values.h"
+
+namespace scanback::cli {
+
+namespace {
+
+std::atomic<bool> gInterrupted{false};
+
+void printStatistics(const Runtime& rt, double seconds) {
+  const Program& p = rt.program();
+  std::cerr << fmt::format("scanback: {} cycles in {:.3f} s of wall time, last cycle started at {}\n", rt.cycle(),
+                           seconds, formatDuration(rt.cycle() ? rt.currentCycle().startNs : 0));
+  for (size_t t = 0; t < p.tasks.size(); ++t) {
+    const TaskStatistics& s = rt.statistics()[t];
+    std::cerr << fmt::format("  task {:<12} interval {:<10} {:>8} cycles, {:>8.1f} statements per cycle (max {})\n",
+                             p.tasks[t].name, formatDuration(p.tasks[t].intervalNs), s.cycles,
+                             s.cycles ? static_cast<double>(s.statements) / s.cycles : 0.0, s.maxStatements);
+  }
+  if (rt.totalStatements() > 0)
+    std::cerr << fmt::format("  {} statements, {:.1f} ns per statement, {:.2f} us per cycle\n", rt.totalStatements(),
+                             seconds * 1e9 / static_cast<double>(rt.totalStatements()),
+                             rt.cycle() ? seconds * 1e6 / static_cast<double>(rt.cycle()) : 0.0);
+}
+
+// "64MB" -> bytes, "10min" -> nanoseconds.
+bool parseRing(const std::string& text, recorder::RecorderOptions& options, std::string& error) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const double n = i ? std::stod(text.substr(0, i)) : 0.0;
+  const struct {
+    const char* unit;
+    double bytes;
+  } sizes[] = {{"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"KIB", 1024.0}, {"MIB", 1048576.0}, {"GIB", 1073741824.0}};
+  for (const auto& s : sizes) {
+    if (unit == s.unit) {
+      if (n <= 0) break;
+      options.ringBytes = static_cast<uint64_t>(n * s.bytes);
+      return true;
+    }
+  }
+  std::string lower = text;
+  if (lower.size() > 3 && lower.substr(lower.size() - 3) == "min") lower = lower.substr(0, lower.size() - 3) + "m";
+  std::optional<int64_t> ns = parseDuration(lower, error);
+  if (ns && *ns > 0) {
+    options.ringDurationNs = *ns;
+    return true;
+  }
+  error = fmt::format("--ring {}: expected a size like 64MB or a duration like 10min", text);
+  return false;
+}
+
+}  // namespace
+
+std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& files) {
+  Diagnostics diags;
+  SourceSet sources = loadSourceFiles(files, diags);
+  if (diags.hasErrors()) {
+    std::cerr << diags.format(sources);
+    return nullptr;
+  }
+  std::shared_ptr<const Program> program = compileProject(sources, diags);
+  std::cerr << diags.format(sources);
+  return program;
+}
+
+std::optional<int64_t> parseDuration(const std::string& input, std::string& error) {
+  std::string text = input;
+  if (text.find('#') == std::string::npos) text = "T#" + text;
+  TypeTable types;
+  Program scratch;
+  std::vector<uint8_t> bytes;
+  if (!encodeValue(scratch, text, *types.elementary(TypeKind::LTime), bytes, error)) return std::nullopt;
+  int64_t ns;
+  std::memcpy(&ns, bytes.data(), sizeof ns);
+  return ns;
+}
+
+int runCommand(const RunArgs& args) {
+  std::shared_ptr<const Program> program = compileFiles(args.files);
+  if (!program) return kExitCompile;
+  std::optional<int64_t> until;
+  if (!args.forText.empty()) {
+    std::string error;
+    until = parseDuration(args.forText, error);
+    if (!until) {
+      std::cerr << fmt::format("scanback: --for {}: {}\n", args.forText, error);
+      return kExitUsage;
+    }
+  }
+  std::optional<Stimulus> stimulus;
+  if (!args.inputs.empty()) {
+    std::string error;
+    stimulus = Stimulus::load(args.inputs, *program, error);
+    if (!stimulus) {
+      std::cerr << "scanback: " << error << "\n";
+      return kExitUsage;
+    }
+  }
+  Runtime rt(program);
+  if (args.statementBudget) rt.vm().setStatementBudget(args.statementBudget);
+
+  std::unique_ptr<recorder::Recorder> rec;
+  if (!args.record.empty()) {
+    recorder::RecorderOptions options;
+    options.path = args.record;
+    options.keyframeEvery = args.keyframeEvery;
+    options.zstdLevel = args.zstdLevel;
+    options.statements = !args.noStatements;
+    std::string error;
+    if (!args.ring.empty() && !parseRing(args.ring, options, error)) {
+      std::cerr << "scanback: " << error << "\n";
+      return kExitUsage;
+    }
+    rec = recorder::Recorder::start(rt, options, error);
+    if (!rec) {
+      std::cerr << fmt::format("scanback: cannot record to {}: {}\n", args.record, error);
+      return kExitUsage;
+    }
+  }
+
+  std::signal(SIGINT, [](int) { gInterrupted = true; });
+  std::signal(SIGTERM, [](int) { gInterrupted = true; });
+  const auto wallStart = std::chrono::steady_clock::now();
+  int exitCode = kExitOk;
+  while (!gInterrupted) {
+    if (args.cycles && rt.cycle() >= *args.cycles) break;
+    const CycleStart next = rt.nextCycle();
+    if (until && next.startNs >= *until) break;
+    if (args.realtime) std::this_thread::sleep_until(wallStart + std::chrono::nanoseconds(next.startNs));
+    if (stimulus) stimulus->apply(next.cycle, rt);
+    if (rt.runCycle() == RunStatus::Faulted) {
+      std::cerr << rt.faultMessage() << "\n";
+      exitCode = kExitFault;
+      break;
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+  if (args.printState)
+    std::cout << stateToJson(*program, rt.vm().image()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+  if (!args.quiet) printStatistics(rt, seconds);
+  if (rec) {
+    std::string error;
+    const bool ok = rec->finish(error);
+    const recorder::RecorderStats s = rec->stats();
+    if (!ok) {
+      std::cerr << fmt::format("scanback: recording to {} failed: {}\n", args.record, error);
+      if (exitCode == kExitOk) exitCode = kExitUsage;
+    } else if (!args.quiet) {
+      std::cerr << fmt::format("  recorded {} cycles to {} ({} chunks, {} bytes, {:.1f} bytes per cycle)", s.cyclesRecorded,
+                               args.record, s.chunks, s.bytesWritten,
+                               s.cyclesRecorded ? static_cast<double>(s.bytesWritten) / s.cyclesRecorded : 0.0);
+      if (s.cyclesDropped) std::cerr << fmt::format(", {} cycles dropped in {} gaps", s.cyclesDropped, s.gaps);
+      std::cerr << "\n";
+    }
+  }
+  return exitCode;
+}
+
+}  // namespace scanback::cli
