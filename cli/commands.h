@@ -40,5 +40,8 @@ std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& file
 std::optional<int64_t> parseDuration(const std::string& text, std::string& error);
 
 int runCommand(const RunArgs& args);
+int traceInfoCommand(const std::string& path, bool json);
+int traceDumpCommand(const std::string& path, const std::string& cycles);
+int traceHitsCommand(const std::string& path, const std::string& fileLine, bool json);
 
 }  // namespace scanback::cli

@@ -48,6 +48,21 @@ int main(int argc, char** argv) {
   auto* disasm = app.add_subcommand("disasm", "Compile and print the bytecode");
   disasm->add_option("files", disasmFiles, "ST source files of the project")->required()->check(CLI::ExistingFile);
 
+  auto* traceCmd = app.add_subcommand("trace", "Inspect a recorded trace");
+  traceCmd->require_subcommand(1);
+  std::string tracePath, dumpCycles, fileLine;
+  bool infoJson = false, hitsJson = false;
+  auto* info = traceCmd->add_subcommand("info", "Version, program, tasks, cycles, sizes, gaps, fault");
+  info->add_option("trace", tracePath, "Trace file")->required();
+  info->add_flag("--json", infoJson, "Print as JSON");
+  auto* dump = traceCmd->add_subcommand("dump", "Print the trace's records for humans");
+  dump->add_option("trace", tracePath, "Trace file")->required();
+  dump->add_option("--cycles", dumpCycles, "Only cycles A..B (inclusive; A.. or ..B)");
+  auto* hits = traceCmd->add_subcommand("hits", "Cycles in which the statement at FILE:LINE executed, with counts");
+  hits->add_option("trace", tracePath, "Trace file")->required();
+  hits->add_option("location", fileLine, "FILE:LINE (FILE may be a path or just the file's name)")->required();
+  hits->add_flag("--json", hitsJson, "Print as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -62,6 +77,9 @@ int main(int argc, char** argv) {
     std::cout << disassemble(*program);
     return kExitOk;
   }
+  if (*info) return traceInfoCommand(tracePath, infoJson);
+  if (*dump) return traceDumpCommand(tracePath, dumpCycles);
+  if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);
   if (*runCmd) {
     if (*cyclesOpt) run.cycles = cycles;
     if (!run.ring.empty() && run.record.empty()) {

@@ -34,6 +34,7 @@ struct RecordHeader {
 };
 constexpr uint8_t kHasStatements = 1;
 constexpr uint8_t kFaulted = 2;
+constexpr uint8_t kGapOnly = 4;  // no cycle: cycles dropped at the end of the recording
 
 template <class T>
 void putRaw(std::vector<uint8_t>& out, const T& v) {
@@ -242,6 +243,7 @@ void Recorder::processRecord(std::span<const uint8_t> rec) {
     if (ringMode) ringGaps_.push_back(gap);
     else if (writer_ && writeError_.empty() && !writer_->writeGap(gap)) writeError_ = writer_->lastError();
   }
+  if (h.flags & kGapOnly) return;
   if (h.keyframeBytes) {
     flushChunk();
     chunk_ = trace::ChunkData{};
@@ -381,6 +383,23 @@ bool Recorder::finish(std::string& error) {
     runtime_.setHooks(nullptr);
     runtime_.vm().setStatementLog(nullptr, nullptr);
     attached_ = false;
+    if (droppedRun_) {
+      // Cycles dropped at the very end still get their gap record. The scan is over, so
+      // waiting for room in the queue slows nothing down.
+      RecordHeader h{};
+      h.cycle = runtime_.cycle();
+      h.droppedBefore = droppedRun_;
+      h.flags = kGapOnly;
+      uint8_t* out = nullptr;
+      for (int i = 0; i < 100000 && !(out = ring_.reserve(sizeof h)); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (out) {
+        std::memcpy(out, &h, sizeof h);
+        ring_.commit();
+        gaps_.fetch_add(1, std::memory_order_relaxed);
+        droppedRun_ = 0;
+      }
+    }
   }
   if (thread_.joinable()) {
     stop_.store(true, std::memory_order_release);

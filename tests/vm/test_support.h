@@ -112,4 +112,82 @@ inline uint32_t pouIndex(const Program& program, std::string_view name) {
   return UINT32_MAX;
 }
 
+// ------------------------------------------------------------------ decoding code
+
+// One decoded instruction. A fused S_<op> (statement boundary + op) decodes as two instructions at
+// the same pc: a STMT carrying the statement id, then the plain op.
+struct Instruction {
+  uint32_t pc = 0;
+  Op op = Op::NOP;
+  std::vector<uint32_t> operands;  // the op's own operands (a fused op's statement id excluded)
+  uint32_t statement = UINT32_MAX; // STMT: the statement it starts
+};
+
+inline std::vector<Instruction> decode(const Program& p, uint32_t begin, uint32_t end) {
+  std::vector<Instruction> out;
+  uint32_t pc = begin;
+  while (pc < end && pc < p.code.size()) {
+    const Op raw = static_cast<Op>(p.code[pc]);
+    if (p.code[pc] >= static_cast<uint32_t>(Op::Count)) {
+      ADD_FAILURE() << "bad opcode " << p.code[pc] << " at " << pc;
+      break;
+    }
+    const OpInfo& info = opInfo(raw);
+    std::vector<uint32_t> words;
+    uint32_t at = pc + 1, lastK = 0;
+    for (char l : info.operands) {
+      if (l == '*') {
+        for (uint32_t i = 0; i < lastK && at < p.code.size(); ++i) words.push_back(p.code[at++]);
+        continue;
+      }
+      if (at >= p.code.size()) break;
+      if (l == 'k') lastK = p.code[at];
+      words.push_back(p.code[at++]);
+    }
+    if (isFused(raw)) {
+      out.push_back(Instruction{pc, Op::STMT, {words.at(0)}, words.at(0)});
+      words.erase(words.begin());
+      out.push_back(Instruction{pc, unfused(raw), std::move(words), UINT32_MAX});
+    } else {
+      const uint32_t stmt = raw == Op::STMT ? words.at(0) : UINT32_MAX;
+      out.push_back(Instruction{pc, raw, std::move(words), stmt});
+    }
+    pc = at;
+  }
+  return out;
+}
+
+// The code of one POU: from its entry to the next POU's entry.
+inline std::vector<Instruction> decodePou(const Program& p, uint32_t pou) {
+  const uint32_t begin = p.pous.at(pou).entryPc;
+  uint32_t end = static_cast<uint32_t>(p.code.size());
+  for (const PouInfo& other : p.pous)
+    if (other.kind != PouKind::Native && other.entryPc > begin && other.entryPc < end) end = other.entryPc;
+  return decode(p, begin, end);
+}
+
+// The instructions of statement `id` up to the next statement boundary or the end of its POU
+// (the trailing RET excluded).
+inline std::vector<Instruction> statementCode(const Program& p, uint32_t id) {
+  std::vector<Instruction> all = decodePou(p, p.statement(id).pou);
+  std::vector<Instruction> out;
+  bool inside = false;
+  for (const Instruction& i : all) {
+    if (i.op == Op::STMT) {
+      if (inside) break;
+      inside = i.statement == id;
+      continue;
+    }
+    if (inside) out.push_back(i);
+  }
+  if (!out.empty() && out.back().op == Op::RET) out.pop_back();
+  return out;
+}
+
+inline std::vector<std::string> opNames(const std::vector<Instruction>& code) {
+  std::vector<std::string> out;
+  for (const Instruction& i : code) out.emplace_back(opInfo(i.op).name);
+  return out;
+}
+
 }  // namespace scanback::test

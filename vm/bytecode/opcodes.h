@@ -39,6 +39,7 @@
   X(NOP, "", "do nothing")                                                                    \
   X(STMT, "s", "statement boundary: count it, check the watchdog, call the observer if any")  \
   X(HALT, "", "end of the task's cycle")                                                      \
+  X(TICK, "", "one iteration of a loop with an empty body: counts toward the watchdog")        \
   X(JMP, "j", "jump")                                                                         \
   X(JT, "oj", "jump if the BOOL a is TRUE")                                                   \
   X(JF, "oj", "jump if the BOOL a is FALSE")                                                  \

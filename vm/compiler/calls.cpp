@@ -350,9 +350,9 @@ Value Compiler::genCall(const ast::Expr& e, const Type* hint, const Place* dest,
     if (!v.isConst && v.type && v.type->kind == TypeKind::FunctionBlock) result = genFbCall(e, v.place, v.type);
     else error(callee.span, "only functions, methods and function block instances can be called");
   }
-  if (!statement && result.type && result.type->kind == TypeKind::Void) {
+  if (!statement && result.type && result.type->kind == TypeKind::Void && result.type != errorType_) {
     error(e.span, "this call has no value");
-    return tempValue(types_->elementary(TypeKind::DInt));
+    return poison();
   }
   return result;
 }

@@ -174,6 +174,9 @@ class Compiler {
   uint32_t constBytes(const std::vector<uint8_t>& bytes, uint32_t align);
   uint32_t allocTemp(const Type* type);
   Value tempValue(const Type* type);
+  // The value of an expression whose error was already reported: later checks stay quiet.
+  Value poison() { Value v = tempValue(errorType_); v.type = errorType_; return v; }
+  bool isPoison(const Value& v) const { return v.type == errorType_ && errorType_; }
   bool implicitlyConvertible(const Type* from, const Type* to) const;
   const Type* commonType(const Value& a, const Value& b, const SourceSpan& span);
   bool fitsLiteral(const ConstValue& c, const Type* t) const;
@@ -223,6 +226,7 @@ class Compiler {
   CompileOptions options_;
   std::shared_ptr<Program> program_;
   TypeTable* types_ = nullptr;
+  const Type* errorType_ = nullptr;
 
   std::vector<std::unique_ptr<ast::CompilationUnit>> units_;
   std::map<std::string, const ast::TypeDecl*> typeDecls_;

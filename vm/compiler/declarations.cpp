@@ -19,6 +19,14 @@ Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOp
   program_->types = std::make_shared<TypeTable>();
   program_->stackSize = options.stackSize;
   types_ = program_->types.get();
+  {
+    Type err;
+    err.kind = TypeKind::Void;
+    err.name = "<error>";
+    err.size = 8;
+    err.align = 8;
+    errorType_ = types_->add(std::move(err));
+  }
   // Standard function blocks are POUs like any other, with native bodies.
   const auto natives = nativeFunctionBlocks();
   for (uint32_t id = 0; id < natives.size(); ++id) {

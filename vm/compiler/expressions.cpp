@@ -101,6 +101,8 @@ bool Compiler::implicitlyConvertible(const Type* from, const Type* to) const {
   if (from->kind == TypeKind::Real && to->kind == TypeKind::LReal) return true;
   if (from->kind == TypeKind::Bool) return to->isBitString();
   if (from->isInteger()) {
+    // Bit strings and numbers do not mix implicitly (IEC): BYTE -> USINT needs BYTE_TO_USINT.
+    if (to->isInteger() && from->isBitString() != to->isBitString()) return false;
     const int rf = intRank(from);
     if (to->kind == TypeKind::Real) return rf <= 2 && !from->isBitString();
     if (to->kind == TypeKind::LReal) return rf <= 3 && !from->isBitString();
@@ -145,6 +147,7 @@ const Type* Compiler::literalType(const ConstValue& c) const {
 const Type* Compiler::commonType(const Value& a, const Value& b, const SourceSpan& span) {
   const Type* ta = a.type;
   const Type* tb = b.type;
+  if (ta == errorType_ || tb == errorType_) return errorType_;
   if (!ta && !tb) {
     if (a.constant.kind == ConstValue::Kind::Real || b.constant.kind == ConstValue::Kind::Real)
       return types_->elementary(TypeKind::LReal);
@@ -212,6 +215,7 @@ uint32_t Compiler::constOperand(const Type* type, const ConstValue& c, const Sou
 }
 
 uint32_t Compiler::allocTemp(const Type* type) {
+  if (!ctx_) return operand(Base::Frame, 0);  // outside a body (initial values): only on error paths
   const uint32_t align = std::max<uint32_t>(type->align, 1);
   const uint32_t at = alignUp(ctx_->tempTop, align);
   ctx_->tempTop = at + std::max<uint32_t>(type->size, 1);
@@ -391,6 +395,9 @@ ConstValue convertConst(const ConstValue& c, const Type* to) {
 Value Compiler::convertValue(Value v, const Type* to, const SourceSpan& span, bool explicitConversion) {
   if (!to) return v;
   if (v.type == to) return v;
+  // An expression that already failed: its error was reported once; stay quiet from here on.
+  if (isPoison(v)) return tempValue(to);
+  if (to == errorType_) return v;
   if (to->kind == TypeKind::Void) {
     error(span, "expression has no value");
     return v;
@@ -508,6 +515,7 @@ uint32_t Compiler::operandAs(Value v, const Type* type, const SourceSpan& span, 
 }
 
 void Compiler::store(const Place& dst, Value v, const SourceSpan& span) {
+  if (isPoison(v) || dst.type == errorType_) return;
   if (dst.readOnly) {
     error(span, "cannot assign to a constant");
     return;
@@ -628,7 +636,13 @@ Value Compiler::genName(const ast::Expr& e) {
         return r;
       }
       error(e.span, "THIS is only available in function blocks and their methods");
-      return tempValue(types_->elementary(TypeKind::DInt));
+      return poison();
+    }
+    if (const ConstValue* c = localConstant(key)) {
+      const Variable* v = ctx_->frameVars.count(key) ? ctx_->frameVars[key]
+                          : ctx_->instanceType         ? ctx_->instanceType->field(e.text)
+                                                       : nullptr;
+      if (v) return Value{v->type, true, *c, {}};
     }
     if (auto it = ctx_->frameVars.find(key); it != ctx_->frameVars.end()) return variablePlace(*it->second, true, false);
     if (ctx_->instanceType) {
@@ -638,7 +652,8 @@ Value Compiler::genName(const ast::Expr& e) {
   if (auto it = globals_.find(key); it != globals_.end()) {
     GlobalDecl& g = *it->second;
     resolveGlobal(g);
-    if (!g.var.type) return tempValue(types_->elementary(TypeKind::DInt));
+    if (!g.var.type) return poison();
+    if (g.constant) return Value{g.var.type, true, *g.constant, {}};
     Value r = variablePlace(g.var, false, false);
     r.place.operand = operand(Base::Image, g.var.offset);
     return r;
@@ -657,23 +672,24 @@ Value Compiler::genName(const ast::Expr& e) {
   } else {
     error(e.span, fmt::format("undeclared identifier '{}'", e.text));
   }
-  return tempValue(types_->elementary(TypeKind::DInt));
+  return poison();
 }
 
 Value Compiler::genMember(const ast::Expr& e) {
   Value base = genExpr(*e.operand);
+  if (isPoison(base)) return base;
   if (base.isConst || !base.type) {
     error(e.span, fmt::format("'{}' has no members", e.operand->text));
-    return tempValue(types_->elementary(TypeKind::DInt));
+    return poison();
   }
   const Type* t = base.type;
   if (t->kind == TypeKind::Ref) {
     error(e.span, "dereference the reference with ^ before selecting a member");
-    return tempValue(types_->elementary(TypeKind::DInt));
+    return poison();
   }
   if (t->kind != TypeKind::Struct && t->kind != TypeKind::FunctionBlock) {
     error(e.span, fmt::format("{} has no member '{}'", t->name, e.text));
-    return tempValue(types_->elementary(TypeKind::DInt));
+    return poison();
   }
   const Variable* f = t->field(e.text);
   if (!f || f->hidden) {
@@ -682,7 +698,7 @@ Value Compiler::genMember(const ast::Expr& e) {
       error(e.span, fmt::format("method '{}' must be called with ( )", e.text));
     else
       error(e.span, fmt::format("{} has no member '{}'", t->name, e.text));
-    return tempValue(types_->elementary(TypeKind::DInt));
+    return poison();
   }
   Value r;
   r.type = f->type;
@@ -692,10 +708,11 @@ Value Compiler::genMember(const ast::Expr& e) {
 
 Value Compiler::genIndex(const ast::Expr& e) {
   Value base = genExpr(*e.operand);
+  if (isPoison(base)) return base;
   const Type* t = base.type;
   if (base.isConst || !t || t->kind != TypeKind::Array) {
     error(e.span, "only arrays can be indexed");
-    return tempValue(types_->elementary(TypeKind::DInt));
+    return poison();
   }
   if (e.indices.size() != t->dims.size()) {
     error(e.span, fmt::format("{} needs {} index(es), got {}", t->name, t->dims.size(), e.indices.size()));
@@ -803,9 +820,10 @@ Value Compiler::genIndex(const ast::Expr& e) {
 Value Compiler::genDeref(const ast::Expr& e) {
   if (e.operand->kind == ast::ExprKind::Name && equalsIgnoreCase(e.operand->text, "THIS")) return genName(*e.operand);
   Value v = genExpr(*e.operand);
+  if (isPoison(v)) return v;
   if (!v.type || v.type->kind != TypeKind::Ref) {
     error(e.span, "only a REF_TO value can be dereferenced with ^");
-    return tempValue(types_->elementary(TypeKind::DInt));
+    return poison();
   }
   Value r;
   r.type = v.type->base;
@@ -1090,6 +1108,7 @@ std::optional<Value> Compiler::constantOf(const ast::Expr& e, const Type* hint) 
 
 Value Compiler::genUnary(const ast::Expr& e, const Type* hint, const Place* dest) {
   Value v = genExpr(*e.operand, hint);
+  if (isPoison(v)) return v;
   if (v.isConst || !v.type) {
     error(e.span, "operator needs a typed operand");
     return v;
@@ -1136,6 +1155,7 @@ Value Compiler::genBinary(const ast::Expr& e, const Type* hint, const Place* des
   const ast::BinaryOp op = e.binaryOp;
   Value a = genExpr(*e.operand, nullptr);
   Value b = genExpr(*e.rhs, a.type);
+  if (isPoison(a) || isPoison(b)) return poison();
   if (a.isConst && !a.type && b.type) a = genExpr(*e.operand, b.type);  // enum names resolved by the other side
   const Type* ta = a.type ? valueBase(a.type) : nullptr;
   const Type* tb = b.type ? valueBase(b.type) : nullptr;
@@ -1381,6 +1401,7 @@ void Compiler::genCondJump(const ast::Expr& cond, bool jumpIf, Label target) {
   if (cond.kind == ast::ExprKind::Binary && isComparison(cond.binaryOp)) {
     Value a = genExpr(*cond.operand);
     Value b = genExpr(*cond.rhs, a.type);
+    if (isPoison(a) || isPoison(b)) return;
     if (a.isConst && !a.type && b.type) a = genExpr(*cond.operand, b.type);
     const Type* ta = a.type ? valueBase(a.type) : nullptr;
     const Type* tb = b.type ? valueBase(b.type) : nullptr;
@@ -1431,6 +1452,7 @@ void Compiler::genCondJump(const ast::Expr& cond, bool jumpIf, Label target) {
     }
   }
   Value v = genExpr(cond, boolType);
+  if (isPoison(v)) return;
   if (!v.type || valueBase(v.type)->kind != TypeKind::Bool) {
     error(cond.span, fmt::format("condition must be BOOL, not {}", v.type ? v.type->name : "a number"));
     return;
@@ -1468,8 +1490,8 @@ Value Compiler::genExpr(const ast::Expr& e, const Type* hint, const Place* dest)
       Value base = genExpr(*e.operand);
       const Type* t = base.type ? valueBase(base.type) : nullptr;
       if (base.isConst || !t || !t->isInteger()) {
-        error(e.span, "bit access needs an integer or bit string variable");
-        return tempValue(types_->elementary(TypeKind::Bool));
+        if (!isPoison(base)) error(e.span, "bit access needs an integer or bit string variable");
+        return poison();
       }
       if (e.intValue >= t->size * 8) {
         error(e.span, fmt::format("{} has no bit {}", t->name, e.intValue));
@@ -1507,7 +1529,7 @@ Value Compiler::genExpr(const ast::Expr& e, const Type* hint, const Place* dest)
     case ast::ExprKind::Binary: return genBinary(e, hint, dest);
     case ast::ExprKind::Call: return genCall(e, hint, dest, false);
   }
-  return tempValue(types_->elementary(TypeKind::DInt));
+  return poison();
 }
 
 }  // namespace scanback::compiler

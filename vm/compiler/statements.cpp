@@ -246,15 +246,28 @@ void Compiler::genCase(const ast::Stmt& s) {
   for (size_t b = 0; b < s.cases.size(); ++b) {
     bind(bodies[b]);
     genStatements(s.cases[b].body);
-    emit(Op::JMP, {lab(end)});
+    if (b + 1 < s.cases.size() || s.hasElse) emit(Op::JMP, {lab(end)});
   }
   bind(elseLabel);
   if (s.hasElse) genStatements(s.elseBody);
   bind(end);
 }
 
+// A loop whose body has no statement passes no statement boundary per iteration; it ticks the
+// watchdog instead, so that an endless empty loop still faults.
+static bool hasStatements(const ast::StmtList& body) {
+  for (const auto& st : body)
+    if (st && st->kind != ast::StmtKind::Empty) return true;
+  return false;
+}
+
 void Compiler::genFor(const ast::Stmt& s) {
   Value var = genExpr(*s.target);
+  if (isPoison(var)) return;
+  if (var.isConst && s.target->kind == ast::ExprKind::Name) {
+    error(s.target->span, "the FOR control variable cannot be a constant");
+    return;
+  }
   const Type* t = var.type;
   while (t && t->kind == TypeKind::Subrange) t = t->base;
   if (var.isConst || !t || !t->isInteger() || var.place.kind != Place::Kind::Direct) {
@@ -280,6 +293,7 @@ void Compiler::genFor(const ast::Stmt& s) {
   bind(body);
   ctx_->loops.push_back({exit, next});
   genStatements(s.body);
+  if (!hasStatements(s.body)) emit(Op::TICK, {});
   ctx_->loops.pop_back();
   bind(next);
   emit(opFor(Op::FORNEXT_I8, p), {o(var.place.operand), o(step), o(limit), lab(body)});
@@ -293,6 +307,7 @@ void Compiler::genWhile(const ast::Stmt& s) {
   bind(body);
   ctx_->loops.push_back({exit, test});
   genStatements(s.body);
+  if (!hasStatements(s.body)) emit(Op::TICK, {});
   ctx_->loops.pop_back();
   bind(test);
   const uint32_t mark = ctx_->tempTop;
@@ -306,6 +321,7 @@ void Compiler::genRepeat(const ast::Stmt& s) {
   bind(body);
   ctx_->loops.push_back({exit, test});
   genStatements(s.body);
+  if (!hasStatements(s.body)) emit(Op::TICK, {});
   ctx_->loops.pop_back();
   bind(test);
   const uint32_t mark = ctx_->tempTop;
@@ -411,8 +427,9 @@ void Compiler::finishProgram() {
     for (uint32_t c : callees) largest = std::max(largest, p.pous[c].frameSize);
     p.pous[pou].reach = p.pous[pou].frameSize + largest;
   }
-  std::sort(p.lineTable.begin(), p.lineTable.end(),
-            [](const LineEntry& a, const LineEntry& b) { return a.pc < b.pc; });
+  // Stable: of the entries that share a pc, the one pushed last describes the code there.
+  std::stable_sort(p.lineTable.begin(), p.lineTable.end(),
+                   [](const LineEntry& a, const LineEntry& b) { return a.pc < b.pc; });
   // Keep the last entry for each pc: it describes the code that actually starts there.
   std::vector<LineEntry> dedup;
   for (const LineEntry& e : p.lineTable) {

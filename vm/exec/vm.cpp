@@ -229,6 +229,7 @@ RunStatus Vm::run() {
   // One comparison per statement covers both the watchdog and the observer.
   const uint64_t budget = budget_;
   uint64_t slowAt = observer_ ? 0 : budget;
+  uint64_t ticks = 0;  // empty-loop iterations in this run() call
   pausedStatement_ = UINT32_MAX;
   char* const scratch = scratch_.data();
   uint32_t* logPos = logPos_;
@@ -341,6 +342,11 @@ statement_slow : {
   ++pc;
   goto* labels[static_cast<uint32_t>(slowOp)];
 }
+
+L_TICK:
+  // Empty loop bodies pass no statement boundary; they share the statement budget instead.
+  if (__builtin_expect(++ticks > budget, 0)) FAULT(Watchdog, fmt::format("a loop with an empty body ran more than {} times in one cycle", budget));
+  NEXT(1);
 
 L_HALT:
   pc_ = pc;

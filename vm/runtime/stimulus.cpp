@@ -23,10 +23,13 @@ std::vector<std::string> splitCells(std::string_view line) {
   std::vector<std::string> cells;
   std::string cur;
   char quote = 0;
+  bool escaped = false;
   for (char c : line) {
     if (quote) {
       cur += c;
-      if (c == quote) quote = 0;
+      if (escaped) escaped = false;         // $' and $" do not end the value
+      else if (c == '$') escaped = true;
+      else if (c == quote) quote = 0;
     } else if (c == '\'' || c == '"') {
       quote = c;
       cur += c;

@@ -25,7 +25,7 @@ struct StimulusRow {
 
 class Stimulus {
  public:
-  // Errors are "path:line: message".
+  // Errors are "path, line N: message".
   static std::optional<Stimulus> parse(std::string_view text, const std::string& path, const Program& program,
                                        std::string& error);
   static std::optional<Stimulus> load(const std::string& path, const Program& program, std::string& error);

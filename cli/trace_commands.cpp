@@ -1,0 +1,65 @@
+// `scanback trace info | dump | hits`: reading a trace for people and tools.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "traces/inspect.h"
+#include "traces/trace_reader.h"
+
+namespace scanback::cli {
+
+namespace {
+
+std::unique_ptr<trace::TraceReader> openTrace(const std::string& path) {
+  std::string error;
+  auto reader = trace::TraceReader::open(path, error);
+  if (!reader) {
+    std::cerr << fmt::format("scanback: {}: {}\n", path, error);
+    return nullptr;
+  }
+  for (const std::string& w : reader->warnings()) std::cerr << fmt::format("scanback: warning: {}: {}\n", path, w);
+  return reader;
+}
+
+}  // namespace
+
+int traceInfoCommand(const std::string& path, bool json) {
+  auto reader = openTrace(path);
+  if (!reader) return kExitUsage;
+  if (json) std::cout << trace::traceInfoJson(*reader).dump(2) << "\n";
+  else std::cout << trace::traceInfoText(*reader);
+  return kExitOk;
+}
+
+int traceDumpCommand(const std::string& path, const std::string& cycles) {
+  uint64_t from = 0, to = UINT64_MAX;
+  if (!cycles.empty()) {
+    std::string error;
+    if (!trace::parseCycleRange(cycles, from, to, error)) {
+      std::cerr << fmt::format("scanback: --cycles {}: {}\n", cycles, error);
+      return kExitUsage;
+    }
+  }
+  auto reader = openTrace(path);
+  if (!reader) return kExitUsage;
+  trace::traceDump(*reader, from, to, std::cout);
+  return kExitOk;
+}
+
+int traceHitsCommand(const std::string& path, const std::string& fileLine, bool json) {
+  auto reader = openTrace(path);
+  if (!reader) return kExitUsage;
+  std::string error;
+  std::optional<trace::HitsResult> hits = trace::traceHits(*reader, fileLine, error);
+  if (!hits) {
+    std::cerr << fmt::format("scanback: {}\n", error);
+    return kExitUsage;
+  }
+  for (const std::string& w : hits->warnings) std::cerr << fmt::format("scanback: warning: {}\n", w);
+  if (json) std::cout << trace::hitsJson(*hits).dump(2) << "\n";
+  else std::cout << trace::hitsText(*hits);
+  return kExitOk;
+}
+
+}  // namespace scanback::cli

@@ -1,0 +1,589 @@
+#include "traces/inspect.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+#include "vm/compiler/compiler.h"
+#include "vm/exec/iec_text.h"
+
+namespace scanback::trace {
+
+namespace {
+
+// Everything `info` reports, gathered once for the text and the JSON form.
+struct Summary {
+  uint64_t chunks = 0;
+  uint64_t cycles = 0;  // recorded
+  std::optional<uint64_t> firstCycle, lastCycle;
+  uint64_t gaps = 0, gapCycles = 0;
+  uint64_t programChanges = 0;
+  std::optional<int64_t> firstStartNs, lastStartNs;
+  std::optional<FaultData> fault;
+  bool endsInFault = false;
+  uint64_t rawBytes = 0, storedBytes = 0;
+  std::vector<std::string> errors;  // blocks that could not be read for the summary
+};
+
+Summary summarize(const TraceReader& reader) {
+  Summary s;
+  s.rawBytes = reader.headerBlock().rawSize;
+  s.storedBytes = reader.headerBlock().storedSize;
+  if (reader.indexBlock()) {
+    s.rawBytes += reader.indexBlock()->rawSize;
+    s.storedBytes += reader.indexBlock()->storedSize;
+  }
+  const BlockInfo* firstChunk = nullptr;
+  const BlockInfo* lastChunk = nullptr;
+  for (const BlockInfo& b : reader.blocks()) {
+    s.rawBytes += b.rawSize;
+    s.storedBytes += b.storedSize;
+    switch (b.kind) {
+      case BlockKind::Chunk:
+        ++s.chunks;
+        s.cycles += b.cycleCount;
+        if (b.cycleCount) {
+          if (!s.firstCycle) s.firstCycle = b.firstCycle;
+          s.lastCycle = b.firstCycle + b.cycleCount - 1;
+          if (!firstChunk) firstChunk = &b;
+          lastChunk = &b;
+        }
+        break;
+      case BlockKind::Gap:
+        ++s.gaps;
+        s.gapCycles += b.cycleCount;
+        break;
+      case BlockKind::ProgramChange: ++s.programChanges; break;
+      case BlockKind::Fault: {
+        FaultData f;
+        std::string error;
+        if (reader.readFault(b, f, error)) {
+          s.fault = f;
+        } else {
+          s.errors.push_back(error);
+        }
+        break;
+      }
+      default: break;
+    }
+  }
+  s.endsInFault = !reader.blocks().empty() && reader.blocks().back().kind == BlockKind::Fault;
+  std::string error;
+  ChunkData chunk;
+  if (firstChunk) {
+    if (reader.readChunk(*firstChunk, chunk, error)) {
+      s.firstStartNs = chunk.startTimes.front();
+    } else {
+      s.errors.push_back(error);
+    }
+  }
+  if (lastChunk) {
+    if (lastChunk == firstChunk && s.firstStartNs) {
+      s.lastStartNs = chunk.startTimes.back();
+    } else if (reader.readChunk(*lastChunk, chunk, error)) {
+      s.lastStartNs = chunk.startTimes.back();
+    } else {
+      s.errors.push_back(error);
+    }
+  }
+  return s;
+}
+
+size_t lineCount(const std::string& text) {
+  if (text.empty()) return 0;
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + (text.back() != '\n');
+}
+
+std::string bytesText(uint64_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  if (n < (1u << 20)) return fmt::format("{:.1f} KiB", n / 1024.0);
+  if (n < (1u << 30)) return fmt::format("{:.1f} MiB", n / 1048576.0);
+  return fmt::format("{:.2f} GiB", n / 1073741824.0);
+}
+
+double ratio(uint64_t raw, uint64_t stored) { return stored ? static_cast<double>(raw) / stored : 0.0; }
+
+std::string hex(const std::vector<uint8_t>& bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+std::string writeText(const ImageWriteData& w) {
+  if (w.bit >= 0) return fmt::format("{}.{}={}", w.offset, w.bit, (!w.bytes.empty() && w.bytes[0]) ? 1 : 0);
+  return fmt::format("{}={}", w.offset, hex(w.bytes));
+}
+
+std::string taskName(const HeaderData& h, uint16_t task) {
+  if (task < h.tasks.size()) return h.tasks[task].name;
+  return fmt::format("task#{}", task);
+}
+
+uint32_t imageHash32(const std::vector<uint8_t>& image) {
+  return static_cast<uint32_t>(XXH3_64bits(image.data(), image.size()));
+}
+
+std::string optionsText(const RecordingOptions& o) {
+  std::string out = fmt::format("keyframe every {} cycles, zstd level {}, statement paths {}", o.keyframeEvery,
+                                o.zstdLevel, o.statements ? "recorded" : "not recorded");
+  if (o.ringBytes || o.ringDurationNs) {
+    out += ", flight recorder";
+    if (o.ringBytes) out += fmt::format(" {}", bytesText(o.ringBytes));
+    if (o.ringDurationNs) out += fmt::format(" {}", formatDuration(o.ringDurationNs));
+  }
+  return out;
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------------------------
+// info
+
+std::string traceInfoText(const TraceReader& reader) {
+  const HeaderData& h = reader.header();
+  const Summary s = summarize(reader);
+  std::string out;
+  auto line = [&](const char* label, const std::string& value) { out += fmt::format("{:<18}{}\n", label, value); };
+  line("format", fmt::format("version {} (readers from version {}), recorded by scanback {}", h.formatVersion,
+                             h.minReaderVersion, h.scanbackVersion.empty() ? "?" : h.scanbackVersion));
+  line("started", fmt::format("{} (wall clock, informational)", formatDateAndTime(h.startWallTimeNs)));
+  line("program", fmt::format("hash {}, {} file{}, image {} bytes, {} statements", h.programHash, h.sources.size(),
+                              h.sources.size() == 1 ? "" : "s", h.imageSize, h.statementCount));
+  for (const SourceFile& f : h.sources) {
+    line("", fmt::format("{} ({} lines, {} bytes)", f.path, lineCount(f.text), f.text.size()));
+  }
+  line("tasks", h.tasks.empty() ? std::string("none") : fmt::format("{}", h.tasks.size()));
+  for (const TaskData& t : h.tasks) {
+    line("", fmt::format("{} (interval {}, priority {})", t.name, formatDuration(t.intervalNs), t.priority));
+  }
+  line("options", optionsText(h.options));
+  if (s.firstCycle) {
+    line("cycles", fmt::format("{} recorded (cycles {}..{})", s.cycles, *s.firstCycle, *s.lastCycle));
+  } else {
+    line("cycles", "0 recorded");
+  }
+  if (s.firstStartNs && s.lastStartNs) {
+    line("virtual time", fmt::format("{} .. {} (duration {})", formatDuration(*s.firstStartNs),
+                                     formatDuration(*s.lastStartNs), formatDuration(*s.lastStartNs - *s.firstStartNs)));
+  }
+  line("chunks", fmt::format("{}", s.chunks));
+  line("gaps", s.gaps ? fmt::format("{} ({} cycles not recorded)", s.gaps, s.gapCycles) : std::string("none"));
+  if (s.programChanges) line("program changes", fmt::format("{}", s.programChanges));
+  if (s.endsInFault && s.fault) {
+    line("end", fmt::format("fault in cycle {} (step {}): {}", s.fault->cycle, s.fault->step, s.fault->message));
+  } else if (s.endsInFault) {
+    line("end", "fault (unreadable)");
+  } else if (reader.complete()) {
+    line("end", "closed normally (no fault)");
+  } else {
+    line("end", "no index or trailer: still being written, or the recorder stopped without closing");
+  }
+  line("file size", fmt::format("{} ({} bytes)", bytesText(reader.fileSize()), reader.fileSize()));
+  line("payload", fmt::format("{} raw, {} stored", bytesText(s.rawBytes), bytesText(s.storedBytes)));
+  line("compression ratio", s.storedBytes ? fmt::format("{:.2f}x", ratio(s.rawBytes, s.storedBytes)) : "-");
+  line("bytes per cycle",
+       s.cycles ? fmt::format("{:.1f}", static_cast<double>(reader.fileSize()) / s.cycles) : std::string("-"));
+  for (const std::string& w : reader.warnings()) line("warning", w);
+  for (const std::string& e : s.errors) line("error", e);
+  return out;
+}
+
+nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
+  using nlohmann::ordered_json;
+  const HeaderData& h = reader.header();
+  const Summary s = summarize(reader);
+  ordered_json j;
+  j["formatVersion"] = h.formatVersion;
+  j["minReaderVersion"] = h.minReaderVersion;
+  j["scanbackVersion"] = h.scanbackVersion;
+  j["startWallTimeNs"] = h.startWallTimeNs;
+  ordered_json files = ordered_json::array();
+  for (const SourceFile& f : h.sources) {
+    files.push_back({{"path", f.path}, {"lines", lineCount(f.text)}, {"bytes", f.text.size()}});
+  }
+  j["program"] = {{"hash", h.programHash},
+                  {"files", files},
+                  {"imageSize", h.imageSize},
+                  {"statementCount", h.statementCount}};
+  ordered_json tasks = ordered_json::array();
+  for (const TaskData& t : h.tasks) {
+    tasks.push_back({{"name", t.name}, {"intervalNs", t.intervalNs}, {"priority", t.priority}});
+  }
+  j["tasks"] = tasks;
+  j["options"] = {{"keyframeEvery", h.options.keyframeEvery},
+                  {"zstdLevel", h.options.zstdLevel},
+                  {"statements", h.options.statements},
+                  {"ringBytes", h.options.ringBytes},
+                  {"ringDurationNs", h.options.ringDurationNs}};
+  j["cycles"] = {{"recorded", s.cycles},
+                 {"first", s.firstCycle ? ordered_json(*s.firstCycle) : ordered_json()},
+                 {"last", s.lastCycle ? ordered_json(*s.lastCycle) : ordered_json()}};
+  if (s.firstStartNs && s.lastStartNs) {
+    j["virtualTime"] = {{"startNs", *s.firstStartNs},
+                        {"lastCycleStartNs", *s.lastStartNs},
+                        {"durationNs", *s.lastStartNs - *s.firstStartNs}};
+  } else {
+    j["virtualTime"] = nullptr;
+  }
+  j["chunks"] = s.chunks;
+  j["gaps"] = {{"count", s.gaps}, {"cycles", s.gapCycles}};
+  j["programChanges"] = s.programChanges;
+  j["endsInFault"] = s.endsInFault;
+  if (s.fault) {
+    j["fault"] = {{"cycle", s.fault->cycle},
+                  {"step", s.fault->step},
+                  {"statement", s.fault->statement},
+                  {"code", s.fault->code},
+                  {"message", s.fault->message}};
+  } else {
+    j["fault"] = nullptr;
+  }
+  j["complete"] = reader.complete();
+  j["sizes"] = {{"fileBytes", reader.fileSize()}, {"rawBytes", s.rawBytes}, {"storedBytes", s.storedBytes}};
+  j["compressionRatio"] = ratio(s.rawBytes, s.storedBytes);
+  j["bytesPerCycle"] = s.cycles ? static_cast<double>(reader.fileSize()) / s.cycles : 0.0;
+  j["warnings"] = reader.warnings();
+  j["corruptOffset"] = reader.corruptOffset() ? ordered_json(*reader.corruptOffset()) : ordered_json();
+  j["errors"] = s.errors;
+  return j;
+}
+
+// ----------------------------------------------------------------------------------------------
+// dump
+
+bool parseCycleRange(const std::string& text, uint64_t& fromCycle, uint64_t& toCycle, std::string& error) {
+  auto number = [](std::string_view s, uint64_t& v) {
+    if (s.empty()) return false;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return ec == std::errc() && p == s.data() + s.size();
+  };
+  const size_t dots = text.find("..");
+  fromCycle = 0;
+  toCycle = UINT64_MAX;
+  bool ok;
+  if (dots == std::string::npos) {
+    ok = number(text, fromCycle);
+    toCycle = fromCycle;
+  } else {
+    const std::string_view a = std::string_view(text).substr(0, dots);
+    const std::string_view b = std::string_view(text).substr(dots + 2);
+    ok = (a.empty() || number(a, fromCycle)) && (b.empty() || number(b, toCycle)) && !(a.empty() && b.empty());
+  }
+  if (!ok) {
+    error = fmt::format("bad cycle range '{}' (expected A..B, A.., ..B or A)", text);
+    return false;
+  }
+  if (fromCycle > toCycle) {
+    error = fmt::format("empty cycle range '{}': {} > {}", text, fromCycle, toCycle);
+    return false;
+  }
+  return true;
+}
+
+void traceDump(TraceReader& reader, uint64_t fromCycle, uint64_t toCycle, std::ostream& out) {
+  const HeaderData& h = reader.header();
+  out << fmt::format("header @{}: format {} (readers from {}), scanback {}\n", reader.headerBlock().offset,
+                     h.formatVersion, h.minReaderVersion, h.scanbackVersion);
+  out << fmt::format("  program {}, image {} bytes, {} statements\n", h.programHash, h.imageSize, h.statementCount);
+  for (const SourceFile& f : h.sources) out << fmt::format("  source {} ({} bytes)\n", f.path, f.text.size());
+  for (size_t i = 0; i < h.tasks.size(); ++i) {
+    const TaskData& t = h.tasks[i];
+    out << fmt::format("  task {} {} interval {} priority {}\n", i, t.name, formatDuration(t.intervalNs), t.priority);
+  }
+  out << fmt::format("  options {}\n", optionsText(h.options));
+  out << fmt::format("  started {} (wall clock)\n", formatDateAndTime(h.startWallTimeNs));
+
+  auto inRange = [&](uint64_t first, uint64_t count) {
+    const uint64_t last = count ? first + count - 1 : first;
+    return first <= toCycle && last >= fromCycle;
+  };
+  for (const BlockInfo& b : reader.blocks()) {
+    std::string error;
+    switch (b.kind) {
+      case BlockKind::Chunk: {
+        if (!inRange(b.firstCycle, b.cycleCount)) break;
+        ChunkData c;
+        if (!reader.readChunk(b, c, error)) {
+          out << fmt::format("chunk @{}: cycles {}+{}: ERROR {}\n", b.offset, b.firstCycle, b.cycleCount, error);
+          break;
+        }
+        out << fmt::format("chunk @{}: cycles {}..{} ({} cycles), {} bytes stored, {} raw\n", b.offset, c.firstCycle,
+                           c.firstCycle + c.cycleCount() - (c.cycleCount() ? 1 : 0), c.cycleCount(), b.storedSize,
+                           b.rawSize);
+        out << fmt::format("  keyframe {} bytes, hash {:08x}\n", c.keyframe.size(), imageHash32(c.keyframe));
+        out << fmt::format("  paths {} distinct, input changes {}, writes {}\n", c.pathTable.size(),
+                           c.inputChanges.size(), c.writes.size());
+        size_t in = 0, wr = 0;
+        for (uint32_t i = 0; i < c.cycleCount(); ++i) {
+          const uint64_t cycle = c.firstCycle + i;
+          const bool show = cycle >= fromCycle && cycle <= toCycle;
+          std::string path = "-";
+          if (!c.paths.empty() && c.paths[i] != kNoPath) {
+            path = fmt::format("{} len {}", c.paths[i], c.pathTable[c.paths[i]].size());
+          }
+          if (show) {
+            out << fmt::format("  cycle {} task {} start {} steps {} hash {:08x} path {}\n", cycle,
+                               taskName(h, c.tasks[i]), formatDuration(c.startTimes[i]), c.stepCounts[i],
+                               c.imageHashes[i], path);
+          }
+          for (; in < c.inputChanges.size() && c.inputChanges[in].cycleIndex == i; ++in) {
+            if (show) out << "    input " << writeText(c.inputChanges[in]) << "\n";
+          }
+          for (; wr < c.writes.size() && c.writes[wr].cycleIndex == i; ++wr) {
+            if (show) out << "    write " << writeText(c.writes[wr]) << "\n";
+          }
+        }
+        break;
+      }
+      case BlockKind::Gap: {
+        if (!inRange(b.firstCycle, b.cycleCount)) break;
+        GapData g;
+        if (!reader.readGap(b, g, error)) {
+          out << fmt::format("gap @{}: ERROR {}\n", b.offset, error);
+          break;
+        }
+        out << fmt::format("gap @{}: cycles {}..{} not recorded ({} cycles)\n", b.offset, g.firstCycle,
+                           g.firstCycle + g.cycleCount - (g.cycleCount ? 1 : 0), g.cycleCount);
+        break;
+      }
+      case BlockKind::ProgramChange: {
+        if (b.firstCycle < fromCycle || b.firstCycle > toCycle) break;
+        ProgramChangeData p;
+        if (!reader.readProgramChange(b, p, error)) {
+          out << fmt::format("program change @{}: ERROR {}\n", b.offset, error);
+          break;
+        }
+        out << fmt::format("program change @{}: from cycle {}: program {}, {} files, image {} bytes, {} statements\n",
+                           b.offset, p.atCycle, p.programHash, p.sources.size(), p.imageSize, p.statementCount);
+        break;
+      }
+      case BlockKind::Fault: {
+        if (b.firstCycle < fromCycle || b.firstCycle > toCycle) break;
+        FaultData f;
+        if (!reader.readFault(b, f, error)) {
+          out << fmt::format("fault @{}: ERROR {}\n", b.offset, error);
+          break;
+        }
+        out << fmt::format("fault @{}: cycle {} step {} statement {} code {}: {}\n", b.offset, f.cycle, f.step,
+                           f.statement, f.code, f.message);
+        break;
+      }
+      default: break;
+    }
+  }
+  if (reader.indexBlock()) {
+    out << fmt::format("index @{}: {} bytes stored\n", reader.indexBlock()->offset, reader.indexBlock()->storedSize);
+  }
+  for (const std::string& w : reader.warnings()) out << "warning: " << w << "\n";
+}
+
+std::string traceDump(TraceReader& reader, uint64_t fromCycle, uint64_t toCycle) {
+  std::ostringstream out;
+  traceDump(reader, fromCycle, toCycle, out);
+  return out.str();
+}
+
+// ----------------------------------------------------------------------------------------------
+// hits
+
+std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chunk, uint32_t statementId) {
+  return cyclesExecuting(chunk, std::span<const uint32_t>(&statementId, 1));
+}
+
+std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chunk,
+                                                           std::span<const uint32_t> statementIds) {
+  std::vector<std::pair<uint64_t, uint32_t>> out;
+  if (statementIds.empty() || chunk.paths.empty()) return out;
+  std::vector<uint32_t> ids(statementIds.begin(), statementIds.end());
+  std::sort(ids.begin(), ids.end());
+  std::vector<uint32_t> perPath(chunk.pathTable.size(), 0);
+  for (size_t p = 0; p < chunk.pathTable.size(); ++p) {
+    for (uint32_t id : chunk.pathTable[p]) perPath[p] += std::binary_search(ids.begin(), ids.end(), id);
+  }
+  for (size_t i = 0; i < chunk.paths.size(); ++i) {
+    const uint32_t p = chunk.paths[i];
+    if (p != kNoPath && p < perPath.size() && perPath[p] > 0) out.emplace_back(chunk.firstCycle + i, perPath[p]);
+  }
+  return out;
+}
+
+namespace {
+
+std::string baseName(const std::string& path) {
+  const size_t slash = path.find_last_of("/\\");
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool endsWithPath(const std::string& path, const std::string& tail) {
+  return path.size() > tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0 &&
+         (path[path.size() - tail.size() - 1] == '/' || path[path.size() - tail.size() - 1] == '\\');
+}
+
+// The file of `sources` that `file` names, or an error.
+std::optional<size_t> findFile(const std::vector<SourceFile>& sources, const std::string& file, std::string& error) {
+  std::vector<size_t> found;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i].path == file) found.push_back(i);
+  }
+  if (found.empty()) {
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (endsWithPath(sources[i].path, file) || endsWithPath(file, sources[i].path)) found.push_back(i);
+    }
+  }
+  if (found.empty()) {
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (baseName(sources[i].path) == baseName(file)) found.push_back(i);
+    }
+  }
+  if (found.size() == 1) return found[0];
+  std::string names;
+  for (size_t i = 0; i < (found.empty() ? sources.size() : found.size()); ++i) {
+    names += (i ? ", " : "") + sources[found.empty() ? i : found[i]].path;
+  }
+  error = found.empty() ? fmt::format("the trace's program has no file '{}' (its files: {})", file, names)
+                        : fmt::format("'{}' is ambiguous: it names {}", file, names);
+  return std::nullopt;
+}
+
+struct ProgramLine {
+  std::vector<uint32_t> statements;  // starting on the line
+  std::string error;                 // when none do, why
+  std::string path;
+};
+
+ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string& file, uint32_t line) {
+  ProgramLine r;
+  const std::optional<size_t> id = findFile(files, file, r.error);
+  if (!id) return r;
+  r.path = files[*id].path;
+  SourceSet sources;
+  for (const SourceFile& f : files) sources.add(f.path, f.text);
+  Diagnostics diagnostics;
+  const std::shared_ptr<const Program> program = compileProject(sources, diagnostics);
+  if (!program) {
+    r.error = fmt::format("the trace's program does not compile:\n{}", diagnostics.format(sources));
+    return r;
+  }
+  uint32_t below = 0, above = UINT32_MAX;
+  for (uint32_t s = 0; s < program->statements.size(); ++s) {
+    const SourceSpan& span = program->statements[s].span;
+    if (span.file != *id) continue;
+    if (span.line == line) r.statements.push_back(s);
+    if (span.line < line) below = std::max(below, span.line);
+    if (span.line > line) above = std::min(above, span.line);
+  }
+  if (r.statements.empty()) {
+    std::string nearby;
+    if (below && above != UINT32_MAX) {
+      nearby = fmt::format("; the nearest statements start on lines {} and {}", below, above);
+    } else if (below) {
+      nearby = fmt::format("; the nearest statement starts on line {}", below);
+    } else if (above != UINT32_MAX) {
+      nearby = fmt::format("; the nearest statement starts on line {}", above);
+    }
+    r.error = fmt::format("no statement starts on line {} of {}{}", line, r.path, nearby);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& fileLine, std::string& error) {
+  const size_t colon = fileLine.find_last_of(':');
+  uint32_t line = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      std::from_chars(fileLine.data() + colon + 1, fileLine.data() + fileLine.size(), line).ptr !=
+          fileLine.data() + fileLine.size() ||
+      colon + 1 == fileLine.size() || line == 0) {
+    error = fmt::format("expected FILE:LINE, got '{}'", fileLine);
+    return std::nullopt;
+  }
+  const std::string file = fileLine.substr(0, colon);
+  const HeaderData& h = reader.header();
+  if (!h.options.statements) {
+    error = "the trace has no statement paths (it was recorded without them)";
+    return std::nullopt;
+  }
+  HitsResult result;
+  result.line = line;
+  ProgramLine current = resolveLine(h.sources, file, line);
+  if (!current.error.empty()) {
+    error = current.error;
+    return std::nullopt;
+  }
+  result.file = current.path;
+  result.statements = current.statements;
+  size_t version = 0;
+  for (const BlockInfo& b : reader.blocks()) {
+    std::string why;
+    if (b.kind == BlockKind::ProgramChange) {
+      ProgramChangeData change;
+      ++version;
+      if (!reader.readProgramChange(b, change, why)) {
+        result.warnings.push_back(why);
+        current = ProgramLine{};
+        continue;
+      }
+      current = resolveLine(change.sources, file, line);
+      if (!current.error.empty()) {
+        result.warnings.push_back(fmt::format("program version {} (from cycle {}): {}", version, change.atCycle,
+                                              current.error));
+      }
+      continue;
+    }
+    if (b.kind != BlockKind::Chunk) continue;
+    ChunkData chunk;
+    if (!reader.readChunk(b, chunk, why)) {
+      result.warnings.push_back(why);
+      continue;
+    }
+    uint64_t withPath = 0;
+    for (uint32_t p : chunk.paths) withPath += p != kNoPath;
+    result.cyclesSearched += withPath;
+    result.cyclesWithoutPath += chunk.cycleCount() - withPath;
+    for (const auto& hit : cyclesExecuting(chunk, current.statements)) {
+      result.cycles.push_back(hit);
+      result.totalHits += hit.second;
+    }
+  }
+  if (result.cyclesSearched == 0 && result.cyclesWithoutPath > 0) {
+    error = "the trace has no statement paths (none of its cycles has one)";
+    return std::nullopt;
+  }
+  return result;
+}
+
+std::string hitsText(const HitsResult& hits) {
+  std::string ids;
+  for (size_t i = 0; i < hits.statements.size(); ++i) ids += fmt::format("{}{}", i ? ", " : "", hits.statements[i]);
+  std::string out = fmt::format("{}:{} (statement{} {}): executed {} time{} in {} of {} cycles\n", hits.file,
+                                hits.line, hits.statements.size() == 1 ? "" : "s", ids, hits.totalHits,
+                                hits.totalHits == 1 ? "" : "s", hits.cycles.size(), hits.cyclesSearched);
+  if (hits.cyclesWithoutPath) {
+    out += fmt::format("({} recorded cycles have no statement path and were not searched)\n", hits.cyclesWithoutPath);
+  }
+  for (const auto& [cycle, count] : hits.cycles) out += fmt::format("  cycle {} x{}\n", cycle, count);
+  for (const std::string& w : hits.warnings) out += fmt::format("warning: {}\n", w);
+  return out;
+}
+
+nlohmann::ordered_json hitsJson(const HitsResult& hits) {
+  nlohmann::ordered_json j;
+  j["file"] = hits.file;
+  j["line"] = hits.line;
+  j["statements"] = hits.statements;
+  j["totalHits"] = hits.totalHits;
+  j["cyclesSearched"] = hits.cyclesSearched;
+  j["cyclesWithoutPath"] = hits.cyclesWithoutPath;
+  nlohmann::ordered_json cycles = nlohmann::ordered_json::array();
+  for (const auto& [cycle, count] : hits.cycles) cycles.push_back({{"cycle", cycle}, {"count", count}});
+  j["cycles"] = cycles;
+  j["warnings"] = hits.warnings;
+  return j;
+}
+
+}  // namespace scanback::trace

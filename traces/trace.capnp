@@ -1,0 +1,145 @@
+@0xfd6bdd0f83be2c77;
+# The scanback trace format. A trace is one file:
+#
+#   FileMagic "SCANBACK" (8 bytes)
+#   Block*                    -- framed, independently checked and zstd-compressed (traces/framing.h)
+#   Trailer (32 bytes)        -- points at the Index block; optional (absent after a crash)
+#
+# The first block is always a Header. Every other block is a Chunk, Gap, ProgramChange, Fault or
+# Index. Blocks are self-delimiting, so the index can always be rebuilt by scanning; a file cut
+# off at any byte yields every block before the cut.
+#
+# Invariants (DESIGN.md 1, 2, 7, 8):
+# - A chunk starts with a keyframe: the full state image at the cycle boundary before its first
+#   cycle. Replaying chunk k needs only the program (from the header) and chunk k.
+# - Cycles are numbered from 0 across all tasks in execution order. Within a trace, cycle numbers
+#   increase; a Gap block marks cycles that were not recorded. The chunk after a gap starts with
+#   its own keyframe.
+# - Each recorded cycle carries a digest: its statement count and a 32-bit hash of the image at
+#   the end of the cycle (the low bits of XXH3-64).
+# - Fields are only ever added (never renumbered or removed); readers check minReaderVersion.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("scanback::schema");
+
+struct SourceFile {
+  path @0 :Text;
+  text @1 :Text;
+}
+
+struct Task {
+  name @0 :Text;
+  intervalNs @1 :Int64;
+  priority @2 :Int32;
+}
+
+struct RecordingOptions {
+  keyframeEvery @0 :UInt32;     # cycles per chunk
+  zstdLevel @1 :Int32;
+  statements @2 :Bool;          # statement paths are recorded
+  ringBytes @3 :UInt64;         # flight-recorder mode: keep at most this much (0: off)
+  ringDurationNs @4 :Int64;     # flight-recorder mode: keep at most this much virtual time (0: off)
+}
+
+struct Header {
+  formatVersion @0 :UInt32;
+  minReaderVersion @1 :UInt32;  # a reader older than this must refuse the trace
+  scanbackVersion @2 :Text;
+  programHash @3 :Text;         # identity of the program version the trace starts with
+  sources @4 :List(SourceFile); # the complete program: a trace replays without the project
+  tasks @5 :List(Task);
+  options @6 :RecordingOptions;
+  startWallTimeNs @7 :Int64;    # informational only; replay never reads it
+  imageSize @8 :UInt32;         # bytes of the state image
+  statementCount @9 :UInt32;    # statements of the program (ids are 0 .. statementCount-1)
+}
+
+# Bytes of the image changed from outside at the start of a cycle.
+struct ImageWrite {
+  cycleIndex @0 :UInt32;  # within the chunk
+  offset @1 :UInt32;      # image offset
+  bit @2 :Int8 = -1;      # >= 0: only this bit of bytes[0] is written
+  bytes @3 :Data;
+}
+
+# A distinct sequence of statement ids executed by one cycle (the cycle's path).
+struct Path {
+  statements @0 :List(UInt32);
+}
+
+struct Chunk {
+  firstCycle @0 :UInt64;
+  cycleCount @1 :UInt32;
+  keyframe @2 :Data;                # the image before firstCycle (imageSize bytes of the program
+                                    # in effect: the header's or the last ProgramChange's)
+  # Columns: element i describes cycle firstCycle + i.
+  tasks @3 :List(UInt16);
+  startTimes @4 :List(Int64);       # virtual start time of the cycle, ns
+  stepCounts @5 :List(UInt32);      # statement boundaries passed (digest)
+  imageHashes @6 :List(UInt32);     # hash of the image at the end of the cycle (digest)
+  paths @7 :List(UInt32);           # index into pathTable; 0xFFFFFFFF: not recorded.
+                                    # Empty: statement paths were not recorded in this chunk.
+  pathTable @8 :List(Path);         # distinct paths of this chunk; statement ids < statementCount
+  # Scan inputs, sorted by cycleIndex; offset + size(bytes) <= imageSize. Input changes are the %I bytes latched at cycle start
+  # that differ from the image; writes are external writes (stimulus, debugger, HMI).
+  inputChanges @9 :List(ImageWrite);
+  writes @10 :List(ImageWrite);
+}
+
+# Cycles that were not recorded (the writer fell behind and the scan thread never waits).
+struct Gap {
+  firstCycle @0 :UInt64;
+  cycleCount @1 :UInt64;
+}
+
+# From cycle atCycle on, the program is this one (hot reload). Every chunk after this block in
+# the file (until the next ProgramChange) belongs to this program: its keyframe has imageSize
+# bytes and its statement ids are < statementCount. The task table stays the header's.
+struct ProgramChange {
+  atCycle @0 :UInt64;
+  programHash @1 :Text;
+  sources @2 :List(SourceFile);
+  imageSize @3 :UInt32;
+  statementCount @4 :UInt32;
+}
+
+# The program faulted in cycle `cycle` (the last cycle of the preceding chunk); ends the trace.
+struct Fault {
+  cycle @0 :UInt64;
+  step @1 :UInt64;        # statement boundaries passed in that cycle, the faulting one included
+  statement @2 :UInt32;
+  code @3 :UInt32;        # FaultCode
+  message @4 :Text;       # "file:line:col: fault: ..." as the runtime printed it
+}
+
+# One block of the trace, as its frame header describes it. The Index lists every block between
+# the Header and the Index itself, in file order; the blocks are contiguous, so a reader checks
+# offset[i] + 48 + storedSize[i] == offset[i+1] and falls back to a scan when that fails.
+struct IndexEntry {
+  offset @0 :UInt64;      # file offset of the block's frame header
+  kind @1 :UInt8;         # BlockKind (traces/trace_model.h)
+  firstCycle @2 :UInt64;
+  cycleCount @3 :UInt64;
+  storedSize @4 :UInt32;  # payload bytes on disk (after the 48-byte frame header)
+  rawSize @5 :UInt32;     # payload bytes after decompression
+}
+
+# Written by a writer that closes cleanly, last before the trailer. Optional: a reader without a
+# valid trailer + index scans the blocks instead and finds the same list.
+struct Index {
+  entries @0 :List(IndexEntry);
+}
+
+# The message inside every block. Its union member matches the frame header's kind; the frame
+# header repeats firstCycle/cycleCount (chunks, gaps; atCycle for ProgramChange, cycle for Fault)
+# so that a scan can build the index without decompressing.
+struct Block {
+  union {
+    header @0 :Header;
+    chunk @1 :Chunk;
+    gap @2 :Gap;
+    programChange @3 :ProgramChange;
+    fault @4 :Fault;
+    index @5 :Index;
+  }
+}

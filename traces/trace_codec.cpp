@@ -1,0 +1,444 @@
+#include "traces/trace_codec.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <fmt/format.h>
+
+#include <cstring>
+#include <exception>
+
+#include "traces/framing.h"
+#include "traces/trace.capnp.h"
+
+namespace scanback::trace {
+
+namespace {
+
+using schema::Block;
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+std::vector<uint8_t> toBytes(capnp::MessageBuilder& builder) {
+  kj::Array<capnp::word> flat = capnp::messageToFlatArray(builder);
+  kj::ArrayPtr<const kj::byte> bytes = flat.asBytes();
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+}
+
+uint32_t words(size_t bytes) { return static_cast<uint32_t>(std::min<size_t>((bytes + 7) / 8, 1u << 28)); }
+
+void setSources(capnp::List<schema::SourceFile>::Builder list, const std::vector<SourceFile>& sources) {
+  for (size_t i = 0; i < sources.size(); ++i) {
+    list[i].setPath(sources[i].path);
+    list[i].setText(sources[i].text);
+  }
+}
+
+void setWrites(capnp::List<schema::ImageWrite>::Builder list, const std::vector<ImageWriteData>& writes) {
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const ImageWriteData& w = writes[i];
+    list[i].setCycleIndex(w.cycleIndex);
+    list[i].setOffset(w.offset);
+    list[i].setBit(w.bit);
+    list[i].setBytes(kj::arrayPtr(w.bytes.data(), w.bytes.size()));
+  }
+}
+
+size_t sourcesBytes(const std::vector<SourceFile>& sources) {
+  size_t n = 0;
+  for (const SourceFile& f : sources) n += f.path.size() + f.text.size() + 48;
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+std::string text(capnp::Text::Reader t) { return std::string(t.cStr(), t.size()); }
+
+void getSources(capnp::List<schema::SourceFile>::Reader list, std::vector<SourceFile>& out) {
+  out.clear();
+  out.reserve(list.size());
+  for (auto f : list) out.push_back(SourceFile{text(f.getPath()), text(f.getText())});
+}
+
+void getWrites(capnp::List<schema::ImageWrite>::Reader list, std::vector<ImageWriteData>& out) {
+  out.clear();
+  out.reserve(list.size());
+  for (auto w : list) {
+    ImageWriteData d;
+    d.cycleIndex = w.getCycleIndex();
+    d.offset = w.getOffset();
+    d.bit = w.getBit();
+    capnp::Data::Reader bytes = w.getBytes();
+    d.bytes.assign(bytes.begin(), bytes.end());
+    out.push_back(std::move(d));
+  }
+}
+
+template <typename T, typename L>
+void getColumn(L list, std::vector<T>& out) {
+  out.clear();
+  out.reserve(list.size());
+  for (auto v : list) out.push_back(static_cast<T>(v));
+}
+
+const char* whichName(Block::Which which) {
+  switch (which) {
+    case Block::HEADER: return "header";
+    case Block::CHUNK: return "chunk";
+    case Block::GAP: return "gap";
+    case Block::PROGRAM_CHANGE: return "program change";
+    case Block::FAULT: return "fault";
+    case Block::INDEX: return "index";
+  }
+  return "unknown";
+}
+
+// Opens `message` as a capnp Block holding `expected` and calls fill(block, innerError).
+template <typename Fill>
+bool withBlock(std::span<const uint8_t> message, uint64_t offset, Block::Which expected, std::string& error,
+               Fill&& fill) {
+  const char* what = whichName(expected);
+  if (message.size() % sizeof(capnp::word) != 0 || message.empty()) {
+    error = fmt::format("block at offset {}: {}: message size {} is not a positive multiple of 8", offset, what,
+                        message.size());
+    return false;
+  }
+  const size_t count = message.size() / sizeof(capnp::word);
+  std::vector<uint64_t> aligned;
+  const void* data = message.data();
+  if (reinterpret_cast<uintptr_t>(data) % alignof(capnp::word) != 0) {
+    aligned.resize(count);
+    std::memcpy(aligned.data(), message.data(), message.size());
+    data = aligned.data();
+  }
+  capnp::ReaderOptions options;
+  // Each object is read once; twice the message size leaves room and still stops amplification
+  // (objects referenced many times, lists of zero-sized elements).
+  options.traversalLimitInWords = count * 2 + 1024;
+  options.nestingLimit = 16;
+  try {
+    capnp::FlatArrayMessageReader reader(kj::arrayPtr(static_cast<const capnp::word*>(data), count), options);
+    Block::Reader block = reader.getRoot<Block>();
+    const Block::Which which = block.which();
+    if (which != expected) {
+      error = fmt::format("block at offset {}: expected a {} message, found {} (union tag {})", offset, what,
+                          whichName(which), static_cast<unsigned>(which));
+      return false;
+    }
+    std::string inner;
+    if (!fill(block, inner)) {
+      error = fmt::format("block at offset {}: {}: {}", offset, what, inner);
+      return false;
+    }
+    return true;
+  } catch (const kj::Exception& e) {
+    error = fmt::format("block at offset {}: {}: invalid capnp message: {}", offset, what,
+                        e.getDescription().cStr());
+    return false;
+  } catch (const std::exception& e) {
+    error = fmt::format("block at offset {}: {}: {}", offset, what, e.what());
+    return false;
+  }
+}
+
+bool validateWrites(const std::vector<ImageWriteData>& writes, const char* what, uint32_t cycleCount,
+                    uint32_t imageSize, std::string& error) {
+  uint32_t previous = 0;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const ImageWriteData& w = writes[i];
+    if (w.cycleIndex >= cycleCount) {
+      error = fmt::format("{} {}: cycle index {} >= cycle count {}", what, i, w.cycleIndex, cycleCount);
+      return false;
+    }
+    if (w.cycleIndex < previous) {
+      error = fmt::format("{} {}: cycle index {} after {} (not sorted)", what, i, w.cycleIndex, previous);
+      return false;
+    }
+    previous = w.cycleIndex;
+    if (w.bit < -1 || w.bit > 7) {
+      error = fmt::format("{} {}: bit {} out of range -1..7", what, i, w.bit);
+      return false;
+    }
+    if (w.bit >= 0 && w.bytes.size() > 1) {
+      error = fmt::format("{} {}: a bit write carries {} bytes (expected 1)", what, i, w.bytes.size());
+      return false;
+    }
+    const uint64_t size = w.bit >= 0 ? 1 : w.bytes.size();
+    if (static_cast<uint64_t>(w.offset) + size > imageSize) {
+      error = fmt::format("{} {}: offset {} + size {} > image size {}", what, i, w.offset, size, imageSize);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------
+
+std::vector<uint8_t> encodeHeader(const HeaderData& h) {
+  capnp::MallocMessageBuilder builder(words(sourcesBytes(h.sources) + 64 * h.tasks.size() + 1024));
+  auto m = builder.initRoot<Block>().initHeader();
+  m.setFormatVersion(h.formatVersion);
+  m.setMinReaderVersion(h.minReaderVersion);
+  m.setScanbackVersion(h.scanbackVersion);
+  m.setProgramHash(h.programHash);
+  setSources(m.initSources(static_cast<unsigned>(h.sources.size())), h.sources);
+  auto tasks = m.initTasks(static_cast<unsigned>(h.tasks.size()));
+  for (size_t i = 0; i < h.tasks.size(); ++i) {
+    tasks[i].setName(h.tasks[i].name);
+    tasks[i].setIntervalNs(h.tasks[i].intervalNs);
+    tasks[i].setPriority(h.tasks[i].priority);
+  }
+  auto o = m.initOptions();
+  o.setKeyframeEvery(h.options.keyframeEvery);
+  o.setZstdLevel(h.options.zstdLevel);
+  o.setStatements(h.options.statements);
+  o.setRingBytes(h.options.ringBytes);
+  o.setRingDurationNs(h.options.ringDurationNs);
+  m.setStartWallTimeNs(h.startWallTimeNs);
+  m.setImageSize(h.imageSize);
+  m.setStatementCount(h.statementCount);
+  return toBytes(builder);
+}
+
+std::vector<uint8_t> encodeChunk(const ChunkData& c) {
+  size_t estimate = c.keyframe.size() + c.cycleCount() * 22 + 256;
+  for (const auto& p : c.pathTable) estimate += p.size() * 4 + 16;
+  for (const auto& w : c.inputChanges) estimate += w.bytes.size() + 32;
+  for (const auto& w : c.writes) estimate += w.bytes.size() + 32;
+  capnp::MallocMessageBuilder builder(words(estimate));
+  auto m = builder.initRoot<Block>().initChunk();
+  const unsigned n = c.cycleCount();
+  m.setFirstCycle(c.firstCycle);
+  m.setCycleCount(n);
+  m.setKeyframe(kj::arrayPtr(c.keyframe.data(), c.keyframe.size()));
+  auto tasks = m.initTasks(n);
+  for (unsigned i = 0; i < n; ++i) tasks.set(i, c.tasks[i]);
+  auto times = m.initStartTimes(static_cast<unsigned>(c.startTimes.size()));
+  for (unsigned i = 0; i < c.startTimes.size(); ++i) times.set(i, c.startTimes[i]);
+  auto steps = m.initStepCounts(static_cast<unsigned>(c.stepCounts.size()));
+  for (unsigned i = 0; i < c.stepCounts.size(); ++i) steps.set(i, c.stepCounts[i]);
+  auto hashes = m.initImageHashes(static_cast<unsigned>(c.imageHashes.size()));
+  for (unsigned i = 0; i < c.imageHashes.size(); ++i) hashes.set(i, c.imageHashes[i]);
+  auto paths = m.initPaths(static_cast<unsigned>(c.paths.size()));
+  for (unsigned i = 0; i < c.paths.size(); ++i) paths.set(i, c.paths[i]);
+  auto table = m.initPathTable(static_cast<unsigned>(c.pathTable.size()));
+  for (unsigned i = 0; i < c.pathTable.size(); ++i) {
+    const std::vector<uint32_t>& path = c.pathTable[i];
+    auto statements = table[i].initStatements(static_cast<unsigned>(path.size()));
+    for (unsigned j = 0; j < path.size(); ++j) statements.set(j, path[j]);
+  }
+  setWrites(m.initInputChanges(static_cast<unsigned>(c.inputChanges.size())), c.inputChanges);
+  setWrites(m.initWrites(static_cast<unsigned>(c.writes.size())), c.writes);
+  return toBytes(builder);
+}
+
+std::vector<uint8_t> encodeGap(const GapData& g) {
+  capnp::MallocMessageBuilder builder(16);
+  auto m = builder.initRoot<Block>().initGap();
+  m.setFirstCycle(g.firstCycle);
+  m.setCycleCount(g.cycleCount);
+  return toBytes(builder);
+}
+
+std::vector<uint8_t> encodeProgramChange(const ProgramChangeData& p) {
+  capnp::MallocMessageBuilder builder(words(sourcesBytes(p.sources) + p.programHash.size() + 256));
+  auto m = builder.initRoot<Block>().initProgramChange();
+  m.setAtCycle(p.atCycle);
+  m.setProgramHash(p.programHash);
+  setSources(m.initSources(static_cast<unsigned>(p.sources.size())), p.sources);
+  m.setImageSize(p.imageSize);
+  m.setStatementCount(p.statementCount);
+  return toBytes(builder);
+}
+
+std::vector<uint8_t> encodeFault(const FaultData& f) {
+  capnp::MallocMessageBuilder builder(words(f.message.size() + 128));
+  auto m = builder.initRoot<Block>().initFault();
+  m.setCycle(f.cycle);
+  m.setStep(f.step);
+  m.setStatement(f.statement);
+  m.setCode(f.code);
+  m.setMessage(f.message);
+  return toBytes(builder);
+}
+
+std::vector<uint8_t> encodeIndex(const std::vector<BlockInfo>& blocks) {
+  capnp::MallocMessageBuilder builder(words(blocks.size() * 40 + 64));
+  auto entries = builder.initRoot<Block>().initIndex().initEntries(static_cast<unsigned>(blocks.size()));
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const BlockInfo& b = blocks[i];
+    entries[i].setOffset(b.offset);
+    entries[i].setKind(static_cast<uint8_t>(b.kind));
+    entries[i].setFirstCycle(b.firstCycle);
+    entries[i].setCycleCount(b.cycleCount);
+    entries[i].setStoredSize(b.storedSize);
+    entries[i].setRawSize(b.rawSize);
+  }
+  return toBytes(builder);
+}
+
+bool validateChunk(const ChunkData& c, const ChunkLimits& limits, std::string& error) {
+  const uint32_t n = c.cycleCount();
+  if (c.tasks.size() > UINT32_MAX) {
+    error = fmt::format("{} cycles in one chunk", c.tasks.size());
+    return false;
+  }
+  if (c.startTimes.size() != n || c.stepCounts.size() != n || c.imageHashes.size() != n ||
+      (!c.paths.empty() && c.paths.size() != n)) {
+    error = fmt::format(
+        "column lengths differ from the cycle count {}: startTimes {}, stepCounts {}, imageHashes {}, paths {}", n,
+        c.startTimes.size(), c.stepCounts.size(), c.imageHashes.size(), c.paths.size());
+    return false;
+  }
+  if (c.firstCycle + n < c.firstCycle) {
+    error = fmt::format("first cycle {} + cycle count {} overflows", c.firstCycle, n);
+    return false;
+  }
+  if (c.keyframe.size() != limits.imageSize) {
+    error = fmt::format("keyframe size {} != image size {}", c.keyframe.size(), limits.imageSize);
+    return false;
+  }
+  for (size_t i = 0; i < c.paths.size(); ++i) {
+    if (c.paths[i] != kNoPath && c.paths[i] >= c.pathTable.size()) {
+      error = fmt::format("cycle index {}: path index {} >= path table size {}", i, c.paths[i], c.pathTable.size());
+      return false;
+    }
+  }
+  for (size_t i = 0; i < c.pathTable.size(); ++i) {
+    for (uint32_t id : c.pathTable[i]) {
+      if (id >= limits.statementCount) {
+        error = fmt::format("path {}: statement id {} >= statement count {}", i, id, limits.statementCount);
+        return false;
+      }
+    }
+  }
+  return validateWrites(c.inputChanges, "input change", n, limits.imageSize, error) &&
+         validateWrites(c.writes, "write", n, limits.imageSize, error);
+}
+
+bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData& out, std::string& error) {
+  return withBlock(message, offset, Block::HEADER, error, [&](Block::Reader block, std::string& inner) {
+    auto m = block.getHeader();
+    out.formatVersion = m.getFormatVersion();
+    out.minReaderVersion = m.getMinReaderVersion();
+    out.scanbackVersion = text(m.getScanbackVersion());
+    out.programHash = text(m.getProgramHash());
+    getSources(m.getSources(), out.sources);
+    auto tasks = m.getTasks();
+    if (tasks.size() > 65536) {
+      inner = fmt::format("{} tasks (at most 65536: the task column is 16 bits)", tasks.size());
+      return false;
+    }
+    out.tasks.clear();
+    out.tasks.reserve(tasks.size());
+    for (auto t : tasks) out.tasks.push_back(TaskData{text(t.getName()), t.getIntervalNs(), t.getPriority()});
+    auto o = m.getOptions();
+    out.options.keyframeEvery = o.getKeyframeEvery();
+    out.options.zstdLevel = o.getZstdLevel();
+    out.options.statements = o.getStatements();
+    out.options.ringBytes = o.getRingBytes();
+    out.options.ringDurationNs = o.getRingDurationNs();
+    out.startWallTimeNs = m.getStartWallTimeNs();
+    out.imageSize = m.getImageSize();
+    out.statementCount = m.getStatementCount();
+    return true;
+  });
+}
+
+bool decodeChunk(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, ChunkData& out,
+                 std::string& error) {
+  return withBlock(message, offset, Block::CHUNK, error, [&](Block::Reader block, std::string& inner) {
+    auto m = block.getChunk();
+    out.firstCycle = m.getFirstCycle();
+    const uint32_t cycleCount = m.getCycleCount();
+    capnp::Data::Reader keyframe = m.getKeyframe();
+    out.keyframe.assign(keyframe.begin(), keyframe.end());
+    getColumn(m.getTasks(), out.tasks);
+    if (out.tasks.size() != cycleCount) {
+      inner = fmt::format("task column has {} entries, cycle count is {}", out.tasks.size(), cycleCount);
+      return false;
+    }
+    getColumn(m.getStartTimes(), out.startTimes);
+    getColumn(m.getStepCounts(), out.stepCounts);
+    getColumn(m.getImageHashes(), out.imageHashes);
+    getColumn(m.getPaths(), out.paths);
+    auto table = m.getPathTable();
+    out.pathTable.clear();
+    out.pathTable.reserve(table.size());
+    for (auto path : table) {
+      std::vector<uint32_t> statements;
+      getColumn(path.getStatements(), statements);
+      out.pathTable.push_back(std::move(statements));
+    }
+    getWrites(m.getInputChanges(), out.inputChanges);
+    getWrites(m.getWrites(), out.writes);
+    return validateChunk(out, limits, inner);
+  });
+}
+
+bool decodeGap(std::span<const uint8_t> message, uint64_t offset, GapData& out, std::string& error) {
+  return withBlock(message, offset, Block::GAP, error, [&](Block::Reader block, std::string& inner) {
+    auto m = block.getGap();
+    out.firstCycle = m.getFirstCycle();
+    out.cycleCount = m.getCycleCount();
+    if (out.firstCycle + out.cycleCount < out.firstCycle) {
+      inner = fmt::format("first cycle {} + cycle count {} overflows", out.firstCycle, out.cycleCount);
+      return false;
+    }
+    return true;
+  });
+}
+
+bool decodeProgramChange(std::span<const uint8_t> message, uint64_t offset, ProgramChangeData& out,
+                         std::string& error) {
+  return withBlock(message, offset, Block::PROGRAM_CHANGE, error, [&](Block::Reader block, std::string&) {
+    auto m = block.getProgramChange();
+    out.atCycle = m.getAtCycle();
+    out.programHash = text(m.getProgramHash());
+    getSources(m.getSources(), out.sources);
+    out.imageSize = m.getImageSize();
+    out.statementCount = m.getStatementCount();
+    return true;
+  });
+}
+
+bool decodeFault(std::span<const uint8_t> message, uint64_t offset, FaultData& out, std::string& error) {
+  return withBlock(message, offset, Block::FAULT, error, [&](Block::Reader block, std::string&) {
+    auto m = block.getFault();
+    out.cycle = m.getCycle();
+    out.step = m.getStep();
+    out.statement = m.getStatement();
+    out.code = m.getCode();
+    out.message = text(m.getMessage());
+    return true;
+  });
+}
+
+bool decodeIndex(std::span<const uint8_t> message, uint64_t offset, std::vector<BlockInfo>& out,
+                 std::string& error) {
+  return withBlock(message, offset, Block::INDEX, error, [&](Block::Reader block, std::string& inner) {
+    auto entries = block.getIndex().getEntries();
+    out.clear();
+    out.reserve(entries.size());
+    for (auto e : entries) {
+      if (!validBlockKind(e.getKind())) {
+        inner = fmt::format("entry {}: unknown block kind {}", out.size(), e.getKind());
+        return false;
+      }
+      BlockInfo b;
+      b.offset = e.getOffset();
+      b.kind = static_cast<BlockKind>(e.getKind());
+      b.firstCycle = e.getFirstCycle();
+      b.cycleCount = e.getCycleCount();
+      b.storedSize = e.getStoredSize();
+      b.rawSize = e.getRawSize();
+      out.push_back(b);
+    }
+    return true;
+  });
+}
+
+}  // namespace scanback::trace

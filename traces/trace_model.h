@@ -1,0 +1,104 @@
+// The contents of a trace in memory: what the writer encodes and the reader decodes. The file
+// format itself is traces/trace.capnp (records) and traces/framing.h (blocks on disk).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vm/source/source.h"
+
+namespace scanback::trace {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kMinReaderVersion = 1;
+inline constexpr uint32_t kNoPath = 0xFFFFFFFFu;
+
+enum class BlockKind : uint8_t { Header = 1, Chunk = 2, Gap = 3, ProgramChange = 4, Fault = 5, Index = 6 };
+const char* blockKindName(BlockKind kind);
+
+struct TaskData {
+  std::string name;
+  int64_t intervalNs = 0;
+  int32_t priority = 0;
+};
+
+struct RecordingOptions {
+  uint32_t keyframeEvery = 1000;  // cycles per chunk
+  int32_t zstdLevel = 3;
+  bool statements = true;
+  uint64_t ringBytes = 0;       // flight-recorder mode
+  int64_t ringDurationNs = 0;   // flight-recorder mode
+};
+
+struct HeaderData {
+  uint32_t formatVersion = kFormatVersion;
+  uint32_t minReaderVersion = kMinReaderVersion;
+  std::string scanbackVersion;
+  std::string programHash;
+  std::vector<SourceFile> sources;
+  std::vector<TaskData> tasks;
+  RecordingOptions options;
+  int64_t startWallTimeNs = 0;
+  uint32_t imageSize = 0;
+  uint32_t statementCount = 0;
+};
+
+// Bytes written into the image at a cycle start (input latch changes or external writes).
+struct ImageWriteData {
+  uint32_t cycleIndex = 0;  // within the chunk
+  uint32_t offset = 0;
+  int8_t bit = -1;
+  std::vector<uint8_t> bytes;
+  bool operator==(const ImageWriteData&) const = default;
+};
+
+struct ChunkData {
+  uint64_t firstCycle = 0;
+  std::vector<uint8_t> keyframe;          // image before firstCycle
+  std::vector<uint16_t> tasks;            // one per cycle
+  std::vector<int64_t> startTimes;        // one per cycle
+  std::vector<uint32_t> stepCounts;       // one per cycle
+  std::vector<uint32_t> imageHashes;      // one per cycle
+  std::vector<uint32_t> paths;            // one per cycle (kNoPath when not recorded), or empty
+  std::vector<std::vector<uint32_t>> pathTable;
+  std::vector<ImageWriteData> inputChanges;  // sorted by cycleIndex
+  std::vector<ImageWriteData> writes;        // sorted by cycleIndex
+  uint32_t cycleCount() const { return static_cast<uint32_t>(tasks.size()); }
+  bool operator==(const ChunkData&) const = default;
+};
+
+struct GapData {
+  uint64_t firstCycle = 0;
+  uint64_t cycleCount = 0;
+  bool operator==(const GapData&) const = default;
+};
+
+struct ProgramChangeData {
+  uint64_t atCycle = 0;
+  std::string programHash;
+  std::vector<SourceFile> sources;
+  uint32_t imageSize = 0;
+  uint32_t statementCount = 0;
+};
+
+struct FaultData {
+  uint64_t cycle = 0;
+  uint64_t step = 0;
+  uint32_t statement = 0;
+  uint32_t code = 0;
+  std::string message;
+  bool operator==(const FaultData&) const = default;
+};
+
+// Where a block is in the file (from the index or a scan).
+struct BlockInfo {
+  uint64_t offset = 0;
+  BlockKind kind = BlockKind::Chunk;
+  uint64_t firstCycle = 0;
+  uint64_t cycleCount = 0;
+  uint32_t storedSize = 0;  // bytes after the frame header
+  uint32_t rawSize = 0;     // bytes after decompression
+};
+
+}  // namespace scanback::trace

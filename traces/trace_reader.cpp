@@ -1,0 +1,539 @@
+#include "traces/trace_reader.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "traces/framing.h"
+
+namespace scanback::trace {
+
+// Where the bytes come from: a file (pread, so reads may run on several threads) or memory.
+class TraceReader::Source {
+ public:
+  virtual ~Source() = default;
+  virtual uint64_t size() = 0;  // the current size
+  // Exactly `size` bytes at `offset`, or false.
+  virtual bool read(uint64_t offset, void* out, size_t size) const = 0;
+};
+
+namespace {
+
+class FileSource final : public TraceReader::Source {
+ public:
+  explicit FileSource(int fd) : fd_(fd) {}
+  ~FileSource() override { ::close(fd_); }
+  uint64_t size() override {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || st.st_size < 0) return 0;
+    return static_cast<uint64_t>(st.st_size);
+  }
+  bool read(uint64_t offset, void* out, size_t size) const override {
+    auto* p = static_cast<uint8_t*>(out);
+    while (size > 0) {
+      const ssize_t n = ::pread(fd_, p, size, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      p += n;
+      offset += static_cast<uint64_t>(n);
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+ private:
+  int fd_;
+};
+
+class MemorySource final : public TraceReader::Source {
+ public:
+  explicit MemorySource(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
+  uint64_t size() override { return bytes_.size(); }
+  bool read(uint64_t offset, void* out, size_t size) const override {
+    if (offset > bytes_.size() || bytes_.size() - offset < size) return false;
+    if (size) std::memcpy(out, bytes_.data() + offset, size);
+    return true;
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+// zstd can expand at most this much: an RLE block is 4 bytes for up to 128 KiB. A frame header
+// claiming more than storedSize * this is corrupt, and nothing is allocated for it.
+constexpr uint64_t kMaxZstdRatio = 32768;
+
+struct DecompressContext {
+  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  ~DecompressContext() { ZSTD_freeDCtx(ctx); }
+};
+
+ZSTD_DCtx* decompressContext() {
+  thread_local DecompressContext context;
+  return context.ctx;
+}
+
+bool isCycleBlock(BlockKind kind) { return kind == BlockKind::Chunk || kind == BlockKind::Gap; }
+
+}  // namespace
+
+std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, std::string& error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = fmt::format("cannot open {}: {}", path, std::strerror(errno));
+    return nullptr;
+  }
+  std::unique_ptr<TraceReader> reader(new TraceReader(std::make_unique<FileSource>(fd)));
+  std::string why;
+  if (!reader->init(why)) {
+    error = fmt::format("{}: {}", path, why);
+    return nullptr;
+  }
+  return reader;
+}
+
+std::unique_ptr<TraceReader> TraceReader::openBytes(std::vector<uint8_t> bytes, std::string& error) {
+  std::unique_ptr<TraceReader> reader(new TraceReader(std::make_unique<MemorySource>(std::move(bytes))));
+  if (!reader->init(error)) return nullptr;
+  return reader;
+}
+
+TraceReader::TraceReader(std::unique_ptr<Source> source) : source_(std::move(source)) {}
+TraceReader::~TraceReader() = default;
+
+bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_t>& words, size_t& size,
+                            FrameHeader* frame, std::string& error) const {
+  uint8_t raw[kFrameHeaderBytes];
+  if (offset > fileSize_ || fileSize_ - offset < kFrameHeaderBytes || !source_->read(offset, raw, sizeof raw)) {
+    error = fmt::format("block at offset {}: frame header past the end of the file ({} bytes)", offset, fileSize_);
+    return false;
+  }
+  std::string why;
+  const std::optional<FrameHeader> h = decodeFrameHeader(raw, why);
+  if (!h) {
+    error = fmt::format("block at offset {}: {}", offset, why);
+    return false;
+  }
+  if (h->kind != kind) {
+    error = fmt::format("block at offset {} is a {} block, expected a {} block", offset, blockKindName(h->kind),
+                        blockKindName(kind));
+    return false;
+  }
+  const uint64_t available = fileSize_ - offset - kFrameHeaderBytes;
+  if (h->storedSize > available) {
+    error = fmt::format("block at offset {}: payload of {} bytes runs past the end of the file ({} bytes left)",
+                        offset, h->storedSize, available);
+    return false;
+  }
+  if (h->compression == 1 && static_cast<uint64_t>(h->rawSize) > static_cast<uint64_t>(h->storedSize) * kMaxZstdRatio) {
+    error = fmt::format("block at offset {}: raw size {} is impossible for {} compressed bytes", offset, h->rawSize,
+                        h->storedSize);
+    return false;
+  }
+  // Both sizes are checked now: storedSize against the file, rawSize against the limit and the
+  // most zstd can expand.
+  std::vector<uint64_t> stored;
+  uint8_t* payload;
+  if (h->compression == 0) {
+    words.assign(h->storedSize / 8, 0);  // rawSize == storedSize, a multiple of 8 (decodeFrameHeader)
+    payload = reinterpret_cast<uint8_t*>(words.data());
+  } else {
+    stored.resize((h->storedSize + 7) / 8);
+    payload = reinterpret_cast<uint8_t*>(stored.data());
+  }
+  if (!source_->read(offset + kFrameHeaderBytes, payload, h->storedSize)) {
+    error = fmt::format("block at offset {}: cannot read {} payload bytes", offset, h->storedSize);
+    return false;
+  }
+  const uint64_t hash = payloadHash(payload, h->storedSize);
+  if (hash != h->payloadHash) {
+    error = fmt::format("block at offset {}: payload hash {:016x} != {:016x} in the frame header (corrupt data)",
+                        offset, hash, h->payloadHash);
+    return false;
+  }
+  if (h->compression == 1) {
+    const unsigned long long content = ZSTD_getFrameContentSize(payload, h->storedSize);
+    if (content != h->rawSize) {
+      error = fmt::format("block at offset {}: zstd frame content size {} != raw size {}", offset,
+                          content == ZSTD_CONTENTSIZE_ERROR     ? std::string("(invalid frame)")
+                          : content == ZSTD_CONTENTSIZE_UNKNOWN ? std::string("(unknown)")
+                                                                : std::to_string(content),
+                          h->rawSize);
+      return false;
+    }
+    words.assign(h->rawSize / 8, 0);
+    const size_t n = ZSTD_decompressDCtx(decompressContext(), words.data(), h->rawSize, payload, h->storedSize);
+    if (ZSTD_isError(n) || n != h->rawSize) {
+      error = fmt::format("block at offset {}: zstd: {}", offset,
+                          ZSTD_isError(n) ? ZSTD_getErrorName(n) : fmt::format("{} bytes, expected {}", n, h->rawSize));
+      return false;
+    }
+  }
+  size = h->rawSize;
+  if (frame) *frame = *h;
+  return true;
+}
+
+bool TraceReader::init(std::string& error) {
+  fileSize_ = source_->size();
+  char magic[sizeof kFileMagic];
+  if (fileSize_ < sizeof kFileMagic || !source_->read(0, magic, sizeof magic)) {
+    error = fmt::format("{} bytes: too short for a scanback trace", fileSize_);
+    return false;
+  }
+  if (std::memcmp(magic, kFileMagic, sizeof magic) != 0) {
+    error = "not a scanback trace (no SCANBACK magic at the start)";
+    return false;
+  }
+  const uint64_t at = sizeof kFileMagic;
+  uint8_t raw[kFrameHeaderBytes];
+  if (fileSize_ - at < kFrameHeaderBytes || !source_->read(at, raw, sizeof raw)) {
+    error = fmt::format("the trace is cut off inside its header block ({} bytes)", fileSize_);
+    return false;
+  }
+  std::string why;
+  const std::optional<FrameHeader> frame = decodeFrameHeader(raw, why);
+  if (!frame) {
+    error = fmt::format("corrupt header block at offset {}: {}", at, why);
+    return false;
+  }
+  if (frame->kind != BlockKind::Header) {
+    error = fmt::format("the first block (offset {}) is a {} block, not a header", at, blockKindName(frame->kind));
+    return false;
+  }
+  if (frame->storedSize > fileSize_ - at - kFrameHeaderBytes) {
+    error = fmt::format("the trace is cut off inside its header block ({} bytes, the header needs {})", fileSize_,
+                        at + kFrameHeaderBytes + frame->storedSize);
+    return false;
+  }
+  std::vector<uint64_t> words;
+  size_t size = 0;
+  if (!loadBlock(at, BlockKind::Header, words, size, nullptr, why) ||
+      !decodeHeader({reinterpret_cast<const uint8_t*>(words.data()), size}, at, header_, why)) {
+    error = fmt::format("corrupt header: {}", why);
+    return false;
+  }
+  if (header_.minReaderVersion > kFormatVersion) {
+    error = fmt::format("the trace has format version {} and needs a reader of version {} or later; this scanback "
+                        "reads format version {}",
+                        header_.formatVersion, header_.minReaderVersion, kFormatVersion);
+    return false;
+  }
+  headerBlock_ = BlockInfo{at, BlockKind::Header, 0, 0, frame->storedSize, frame->rawSize};
+  limits_.push_back({0, ChunkLimits{header_.imageSize, header_.statementCount}});
+  scanEnd_ = at + kFrameHeaderBytes + frame->storedSize;
+
+  if (!tryIndex(why)) {
+    if (!why.empty()) notes_.push_back(fmt::format("the index is unusable ({}); blocks found by scanning", why));
+    scan(scanEnd_);
+  }
+  rebuildWarnings();
+  return true;
+}
+
+// Uses the trailer + index when both are valid and agree with the file. `why` stays empty when
+// the file simply has no trailer (a recorder still writing, or one that crashed).
+bool TraceReader::tryIndex(std::string& why) {
+  if (fileSize_ < scanEnd_ + kTrailerBytes) return false;
+  uint8_t raw[kTrailerBytes];
+  if (!source_->read(fileSize_ - kTrailerBytes, raw, sizeof raw)) return false;
+  const std::optional<Trailer> trailer = decodeTrailer(raw, why);
+  if (!trailer) {
+    if (std::memcmp(raw, kTrailerMagic, sizeof kTrailerMagic) != 0) why.clear();
+    return false;
+  }
+  const uint64_t end = fileSize_ - kTrailerBytes;
+  if (trailer->sizeBeforeTrailer != end) {
+    why = fmt::format("the trailer gives the size before it as {}, the file has {}", trailer->sizeBeforeTrailer, end);
+    return false;
+  }
+  if (trailer->indexOffset < scanEnd_ || trailer->indexOffset > end) {
+    why = fmt::format("the trailer points at offset {}, outside {}..{}", trailer->indexOffset, scanEnd_, end);
+    return false;
+  }
+  std::vector<uint64_t> words;
+  size_t size = 0;
+  FrameHeader frame;
+  std::vector<BlockInfo> entries;
+  if (!loadBlock(trailer->indexOffset, BlockKind::Index, words, size, &frame, why) ||
+      !decodeIndex({reinterpret_cast<const uint8_t*>(words.data()), size}, trailer->indexOffset, entries, why)) {
+    return false;
+  }
+  if (trailer->indexOffset + kFrameHeaderBytes + frame.storedSize != end) {
+    why = fmt::format("the index block ends at {}, the trailer starts at {}",
+                      trailer->indexOffset + kFrameHeaderBytes + frame.storedSize, end);
+    return false;
+  }
+  uint64_t expected = scanEnd_;
+  uint64_t next = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const BlockInfo& e = entries[i];
+    if (e.offset != expected) {
+      why = fmt::format("index entry {} is at offset {}, the previous block ends at {}", i, e.offset, expected);
+      return false;
+    }
+    if (e.kind == BlockKind::Header || e.kind == BlockKind::Index) {
+      why = fmt::format("index entry {} is a {} block", i, blockKindName(e.kind));
+      return false;
+    }
+    if (e.storedSize > kMaxStoredBlockBytes || e.rawSize > kMaxRawBlockBytes ||
+        e.offset + kFrameHeaderBytes + e.storedSize > trailer->indexOffset) {
+      why = fmt::format("index entry {} has sizes {}/{} that do not fit", i, e.storedSize, e.rawSize);
+      return false;
+    }
+    if (isCycleBlock(e.kind)) {
+      if (e.firstCycle < next || e.firstCycle + e.cycleCount < e.firstCycle) {
+        why = fmt::format("index entry {} covers cycles {}+{}, the previous ones end at {}", i, e.firstCycle,
+                          e.cycleCount, next);
+        return false;
+      }
+      next = e.firstCycle + e.cycleCount;
+    }
+    expected = e.offset + kFrameHeaderBytes + e.storedSize;
+  }
+  if (expected != trailer->indexOffset) {
+    why = fmt::format("the indexed blocks end at {}, the index block is at {}", expected, trailer->indexOffset);
+    return false;
+  }
+  blocks_ = std::move(entries);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    if (blocks_[i].kind != BlockKind::ProgramChange) continue;
+    std::string bad;
+    if (!addProgramChange(blocks_[i], bad)) {
+      corruptOffset_ = blocks_[i].offset;
+      corruptError_ = bad;
+      notes_.push_back(fmt::format("{}; the {} blocks before it are readable", bad, i));
+      blocks_.resize(i);
+      break;
+    }
+  }
+  indexBlock_ = BlockInfo{trailer->indexOffset, BlockKind::Index, 0, 0, frame.storedSize, frame.rawSize};
+  nextCycle_ = next;
+  scanEnd_ = end;
+  usedIndex_ = true;
+  complete_ = true;
+  return true;
+}
+
+bool TraceReader::addProgramChange(const BlockInfo& block, std::string& error) {
+  ProgramChangeData change;
+  if (!readProgramChange(block, change, error)) return false;
+  limits_.push_back({block.offset, ChunkLimits{change.imageSize, change.statementCount}});
+  return true;
+}
+
+void TraceReader::scan(uint64_t from) {
+  uint64_t off = from;
+  auto corrupt = [&](const std::string& why) {
+    corruptOffset_ = off;
+    corruptError_ = why;
+    notes_.push_back(fmt::format("corrupt block: {}; scanning stopped there, the {} blocks before it are readable",
+                                 why, blocks_.size()));
+  };
+  auto cut = [&](uint64_t remaining) {
+    size_t chunks = 0;
+    for (const BlockInfo& b : blocks_) chunks += b.kind == BlockKind::Chunk;
+    tailWarning_ = fmt::format("trace ends {} bytes into a block at offset {} (cut off): {} complete chunk{} {} readable",
+                               remaining, off, chunks, chunks == 1 ? "" : "s", chunks == 1 ? "is" : "are");
+  };
+  std::vector<uint8_t> buffer;
+  const std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(), XXH3_freeState);
+  while (off < fileSize_) {
+    const uint64_t remaining = fileSize_ - off;
+    if (remaining == kTrailerBytes) {
+      uint8_t raw[kTrailerBytes];
+      std::string ignored;
+      std::optional<Trailer> trailer;
+      if (source_->read(off, raw, sizeof raw)) trailer = decodeTrailer(raw, ignored);
+      if (trailer && trailer->sizeBeforeTrailer == off) {
+        complete_ = true;
+        break;
+      }
+    }
+    if (remaining < kFrameHeaderBytes) {
+      cut(remaining);
+      break;
+    }
+    uint8_t raw[kFrameHeaderBytes];
+    if (!source_->read(off, raw, sizeof raw)) {
+      cut(remaining);
+      break;
+    }
+    std::string why;
+    const std::optional<FrameHeader> h = decodeFrameHeader(raw, why);
+    if (!h) {
+      corrupt(fmt::format("block at offset {}: {}", off, why));
+      break;
+    }
+    if (h->storedSize > remaining - kFrameHeaderBytes) {
+      cut(remaining);
+      break;
+    }
+    // Verify the payload hash, reading in pieces so a large block costs no large buffer.
+    XXH3_64bits_reset(state.get());
+    buffer.resize(std::min<size_t>(h->storedSize, 1u << 20));
+    bool readOk = true;
+    for (uint64_t done = 0; done < h->storedSize;) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), h->storedSize - done));
+      if (!source_->read(off + kFrameHeaderBytes + done, buffer.data(), n)) {
+        readOk = false;
+        break;
+      }
+      XXH3_64bits_update(state.get(), buffer.data(), n);
+      done += n;
+    }
+    if (!readOk) {
+      cut(remaining);
+      break;
+    }
+    const uint64_t hash = XXH3_64bits_digest(state.get());
+    if (hash != h->payloadHash) {
+      corrupt(fmt::format("block at offset {}: payload hash {:016x} != {:016x} in the frame header (corrupt data)",
+                          off, hash, h->payloadHash));
+      break;
+    }
+    const BlockInfo info{off, h->kind, h->firstCycle, h->cycleCount, h->storedSize, h->rawSize};
+    if (h->kind == BlockKind::Header) {
+      corrupt(fmt::format("block at offset {}: a second header block", off));
+      break;
+    }
+    if (h->kind == BlockKind::Index) {
+      indexBlock_ = info;
+    } else {
+      if (h->kind == BlockKind::ProgramChange && !addProgramChange(info, why)) {
+        corrupt(why);
+        break;
+      }
+      if (isCycleBlock(h->kind)) {
+        if (h->firstCycle < nextCycle_ || h->firstCycle + h->cycleCount < h->firstCycle) {
+          corrupt(fmt::format("block at offset {}: cycles {}+{} go back before cycle {}", off, h->firstCycle,
+                              h->cycleCount, nextCycle_));
+          break;
+        }
+        nextCycle_ = h->firstCycle + h->cycleCount;
+      }
+      blocks_.push_back(info);
+    }
+    off += kFrameHeaderBytes + h->storedSize;
+    scanEnd_ = off;
+  }
+}
+
+void TraceReader::rebuildWarnings() {
+  warnings_ = notes_;
+  if (!tailWarning_.empty()) warnings_.push_back(tailWarning_);
+}
+
+bool TraceReader::refresh() {
+  if (complete_ || corruptOffset_) return false;
+  const uint64_t size = source_->size();
+  if (size <= fileSize_) return false;
+  fileSize_ = size;
+  const size_t before = blocks_.size();
+  tailWarning_.clear();
+  scan(scanEnd_);
+  rebuildWarnings();
+  return blocks_.size() > before;
+}
+
+ChunkLimits TraceReader::limitsAt(uint64_t offset) const {
+  auto it = std::upper_bound(limits_.begin(), limits_.end(), offset,
+                             [](uint64_t o, const std::pair<uint64_t, ChunkLimits>& e) { return o <= e.first; });
+  // `it` is the first entry at or after `offset`; the one before it is in effect.
+  if (it == limits_.begin()) return limits_.empty() ? ChunkLimits{} : limits_.front().second;
+  return std::prev(it)->second;
+}
+
+namespace {
+std::span<const uint8_t> bytesOf(const std::vector<uint64_t>& words, size_t size) {
+  return {reinterpret_cast<const uint8_t*>(words.data()), size};
+}
+std::string mismatch(const BlockInfo& b, const FrameHeader& h) {
+  return fmt::format("block at offset {}: its frame says cycles {}+{} and {} stored bytes, the index {}+{} and {}",
+                     b.offset, h.firstCycle, h.cycleCount, h.storedSize, b.firstCycle, b.cycleCount, b.storedSize);
+}
+bool sameFrame(const BlockInfo& b, const FrameHeader& h) {
+  return h.firstCycle == b.firstCycle && h.cycleCount == b.cycleCount && h.storedSize == b.storedSize;
+}
+}  // namespace
+
+bool TraceReader::readChunk(const BlockInfo& block, ChunkData& out, std::string& error) const {
+  std::vector<uint64_t> words;
+  size_t size = 0;
+  FrameHeader h;
+  if (!loadBlock(block.offset, BlockKind::Chunk, words, size, &h, error)) return false;
+  if (!sameFrame(block, h)) {
+    error = mismatch(block, h);
+    return false;
+  }
+  if (!decodeChunk(bytesOf(words, size), block.offset, limitsAt(block.offset), out, error)) return false;
+  if (out.firstCycle != h.firstCycle || out.cycleCount() != h.cycleCount) {
+    error = fmt::format("block at offset {}: chunk holds cycles {}+{}, its frame says {}+{}", block.offset,
+                        out.firstCycle, out.cycleCount(), h.firstCycle, h.cycleCount);
+    return false;
+  }
+  return true;
+}
+
+bool TraceReader::readGap(const BlockInfo& block, GapData& out, std::string& error) const {
+  std::vector<uint64_t> words;
+  size_t size = 0;
+  FrameHeader h;
+  if (!loadBlock(block.offset, BlockKind::Gap, words, size, &h, error)) return false;
+  if (!sameFrame(block, h)) {
+    error = mismatch(block, h);
+    return false;
+  }
+  if (!decodeGap(bytesOf(words, size), block.offset, out, error)) return false;
+  if (out.firstCycle != h.firstCycle || out.cycleCount != h.cycleCount) {
+    error = fmt::format("block at offset {}: gap covers cycles {}+{}, its frame says {}+{}", block.offset,
+                        out.firstCycle, out.cycleCount, h.firstCycle, h.cycleCount);
+    return false;
+  }
+  return true;
+}
+
+bool TraceReader::readFault(const BlockInfo& block, FaultData& out, std::string& error) const {
+  std::vector<uint64_t> words;
+  size_t size = 0;
+  FrameHeader h;
+  if (!loadBlock(block.offset, BlockKind::Fault, words, size, &h, error)) return false;
+  if (!sameFrame(block, h)) {
+    error = mismatch(block, h);
+    return false;
+  }
+  if (!decodeFault(bytesOf(words, size), block.offset, out, error)) return false;
+  if (out.cycle != h.firstCycle) {
+    error = fmt::format("block at offset {}: fault in cycle {}, its frame says {}", block.offset, out.cycle,
+                        h.firstCycle);
+    return false;
+  }
+  return true;
+}
+
+bool TraceReader::readProgramChange(const BlockInfo& block, ProgramChangeData& out, std::string& error) const {
+  std::vector<uint64_t> words;
+  size_t size = 0;
+  FrameHeader h;
+  if (!loadBlock(block.offset, BlockKind::ProgramChange, words, size, &h, error)) return false;
+  if (!sameFrame(block, h)) {
+    error = mismatch(block, h);
+    return false;
+  }
+  if (!decodeProgramChange(bytesOf(words, size), block.offset, out, error)) return false;
+  if (out.atCycle != h.firstCycle) {
+    error = fmt::format("block at offset {}: program change at cycle {}, its frame says {}", block.offset,
+                        out.atCycle, h.firstCycle);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace scanback::trace

@@ -1,0 +1,257 @@
+#include "traces/trace_writer.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "traces/framing.h"
+
+namespace scanback::trace {
+
+namespace {
+
+std::string errnoText() { return std::strerror(errno); }
+
+bool writeAll(int fd, const uint8_t* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string directoryOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const HeaderData& header,
+                                                 std::string& error) {
+  if (header.tasks.size() > 65536) {
+    error = fmt::format("{} tasks: a trace holds at most 65536", header.tasks.size());
+    return nullptr;
+  }
+  if (header.options.zstdLevel < ZSTD_minCLevel() || header.options.zstdLevel > ZSTD_maxCLevel()) {
+    error = fmt::format("zstd level {} out of range {}..{}", header.options.zstdLevel, ZSTD_minCLevel(),
+                        ZSTD_maxCLevel());
+    return nullptr;
+  }
+  const std::string partial = path + ".partial";
+  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = fmt::format("cannot create {}: {}", partial, errnoText());
+    return nullptr;
+  }
+  std::unique_ptr<TraceWriter> writer(new TraceWriter(path, fd, header));
+  auto failed = [&](std::string why) {
+    error = std::move(why);
+    writer.reset();
+    ::unlink(partial.c_str());
+    return nullptr;
+  };
+  if (!writer->cctx_) return failed("cannot create a zstd compression context");
+  if (!writeAll(fd, reinterpret_cast<const uint8_t*>(kFileMagic), sizeof kFileMagic)) {
+    return failed(fmt::format("cannot write {}: {}", partial, errnoText()));
+  }
+  writer->bytesWritten_ = sizeof kFileMagic;
+  if (!writer->writeBlock(BlockKind::Header, 0, 0, encodeHeader(header), nullptr)) {
+    return failed(writer->lastError());
+  }
+  return writer;
+}
+
+TraceWriter::TraceWriter(std::string path, int fd, const HeaderData& header)
+    : path_(std::move(path)), fd_(fd), zstdLevel_(header.options.zstdLevel), cctx_(ZSTD_createCCtx()) {
+  limits_.imageSize = header.imageSize;
+  limits_.statementCount = header.statementCount;
+}
+
+TraceWriter::~TraceWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_));
+}
+
+bool TraceWriter::fail(std::string message) {
+  error_ = std::move(message);
+  return false;
+}
+
+bool TraceWriter::usable() {
+  if (fd_ < 0) return fail("the trace writer is closed");
+  if (failed_) return fail(fmt::format("the trace writer failed earlier: {}", error_));
+  return true;
+}
+
+bool TraceWriter::writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
+                             const std::vector<uint8_t>& message, BlockInfo* info) {
+  if (message.size() > kMaxRawBlockBytes) {
+    return fail(fmt::format("{} block of {} bytes exceeds the limit of {} bytes", blockKindName(kind),
+                            message.size(), kMaxRawBlockBytes));
+  }
+  const size_t bound = ZSTD_compressBound(message.size());
+  buffer_.resize(kFrameHeaderBytes + std::max(bound, message.size()));
+  uint8_t* payload = buffer_.data() + kFrameHeaderBytes;
+  FrameHeader h;
+  h.kind = kind;
+  h.rawSize = static_cast<uint32_t>(message.size());
+  h.firstCycle = firstCycle;
+  h.cycleCount = cycleCount;
+  size_t stored = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), payload, bound, message.data(),
+                                    message.size(), zstdLevel_);
+  if (ZSTD_isError(stored) || stored >= message.size()) {
+    // Incompressible (or a compressor error): store the message as it is.
+    std::memcpy(payload, message.data(), message.size());
+    stored = message.size();
+    h.compression = 0;
+  } else {
+    h.compression = 1;
+  }
+  if (stored > kMaxStoredBlockBytes) {
+    return fail(fmt::format("{} block stores {} bytes, over the limit of {}", blockKindName(kind), stored,
+                            kMaxStoredBlockBytes));
+  }
+  h.storedSize = static_cast<uint32_t>(stored);
+  h.payloadHash = payloadHash(payload, stored);
+  encodeFrameHeader(h, buffer_.data());
+  const size_t total = kFrameHeaderBytes + stored;
+  if (!writeAll(fd_, buffer_.data(), total)) {
+    const std::string reason = errnoText();
+    // Keep the file a valid prefix: drop whatever part of the block reached it.
+    if (::ftruncate(fd_, static_cast<off_t>(bytesWritten_)) == 0) {
+      ::lseek(fd_, static_cast<off_t>(bytesWritten_), SEEK_SET);
+    }
+    failed_ = true;
+    return fail(fmt::format("cannot write {}: {}", partialPath(), reason));
+  }
+  if (info) {
+    info->offset = bytesWritten_;
+    info->kind = kind;
+    info->firstCycle = firstCycle;
+    info->cycleCount = cycleCount;
+    info->storedSize = h.storedSize;
+    info->rawSize = h.rawSize;
+  }
+  bytesWritten_ += total;
+  rawBytes_ += message.size();
+  return true;
+}
+
+bool TraceWriter::writeChunk(const ChunkData& chunk) {
+  if (!usable()) return false;
+  if (faulted_) return fail("a chunk after the fault: a fault ends the trace");
+  if (chunk.firstCycle < nextCycle_) {
+    return fail(fmt::format("chunk starts at cycle {}, before the end of the previous chunk or gap (cycle {})",
+                            chunk.firstCycle, nextCycle_));
+  }
+  std::string why;
+  if (!validateChunk(chunk, limits_, why)) return fail(fmt::format("invalid chunk at cycle {}: {}", chunk.firstCycle, why));
+  BlockInfo info;
+  if (!writeBlock(BlockKind::Chunk, chunk.firstCycle, chunk.cycleCount(), encodeChunk(chunk), &info)) return false;
+  blocks_.push_back(info);
+  nextCycle_ = chunk.firstCycle + chunk.cycleCount();
+  return true;
+}
+
+bool TraceWriter::writeGap(const GapData& gap) {
+  if (!usable()) return false;
+  if (faulted_) return fail("a gap after the fault: a fault ends the trace");
+  if (gap.firstCycle < nextCycle_) {
+    return fail(fmt::format("gap starts at cycle {}, before the end of the previous chunk or gap (cycle {})",
+                            gap.firstCycle, nextCycle_));
+  }
+  if (gap.firstCycle + gap.cycleCount < gap.firstCycle) {
+    return fail(fmt::format("gap of {} cycles from cycle {} overflows", gap.cycleCount, gap.firstCycle));
+  }
+  BlockInfo info;
+  if (!writeBlock(BlockKind::Gap, gap.firstCycle, gap.cycleCount, encodeGap(gap), &info)) return false;
+  blocks_.push_back(info);
+  nextCycle_ = gap.firstCycle + gap.cycleCount;
+  return true;
+}
+
+bool TraceWriter::writeProgramChange(const ProgramChangeData& change) {
+  if (!usable()) return false;
+  if (faulted_) return fail("a program change after the fault: a fault ends the trace");
+  if (change.atCycle < nextCycle_) {
+    return fail(fmt::format("program change at cycle {}, before the end of the previous chunk or gap (cycle {})",
+                            change.atCycle, nextCycle_));
+  }
+  BlockInfo info;
+  if (!writeBlock(BlockKind::ProgramChange, change.atCycle, 0, encodeProgramChange(change), &info)) return false;
+  blocks_.push_back(info);
+  limits_.imageSize = change.imageSize;
+  limits_.statementCount = change.statementCount;
+  return true;
+}
+
+bool TraceWriter::writeFault(const FaultData& fault) {
+  if (!usable()) return false;
+  if (faulted_) return fail("a second fault: a fault ends the trace");
+  BlockInfo info;
+  if (!writeBlock(BlockKind::Fault, fault.cycle, 0, encodeFault(fault), &info)) return false;
+  blocks_.push_back(info);
+  faulted_ = true;
+  return true;
+}
+
+bool TraceWriter::flush() {
+  if (!usable()) return false;
+  if (::fdatasync(fd_) != 0) return fail(fmt::format("cannot sync {}: {}", partialPath(), errnoText()));
+  return true;
+}
+
+bool TraceWriter::close() {
+  if (!usable()) {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    return false;
+  }
+  BlockInfo index;
+  bool ok = writeBlock(BlockKind::Index, 0, 0, encodeIndex(blocks_), &index);
+  if (ok) {
+    uint8_t trailer[kTrailerBytes];
+    encodeTrailer(Trailer{index.offset, bytesWritten_}, trailer);
+    ok = writeAll(fd_, trailer, sizeof trailer);
+    if (ok) {
+      bytesWritten_ += sizeof trailer;
+    } else {
+      fail(fmt::format("cannot write {}: {}", partialPath(), errnoText()));
+    }
+  }
+  if (ok && ::fsync(fd_) != 0) ok = fail(fmt::format("cannot sync {}: {}", partialPath(), errnoText()));
+  if (::close(fd_) != 0 && ok) ok = fail(fmt::format("cannot close {}: {}", partialPath(), errnoText()));
+  fd_ = -1;
+  if (!ok) {
+    failed_ = true;
+    return false;
+  }
+  if (::rename(partialPath().c_str(), path_.c_str()) != 0) {
+    failed_ = true;
+    return fail(fmt::format("cannot rename {} to {}: {}", partialPath(), path_, errnoText()));
+  }
+  // Make the rename durable too.
+  const int dir = ::open(directoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return true;
+}
+
+}  // namespace scanback::trace

@@ -1,0 +1,80 @@
+// Writes a trace file (traces/trace.capnp, traces/framing.h). Append-only: each block is encoded,
+// compressed and written with one write() straight to the file, so a crash at any moment leaves a
+// readable prefix (DESIGN.md invariant 7). Not thread-safe: one writer thread owns it.
+//
+//   auto writer = TraceWriter::create("run.sbt", header, error);   // writes run.sbt.partial
+//   writer->writeChunk(chunk); ...                                  // then gaps, program changes,
+//   writer->writeFault(fault);                                      // at most one fault, last
+//   writer->close();                                                // index + trailer, rename
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "traces/trace_codec.h"
+#include "traces/trace_model.h"
+
+namespace scanback::trace {
+
+class TraceWriter {
+ public:
+  // Creates (truncates) `path + ".partial"` and writes the file magic and the header block.
+  // Null on failure, with the reason in `error`.
+  static std::unique_ptr<TraceWriter> create(const std::string& path, const HeaderData& header,
+                                             std::string& error);
+  // Without close() the `.partial` file stays behind as it is: a readable trace without an index.
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Each returns false with lastError() set. A block that fails validation (validateChunk against
+  // the program in effect, cycles going backwards, anything after a fault) is not written and the
+  // writer stays usable; an I/O error truncates the file back to the last complete block and
+  // leaves the writer failed (every later call returns false).
+  bool writeChunk(const ChunkData& chunk);
+  bool writeGap(const GapData& gap);
+  bool writeProgramChange(const ProgramChangeData& change);
+  bool writeFault(const FaultData& fault);
+  // Makes the blocks written so far durable (fdatasync). Readers see every block as soon as its
+  // write returns, flush or not.
+  bool flush();
+  // Writes the index block and the trailer, fsyncs, closes and renames `*.partial` to the final
+  // path. After close() (successful or not) nothing more can be written.
+  bool close();
+
+  const std::string& path() const { return path_; }  // the final path
+  std::string partialPath() const { return path_ + ".partial"; }
+  uint64_t bytesWritten() const { return bytesWritten_; }  // file size so far
+  uint64_t rawBytes() const { return rawBytes_; }          // uncompressed payload bytes so far
+  // The first cycle a following chunk or gap may start at (end of the last chunk or gap).
+  uint64_t nextCycle() const { return nextCycle_; }
+  const std::vector<BlockInfo>& blocks() const { return blocks_; }  // written after the header
+  bool closed() const { return fd_ < 0; }
+  bool failed() const { return failed_; }
+  const std::string& lastError() const { return error_; }
+
+ private:
+  TraceWriter(std::string path, int fd, const HeaderData& header);
+  bool writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount, const std::vector<uint8_t>& message,
+                  BlockInfo* info);
+  bool usable();
+  bool fail(std::string message);
+
+  std::string path_;
+  int fd_ = -1;
+  int zstdLevel_ = 3;
+  void* cctx_ = nullptr;  // ZSTD_CCtx
+  ChunkLimits limits_;
+  uint64_t nextCycle_ = 0;
+  bool faulted_ = false;
+  bool failed_ = false;
+  uint64_t bytesWritten_ = 0;
+  uint64_t rawBytes_ = 0;
+  std::vector<BlockInfo> blocks_;
+  std::vector<uint8_t> buffer_;  // frame header + compressed payload of the block being written
+  std::string error_;
+};
+
+}  // namespace scanback::trace
