@@ -15,6 +15,11 @@ namespace {
 
 // One cycle as it crosses the queue. Followed by: keyframe bytes, statement ids (u32), encoded
 // input changes, encoded writes, fault message.
+// The digest's image hash is computed by the writer, not the scan thread: the scan thread only
+// sends the 64-byte blocks of the image that changed since the last record (found by comparing
+// with a shadow copy that stays in cache), and the writer keeps the full image up to date.
+constexpr uint32_t kBlock = 64;
+
 struct RecordHeader {
   uint64_t cycle;
   int64_t startNs;
@@ -25,6 +30,7 @@ struct RecordHeader {
   uint32_t inputBytes;
   uint32_t writeBytes;
   uint32_t keyframeBytes;
+  uint32_t deltaBytes;      // changed image blocks: (u32 offset, up to 64 bytes) each
   uint32_t faultCode;
   uint32_t faultStatement;
   uint32_t faultMessageBytes;
@@ -41,6 +47,18 @@ void putRaw(std::vector<uint8_t>& out, const T& v) {
   const size_t at = out.size();
   out.resize(at + sizeof v);
   std::memcpy(out.data() + at, &v, sizeof v);
+}
+
+// 64 bytes equal? Inline and branch-free inside the block, so that the compiler vectorises it.
+inline bool sameBlock(const uint8_t* a, const uint8_t* b) {
+  uint64_t diff = 0;
+  for (int i = 0; i < 8; ++i) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i * 8, 8);
+    std::memcpy(&y, b + i * 8, 8);
+    diff |= x ^ y;
+  }
+  return diff == 0;
 }
 
 uint64_t chunkBytes(const trace::ChunkData& c) {
@@ -83,6 +101,7 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
 
   // Everything the scan thread touches per cycle is allocated here, once.
   r->keyframe_.resize(p.imageSize());
+  r->shadow_.resize(p.imageSize());
   r->inputChanges_.reserve(static_cast<size_t>(p.input.size) * 7 + 16);
   r->writes_.reserve(4096);
   if (options.statements) {
@@ -109,6 +128,7 @@ void Recorder::beforeCycle(const Runtime& rt) {
   const uint8_t* image = rt.vm().image();
   if (needKeyframe_) {
     std::memcpy(keyframe_.data(), image, keyframe_.size());
+    std::memcpy(shadow_.data(), image, shadow_.size());  // deltas of this record are against it
     haveKeyframe_ = true;
   }
   // Input changes: the %I bytes about to be latched that differ from the image, as runs.
@@ -149,7 +169,8 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
   h.startNs = c.startNs;
   h.task = static_cast<uint16_t>(c.task);
   h.steps = static_cast<uint32_t>(vm.steps());
-  h.imageHash = static_cast<uint32_t>(XXH3_64bits(vm.image(), vm.imageSize()));
+  const uint32_t imageSize = vm.imageSize();
+  const uint32_t blocks = (imageSize + kBlock - 1) / kBlock;
   const bool pathRecorded = options_.statements && !vm.statementLogOverflowed();
   h.statementCount = pathRecorded ? static_cast<uint32_t>(vm.statementLogEnd() - vm.statementLogBegin()) : 0;
   h.flags = static_cast<uint8_t>((pathRecorded ? kHasStatements : 0) | (faulted ? kFaulted : 0));
@@ -165,8 +186,9 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     faultMessage = rt.faultMessage();
     h.faultMessageBytes = static_cast<uint32_t>(faultMessage.size());
   }
+  // Room for every block changing; only what did change is committed.
   const size_t size = sizeof h + h.keyframeBytes + size_t{h.statementCount} * 4 + h.inputBytes + h.writeBytes +
-                      h.faultMessageBytes;
+                      h.faultMessageBytes + size_t{blocks} * (4 + kBlock);
   uint8_t* out = ring_.reserve(size);
   if (!out && faulted) {
     // The task has stopped: waiting for the writer cannot slow a scan any more, and the fault
@@ -183,12 +205,27 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     haveKeyframe_ = false;
     return;
   }
-  std::memcpy(out, &h, sizeof h);
+  uint8_t* const start = out;
   out += sizeof h;
   if (h.keyframeBytes) {
     std::memcpy(out, keyframe_.data(), h.keyframeBytes);
     out += h.keyframeBytes;
   }
+  const uint8_t* image = vm.image();
+  uint8_t* const deltaStart = out;
+  for (uint32_t b = 0; b < blocks; ++b) {
+    const uint32_t offset = b * kBlock;
+    const uint32_t n = std::min(kBlock, imageSize - offset);
+    if (n == kBlock ? sameBlock(image + offset, shadow_.data() + offset)
+                    : std::memcmp(image + offset, shadow_.data() + offset, n) == 0)
+      continue;
+    std::memcpy(shadow_.data() + offset, image + offset, n);
+    std::memcpy(out, &offset, 4);
+    std::memcpy(out + 4, image + offset, n);
+    out += 4 + n;
+  }
+  h.deltaBytes = static_cast<uint32_t>(out - deltaStart);
+  std::memcpy(start, &h, sizeof h);
   if (h.statementCount) {
     std::memcpy(out, vm.statementLogBegin(), size_t{h.statementCount} * 4);
     out += size_t{h.statementCount} * 4;
@@ -198,7 +235,8 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
   if (h.writeBytes) std::memcpy(out, writes_.data(), h.writeBytes);
   out += h.writeBytes;
   if (h.faultMessageBytes) std::memcpy(out, faultMessage.data(), h.faultMessageBytes);
-  ring_.commit();
+  out += h.faultMessageBytes;
+  ring_.commit(static_cast<size_t>(out - start));
   if (droppedRun_) gaps_.fetch_add(1, std::memory_order_relaxed);
   droppedRun_ = 0;
   recorded_.fetch_add(1, std::memory_order_relaxed);
@@ -223,8 +261,12 @@ void Recorder::writerLoop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;
     }
-    if (const int64_t delay = writerDelayUs_.load(std::memory_order_relaxed); delay > 0)
-      std::this_thread::sleep_for(std::chrono::microseconds(delay));
+    if (const int64_t delay = writerDelayUs_.load(std::memory_order_relaxed); delay > 0) {
+      // Sleep in small steps so that lifting the delay takes effect at once.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(delay);
+      while (std::chrono::steady_clock::now() < until && writerDelayUs_.load(std::memory_order_relaxed) > 0)
+        std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(delay, 1000)));
+    }
     processRecord(rec);
     ring_.pop();
   }
@@ -251,8 +293,18 @@ void Recorder::processRecord(std::span<const uint8_t> rec) {
     chunk_.keyframe.assign(p, p + h.keyframeBytes);
     pathHashes_.clear();
     chunkOpen_ = true;
+    writerImage_ = chunk_.keyframe;
     p += h.keyframeBytes;
   }
+  for (const uint8_t* d = p; d < p + h.deltaBytes;) {
+    uint32_t offset;
+    std::memcpy(&offset, d, 4);
+    const uint32_t n = std::min<uint32_t>(kBlock, static_cast<uint32_t>(writerImage_.size()) - offset);
+    std::memcpy(writerImage_.data() + offset, d + 4, n);
+    d += 4 + n;
+  }
+  p += h.deltaBytes;
+  h.imageHash = static_cast<uint32_t>(XXH3_64bits(writerImage_.data(), writerImage_.size()));
   if (!chunkOpen_) return;  // cannot happen: every chunk's first record carries its keyframe
   const uint32_t index = chunk_.cycleCount();
   chunk_.tasks.push_back(h.task);

@@ -35,7 +35,7 @@ struct RecorderOptions {
   bool statements = true;               // record statement paths
   uint64_t ringBytes = 0;               // flight recorder: keep about this many bytes of history (0: off)
   int64_t ringDurationNs = 0;           // flight recorder: keep about this much virtual time (0: off)
-  size_t queueBytes = 16u << 20;        // capacity of the scan -> writer queue
+  size_t queueBytes = 4u << 20;         // capacity of the scan -> writer queue (small: stays in cache)
   uint32_t maxStatementsPerCycle = 1u << 20;  // longer paths are recorded as "not recorded"
 };
 
@@ -86,6 +86,7 @@ class Recorder final : public CycleHooks {
   // ---- scan thread
   std::vector<uint32_t> statementLog_;
   std::vector<uint8_t> keyframe_;
+  std::vector<uint8_t> shadow_;        // the image as of the last record sent (deltas are against it)
   std::vector<uint8_t> inputChanges_;  // encoded (offset u32, length u16, bytes)
   std::vector<uint8_t> writes_;        // encoded (offset u32, bit i8, length u16, bytes)
   bool needKeyframe_ = true;
@@ -98,6 +99,7 @@ class Recorder final : public CycleHooks {
 
   // ---- writer thread
   trace::ChunkData chunk_;
+  std::vector<uint8_t> writerImage_;  // the image at the end of the last record processed
   std::vector<size_t> pathHashes_;
   bool chunkOpen_ = false;
   std::atomic<uint64_t> chunks_{0};

@@ -20,7 +20,7 @@ class SpscRing {
     size_t c = 64;
     while (c < capacity) c <<= 1;
     capacity_ = c;
-    buffer_ = std::make_unique<uint8_t[]>(capacity_);
+    buffer_.reset(new uint8_t[capacity_]);  // not zeroed: pages are touched only when used
   }
 
   size_t capacity() const { return capacity_; }
@@ -51,8 +51,9 @@ class SpscRing {
     return buffer_.get() + reservedAt_ + kHeader;
   }
 
-  // Producer: publishes the record reserved last.
-  void commit() {
+  // Producer: publishes the record reserved last, shortened to `used` bytes when given.
+  void commit(size_t used = SIZE_MAX) {
+    if (used < reservedSize_) reservedSize_ = used;
     const uint32_t size = static_cast<uint32_t>(reservedSize_);
     std::memcpy(buffer_.get() + reservedAt_, &size, sizeof size);
     const uint64_t head = head_.load(std::memory_order_relaxed);

@@ -1,0 +1,157 @@
+// Recording costs, measured in one run (bench/README.md):
+//   BM_RecordingOverhead/statements and /no_statements — the plant program's scan-thread CPU time
+//     per cycle with the recorder attached, as a ratio to the same program without it, measured in
+//     alternating blocks inside one benchmark so that both see the same machine (targets: <= 1.05
+//     with statement paths, <= 1.02 without);
+//   trace bytes per cycle of the plant program with its stimulus (target: <= 16);
+//   BM_WriterThroughput — cycles per second the writer thread encodes, compresses and writes.
+#include <benchmark/benchmark.h>
+#include <time.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "recorder/recorder.h"
+#include "vm/compiler/compiler.h"
+#include "vm/runtime/stimulus.h"
+
+namespace fs = std::filesystem;
+using namespace scanback;
+
+namespace {
+
+double threadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+std::shared_ptr<const Program> plant() {
+  static std::shared_ptr<const Program> program = [] {
+    const fs::path dir = fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant";
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".st") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    Diagnostics d;
+    SourceSet sources = loadSourceFiles(files, d);
+    return compileProject(sources, d);
+  }();
+  return program;
+}
+
+Stimulus plantStimulus() {
+  std::string error;
+  auto s = Stimulus::load((fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant" / "stimulus.csv").string(), *plant(),
+                          error);
+  return *s;
+}
+
+std::string tracePath(const char* name) {
+  return (fs::temp_directory_path() / (std::string("scanback_bench_") + name + ".trace")).string();
+}
+
+// Runs `cycles` cycles and returns the scan thread's CPU time.
+double timedCycles(Runtime& rt, Stimulus& stim, uint64_t cycles) {
+  const double t0 = threadCpuNs();
+  for (uint64_t i = 0; i < cycles; ++i) {
+    stim.apply(rt.cycle(), rt);
+    rt.runCycle();
+  }
+  return threadCpuNs() - t0;
+}
+
+void BM_RecordingOverhead(benchmark::State& state) {
+  const bool statements = state.range(0) != 0;
+  Runtime plain(plant()), recorded(plant());
+  Stimulus stimPlain = plantStimulus(), stimRecorded = plantStimulus();
+  recorder::RecorderOptions options;
+  options.path = tracePath(statements ? "overhead_stmt" : "overhead_nostmt");
+  options.statements = statements;
+  std::string error;
+  auto rec = recorder::Recorder::start(recorded, options, error);
+  if (!rec) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  constexpr uint64_t kBlock = 256;
+  double plainNs = 0, recordedNs = 0;
+  uint64_t cycles = 0;
+  for (auto _ : state) {
+    // Alternate blocks: both runtimes see the same caches, frequency and neighbours.
+    plainNs += timedCycles(plain, stimPlain, kBlock);
+    recordedNs += timedCycles(recorded, stimRecorded, kBlock);
+    cycles += kBlock;
+  }
+  rec->finish(error);
+  const recorder::RecorderStats s = rec->stats();
+  state.counters["plain_ns_per_cycle"] = plainNs / static_cast<double>(cycles);
+  state.counters["recorded_ns_per_cycle"] = recordedNs / static_cast<double>(cycles);
+  state.counters["overhead_ratio"] = recordedNs / plainNs;
+  state.counters["bytes_per_cycle"] =
+      s.cyclesRecorded ? static_cast<double>(s.bytesWritten) / static_cast<double>(s.cyclesRecorded) : 0;
+  state.counters["dropped_cycles"] = static_cast<double>(s.cyclesDropped);
+  state.SetLabel(statements ? "with statement paths (target <= 1.05)" : "without statement paths (target <= 1.02)");
+  fs::remove(options.path);
+}
+BENCHMARK(BM_RecordingOverhead)->Arg(1)->Arg(0)->ArgNames({"statements"})->MinTime(2.0)->UseRealTime();
+
+// Trace size of a long recording of the plant program with its stimulus.
+void BM_TraceBytesPerCycle(benchmark::State& state) {
+  for (auto _ : state) {
+    Runtime rt(plant());
+    Stimulus stim = plantStimulus();
+    recorder::RecorderOptions options;
+    options.path = tracePath("size");
+    std::string error;
+    auto rec = recorder::Recorder::start(rt, options, error);
+    constexpr uint64_t kCycles = 100'000;
+    for (uint64_t i = 0; i < kCycles; ++i) {
+      stim.apply(rt.cycle(), rt);
+      rt.runCycle();
+      // A recording that drops cycles would look smaller than it is: let the writer keep up.
+      while (rec->stats().cyclesRecorded + rec->stats().cyclesDropped < i) std::this_thread::yield();
+    }
+    rec->finish(error);
+    const recorder::RecorderStats s = rec->stats();
+    state.counters["bytes_per_cycle"] = static_cast<double>(s.bytesWritten) / static_cast<double>(s.cyclesRecorded);
+    state.counters["compression_ratio"] = static_cast<double>(s.rawBytes) / static_cast<double>(s.bytesWritten);
+    state.counters["dropped_cycles"] = static_cast<double>(s.cyclesDropped);
+    state.SetLabel("target <= 16 bytes per cycle");
+    fs::remove(options.path);
+  }
+}
+BENCHMARK(BM_TraceBytesPerCycle)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// How fast the writer drains: cycles are produced faster than any writer can keep up with, into a
+// queue large enough to hold them all, and the time to finish is measured.
+void BM_WriterThroughput(benchmark::State& state) {
+  for (auto _ : state) {
+    Runtime rt(plant());
+    Stimulus stim = plantStimulus();
+    recorder::RecorderOptions options;
+    options.path = tracePath("throughput");
+    options.queueBytes = 1u << 30;
+    std::string error;
+    auto rec = recorder::Recorder::start(rt, options, error);
+    rec->setWriterDelayForTesting(std::chrono::hours(1));  // hold the writer until the queue is full
+    constexpr uint64_t kCycles = 100'000;
+    for (uint64_t i = 0; i < kCycles; ++i) {
+      stim.apply(rt.cycle(), rt);
+      rt.runCycle();
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    rec->setWriterDelayForTesting(std::chrono::microseconds(0));
+    rec->finish(error);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(seconds);
+    state.counters["cycles_per_second"] = static_cast<double>(rec->stats().cyclesRecorded) / seconds;
+    state.counters["dropped_cycles"] = static_cast<double>(rec->stats().cyclesDropped);
+    fs::remove(options.path);
+  }
+}
+BENCHMARK(BM_WriterThroughput)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
