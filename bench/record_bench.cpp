@@ -68,6 +68,7 @@ void BM_RecordingOverhead(benchmark::State& state) {
   recorder::RecorderOptions options;
   options.path = tracePath(statements ? "overhead_stmt" : "overhead_nostmt");
   options.statements = statements;
+  if (const char* q = std::getenv("SCANBACK_QUEUE_BYTES")) options.queueBytes = std::strtoull(q, nullptr, 10);
   std::string error;
   auto rec = recorder::Recorder::start(recorded, options, error);
   if (!rec) {

@@ -147,6 +147,10 @@ int runCommand(const RunArgs& args) {
     const CycleStart next = rt.nextCycle();
     if (until && next.startNs >= *until) break;
     if (args.realtime) std::this_thread::sleep_until(wallStart + std::chrono::nanoseconds(next.startNs));
+    // Faster than real time, the virtual clock does not care how long we wait between cycles:
+    // give the writer time rather than drop cycles.
+    while (rec && !args.realtime && rec->backlogged() && !gInterrupted)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
     if (stimulus) stimulus->apply(next.cycle, rt);
     if (rt.runCycle() == RunStatus::Faulted) {
       std::cerr << rt.faultMessage() << "\n";

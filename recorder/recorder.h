@@ -63,6 +63,10 @@ class Recorder final : public CycleHooks {
   bool finish(std::string& error);
 
   RecorderStats stats() const;
+  // True while the queue to the writer is more than three quarters full. A simulation that runs
+  // faster than real time may wait between cycles while this holds (never inside a cycle), so
+  // that it records every cycle; a real-time task just lets the recorder drop.
+  bool backlogged() const { return ring_.used() > ring_.capacity() / 4 * 3; }
   // Makes the writer sleep this long per record: tests the never-blocking path.
   void setWriterDelayForTesting(std::chrono::microseconds delay) { writerDelayUs_ = delay.count(); }
 

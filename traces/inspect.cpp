@@ -177,6 +177,8 @@ std::string traceInfoText(const TraceReader& reader) {
     line("end", fmt::format("fault in cycle {} (step {}): {}", s.fault->cycle, s.fault->step, s.fault->message));
   } else if (s.endsInFault) {
     line("end", "fault (unreadable)");
+  } else if (reader.corruptOffset()) {
+    line("end", fmt::format("unknown: a corrupt block at offset {} stops the trace there", *reader.corruptOffset()));
   } else if (reader.complete()) {
     line("end", "closed normally (no fault)");
   } else {

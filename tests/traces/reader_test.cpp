@@ -10,7 +10,8 @@
 #include "tests/traces/trace_test_support.h"
 
 // Tracks the largest single allocation while `gTrack` is set (for "nothing allocates from an
-// unchecked length").
+// unchecked length"). Every plain operator new/delete goes to malloc/free so that they pair up
+// (also under AddressSanitizer); the aligned forms stay the library's own.
 namespace {
 std::atomic<bool> gTrack{false};
 std::atomic<size_t> gLargest{0};
@@ -28,6 +29,10 @@ void* allocate(size_t size) {
 
 void* operator new(size_t size) { return allocate(size); }
 void* operator new[](size_t size) { return allocate(size); }
+void* operator new(size_t size, const std::nothrow_t&) noexcept { return std::malloc(size ? size : 1); }
+void* operator new[](size_t size, const std::nothrow_t&) noexcept { return std::malloc(size ? size : 1); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }

@@ -121,7 +121,7 @@ inline ChunkData randomChunk(Rng& rng, uint64_t firstCycle, uint32_t cycles, uin
   c.firstCycle = firstCycle;
   c.keyframe.resize(imageSize);
   for (uint8_t& b : c.keyframe) b = uniform(rng, 0, 3) == 0 ? static_cast<uint8_t>(uniform(rng, 0, 255)) : 0;
-  int64_t t = static_cast<int64_t>(firstCycle) * 10'000'000;
+  int64_t t = static_cast<int64_t>((firstCycle % (1ull << 32)) * 10'000'000ull);
   for (uint32_t i = 0; i < cycles; ++i) {
     c.tasks.push_back(static_cast<uint16_t>(uniform(rng, 0, taskCount - 1)));
     t += static_cast<int64_t>(uniform(rng, 0, 20'000'000));
