@@ -232,15 +232,7 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
       if (!out[k]) error(span, fmt::format("{} needs its argument {}", name, nameList.size() > k ? nameList[k] : "?"));
     return out;
   };
-  auto target = [&](const Type* rt) -> Value {
-    if (dest && dest->kind == Place::Kind::Direct && dest->type == rt) {
-      Value r;
-      r.type = rt;
-      r.place = *dest;
-      return r;
-    }
-    return tempValue(rt);
-  };
+  auto target = [&](const Type* rt) { return resultPlace(rt, dest); };
   // Untyped literals only (SEL(g, 0.0, 12.0)): take the type the context expects when they fit it.
   auto literalsFitHint = [&](const std::vector<Value>& vals) -> const Type* {
     if (!hint) return nullptr;

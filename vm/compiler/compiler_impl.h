@@ -141,6 +141,7 @@ class Compiler {
   void resolveFrame(PouDecl& decl);
   void resolveGlobal(GlobalDecl& g);
   Variable makeVariable(const ast::VarDecl& d, VarSection section);
+  void placeVariable(Variable& v, uint32_t& off);
   void writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ast::Initializer* init);
   void writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ConstValue& c,
                   const SourceSpan& span);
@@ -174,6 +175,9 @@ class Compiler {
   uint32_t constBytes(const std::vector<uint8_t>& bytes, uint32_t align);
   uint32_t allocTemp(const Type* type);
   Value tempValue(const Type* type);
+  // Where an operation producing `type` writes: straight into `dest` when it is a direct place of
+  // exactly that type (x := a + b is one ADD), otherwise a new temporary.
+  Value resultPlace(const Type* type, const Place* dest);
   // The value of an expression whose error was already reported: later checks stay quiet.
   Value poison() { Value v = tempValue(errorType_); v.type = errorType_; return v; }
   bool isPoison(const Value& v) const { return v.type == errorType_ && errorType_; }

@@ -399,6 +399,17 @@ bool Compiler::locate(const ast::Location& loc, Variable& v, const Type* type) {
   return true;
 }
 
+// Gives `v` the next offset of its container (`off` advances): in-outs hold a REF, the rest their value.
+void Compiler::placeVariable(Variable& v, uint32_t& off) {
+  const bool byReference = v.section == VarSection::InOut;
+  const uint32_t size = byReference ? 4 : v.type->size;
+  const uint32_t align = byReference ? 4 : v.type->align;
+  v.byReference = byReference;
+  off = alignUp(off, align);
+  v.offset = off;
+  off += size;
+}
+
 Type* Compiler::layoutPou(PouDecl& decl) {
   if (decl.instanceType) return decl.instanceType;
   if (decl.layingOut) {
@@ -445,15 +456,8 @@ Type* Compiler::layoutPou(PouDecl& decl) {
       t.fields.push_back(v);
       continue;
     }
-    if (section == VarSection::InOut) {
-      v.byReference = true;
-      off = alignUp(off, 4);
-      v.offset = off;
-      off += 4;
-    } else {
-      off = alignUp(off, v.type->align);
-      v.offset = off;
-      off += v.type->size;
+    placeVariable(v, off);
+    if (!v.byReference) {
       t.align = std::max(t.align, v.type->align);
       initDecls.push_back(&d);
     }
@@ -525,16 +529,7 @@ void Compiler::resolveFrame(PouDecl& decl) {
       error(d.span, fmt::format("'{}' is declared twice", d.name));
       continue;
     }
-    if (section == VarSection::InOut) {
-      v.byReference = true;
-      off = alignUp(off, 4);
-      v.offset = off;
-      off += 4;
-    } else {
-      off = alignUp(off, v.type->align);
-      v.offset = off;
-      off += v.type->size;
-    }
+    placeVariable(v, off);
     decl.frameVars.push_back(v);
     decl.frameVarDecls.push_back(&d);
   }

@@ -223,6 +223,16 @@ uint32_t Compiler::allocTemp(const Type* type) {
   return operand(Base::Frame, at);
 }
 
+Value Compiler::resultPlace(const Type* type, const Place* dest) {
+  if (dest && dest->kind == Place::Kind::Direct && dest->type == type) {
+    Value r;
+    r.type = type;
+    r.place = *dest;
+    return r;
+  }
+  return tempValue(type);
+}
+
 Value Compiler::tempValue(const Type* type) {
   Value v;
   v.type = type;
@@ -1114,15 +1124,7 @@ Value Compiler::genUnary(const ast::Expr& e, const Type* hint, const Place* dest
     return v;
   }
   const Type* t = valueBase(v.type);
-  auto target = [&](const Type* rt) -> Value {
-    if (dest && dest->kind == Place::Kind::Direct && dest->type == rt) {
-      Value r;
-      r.type = rt;
-      r.place = *dest;
-      return r;
-    }
-    return tempValue(rt);
-  };
+  auto target = [&](const Type* rt) { return resultPlace(rt, dest); };
   if (e.unaryOp == ast::UnaryOp::Plus) return v;
   if (e.unaryOp == ast::UnaryOp::Negate) {
     if (!t->isNumeric() && t->kind != TypeKind::Time && t->kind != TypeKind::LTime) {
@@ -1163,15 +1165,7 @@ Value Compiler::genBinary(const ast::Expr& e, const Type* hint, const Place* des
   const Type* i64 = types_->elementary(TypeKind::LInt);
   const Type* f64 = types_->elementary(TypeKind::LReal);
 
-  auto target = [&](const Type* rt) -> Value {
-    if (dest && dest->kind == Place::Kind::Direct && dest->type == rt) {
-      Value r;
-      r.type = rt;
-      r.place = *dest;
-      return r;
-    }
-    return tempValue(rt);
-  };
+  auto target = [&](const Type* rt) { return resultPlace(rt, dest); };
   auto arith = [&](Op family, const Type* t, const Value& x, const Value& y) -> Value {
     const uint32_t ox = operandAs(x, t, e.span);
     const uint32_t oy = operandAs(y, t, e.span);
