@@ -63,8 +63,11 @@ TEST(Robustness, MutatedProgramsCompileOrReportErrorsAndNeverCrash) {
       if (!program) {
         ASSERT_TRUE(diags.hasErrors()) << "no program and no error for a mutation of " << f;
         // Every error has a location inside the file.
-        for (const Diagnostic& d : diags.items())
-          if (d.severity == Severity::Error && d.span.valid()) EXPECT_EQ(d.span.file, 0u);
+        for (const Diagnostic& d : diags.items()) {
+          if (d.severity == Severity::Error && d.span.valid()) {
+            EXPECT_EQ(d.span.file, 0u);
+          }
+        }
         ++rejected;
         continue;
       }
