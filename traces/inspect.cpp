@@ -138,6 +138,50 @@ std::string optionsText(const RecordingOptions& o) {
   return out;
 }
 
+// Text from the trace as valid UTF-8 (invalid sequences become U+FFFD): JSON needs it, and the
+// recorded sources, names and messages are not guaranteed to be UTF-8 (ST files are often Latin-1).
+std::string utf8(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    bool ok = len != 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) {
+      ok = (p[i + k] & 0xC0) == 0x80;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    // No overlong forms, surrogates or code points past U+10FFFF.
+    ok = ok && !(len == 2 && cp < 0x80) && !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000) &&
+         !(cp >= 0xD800 && cp <= 0xDFFF) && cp <= 0x10FFFF;
+    if (ok) {
+      out.append(text, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> utf8(const std::vector<std::string>& texts) {
+  std::vector<std::string> out;
+  for (const std::string& t : texts) out.push_back(utf8(t));
+  return out;
+}
+
 }  // namespace
 
 // ----------------------------------------------------------------------------------------------
@@ -201,19 +245,19 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
   ordered_json j;
   j["formatVersion"] = h.formatVersion;
   j["minReaderVersion"] = h.minReaderVersion;
-  j["scanbackVersion"] = h.scanbackVersion;
+  j["scanbackVersion"] = utf8(h.scanbackVersion);
   j["startWallTimeNs"] = h.startWallTimeNs;
   ordered_json files = ordered_json::array();
   for (const SourceFile& f : h.sources) {
-    files.push_back({{"path", f.path}, {"lines", lineCount(f.text)}, {"bytes", f.text.size()}});
+    files.push_back({{"path", utf8(f.path)}, {"lines", lineCount(f.text)}, {"bytes", f.text.size()}});
   }
-  j["program"] = {{"hash", h.programHash},
+  j["program"] = {{"hash", utf8(h.programHash)},
                   {"files", files},
                   {"imageSize", h.imageSize},
                   {"statementCount", h.statementCount}};
   ordered_json tasks = ordered_json::array();
   for (const TaskData& t : h.tasks) {
-    tasks.push_back({{"name", t.name}, {"intervalNs", t.intervalNs}, {"priority", t.priority}});
+    tasks.push_back({{"name", utf8(t.name)}, {"intervalNs", t.intervalNs}, {"priority", t.priority}});
   }
   j["tasks"] = tasks;
   j["options"] = {{"keyframeEvery", h.options.keyframeEvery},
@@ -240,7 +284,7 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
                   {"step", s.fault->step},
                   {"statement", s.fault->statement},
                   {"code", s.fault->code},
-                  {"message", s.fault->message}};
+                  {"message", utf8(s.fault->message)}};
   } else {
     j["fault"] = nullptr;
   }
@@ -248,9 +292,9 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
   j["sizes"] = {{"fileBytes", reader.fileSize()}, {"rawBytes", s.rawBytes}, {"storedBytes", s.storedBytes}};
   j["compressionRatio"] = ratio(s.rawBytes, s.storedBytes);
   j["bytesPerCycle"] = s.cycles ? static_cast<double>(reader.fileSize()) / s.cycles : 0.0;
-  j["warnings"] = reader.warnings();
+  j["warnings"] = utf8(reader.warnings());
   j["corruptOffset"] = reader.corruptOffset() ? ordered_json(*reader.corruptOffset()) : ordered_json();
-  j["errors"] = s.errors;
+  j["errors"] = utf8(s.errors);
   return j;
 }
 
@@ -575,7 +619,7 @@ std::string hitsText(const HitsResult& hits) {
 
 nlohmann::ordered_json hitsJson(const HitsResult& hits) {
   nlohmann::ordered_json j;
-  j["file"] = hits.file;
+  j["file"] = utf8(hits.file);
   j["line"] = hits.line;
   j["statements"] = hits.statements;
   j["totalHits"] = hits.totalHits;
@@ -584,7 +628,7 @@ nlohmann::ordered_json hitsJson(const HitsResult& hits) {
   nlohmann::ordered_json cycles = nlohmann::ordered_json::array();
   for (const auto& [cycle, count] : hits.cycles) cycles.push_back({{"cycle", cycle}, {"count", count}});
   j["cycles"] = cycles;
-  j["warnings"] = hits.warnings;
+  j["warnings"] = utf8(hits.warnings);
   return j;
 }
 

@@ -320,3 +320,33 @@ TEST(TraceInspectFiles, AmbiguousFileName) {
 
 }  // namespace
 }  // namespace scanback::trace::testing
+
+namespace scanback::trace::testing {
+namespace {
+
+// Recorded text need not be UTF-8 (Latin-1 sources, names); the JSON forms still serialize.
+TEST(TraceInspectJson, TextThatIsNotUtf8) {
+  TempDir dir;
+  HeaderData h;
+  h.scanbackVersion = "0.1\xff";
+  h.programHash = "\xc3\x28hash";
+  h.sources = {{"dir/\xe4rger.st", "x"}, {"ok/\xc3\xa4.st", "y"}};  // Latin-1, then valid UTF-8
+  h.tasks = {{"T\xed\xa0\x80", 1, 0}};  // an encoded surrogate
+  h.statementCount = 1;
+  std::string error;
+  auto writer = TraceWriter::create(dir.file("l.trace"), h, error);
+  ASSERT_TRUE(writer) << error;
+  ASSERT_TRUE(writer->writeFault(FaultData{0, 0, 0, 0, "f\xe4il"}));
+  ASSERT_TRUE(writer->close());
+  auto r = TraceReader::open(dir.file("l.trace"), error);
+  ASSERT_TRUE(r) << error;
+  std::string text;
+  ASSERT_NO_THROW(text = traceInfoJson(*r).dump());
+  EXPECT_NE(text.find("dir/\xef\xbf\xbdrger.st"), std::string::npos) << text;
+  EXPECT_NE(text.find("f\xef\xbf\xbdil"), std::string::npos) << text;
+  EXPECT_NE(text.find("ok/\xc3\xa4.st"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.1\xef\xbf\xbd"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace scanback::trace::testing
