@@ -103,7 +103,7 @@ int runCommand(const RunArgs& args) {
     std::string error;
     until = parseDuration(args.forText, error);
     if (!until) {
-      std::cerr << fmt::format("scanback: --for {}: {}\n", args.forText, error);
+      std::cerr << fmt::format("scanback: --for {}: expected a duration like 250ms, 1.5s or T#2m\n", args.forText);
       return kExitUsage;
     }
   }
