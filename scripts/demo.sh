@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build --target scanback -j"$(nproc)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+cmake --build build --target scanback -j"$(nproc)" >&2  # progress on stderr: stdout is the JSON state
 ./build/scanback run examples/plant/*.st --cycles 500 --inputs examples/plant/stimulus.csv --print-state
