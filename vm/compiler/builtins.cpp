@@ -331,12 +331,7 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
         if (!stringsMatch && !enumOk) v = convertValue(v, from, span, false);
       }
       if (from && !v.type && v.isConst) v = convertValue(v, from, span, false);
-      Value r = genConversion(call, v, v.type, to);
-      if (dest && !r.isConst && dest->kind == Place::Kind::Direct && dest->type == r.type &&
-          r.place.kind == Place::Kind::Direct && operandBase(r.place.operand) == Base::Frame) {
-        // Leave it in the temporary; the caller stores it. (Kept simple: no retargeting.)
-      }
-      return r;
+      return genConversion(call, v, v.type, to);
     }
   }
 
@@ -397,20 +392,13 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     for (const ast::Expr* x : a)
       if (x) vals.push_back(genExpr(*x, hint));
     if (vals.size() < 2) return tempValue(intType);
+    // The common type of all arguments, folded left to right (each pair once, so each
+    // mismatch is reported once).
     Value acc = vals[0];
     const Type* t = nullptr;
     for (size_t i = 1; i < vals.size(); ++i) {
-      Value probe = acc;
-      if (t) {
-        probe.type = t;
-        probe.isConst = false;
-      }
-      t = commonType(t ? probe : vals[0], vals[i], span);
-      if (i == 1) t = commonType(vals[0], vals[1], span);
-    }
-    for (Value& v : vals) {
-      if (v.isConst && !v.type) continue;
-      if (v.type) t = commonType(Value{t, false, {}, {}}, v, span);
+      t = commonType(acc, vals[i], span);
+      acc = Value{t, false, {}, {}};
     }
     if (const Type* h = literalsFitHint(vals)) t = h;
     if (!t) t = literalType(vals[0].constant);

@@ -778,13 +778,11 @@ void Compiler::layoutImage() {
         error(e.location.span, fmt::format("'{}' needs a complete %{} address", f.name, f.location[1]));
         continue;
       }
-      const std::string declared = f.location;
       if (!locate(e.location, f, f.type)) continue;
       if (e.type) {
         const Type* t = resolveType(*e.type);
         if (t && t != f.type) error(e.span, fmt::format("VAR_CONFIG says {} but '{}' is {}", t->name, f.name, f.type->name));
       }
-      (void)declared;
     }
     inst.type = types_->add(std::move(copy));
     fbDecls_[inst.type] = decl;

@@ -1249,8 +1249,6 @@ Value Compiler::genBinary(const ast::Expr& e, const Type* hint, const Place* des
     }
     if (op == ast::BinaryOp::Mul && isDur(kb) && !timeA) {
       // n * T#1s
-      ast::Expr swapped(ast::ExprKind::Binary, e.span);
-      (void)swapped;
       const uint32_t x = readOperand(b, e.span);
       const uint32_t y = operandAs(a, i64, e.span, !a.isConst);
       Value r = target(tb);
@@ -1361,11 +1359,8 @@ void Compiler::genCondJump(const ast::Expr& cond, bool jumpIf, Label target) {
     return;
   }
   if (cond.kind == ast::ExprKind::Unary && cond.unaryOp == ast::UnaryOp::Not) {
-    // NOT on a BOOL condition flips the jump; on bit strings it is arithmetic.
-    Value probe;
-    bool isBool = false;
-    if (cond.operand->kind == ast::ExprKind::Binary && isComparison(cond.operand->binaryOp)) isBool = true;
-    if (isBool) {
+    // NOT of a comparison flips the jump (NOT on bit strings is arithmetic, handled below).
+    if (cond.operand->kind == ast::ExprKind::Binary && isComparison(cond.operand->binaryOp)) {
       genCondJump(*cond.operand, !jumpIf, target);
       return;
     }
@@ -1375,7 +1370,6 @@ void Compiler::genCondJump(const ast::Expr& cond, bool jumpIf, Label target) {
     // Short-circuit only where skipping the right side cannot change a result or a fault.
     const bool isAnd = cond.binaryOp == ast::BinaryOp::And;
     Value left = genExpr(*cond.operand);
-    ctx_->tempTop = ctx_->tempTop;  // temporaries stay reserved until the statement ends
     if (left.type && valueBase(left.type)->kind == TypeKind::Bool) {
       if (isAnd != jumpIf) {
         // AND jump-if-false / OR jump-if-true: either side decides alone.

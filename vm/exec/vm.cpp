@@ -439,11 +439,13 @@ L_MOVN:
 L_ADDR:
   WR(uint32_t, 0, static_cast<uint32_t>(ADR(OPND(1)) - mem));
   NEXT(3);
+#define SB_INDEX_FAULT(idxOperand, loOperand, countOperand)                                                  \
+  FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", RD(int32_t, idxOperand),                   \
+                                     static_cast<int32_t>(OPND(loOperand)),                                 \
+                                     static_cast<int64_t>(static_cast<int32_t>(OPND(loOperand))) + OPND(countOperand) - 1))
 L_ELEM : {
   const int64_t i = static_cast<int64_t>(RD(int32_t, 2)) - static_cast<int32_t>(OPND(3));
-  if (static_cast<uint64_t>(i) >= OPND(4))
-    FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", RD(int32_t, 2), static_cast<int32_t>(OPND(3)),
-                                       static_cast<int64_t>(static_cast<int32_t>(OPND(3))) + OPND(4) - 1));
+  if (static_cast<uint64_t>(i) >= OPND(4)) SB_INDEX_FAULT(2, 3, 4);
   WR(uint32_t, 0, static_cast<uint32_t>(ADR(OPND(1)) - mem + static_cast<uint64_t>(i) * OPND(5)));
   NEXT(7);
 }
@@ -451,9 +453,7 @@ L_ELEMP : {
   const uint32_t ref = RD(uint32_t, 1);
   if (ref == 0) FAULT(NullReference, "");
   const int64_t i = static_cast<int64_t>(RD(int32_t, 3)) - static_cast<int32_t>(OPND(4));
-  if (static_cast<uint64_t>(i) >= OPND(5))
-    FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", RD(int32_t, 3), static_cast<int32_t>(OPND(4)),
-                                       static_cast<int64_t>(static_cast<int32_t>(OPND(4))) + OPND(5) - 1));
+  if (static_cast<uint64_t>(i) >= OPND(5)) SB_INDEX_FAULT(3, 4, 5);
   WR(uint32_t, 0, static_cast<uint32_t>(ref + OPND(2) + static_cast<uint64_t>(i) * OPND(6)));
   NEXT(8);
 }
@@ -496,10 +496,6 @@ L_STN : {
   NEXT(5);
 }
 
-#define SB_INDEX_FAULT(idxOperand, loOperand, countOperand)                                                  \
-  FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", RD(int32_t, idxOperand),                   \
-                                     static_cast<int32_t>(OPND(loOperand)),                                 \
-                                     static_cast<int64_t>(static_cast<int32_t>(OPND(loOperand))) + OPND(countOperand) - 1))
 #define SB_ELD(N)                                                                        \
   L_ELD##N : {                                                                           \
     const int64_t i = static_cast<int64_t>(RD(int32_t, 2)) - static_cast<int32_t>(OPND(3)); \
