@@ -13,24 +13,16 @@ namespace scanback::recorder {
 
 namespace {
 
-// One cycle as it crosses the queue. Followed by: keyframe bytes, statement ids (u32), encoded
-// input changes, encoded writes, fault message.
-// The digest's image hash is computed by the writer, not the scan thread: the scan thread only
-// sends the 64-byte blocks of the image that changed since the last record (found by comparing
-// with a shadow copy that stays in cache), and the writer keeps the full image up to date.
-constexpr uint32_t kBlock = 64;
-
+// One cycle as it crosses the queue. Followed by: keyframe bytes, encoded input changes, encoded
+// writes, fault message.
 struct RecordHeader {
   uint64_t cycle;
   int64_t startNs;
   uint64_t droppedBefore;  // cycles dropped right before this one
-  uint32_t steps;
-  uint32_t imageHash;
-  uint32_t statementCount;
+  uint32_t steps;          // the live task's statement count
   uint32_t inputBytes;
   uint32_t writeBytes;
   uint32_t keyframeBytes;
-  uint32_t deltaBytes;      // changed image blocks: (u32 offset, up to 64 bytes) each
   uint32_t faultCode;
   uint32_t faultStatement;
   uint32_t faultMessageBytes;
@@ -38,9 +30,17 @@ struct RecordHeader {
   uint8_t flags;
   uint8_t reserved;
 };
-constexpr uint8_t kHasStatements = 1;
 constexpr uint8_t kFaulted = 2;
+// Records are staged on the scan thread and handed to the writer in batches of about this size or
+// this many cycles (a 10 ms task's history reaches the writer at most a third of a second late).
+constexpr size_t kBatchBytes = 2048;
+constexpr uint32_t kBatchCycles = 32;
 constexpr uint8_t kGapOnly = 4;  // no cycle: cycles dropped at the end of the recording
+
+// A counter only the scan thread writes: a plain load and store, not a locked read-modify-write.
+inline void bump(std::atomic<uint64_t>& counter) {
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 template <class T>
 void putRaw(std::vector<uint8_t>& out, const T& v) {
@@ -49,16 +49,23 @@ void putRaw(std::vector<uint8_t>& out, const T& v) {
   std::memcpy(out.data() + at, &v, sizeof v);
 }
 
-// 64 bytes equal? Inline and branch-free inside the block, so that the compiler vectorises it.
-inline bool sameBlock(const uint8_t* a, const uint8_t* b) {
-  uint64_t diff = 0;
-  for (int i = 0; i < 8; ++i) {
-    uint64_t x, y;
-    std::memcpy(&x, a + i * 8, 8);
-    std::memcpy(&y, b + i * 8, 8);
-    diff |= x ^ y;
+// The bytes of `now` that differ from `before`, as runs (offset u32, length u16, bytes); `base`
+// is the image offset of both.
+void encodeChanges(const uint8_t* now, const uint8_t* before, uint32_t size, uint32_t base, std::vector<uint8_t>& out) {
+  for (uint32_t i = 0; i < size;) {
+    if (now[i] == before[i]) {
+      ++i;
+      continue;
+    }
+    uint32_t j = i;
+    while (j < size && now[j] != before[j] && j - i < 0xFFFF) ++j;
+    const uint32_t offset = base + i;
+    const uint16_t len = static_cast<uint16_t>(j - i);
+    putRaw(out, offset);
+    putRaw(out, len);
+    out.insert(out.end(), now + i, now + j);
+    i = j;
   }
-  return diff == 0;
 }
 
 uint64_t chunkBytes(const trace::ChunkData& c) {
@@ -72,7 +79,7 @@ uint64_t chunkBytes(const trace::ChunkData& c) {
 }  // namespace
 
 Recorder::Recorder(Runtime& runtime, const RecorderOptions& options)
-    : runtime_(runtime), options_(options), ring_(options.queueBytes) {}
+    : runtime_(runtime), options_(options), ring_(options.queueBytes), vm_(runtime.vm().programPtr()) {}
 
 std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOptions& options, std::string& error) {
   if (runtime.inCycle()) {
@@ -92,6 +99,7 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
   h.options.statements = options.statements;
   h.options.ringBytes = options.ringBytes;
   h.options.ringDurationNs = options.ringDurationNs;
+  h.options.statementBudget = runtime.vm().statementBudget();
   h.startWallTimeNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   h.imageSize = p.imageSize();
@@ -101,12 +109,14 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
 
   // Everything the scan thread touches per cycle is allocated here, once.
   r->keyframe_.resize(p.imageSize());
-  r->shadow_.resize(p.imageSize());
   r->inputChanges_.reserve(static_cast<size_t>(p.input.size) * 7 + 16);
   r->writes_.reserve(4096);
+  r->staging_.reset(new uint8_t[2 * kBatchBytes]);  // below kBatchBytes + one record of at most that
+  // The writer's VM: the same program and watchdog as the live one.
+  r->vm_.setStatementBudget(runtime.vm().statementBudget());
   if (options.statements) {
     r->statementLog_.resize(options.maxStatementsPerCycle);
-    runtime.vm().setStatementLog(r->statementLog_.data(), r->statementLog_.data() + r->statementLog_.size());
+    r->vm_.setStatementLog(r->statementLog_.data(), r->statementLog_.data() + r->statementLog_.size());
   }
   runtime.setHooks(r.get());
   r->attached_ = true;
@@ -128,27 +138,12 @@ void Recorder::beforeCycle(const Runtime& rt) {
   const uint8_t* image = rt.vm().image();
   if (needKeyframe_) {
     std::memcpy(keyframe_.data(), image, keyframe_.size());
-    std::memcpy(shadow_.data(), image, shadow_.size());  // deltas of this record are against it
     haveKeyframe_ = true;
   }
-  // Input changes: the %I bytes about to be latched that differ from the image, as runs.
   inputChanges_.clear();
   const std::vector<uint8_t>& field = rt.inputs();
-  const uint8_t* latched = image + p.input.offset;
-  for (uint32_t i = 0; i < p.input.size;) {
-    if (field[i] == latched[i]) {
-      ++i;
-      continue;
-    }
-    uint32_t j = i;
-    while (j < p.input.size && field[j] != latched[j] && j - i < 0xFFFF) ++j;
-    const uint32_t offset = p.input.offset + i;
-    const uint16_t len = static_cast<uint16_t>(j - i);
-    putRaw(inputChanges_, offset);
-    putRaw(inputChanges_, len);
-    inputChanges_.insert(inputChanges_.end(), field.begin() + i, field.begin() + j);
-    i = j;
-  }
+  if (std::memcmp(field.data(), image + p.input.offset, p.input.size) != 0)  // rare: inputs changed
+    encodeChanges(field.data(), image + p.input.offset, p.input.size, p.input.offset, inputChanges_);
   writes_.clear();
   for (const ExternalWrite& w : rt.pendingWrites()) {
     putRaw(writes_, w.offset);
@@ -157,7 +152,6 @@ void Recorder::beforeCycle(const Runtime& rt) {
     putRaw(writes_, len);
     writes_.insert(writes_.end(), w.bytes.begin(), w.bytes.begin() + len);
   }
-  if (options_.statements) runtime_.vm().rewindStatementLog();
 }
 
 void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
@@ -169,11 +163,7 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
   h.startNs = c.startNs;
   h.task = static_cast<uint16_t>(c.task);
   h.steps = static_cast<uint32_t>(vm.steps());
-  const uint32_t imageSize = vm.imageSize();
-  const uint32_t blocks = (imageSize + kBlock - 1) / kBlock;
-  const bool pathRecorded = options_.statements && !vm.statementLogOverflowed();
-  h.statementCount = pathRecorded ? static_cast<uint32_t>(vm.statementLogEnd() - vm.statementLogBegin()) : 0;
-  h.flags = static_cast<uint8_t>((pathRecorded ? kHasStatements : 0) | (faulted ? kFaulted : 0));
+  h.flags = faulted ? kFaulted : 0;
   h.inputBytes = static_cast<uint32_t>(inputChanges_.size());
   h.writeBytes = static_cast<uint32_t>(writes_.size());
   const bool startsChunk = needKeyframe_ && haveKeyframe_;
@@ -186,66 +176,87 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     faultMessage = rt.faultMessage();
     h.faultMessageBytes = static_cast<uint32_t>(faultMessage.size());
   }
-  // Room for every block changing; only what did change is committed.
-  const size_t size = sizeof h + h.keyframeBytes + size_t{h.statementCount} * 4 + h.inputBytes + h.writeBytes +
-                      h.faultMessageBytes + size_t{blocks} * (4 + kBlock);
-  uint8_t* out = ring_.reserve(size);
-  if (!out && faulted) {
-    // The task has stopped: waiting for the writer cannot slow a scan any more, and the fault
-    // must not be lost.
-    for (int i = 0; i < 5000 && !out; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      out = ring_.reserve(size);
-    }
-  }
-  if (!out) {
-    ++droppedRun_;
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-    needKeyframe_ = true;
-    haveKeyframe_ = false;
-    return;
-  }
-  uint8_t* const start = out;
-  out += sizeof h;
-  if (h.keyframeBytes) {
-    std::memcpy(out, keyframe_.data(), h.keyframeBytes);
+  const size_t size = sizeof h + h.keyframeBytes + h.inputBytes + h.writeBytes + h.faultMessageBytes;
+  auto put = [&](uint8_t* out) {
+    std::memcpy(out, &h, sizeof h);
+    out += sizeof h;
+    if (h.keyframeBytes) std::memcpy(out, keyframe_.data(), h.keyframeBytes);
     out += h.keyframeBytes;
+    if (h.inputBytes) std::memcpy(out, inputChanges_.data(), h.inputBytes);
+    out += h.inputBytes;
+    if (h.writeBytes) std::memcpy(out, writes_.data(), h.writeBytes);
+    out += h.writeBytes;
+    if (h.faultMessageBytes) std::memcpy(out, faultMessage.data(), h.faultMessageBytes);
+  };
+  if (h.keyframeBytes == 0 && size <= kBatchBytes) {
+    // The common case: staged, and handed over with the next batch. (A record that follows
+    // dropped cycles always carries a keyframe, so staged records never start after a gap.)
+    put(staging_.get() + stagedBytes_);  // (a vector's resize would zero-fill first: rep stos)
+    stagedBytes_ += size;
+    ++stagedCycles_;
+    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles || faulted) && !flushStaged(faulted)) return;
+  } else {
+    // Keyframes and big records cross on their own, after the staged cycles that precede them.
+    if (!flushStaged(faulted) && h.keyframeBytes == 0) {
+      dropCycles(1);  // no keyframe to restart from after the dropped batch
+      return;
+    }
+    h.droppedBefore = droppedRun_;
+    uint8_t* out = reserve(size, faulted);
+    if (!out) {
+      dropCycles(1);
+      return;
+    }
+    put(out);
+    ring_.commit();
+    if (droppedRun_) bump(gaps_);
+    droppedRun_ = 0;
+    bump(recorded_);
   }
-  const uint8_t* image = vm.image();
-  uint8_t* const deltaStart = out;
-  for (uint32_t b = 0; b < blocks; ++b) {
-    const uint32_t offset = b * kBlock;
-    const uint32_t n = std::min(kBlock, imageSize - offset);
-    if (n == kBlock ? sameBlock(image + offset, shadow_.data() + offset)
-                    : std::memcmp(image + offset, shadow_.data() + offset, n) == 0)
-      continue;
-    std::memcpy(shadow_.data() + offset, image + offset, n);
-    std::memcpy(out, &offset, 4);
-    std::memcpy(out + 4, image + offset, n);
-    out += 4 + n;
-  }
-  h.deltaBytes = static_cast<uint32_t>(out - deltaStart);
-  std::memcpy(start, &h, sizeof h);
-  if (h.statementCount) {
-    std::memcpy(out, vm.statementLogBegin(), size_t{h.statementCount} * 4);
-    out += size_t{h.statementCount} * 4;
-  }
-  if (h.inputBytes) std::memcpy(out, inputChanges_.data(), h.inputBytes);
-  out += h.inputBytes;
-  if (h.writeBytes) std::memcpy(out, writes_.data(), h.writeBytes);
-  out += h.writeBytes;
-  if (h.faultMessageBytes) std::memcpy(out, faultMessage.data(), h.faultMessageBytes);
-  out += h.faultMessageBytes;
-  ring_.commit(static_cast<size_t>(out - start));
-  if (droppedRun_) gaps_.fetch_add(1, std::memory_order_relaxed);
-  droppedRun_ = 0;
-  recorded_.fetch_add(1, std::memory_order_relaxed);
   if (startsChunk) {
     needKeyframe_ = false;
     haveKeyframe_ = false;
     cyclesInChunk_ = 0;
   }
-  if (++cyclesInChunk_ >= options_.keyframeEvery) needKeyframe_ = true;
+  // After a fault a new chunk starts, should the task be run on.
+  if (++cyclesInChunk_ >= options_.keyframeEvery || faulted) needKeyframe_ = true;
+}
+
+uint8_t* Recorder::reserve(size_t size, bool mayWait) {
+  uint8_t* out = ring_.reserve(size);
+  // When the task has stopped (a fault, the end), waiting for the writer cannot slow a scan any
+  // more, and what is left must not be lost.
+  for (int i = 0; mayWait && !out && i < 5000; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    out = ring_.reserve(size);
+  }
+  return out;
+}
+
+void Recorder::dropCycles(uint64_t count) {
+  droppedRun_ += count;
+  dropped_.store(dropped_.load(std::memory_order_relaxed) + count, std::memory_order_relaxed);
+  needKeyframe_ = true;
+  haveKeyframe_ = false;
+}
+
+bool Recorder::flushStaged(bool mayWait) {
+  if (stagedCycles_ == 0) return true;
+  const uint32_t cycles = stagedCycles_;
+  stagedCycles_ = 0;
+  const size_t bytes = stagedBytes_;
+  stagedBytes_ = 0;
+  uint8_t* out = reserve(bytes, mayWait);
+  if (!out) {
+    dropCycles(cycles);
+    return false;
+  }
+  // One large copy into the queue rather than a few bytes per cycle: the queue's cache lines are
+  // fetched from the writer's core once per batch, not once per cycle.
+  std::memcpy(out, staging_.get(), bytes);
+  ring_.commit();
+  recorded_.store(recorded_.load(std::memory_order_relaxed) + cycles, std::memory_order_relaxed);
+  return true;
 }
 
 // ---------------------------------------------------------------- writer thread
@@ -267,11 +278,23 @@ void Recorder::writerLoop() {
       while (std::chrono::steady_clock::now() < until && writerDelayUs_.load(std::memory_order_relaxed) > 0)
         std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(delay, 1000)));
     }
-    processRecord(rec);
+    // A queue entry holds one or more records back to back.
+    for (size_t at = 0; at + sizeof(RecordHeader) <= rec.size();) {
+      RecordHeader h;
+      std::memcpy(&h, rec.data() + at, sizeof h);
+      const size_t size =
+          sizeof h + size_t{h.keyframeBytes} + h.inputBytes + h.writeBytes + h.faultMessageBytes;
+      processRecord(rec.subspan(at, std::min(size, rec.size() - at)));
+      at += size;
+    }
     ring_.pop();
   }
   flushChunk();
   if (options_.ringBytes || options_.ringDurationNs) writeFinalRing();
+}
+
+void Recorder::noteDivergence(std::string what) {
+  if (divergences_.fetch_add(1, std::memory_order_relaxed) == 0) firstDivergence_ = std::move(what);
 }
 
 void Recorder::processRecord(std::span<const uint8_t> rec) {
@@ -281,11 +304,13 @@ void Recorder::processRecord(std::span<const uint8_t> rec) {
   const bool ringMode = options_.ringBytes || options_.ringDurationNs;
   if (h.droppedBefore) {
     flushChunk();
+    vmValid_ = false;  // the dropped cycles are not re-executed
     trace::GapData gap{h.cycle - h.droppedBefore, h.droppedBefore};
     if (ringMode) ringGaps_.push_back(gap);
     else if (writer_ && writeError_.empty() && !writer_->writeGap(gap)) writeError_ = writer_->lastError();
   }
   if (h.flags & kGapOnly) return;
+  const uint32_t imageSize = vm_.imageSize();
   if (h.keyframeBytes) {
     flushChunk();
     chunk_ = trace::ChunkData{};
@@ -293,48 +318,21 @@ void Recorder::processRecord(std::span<const uint8_t> rec) {
     chunk_.keyframe.assign(p, p + h.keyframeBytes);
     pathHashes_.clear();
     chunkOpen_ = true;
-    writerImage_ = chunk_.keyframe;
+    if (h.keyframeBytes == imageSize) {
+      if (vmValid_ && std::memcmp(vm_.image(), p, imageSize) != 0) {
+        uint32_t at = 0;
+        while (vm_.image()[at] == p[at]) ++at;
+        noteDivergence(fmt::format("the image before cycle {} differs from the re-executed one (first at byte {})",
+                                   h.cycle, at));
+      }
+      std::memcpy(vm_.image(), p, imageSize);  // the live image wins
+      vmValid_ = true;
+    }
     p += h.keyframeBytes;
   }
-  for (const uint8_t* d = p; d < p + h.deltaBytes;) {
-    uint32_t offset;
-    std::memcpy(&offset, d, 4);
-    const uint32_t n = std::min<uint32_t>(kBlock, static_cast<uint32_t>(writerImage_.size()) - offset);
-    std::memcpy(writerImage_.data() + offset, d + 4, n);
-    d += 4 + n;
-  }
-  p += h.deltaBytes;
-  h.imageHash = static_cast<uint32_t>(XXH3_64bits(writerImage_.data(), writerImage_.size()));
-  if (!chunkOpen_) return;  // cannot happen: every chunk's first record carries its keyframe
+  if (!chunkOpen_ || !vmValid_) return;  // cannot happen: every chunk's first record carries its keyframe
   const uint32_t index = chunk_.cycleCount();
-  chunk_.tasks.push_back(h.task);
-  chunk_.startTimes.push_back(h.startNs);
-  chunk_.stepCounts.push_back(h.steps);
-  chunk_.imageHashes.push_back(h.imageHash);
-  if (options_.statements) {
-    uint32_t pathIndex = trace::kNoPath;
-    if (h.flags & kHasStatements) {
-      const uint32_t* ids = reinterpret_cast<const uint32_t*>(p);  // 8-byte aligned in the ring
-      const size_t hash = static_cast<size_t>(XXH3_64bits(p, size_t{h.statementCount} * 4));
-      for (size_t k = 0; k < pathHashes_.size(); ++k) {
-        const auto& known = chunk_.pathTable[k];
-        if (pathHashes_[k] == hash && known.size() == h.statementCount &&
-            std::memcmp(known.data(), ids, size_t{h.statementCount} * 4) == 0) {
-          pathIndex = static_cast<uint32_t>(k);
-          break;
-        }
-      }
-      if (pathIndex == trace::kNoPath) {
-        pathIndex = static_cast<uint32_t>(chunk_.pathTable.size());
-        std::vector<uint32_t> path(h.statementCount);
-        std::memcpy(path.data(), p, size_t{h.statementCount} * 4);
-        chunk_.pathTable.push_back(std::move(path));
-        pathHashes_.push_back(hash);
-      }
-    }
-    chunk_.paths.push_back(pathIndex);
-  }
-  p += size_t{h.statementCount} * 4;
+  // The cycle's scan inputs, applied as Runtime::startCycle applies them: %I changes, then writes.
   auto readWrites = [&](const uint8_t* q, uint32_t bytes, bool withBit, std::vector<trace::ImageWriteData>& out) {
     const uint8_t* end = q + bytes;
     while (q < end) {
@@ -351,6 +349,7 @@ void Recorder::processRecord(std::span<const uint8_t> rec) {
       q += 2;
       w.bytes.assign(q, q + len);
       q += len;
+      applyWrite(vm_.image(), imageSize, ExternalWrite{w.offset, w.bit, w.bytes});
       out.push_back(std::move(w));
     }
   };
@@ -358,7 +357,42 @@ void Recorder::processRecord(std::span<const uint8_t> rec) {
   p += h.inputBytes;
   readWrites(p, h.writeBytes, true, chunk_.writes);
   p += h.writeBytes;
-  if (h.flags & kFaulted) {
+
+  vm_.rewindStatementLog();
+  vm_.beginCycle(h.task, h.startNs);
+  const RunStatus status = vm_.run();
+  const bool liveFaulted = (h.flags & kFaulted) != 0;
+  if ((status == RunStatus::Faulted) != liveFaulted || vm_.steps() != h.steps) {
+    noteDivergence(fmt::format("cycle {}: the live task {} after {} statements, the re-execution {} after {}",
+                               h.cycle, liveFaulted ? "faulted" : "ended", h.steps,
+                               status == RunStatus::Faulted ? "faulted" : "ended", vm_.steps()));
+  }
+  chunk_.tasks.push_back(h.task);
+  chunk_.startTimes.push_back(h.startNs);
+  chunk_.stepCounts.push_back(h.steps);
+  chunk_.imageHashes.push_back(static_cast<uint32_t>(XXH3_64bits(vm_.image(), imageSize)));
+  if (options_.statements) {
+    uint32_t pathIndex = trace::kNoPath;
+    if (!vm_.statementLogOverflowed()) {
+      const uint32_t* ids = vm_.statementLogBegin();
+      const size_t count = static_cast<size_t>(vm_.statementLogEnd() - ids);
+      const size_t hash = static_cast<size_t>(XXH3_64bits(ids, count * 4));
+      for (size_t k = 0; k < pathHashes_.size(); ++k) {
+        const auto& known = chunk_.pathTable[k];
+        if (pathHashes_[k] == hash && known.size() == count && std::memcmp(known.data(), ids, count * 4) == 0) {
+          pathIndex = static_cast<uint32_t>(k);
+          break;
+        }
+      }
+      if (pathIndex == trace::kNoPath) {
+        pathIndex = static_cast<uint32_t>(chunk_.pathTable.size());
+        chunk_.pathTable.emplace_back(ids, ids + count);
+        pathHashes_.push_back(hash);
+      }
+    }
+    chunk_.paths.push_back(pathIndex);
+  }
+  if (liveFaulted) {
     trace::FaultData f;
     f.cycle = h.cycle;
     f.step = h.steps;
@@ -366,8 +400,15 @@ void Recorder::processRecord(std::span<const uint8_t> rec) {
     f.code = h.faultCode;
     f.message.assign(reinterpret_cast<const char*>(p), h.faultMessageBytes);
     flushChunk();
+    vmValid_ = false;
     if (ringMode) fault_ = f;
     else if (writer_ && writeError_.empty() && !writer_->writeFault(f)) writeError_ = writer_->lastError();
+  } else if (status == RunStatus::Faulted) {
+    // Diverged: the live task goes on, so the re-execution does too, from its own image (the next
+    // keyframe puts the live image back).
+    std::vector<uint8_t> image(vm_.image(), vm_.image() + imageSize);
+    vm_.reset();
+    std::memcpy(vm_.image(), image.data(), imageSize);
   }
 }
 
@@ -433,8 +474,8 @@ void Recorder::writeFinalRing() {
 bool Recorder::finish(std::string& error) {
   if (attached_) {
     runtime_.setHooks(nullptr);
-    runtime_.vm().setStatementLog(nullptr, nullptr);
     attached_ = false;
+    flushStaged(true);  // the scan is over: waiting for room slows nothing down
     if (droppedRun_) {
       // Cycles dropped at the very end still get their gap record. The scan is over, so
       // waiting for room in the queue slows nothing down.
@@ -476,6 +517,7 @@ RecorderStats Recorder::stats() const {
   s.chunks = chunks_.load(std::memory_order_relaxed);
   s.bytesWritten = bytesWritten_.load(std::memory_order_relaxed);
   s.rawBytes = rawBytes_.load(std::memory_order_relaxed);
+  s.divergences = divergences_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -1,12 +1,19 @@
 // The recorder: turns a running Runtime into a trace without ever slowing its scan thread down
 // (DESIGN.md invariant 6).
 //
-// On the scan thread it only (1) lets the VM append statement ids to a preallocated log,
-// (2) notes the cycle's scan inputs (changed %I bytes, external writes) and, at a chunk start, copies
-// the image as the keyframe, and (3) at the end of the cycle hashes the image and copies one record
-// into a bounded lock-free queue. When the queue is full the cycle is dropped and counted; the next
-// recorded cycle starts a new chunk (with a fresh keyframe) after a gap record. A writer thread
-// encodes, compresses and writes.
+// The scan thread records only what the determinism contract (invariant 1) says a cycle depends
+// on: the task, the start time, the %I bytes that changed, the external writes, plus the live
+// statement count and any fault. At a chunk start it also copies the image as the keyframe.
+// Records are staged in a small buffer and handed to a bounded lock-free queue in batches; when
+// the queue is full the batch is dropped and counted, and the next recorded cycle starts a new
+// chunk (with a fresh keyframe) after a gap record.
+//
+// The writer thread re-executes each recorded cycle from those scan inputs on its own VM over the
+// same immutable program (invariant 3). That run yields the statement path and the image hash of
+// the cycle's digest, so the scan thread never logs statements or hashes the image. The writer
+// checks itself against the live task: the statement count and the fault of every cycle, and the
+// image at every keyframe (the live keyframe must equal the re-executed image). A mismatch is a
+// divergence: it is counted and reported, and the live keyframe wins.
 #pragma once
 
 #include <atomic>
@@ -46,6 +53,7 @@ struct RecorderStats {
   uint64_t chunks = 0;
   uint64_t bytesWritten = 0;  // file bytes
   uint64_t rawBytes = 0;      // uncompressed payload bytes
+  uint64_t divergences = 0;   // cycles where the writer's re-execution disagreed with the live task
 };
 
 class Recorder final : public CycleHooks {
@@ -63,10 +71,15 @@ class Recorder final : public CycleHooks {
   bool finish(std::string& error);
 
   RecorderStats stats() const;
+  // The first divergence, described (cycle, what differed); empty when there was none. Valid
+  // after finish().
+  const std::string& firstDivergence() const { return firstDivergence_; }
   // True while the queue to the writer is more than three quarters full. A simulation that runs
   // faster than real time may wait between cycles while this holds (never inside a cycle), so
   // that it records every cycle; a real-time task just lets the recorder drop.
   bool backlogged() const { return ring_.used() > ring_.capacity() / 4 * 3; }
+  // Bytes handed to the writer and not yet processed.
+  size_t queuedBytes() const { return ring_.used(); }
   // Makes the writer sleep this long per record: tests the never-blocking path.
   void setWriterDelayForTesting(std::chrono::microseconds delay) { writerDelayUs_ = delay.count(); }
 
@@ -77,6 +90,10 @@ class Recorder final : public CycleHooks {
   void flushChunk();
   void writeFinalRing();
   void publishSizes();
+  void noteDivergence(std::string what);
+  uint8_t* reserve(size_t size, bool mayWait);
+  void dropCycles(uint64_t count);
+  bool flushStaged(bool mayWait);
 
   Runtime& runtime_;
   RecorderOptions options_;
@@ -88,11 +105,12 @@ class Recorder final : public CycleHooks {
   bool attached_ = false;
 
   // ---- scan thread
-  std::vector<uint32_t> statementLog_;
   std::vector<uint8_t> keyframe_;
-  std::vector<uint8_t> shadow_;        // the image as of the last record sent (deltas are against it)
   std::vector<uint8_t> inputChanges_;  // encoded (offset u32, length u16, bytes)
   std::vector<uint8_t> writes_;        // encoded (offset u32, bit i8, length u16, bytes)
+  std::unique_ptr<uint8_t[]> staging_; // records not yet handed to the writer (stays in L1)
+  size_t stagedBytes_ = 0;
+  uint32_t stagedCycles_ = 0;
   bool needKeyframe_ = true;
   bool haveKeyframe_ = false;          // keyframe_ holds the image before the current cycle
   uint32_t cyclesInChunk_ = 0;
@@ -102,13 +120,17 @@ class Recorder final : public CycleHooks {
   std::atomic<uint64_t> gaps_{0};
 
   // ---- writer thread
+  Vm vm_;                             // re-executes the recorded cycles
+  std::vector<uint32_t> statementLog_;
+  bool vmValid_ = false;              // vm_ holds the image at the end of the last record
   trace::ChunkData chunk_;
-  std::vector<uint8_t> writerImage_;  // the image at the end of the last record processed
   std::vector<size_t> pathHashes_;
   bool chunkOpen_ = false;
   std::atomic<uint64_t> chunks_{0};
   std::atomic<uint64_t> bytesWritten_{0};
   std::atomic<uint64_t> rawBytes_{0};
+  std::atomic<uint64_t> divergences_{0};
+  std::string firstDivergence_;
   std::string writeError_;
   // flight recorder: finished chunks kept in memory, oldest first
   std::vector<trace::ChunkData> ringChunks_;

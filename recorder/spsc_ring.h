@@ -32,11 +32,15 @@ class SpscRing {
     const size_t need = align(size + kHeader);
     if (need > capacity_ / 2) return nullptr;
     const uint64_t head = head_.load(std::memory_order_relaxed);
-    const uint64_t tail = tail_.load(std::memory_order_acquire);
     const size_t at = static_cast<size_t>(head & (capacity_ - 1));
     const size_t toEnd = capacity_ - at;
     const size_t pad = toEnd < need ? toEnd : 0;
-    if (capacity_ - (head - tail) < need + pad) return nullptr;
+    if (capacity_ - (head - cachedTail_) < need + pad) {
+      // Only now look at the consumer's index: reading it every time would pull its cache line
+      // across cores on every record.
+      cachedTail_ = tail_.load(std::memory_order_acquire);
+      if (capacity_ - (head - cachedTail_) < need + pad) return nullptr;
+    }
     if (pad) {
       // A zero length marks the rest of the buffer as padding.
       const uint32_t zero = 0;
@@ -64,8 +68,10 @@ class SpscRing {
   std::span<const uint8_t> front() {
     for (;;) {
       const uint64_t tail = tail_.load(std::memory_order_relaxed);
-      const uint64_t head = head_.load(std::memory_order_acquire);
-      if (tail == head) return {};
+      if (tail == cachedHead_) {
+        cachedHead_ = head_.load(std::memory_order_acquire);
+        if (tail == cachedHead_) return {};
+      }
       const size_t at = static_cast<size_t>(tail & (capacity_ - 1));
       uint32_t size;
       std::memcpy(&size, buffer_.get() + at, sizeof size);
@@ -92,13 +98,15 @@ class SpscRing {
 
   size_t capacity_ = 0;
   std::unique_ptr<uint8_t[]> buffer_;
+  // Each side's index shares a cache line only with that side's own fields (alignas makes the
+  // object's size a multiple of 64, so the last line is not shared with a neighbour either).
   alignas(64) std::atomic<uint64_t> head_{0};  // written by the producer
-  alignas(64) std::atomic<uint64_t> tail_{0};  // written by the consumer
-  // producer-only
+  uint64_t cachedTail_ = 0;                    // producer's last view of tail_
   size_t reservedAt_ = 0;
   size_t reservedSize_ = 0;
   size_t pendingPad_ = 0;
-  // consumer-only
+  alignas(64) std::atomic<uint64_t> tail_{0};  // written by the consumer
+  uint64_t cachedHead_ = 0;                    // consumer's last view of head_
   size_t frontSize_ = 0;
 };
 

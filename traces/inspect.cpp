@@ -135,6 +135,7 @@ std::string optionsText(const RecordingOptions& o) {
     if (o.ringBytes) out += fmt::format(" {}", bytesText(o.ringBytes));
     if (o.ringDurationNs) out += fmt::format(" {}", formatDuration(o.ringDurationNs));
   }
+  if (o.statementBudget) out += fmt::format(", statement budget {}", o.statementBudget);
   return out;
 }
 
@@ -264,7 +265,8 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
                   {"zstdLevel", h.options.zstdLevel},
                   {"statements", h.options.statements},
                   {"ringBytes", h.options.ringBytes},
-                  {"ringDurationNs", h.options.ringDurationNs}};
+                  {"ringDurationNs", h.options.ringDurationNs},
+                  {"statementBudget", h.options.statementBudget}};
   j["cycles"] = {{"recorded", s.cycles},
                  {"first", s.firstCycle ? ordered_json(*s.firstCycle) : ordered_json()},
                  {"last", s.lastCycle ? ordered_json(*s.lastCycle) : ordered_json()}};

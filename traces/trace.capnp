@@ -39,6 +39,8 @@ struct RecordingOptions {
   statements @2 :Bool;          # statement paths are recorded
   ringBytes @3 :UInt64;         # flight-recorder mode: keep at most this much (0: off)
   ringDurationNs @4 :Int64;     # flight-recorder mode: keep at most this much virtual time (0: off)
+  statementBudget @5 :UInt64;   # the watchdog's statements per cycle (0: the VM's default); replay
+                                # needs it to reproduce a watchdog fault
 }
 
 struct Header {

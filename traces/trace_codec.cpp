@@ -197,6 +197,7 @@ std::vector<uint8_t> encodeHeader(const HeaderData& h) {
   o.setStatements(h.options.statements);
   o.setRingBytes(h.options.ringBytes);
   o.setRingDurationNs(h.options.ringDurationNs);
+  o.setStatementBudget(h.options.statementBudget);
   m.setStartWallTimeNs(h.startWallTimeNs);
   m.setImageSize(h.imageSize);
   m.setStatementCount(h.statementCount);
@@ -341,6 +342,7 @@ bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData&
     out.options.statements = o.getStatements();
     out.options.ringBytes = o.getRingBytes();
     out.options.ringDurationNs = o.getRingDurationNs();
+    out.options.statementBudget = o.getStatementBudget();
     out.startWallTimeNs = m.getStartWallTimeNs();
     out.imageSize = m.getImageSize();
     out.statementCount = m.getStatementCount();

@@ -29,6 +29,7 @@ struct RecordingOptions {
   bool statements = true;
   uint64_t ringBytes = 0;       // flight-recorder mode
   int64_t ringDurationNs = 0;   // flight-recorder mode
+  uint64_t statementBudget = 0;  // 0: the VM's default
 };
 
 struct HeaderData {

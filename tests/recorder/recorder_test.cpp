@@ -19,13 +19,6 @@ using namespace scanback;
 
 namespace {
 
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::shared_ptr<const Program> compileText(const std::string& text) {
   SourceSet sources;
   sources.add("test.st", text);
@@ -133,6 +126,7 @@ TEST(Recorder, RecordsEveryCycleExactlyAsItRan) {
   ASSERT_TRUE(rec->finish(error)) << error;
   EXPECT_EQ(rec->stats().cyclesRecorded, kCycles);
   EXPECT_EQ(rec->stats().cyclesDropped, 0u);
+  EXPECT_EQ(rec->stats().divergences, 0u) << rec->firstDivergence();
   EXPECT_TRUE(fs::exists(path));
   EXPECT_FALSE(fs::exists(path.string() + ".partial"));
 
@@ -163,6 +157,52 @@ TEST(Recorder, RecordsEveryCycleExactlyAsItRan) {
     }
   }
   EXPECT_GT(changes, 0u);
+  fs::remove(path);
+}
+
+// A change to the live image that bypasses the scan inputs breaks the determinism contract: the
+// writer's re-execution can no longer follow, the recorder says so, and the next keyframe is the
+// live image, so the trace stays true to what ran.
+TEST(Recorder, StateChangedBehindTheRecordersBackIsADivergence) {
+  auto program = compileText(R"(
+PROGRAM Main
+VAR
+  n : DINT;
+  mode : INT;
+  out : DINT;
+END_VAR
+n := n + 1;
+IF mode = 7 THEN
+  out := out + 100;
+ELSE
+  out := out + 1;
+END_IF
+END_PROGRAM
+)");
+  ASSERT_TRUE(program);
+  const fs::path path = tempTrace("divergence");
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 10;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  auto modeVar = findVariable(*program, "Main.mode", error);
+  ASSERT_TRUE(modeVar) << error;
+  const uint32_t mode = modeVar->offset;
+  for (uint64_t c = 0; c < 30; ++c) {
+    if (c == 14) rt.vm().image()[mode] = 7;  // not through queueWrite: no scan input records it
+    ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  }
+  ASSERT_TRUE(rec->finish(error)) << error;
+  EXPECT_GE(rec->stats().divergences, 1u);
+  EXPECT_NE(rec->firstDivergence().find("cycle 20"), std::string::npos) << rec->firstDivergence();
+  const std::vector<trace::ChunkData> chunks = readChunks(path);
+  ASSERT_EQ(chunks.size(), 3u);
+  int16_t keyframeMode = 0;
+  std::memcpy(&keyframeMode, chunks[2].keyframe.data() + mode, 2);
+  EXPECT_EQ(keyframeMode, 7) << "the keyframe after the divergence is the live image";
   fs::remove(path);
 }
 

@@ -87,6 +87,7 @@ inline HeaderData randomHeader(Rng& rng, uint32_t imageSize, uint32_t statementC
   h.options.statements = true;
   h.options.ringBytes = uniform(rng, 0, 1) ? uniform(rng, 0, 1u << 30) : 0;
   h.options.ringDurationNs = static_cast<int64_t>(uniform(rng, 0, 1'000'000'000));
+  h.options.statementBudget = uniform(rng, 0, 1) ? uniform(rng, 1, 1ull << 40) : 0;
   h.startWallTimeNs = static_cast<int64_t>(uniform(rng, 0, 1ull << 62));
   h.imageSize = imageSize;
   h.statementCount = statementCount;
@@ -170,6 +171,7 @@ inline void expectSameHeader(const HeaderData& a, const HeaderData& b) {
   EXPECT_EQ(a.options.statements, b.options.statements);
   EXPECT_EQ(a.options.ringBytes, b.options.ringBytes);
   EXPECT_EQ(a.options.ringDurationNs, b.options.ringDurationNs);
+  EXPECT_EQ(a.options.statementBudget, b.options.statementBudget);
   EXPECT_EQ(a.startWallTimeNs, b.startWallTimeNs);
   EXPECT_EQ(a.imageSize, b.imageSize);
   EXPECT_EQ(a.statementCount, b.statementCount);
