@@ -11,25 +11,39 @@
 
 namespace scanback::recorder {
 
-namespace {
-
 // One cycle as it crosses the queue. Followed by: keyframe bytes, encoded input changes, encoded
 // writes, fault message.
 struct RecordHeader {
+  uint8_t flags;  // first in every record kind
+  uint8_t reserved;
+  uint16_t task;
+  uint32_t steps;  // the live task's statement count
   uint64_t cycle;
   int64_t startNs;
   uint64_t droppedBefore;  // cycles dropped right before this one
-  uint32_t steps;          // the live task's statement count
   uint32_t inputBytes;
   uint32_t writeBytes;
   uint32_t keyframeBytes;
   uint32_t faultCode;
   uint32_t faultStatement;
   uint32_t faultMessageBytes;
-  uint16_t task;
-  uint8_t flags;
-  uint8_t reserved;
 };
+
+namespace {
+
+// The common cycle, in fewer bytes and fewer stores: no keyframe, writes, fault or gap. Followed
+// by the encoded input changes.
+struct ShortRecord {
+  uint8_t flags;  // kShort
+  uint8_t reserved;
+  uint16_t task;
+  uint32_t steps;
+  uint64_t cycle;
+  int64_t startNs;
+  uint32_t inputBytes;
+  uint32_t reserved2;
+};
+constexpr uint8_t kShort = 8;
 constexpr uint8_t kFaulted = 2;
 // Records are staged on the scan thread and handed to the writer in batches of about this size or
 // this many cycles (a 10 ms task's history reaches the writer at most a third of a second late).
@@ -157,6 +171,21 @@ void Recorder::beforeCycle(const Runtime& rt) {
 void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
   const Vm& vm = rt.vm();
   const CycleStart& c = rt.currentCycle();
+  const bool startsChunk = needKeyframe_ && haveKeyframe_;
+  if (status == RunStatus::CycleDone && !startsChunk && writes_.empty() && inputChanges_.size() <= kBatchBytes / 2) {
+    // The common case, kept short: staged, and handed over with the next batch. (A cycle that
+    // follows dropped ones always starts a chunk, so it never takes this path.)
+    const ShortRecord r{kShort, 0, static_cast<uint16_t>(c.task), static_cast<uint32_t>(vm.steps()), c.cycle,
+                        c.startNs, static_cast<uint32_t>(inputChanges_.size()), 0};
+    uint8_t* out = staging_.get() + stagedBytes_;
+    std::memcpy(out, &r, sizeof r);
+    if (r.inputBytes) std::memcpy(out + sizeof r, inputChanges_.data(), r.inputBytes);
+    stagedBytes_ += sizeof r + r.inputBytes;
+    ++stagedCycles_;
+    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles) && !flushStaged(false)) return;
+    if (++cyclesInChunk_ >= options_.keyframeEvery) needKeyframe_ = true;
+    return;
+  }
   const bool faulted = status == RunStatus::Faulted;
   RecordHeader h{};
   h.cycle = c.cycle;
@@ -166,7 +195,6 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
   h.flags = faulted ? kFaulted : 0;
   h.inputBytes = static_cast<uint32_t>(inputChanges_.size());
   h.writeBytes = static_cast<uint32_t>(writes_.size());
-  const bool startsChunk = needKeyframe_ && haveKeyframe_;
   h.keyframeBytes = startsChunk ? static_cast<uint32_t>(keyframe_.size()) : 0;
   h.droppedBefore = droppedRun_;
   std::string faultMessage;
@@ -189,8 +217,8 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     if (h.faultMessageBytes) std::memcpy(out, faultMessage.data(), h.faultMessageBytes);
   };
   if (h.keyframeBytes == 0 && size <= kBatchBytes) {
-    // The common case: staged, and handed over with the next batch. (A record that follows
-    // dropped cycles always carries a keyframe, so staged records never start after a gap.)
+    // Staged too (a record that follows dropped cycles always carries a keyframe, so staged
+    // records never start after a gap).
     put(staging_.get() + stagedBytes_);  // (a vector's resize would zero-fill first: rep stos)
     stagedBytes_ += size;
     ++stagedCycles_;
@@ -279,13 +307,23 @@ void Recorder::writerLoop() {
         std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(delay, 1000)));
     }
     // A queue entry holds one or more records back to back.
-    for (size_t at = 0; at + sizeof(RecordHeader) <= rec.size();) {
-      RecordHeader h;
-      std::memcpy(&h, rec.data() + at, sizeof h);
-      const size_t size =
-          sizeof h + size_t{h.keyframeBytes} + h.inputBytes + h.writeBytes + h.faultMessageBytes;
-      processRecord(rec.subspan(at, std::min(size, rec.size() - at)));
-      at += size;
+    for (size_t at = 0; at < rec.size();) {
+      RecordHeader h{};
+      if (rec[at] & kShort) {
+        ShortRecord r;
+        std::memcpy(&r, rec.data() + at, sizeof r);
+        h.task = r.task;
+        h.steps = r.steps;
+        h.cycle = r.cycle;
+        h.startNs = r.startNs;
+        h.inputBytes = r.inputBytes;
+        at += sizeof r;
+      } else {
+        std::memcpy(&h, rec.data() + at, sizeof h);
+        at += sizeof h;
+      }
+      processRecord(h, rec.data() + at);
+      at += size_t{h.keyframeBytes} + h.inputBytes + h.writeBytes + h.faultMessageBytes;
     }
     ring_.pop();
   }
@@ -297,10 +335,7 @@ void Recorder::noteDivergence(std::string what) {
   if (divergences_.fetch_add(1, std::memory_order_relaxed) == 0) firstDivergence_ = std::move(what);
 }
 
-void Recorder::processRecord(std::span<const uint8_t> rec) {
-  RecordHeader h;
-  std::memcpy(&h, rec.data(), sizeof h);
-  const uint8_t* p = rec.data() + sizeof h;
+void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
   const bool ringMode = options_.ringBytes || options_.ringDurationNs;
   if (h.droppedBefore) {
     flushChunk();

@@ -35,6 +35,8 @@ class TraceWriter;
 
 namespace scanback::recorder {
 
+struct RecordHeader;
+
 struct RecorderOptions {
   std::string path;                     // final trace path; written as path + ".partial" until finished
   uint32_t keyframeEvery = 1000;        // cycles per chunk
@@ -86,7 +88,7 @@ class Recorder final : public CycleHooks {
  private:
   Recorder(Runtime& runtime, const RecorderOptions& options);
   void writerLoop();
-  void processRecord(std::span<const uint8_t> record);
+  void processRecord(const RecordHeader& header, const uint8_t* payload);
   void flushChunk();
   void writeFinalRing();
   void publishSizes();
