@@ -170,6 +170,7 @@ Vm::Vm(std::shared_ptr<const Program> program) : program_(std::move(program)) {
 void Vm::reset() {
   std::memcpy(memory_.data(), program_->initialImage.data(), imageSize_);
   std::fill(memory_.begin() + imageSize_, memory_.end(), 0);
+  stackHigh_ = imageSize_;
   depth_ = 0;
   pc_ = 0;
   steps_ = 0;
@@ -181,6 +182,12 @@ void Vm::reset() {
 
 void Vm::beginCycle(uint32_t task, int64_t startNs) {
   const TaskInfo& t = program_->tasks.at(task);
+  // The stack starts every cycle zeroed, so that whatever a frame's unwritten bytes hold (and a
+  // whole-buffer copy may carry into the image, e.g. a string's bytes past its length) depends
+  // only on the cycle itself: a replay that starts from a checkpoint of the image alone computes
+  // the same image (DESIGN.md invariant 1).
+  std::memset(memory_.data() + imageSize_, 0, stackHigh_ - imageSize_);
+  stackHigh_ = imageSize_;
   task_ = task;
   now_ = startNs;
   steps_ = 0;
@@ -380,6 +387,7 @@ L_JTAB : {
       FAULT(StackOverflow, fmt::format("calling {} at depth {}", callee.name, depth_));         \
     stack_[depth_] = Frame{OPND(0), pc + (width), (newThis), static_cast<uint32_t>(newFp), pc}; \
     ++depth_;                                                                                   \
+    if (newFp + callee.reach > stackHigh_) stackHigh_ = newFp + callee.reach;                  \
     B[1] = mem + stack_[depth_ - 1].thisOffset;                                                 \
     B[2] = mem + newFp;                                                                         \
     pc = callee.entryPc;                                                                        \

@@ -121,6 +121,7 @@ class Vm {
   int64_t now_ = 0;
   uint64_t steps_ = 0;
   uint64_t budget_ = kDefaultStatementBudget;
+  uint64_t stackHigh_ = 0;  // end of the stack bytes used since the cycle began (zeroed at the next)
   bool inCycle_ = false;
   uint32_t pausedStatement_ = UINT32_MAX;
   Op resumeOp_ = Op::Count;  // paused at a fused statement boundary: the op still to run

@@ -1,0 +1,128 @@
+#include "replayer/history.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace scanback::replay {
+
+namespace {
+constexpr size_t kCachedChunks = 4;
+}
+
+History::History(std::unique_ptr<trace::TraceReader> reader) : reader_(std::move(reader)) { index(); }
+
+void History::index() {
+  chunks_.clear();
+  gaps_.clear();
+  fault_.reset();
+  for (const trace::BlockInfo& b : reader_->blocks()) {
+    std::string error;
+    switch (b.kind) {
+      case trace::BlockKind::Chunk:
+        chunks_.push_back(b);
+        break;
+      case trace::BlockKind::Gap: {
+        trace::GapData g;
+        if (reader_->readGap(b, g, error)) gaps_.push_back(g);
+        break;
+      }
+      case trace::BlockKind::Fault: {
+        trace::FaultData f;
+        if (reader_->readFault(b, f, error)) fault_ = f;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+bool History::refresh() {
+  const size_t before = reader_->blocks().size();
+  if (!reader_->refresh() && reader_->blocks().size() == before) return false;
+  index();
+  return true;
+}
+
+std::optional<size_t> History::chunkOf(uint64_t cycle, std::string& error) const {
+  auto it = std::upper_bound(chunks_.begin(), chunks_.end(), cycle,
+                             [](uint64_t c, const trace::BlockInfo& b) { return c < b.firstCycle; });
+  if (it != chunks_.begin()) {
+    const trace::BlockInfo& b = *(it - 1);
+    if (cycle < b.firstCycle + b.cycleCount) return static_cast<size_t>(it - 1 - chunks_.begin());
+  }
+  for (const trace::GapData& g : gaps_) {
+    if (cycle >= g.firstCycle && cycle < g.firstCycle + g.cycleCount) {
+      error = fmt::format("cycle {} is in a gap of the recording: cycles {}..{} were dropped", cycle, g.firstCycle,
+                          g.firstCycle + g.cycleCount - 1);
+      return std::nullopt;
+    }
+  }
+  if (chunks_.empty()) {
+    error = reader_->corruptOffset()
+                ? fmt::format("the trace has no readable cycle: {}", reader_->corruptError())
+                : std::string("the trace has no recorded cycle");
+    return std::nullopt;
+  }
+  if (cycle < firstCycle()) {
+    error = fmt::format("cycle {} is before the recording, which starts at cycle {}", cycle, firstCycle());
+  } else if (reader_->corruptOffset()) {
+    error = fmt::format("cycle {} is unreachable: the trace is corrupt at byte offset {} ({}); cycles up to {} replay",
+                        cycle, *reader_->corruptOffset(), reader_->corruptError(), endCycle() - 1);
+  } else {
+    error = fmt::format("cycle {} is after the end of the recording (last cycle {})", cycle, endCycle() - 1);
+  }
+  return std::nullopt;
+}
+
+bool History::contiguous(size_t index) const {
+  return index + 1 < chunks_.size() &&
+         chunks_[index].firstCycle + chunks_[index].cycleCount == chunks_[index + 1].firstCycle;
+}
+
+std::shared_ptr<const trace::ChunkData> History::chunk(size_t index, std::string& error) {
+  for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+    if (it->first == index) {
+      cache_.splice(cache_.begin(), cache_, it);
+      return cache_.front().second;
+    }
+  }
+  auto data = std::make_shared<trace::ChunkData>();
+  if (!reader_->readChunk(chunks_[index], *data, error)) {
+    error = fmt::format("cycles {} and later are unreachable: the chunk at byte offset {} cannot be read: {}",
+                        chunks_[index].firstCycle, chunks_[index].offset, error);
+    return nullptr;
+  }
+  cache_.emplace_front(index, data);
+  if (cache_.size() > kCachedChunks) cache_.pop_back();
+  return data;
+}
+
+bool History::cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chunkData, CycleRecord& out,
+                    std::string& error) {
+  const std::optional<size_t> index = chunkOf(cycle, error);
+  if (!index) return false;
+  chunkData = chunk(*index, error);
+  if (!chunkData) return false;
+  const trace::ChunkData& c = *chunkData;
+  const uint32_t i = static_cast<uint32_t>(cycle - c.firstCycle);
+  out = CycleRecord{};
+  out.cycle = cycle;
+  out.task = c.tasks[i];
+  out.startNs = c.startTimes[i];
+  out.stepCount = c.stepCounts[i];
+  out.imageHash = c.imageHashes[i];
+  if (i < c.paths.size() && c.paths[i] != trace::kNoPath && c.paths[i] < c.pathTable.size())
+    out.path = &c.pathTable[c.paths[i]];
+  auto collect = [&](const std::vector<trace::ImageWriteData>& all, std::vector<const trace::ImageWriteData*>& to) {
+    auto it = std::lower_bound(all.begin(), all.end(), i,
+                               [](const trace::ImageWriteData& w, uint32_t v) { return w.cycleIndex < v; });
+    for (; it != all.end() && it->cycleIndex == i; ++it) to.push_back(&*it);
+  };
+  collect(c.inputChanges, out.inputChanges);
+  collect(c.writes, out.writes);
+  return true;
+}
+
+}  // namespace scanback::replay

@@ -1,0 +1,71 @@
+// What a trace recorded, indexed by cycle: its chunks (decoded on demand, a few kept), gaps and
+// fault, and the scan inputs of any recorded cycle. Follows a trace that is still being written.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "traces/trace_reader.h"
+
+namespace scanback::replay {
+
+// The recorded facts of one cycle (DESIGN.md invariant 1: everything its execution depends on,
+// plus its digest).
+struct CycleRecord {
+  uint64_t cycle = 0;
+  uint32_t task = 0;
+  int64_t startNs = 0;
+  uint32_t stepCount = 0;
+  uint32_t imageHash = 0;
+  const std::vector<uint32_t>* path = nullptr;  // null when not recorded
+  std::vector<const trace::ImageWriteData*> inputChanges;
+  std::vector<const trace::ImageWriteData*> writes;
+};
+
+class History {
+ public:
+  explicit History(std::unique_ptr<trace::TraceReader> reader);
+
+  const trace::TraceReader& reader() const { return *reader_; }
+  const trace::HeaderData& header() const { return reader_->header(); }
+
+  // Picks up blocks appended since (a `.partial` trace being recorded). True when anything new.
+  bool refresh();
+
+  bool empty() const { return chunks_.empty(); }
+  uint64_t firstCycle() const { return chunks_.empty() ? 0 : chunks_.front().firstCycle; }
+  // One past the last recorded cycle.
+  uint64_t endCycle() const { return chunks_.empty() ? 0 : chunks_.back().firstCycle + chunks_.back().cycleCount; }
+  const std::vector<trace::GapData>& gaps() const { return gaps_; }
+  const std::optional<trace::FaultData>& fault() const { return fault_; }
+  // The reader's warnings (cut-off end, unusable index, corrupt block).
+  const std::vector<std::string>& warnings() const { return reader_->warnings(); }
+
+  // Index of the chunk holding `cycle`, or an error saying why there is none (in a gap, before
+  // the recording, after its end, behind a corrupt block).
+  std::optional<size_t> chunkOf(uint64_t cycle, std::string& error) const;
+  size_t chunkCount() const { return chunks_.size(); }
+  const trace::BlockInfo& chunkBlock(size_t index) const { return chunks_[index]; }
+  // True when chunk `index + 1` continues chunk `index` without a gap.
+  bool contiguous(size_t index) const;
+
+  // The decoded chunk (cached). Null with `error` when it cannot be read.
+  std::shared_ptr<const trace::ChunkData> chunk(size_t index, std::string& error);
+  // The recorded facts of `cycle`; the pointers stay valid while `chunkData` is held.
+  bool cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chunkData, CycleRecord& out, std::string& error);
+
+ private:
+  void index();
+
+  std::unique_ptr<trace::TraceReader> reader_;
+  std::vector<trace::BlockInfo> chunks_;
+  std::vector<trace::GapData> gaps_;
+  std::optional<trace::FaultData> fault_;
+  std::list<std::pair<size_t, std::shared_ptr<const trace::ChunkData>>> cache_;  // most recent first
+};
+
+}  // namespace scanback::replay

@@ -1,0 +1,813 @@
+#include "replayer/replayer.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "traces/inspect.h"
+#include "vm/compiler/compiler.h"
+#include "vm/runtime/runtime.h"
+
+namespace scanback::replay {
+
+namespace {
+
+constexpr size_t kCachedCycleSteps = 8;
+
+// Pauses at one boundary.
+class PauseAt final : public VmObserver {
+ public:
+  explicit PauseAt(uint64_t step) : step_(step) {}
+  bool onStatement(uint32_t, uint64_t step) override { return step == step_; }
+
+ private:
+  uint64_t step_;
+};
+
+// Records every boundary of a cycle with its activation.
+class StepsRecorder final : public VmObserver {
+ public:
+  explicit StepsRecorder(CycleSteps& out) : out_(out) { out_.activationTable.push_back({0, 0, UINT32_MAX}); }
+  bool onStatement(uint32_t statement, uint64_t) override {
+    if (!stack_.empty()) stack_.back().current = static_cast<uint32_t>(out_.statements.size());
+    out_.statements.push_back(statement);
+    out_.activations.push_back(stack_.empty() ? 0 : stack_.back().id);
+    return false;
+  }
+  void onCall(uint32_t pou) override {
+    if (stack_.empty()) {  // a program body, called by the task: the top level
+      stack_.push_back({0, 0});
+      return;
+    }
+    const uint32_t id = static_cast<uint32_t>(out_.activationTable.size());
+    // The caller is at the statement that makes the call.
+    out_.activationTable.push_back({stack_.back().id, stack_.back().current, pou});
+    stack_.push_back({id, 0});
+  }
+  void onReturn(uint32_t) override {
+    if (!stack_.empty()) stack_.pop_back();
+  }
+
+ private:
+  struct Level {
+    uint32_t id;
+    uint32_t current;  // its latest boundary
+  };
+  CycleSteps& out_;
+  std::vector<Level> stack_;
+};
+
+// Reports every boundary at which a watched range differs from the boundary before.
+class ChangeWatcher final : public VmObserver {
+ public:
+  ChangeWatcher(const Vm& vm, const std::vector<Watch>& watches) : vm_(vm), watches_(watches) {
+    last_.resize(watches.size());
+  }
+  // Takes the current values as the reference (the values at the position the scan starts from).
+  void snapshot() {
+    for (size_t i = 0; i < watches_.size(); ++i) last_[i] = read(watches_[i]);
+  }
+  // Compares with the reference; calls `found(i, before, after)` per changed watch and takes the
+  // new values. Returns false when `found` asked to stop.
+  template <class F>
+  bool compare(F&& found) {
+    bool go = true;
+    for (size_t i = 0; i < watches_.size(); ++i) {
+      std::vector<uint8_t> now = read(watches_[i]);
+      if (now != last_[i]) {
+        if (!found(i, last_[i], now)) go = false;
+        last_[i] = std::move(now);
+      }
+    }
+    return go;
+  }
+  bool onStatement(uint32_t statement, uint64_t step) override {
+    step_ = step;
+    statement_ = statement;
+    return onBoundary && !onBoundary(step);
+  }
+  std::function<bool(uint64_t step)> onBoundary;  // false: pause
+  uint64_t step_ = 0;
+  uint32_t statement_ = UINT32_MAX;
+
+ private:
+  std::vector<uint8_t> read(const Watch& w) const {
+    const uint8_t* image = vm_.image();
+    if (w.offset >= vm_.imageSize() || w.size > vm_.imageSize() - w.offset) return {};
+    if (w.bit >= 0) return {static_cast<uint8_t>((image[w.offset] >> w.bit) & 1)};
+    return std::vector<uint8_t>(image + w.offset, image + w.offset + w.size);
+  }
+  const Vm& vm_;
+  const std::vector<Watch>& watches_;
+  std::vector<std::vector<uint8_t>> last_;
+};
+
+std::string hex32(uint32_t v) { return fmt::format("{:08x}", v); }
+
+}  // namespace
+
+bool CycleSteps::encloses(uint32_t a, uint32_t of) const {
+  for (uint32_t x = of;; x = activationTable[x].parent) {
+    if (x == a) return true;
+    if (x == 0) return false;
+  }
+}
+
+// ---------------------------------------------------------------- opening
+
+std::unique_ptr<Replayer> Replayer::open(const std::string& path, const ReplayOptions& options, std::string& error) {
+  std::unique_ptr<trace::TraceReader> reader = trace::TraceReader::open(path, error);
+  if (!reader) return nullptr;
+  return open(std::move(reader), options, error);
+}
+
+std::unique_ptr<Replayer> Replayer::open(std::unique_ptr<trace::TraceReader> reader, const ReplayOptions& options,
+                                         std::string& error) {
+  const trace::HeaderData& h = reader->header();
+  for (const trace::BlockInfo& b : reader->blocks()) {
+    if (b.kind == trace::BlockKind::ProgramChange) {
+      error = fmt::format("the trace changes program at cycle {} (hot reload): replaying program changes is not "
+                          "supported yet",
+                          b.firstCycle);
+      return nullptr;
+    }
+  }
+  std::shared_ptr<const Program> program = options.program;
+  if (!program) {
+    SourceSet sources;
+    for (const SourceFile& f : h.sources) sources.add(f.path, f.text);
+    Diagnostics diagnostics;
+    program = compileProject(sources, diagnostics);
+    if (!program) {
+      error = "the program recorded in the trace does not compile with this scanback:\n" + diagnostics.format(sources);
+      return nullptr;
+    }
+  }
+  if (program->hash != h.programHash) {
+    error = fmt::format("the program does not match the trace: the trace was recorded with program {}, this program "
+                        "is {}",
+                        h.programHash, program->hash);
+    return nullptr;
+  }
+  if (program->imageSize() != h.imageSize || program->statements.size() != h.statementCount) {
+    error = fmt::format("the program compiles differently from the recording: image {} bytes and {} statements "
+                        "recorded, {} bytes and {} statements now",
+                        h.imageSize, h.statementCount, program->imageSize(), program->statements.size());
+    return nullptr;
+  }
+  return std::unique_ptr<Replayer>(new Replayer(std::move(reader), std::move(program), options));
+}
+
+Replayer::Replayer(std::unique_ptr<trace::TraceReader> reader, std::shared_ptr<const Program> program,
+                   const ReplayOptions& options)
+    : history_(std::move(reader)), program_(program), options_(options), vm_(program), scratch_(program) {
+  const uint64_t budget = history_.header().options.statementBudget;
+  if (budget) {
+    vm_.setStatementBudget(budget);
+    scratch_.setStatementBudget(budget);
+  }
+}
+
+// ---------------------------------------------------------------- re-execution
+
+bool Replayer::startCycle(Vm& vm, const CycleRecord& record, std::string& error) {
+  if (record.task >= program_->tasks.size()) {
+    error = fmt::format("cycle {} names task {}, but the program has {} tasks", record.cycle, record.task,
+                        program_->tasks.size());
+    return false;
+  }
+  const uint32_t size = vm.imageSize();
+  for (const trace::ImageWriteData* w : record.inputChanges)
+    applyWrite(vm.image(), size, ExternalWrite{w->offset, w->bit, w->bytes});
+  for (const trace::ImageWriteData* w : record.writes)
+    applyWrite(vm.image(), size, ExternalWrite{w->offset, w->bit, w->bytes});
+  vm.beginCycle(record.task, record.startNs);
+  return true;
+}
+
+void Replayer::checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status) {
+  if (!verified_.insert(record.cycle).second) return;
+  const uint32_t hash = static_cast<uint32_t>(XXH3_64bits(vm.image(), vm.imageSize()));
+  std::string what;
+  if (vm.steps() != record.stepCount)
+    what = fmt::format("statement count: recorded {}, replayed {}", record.stepCount, vm.steps());
+  else if (status == RunStatus::CycleDone && hash != record.imageHash)
+    what = fmt::format("image hash: recorded {}, replayed {}", hex32(record.imageHash), hex32(hash));
+  const bool recordedFault = history_.fault() && history_.fault()->cycle == record.cycle;
+  if (what.empty() && (status == RunStatus::Faulted) != recordedFault)
+    what = status == RunStatus::Faulted ? fmt::format("the replay faulted ({}), the recording did not",
+                                                      faultText(vm.fault().code))
+                                        : "the recording faulted here, the replay did not";
+  if (!what.empty()) divergences_.push_back({Position{record.cycle, record.stepCount}, what});
+}
+
+bool Replayer::restoreBefore(Vm& vm, uint64_t cycle, std::string& error) {
+  const std::optional<size_t> index = history_.chunkOf(cycle, error);
+  if (!index) return false;
+  std::shared_ptr<const trace::ChunkData> chunk = history_.chunk(*index, error);
+  if (!chunk) return false;
+  if (chunk->keyframe.size() != vm.imageSize()) {
+    error = fmt::format("the keyframe of the chunk at byte offset {} has {} bytes, the image {}",
+                        history_.chunkBlock(*index).offset, chunk->keyframe.size(), vm.imageSize());
+    return false;
+  }
+  vm.reset();
+  uint64_t from = chunk->firstCycle;
+  auto it = checkpoints_.upper_bound(cycle);
+  if (it != checkpoints_.begin() && std::prev(it)->first >= chunk->firstCycle) {
+    --it;
+    from = it->first;
+    std::memcpy(vm.image(), it->second.data(), vm.imageSize());
+  } else {
+    std::memcpy(vm.image(), chunk->keyframe.data(), vm.imageSize());
+  }
+  for (uint64_t c = from; c < cycle; ++c) {
+    std::shared_ptr<const trace::ChunkData> held;
+    CycleRecord record;
+    if (!history_.cycle(c, held, record, error) || !startCycle(vm, record, error)) return false;
+    vm.setObserver(nullptr);
+    const RunStatus status = vm.run();
+    checkDigest(vm, record, status);
+    if (status != RunStatus::CycleDone) {
+      error = fmt::format("cycle {} faulted on replay, but the recording goes on to cycle {}: the replay diverged",
+                          c, cycle);
+      return false;
+    }
+    // Checkpoints thin out with the distance to the target: 1, 2, 4, 8, ... cycles before it.
+    const uint64_t distance = cycle - (c + 1);
+    if (distance == 0 || (distance & (distance - 1)) == 0) addCheckpoint(c + 1, vm);
+  }
+  return true;
+}
+
+void Replayer::addCheckpoint(uint64_t cycle, const Vm& vm) {
+  if (checkpoints_.count(cycle)) return;
+  checkpoints_.emplace(cycle, std::vector<uint8_t>(vm.image(), vm.image() + vm.imageSize()));
+  trimCheckpoints(cycle);
+}
+
+void Replayer::trimCheckpoints(uint64_t around) {
+  const uint64_t each = std::max<uint64_t>(program_->imageSize(), 1);
+  while (!checkpoints_.empty() && checkpoints_.size() * each > options_.checkpointBudgetBytes) {
+    // Forget the one farthest from where the work is.
+    auto first = checkpoints_.begin();
+    auto last = std::prev(checkpoints_.end());
+    const uint64_t dFirst = around > first->first ? around - first->first : first->first - around;
+    const uint64_t dLast = around > last->first ? around - last->first : last->first - around;
+    checkpoints_.erase(dFirst >= dLast ? first : last);
+  }
+}
+
+bool Replayer::seekOn(Vm& vm, Position target, std::string& error) {
+  std::shared_ptr<const trace::ChunkData> held;
+  CycleRecord record;
+  if (!history_.cycle(target.cycle, held, record, error)) return false;
+  const bool faulted = history_.fault() && history_.fault()->cycle == target.cycle;
+  const uint64_t last = faulted ? record.stepCount - 1 : record.stepCount;  // a faulted cycle has no end
+  if (target.step > last || (faulted && record.stepCount == 0)) {
+    error = fmt::format("cycle {} has {} steps{}: step {} is not in it", target.cycle, record.stepCount,
+                        faulted ? " and ends in a fault" : "", target.step);
+    return false;
+  }
+  if (!restoreBefore(vm, target.cycle, error) || !startCycle(vm, record, error)) return false;
+  if (target.step == record.stepCount) {
+    vm.setObserver(nullptr);
+    const RunStatus status = vm.run();
+    checkDigest(vm, record, status);
+    return true;
+  }
+  PauseAt pause(target.step);
+  vm.setObserver(&pause);
+  const RunStatus status = vm.run();
+  vm.setObserver(nullptr);
+  if (status != RunStatus::Paused) {
+    checkDigest(vm, record, status);
+    error = fmt::format("cycle {} ended after {} steps on replay before reaching step {}: the replay diverged",
+                        target.cycle, vm.steps(), target.step);
+    return false;
+  }
+  return true;
+}
+
+bool Replayer::seek(Position target, std::string& error) {
+  if (!seekOn(vm_, target, error)) return false;
+  position_ = target;
+  positioned_ = true;
+  return true;
+}
+
+uint32_t Replayer::statement() const {
+  return positioned_ && vm_.inCycle() ? vm_.pausedStatement() : UINT32_MAX;
+}
+
+const CycleSteps* Replayer::steps(uint64_t cycle, std::string& error) {
+  for (auto it = stepsCache_.begin(); it != stepsCache_.end(); ++it) {
+    if (it->cycle == cycle) {
+      stepsCache_.splice(stepsCache_.begin(), stepsCache_, it);
+      return &stepsCache_.front();
+    }
+  }
+  std::shared_ptr<const trace::ChunkData> held;
+  CycleRecord record;
+  if (!history_.cycle(cycle, held, record, error)) return nullptr;
+  if (!restoreBefore(scratch_, cycle, error) || !startCycle(scratch_, record, error)) return nullptr;
+  CycleSteps s;
+  s.cycle = cycle;
+  s.task = record.task;
+  StepsRecorder recorder(s);
+  scratch_.setObserver(&recorder);
+  const RunStatus status = scratch_.run();
+  scratch_.setObserver(nullptr);
+  checkDigest(scratch_, record, status);
+  s.faulted = status == RunStatus::Faulted;
+  stepsCache_.push_front(std::move(s));
+  if (stepsCache_.size() > kCachedCycleSteps) stepsCache_.pop_back();
+  return &stepsCache_.front();
+}
+
+// ---------------------------------------------------------------- the recording's extent
+
+std::optional<Position> Replayer::start() const {
+  if (history_.empty()) return std::nullopt;
+  return Position{history_.firstCycle(), 0};
+}
+
+std::optional<Position> Replayer::lastBoundary(uint64_t cycle, std::string& error) {
+  std::shared_ptr<const trace::ChunkData> held;
+  CycleRecord record;
+  if (!history_.cycle(cycle, held, record, error)) return std::nullopt;
+  return Position{cycle, record.stepCount ? record.stepCount - 1 : 0};
+}
+
+std::optional<Position> Replayer::end() {
+  if (history_.empty()) return std::nullopt;
+  std::string error;
+  return lastBoundary(history_.endCycle() - 1, error);
+}
+
+std::optional<uint64_t> Replayer::nextCycleOfTask(uint64_t cycle, uint32_t task) {
+  std::string error;
+  for (size_t i = 0; i < history_.chunkCount(); ++i) {
+    const trace::BlockInfo& b = history_.chunkBlock(i);
+    if (b.firstCycle + b.cycleCount <= cycle + 1) continue;
+    std::shared_ptr<const trace::ChunkData> chunk = history_.chunk(i, error);
+    if (!chunk) return std::nullopt;
+    for (uint64_t c = std::max(cycle + 1, chunk->firstCycle); c < chunk->firstCycle + chunk->cycleCount(); ++c)
+      if (chunk->tasks[c - chunk->firstCycle] == task) return c;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> Replayer::previousCycleOfTask(uint64_t cycle, uint32_t task) {
+  std::string error;
+  for (size_t i = history_.chunkCount(); i-- > 0;) {
+    const trace::BlockInfo& b = history_.chunkBlock(i);
+    if (b.firstCycle >= cycle) continue;
+    std::shared_ptr<const trace::ChunkData> chunk = history_.chunk(i, error);
+    if (!chunk) return std::nullopt;
+    for (uint64_t c = std::min(cycle, chunk->firstCycle + chunk->cycleCount()); c-- > chunk->firstCycle;)
+      if (chunk->tasks[c - chunk->firstCycle] == task) return c;
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- stops
+
+std::optional<Stop> Replayer::stopAt(Position target, StopReason reason, std::string& error, int breakpoint,
+                                     std::string note) {
+  if (!seek(target, error)) return std::nullopt;
+  return Stop{target, reason, breakpoint, std::move(note)};
+}
+
+bool Replayer::conditionHolds(const Breakpoint& bp, Position at, std::string& error) {
+  if (!bp.condition) return true;
+  if (!seekOn(scratch_, at, error)) return false;
+  return bp.condition(scratch_);
+}
+
+std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from,
+                                                Position to, bool forward, std::string& error) {
+  if (breakpoints.empty() || history_.empty()) return std::nullopt;
+  std::vector<uint32_t> statements;
+  for (const Breakpoint& bp : breakpoints) statements.push_back(bp.statement);
+  std::sort(statements.begin(), statements.end());
+  statements.erase(std::unique(statements.begin(), statements.end()), statements.end());
+  const Position lo = forward ? from : to, hi = forward ? to : from;  // search strictly between lo and hi
+  const size_t chunks = history_.chunkCount();
+  for (size_t n = 0; n < chunks; ++n) {
+    const size_t i = forward ? n : chunks - 1 - n;
+    const trace::BlockInfo& b = history_.chunkBlock(i);
+    if (b.firstCycle + b.cycleCount <= lo.cycle || b.firstCycle > hi.cycle) continue;
+    std::shared_ptr<const trace::ChunkData> chunk = history_.chunk(i, error);
+    if (!chunk) return std::nullopt;
+    // Only the cycles whose recorded path runs a breakpoint's statement are replayed.
+    std::vector<uint64_t> candidates;
+    if (!chunk->paths.empty()) {
+      for (const auto& [cycle, count] : trace::cyclesExecuting(*chunk, statements)) candidates.push_back(cycle);
+      for (uint32_t k = 0; k < chunk->cycleCount(); ++k)  // cycles whose path was too long to record
+        if (chunk->paths[k] == trace::kNoPath) candidates.push_back(chunk->firstCycle + k);
+      std::sort(candidates.begin(), candidates.end());
+    } else {
+      for (uint32_t k = 0; k < chunk->cycleCount(); ++k) candidates.push_back(chunk->firstCycle + k);
+    }
+    if (!forward) std::reverse(candidates.begin(), candidates.end());
+    for (uint64_t cycle : candidates) {
+      if (cycle < lo.cycle || cycle > hi.cycle) continue;
+      const CycleSteps* s = steps(cycle, error);
+      if (!s) return std::nullopt;
+      const int64_t first = cycle == lo.cycle ? static_cast<int64_t>(lo.step) + 1 : 0;
+      const int64_t last = cycle == hi.cycle ? static_cast<int64_t>(hi.step) - 1 : int64_t{s->count()} - 1;
+      const CycleSteps copy = *s;  // steps() may evict while conditions seek
+      for (int64_t k = forward ? first : last; forward ? k <= last : k >= first; k += forward ? 1 : -1) {
+        const uint32_t statement = copy.statements[static_cast<size_t>(k)];
+        if (!std::binary_search(statements.begin(), statements.end(), statement)) continue;
+        for (size_t j = 0; j < breakpoints.size(); ++j) {
+          if (breakpoints[j].statement != statement) continue;
+          const Position at{cycle, static_cast<uint64_t>(k)};
+          const bool holds = conditionHolds(breakpoints[j], at, error);
+          if (!error.empty()) return std::nullopt;
+          if (holds) return Stop{at, StopReason::Breakpoint, static_cast<int>(j), {}};
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- forward
+
+namespace {
+const char* kEndNote = "the end of the recording was reached";
+const char* kStartNote = "the start of the recording was reached";
+}  // namespace
+
+std::optional<Stop> Replayer::stepIn(const std::vector<Breakpoint>&, std::string& error) {
+  const CycleSteps* s = steps(position_.cycle, error);
+  if (!s) return std::nullopt;
+  if (position_.step + 1 < s->count()) return stopAt({position_.cycle, position_.step + 1}, StopReason::Step, error);
+  const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, s->task);
+  if (!next) return stopAt(position_, StopReason::End, error, -1, kEndNote);
+  return stopAt({*next, 0}, StopReason::Step, error);
+}
+
+std::optional<Stop> Replayer::stepOver(const std::vector<Breakpoint>& breakpoints, std::string& error) {
+  const CycleSteps* s = steps(position_.cycle, error);
+  if (!s) return std::nullopt;
+  const uint32_t here = position_.step < s->count() ? s->activations[position_.step] : 0;
+  std::optional<Position> target;
+  for (uint64_t q = position_.step + 1; q < s->count(); ++q) {
+    if (s->encloses(s->activations[q], here)) {
+      target = Position{position_.cycle, q};
+      break;
+    }
+  }
+  const uint32_t task = s->task;
+  if (!target) {
+    if (const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, task)) target = Position{*next, 0};
+  }
+  const Position bound = target ? *target : Position{history_.endCycle(), 0};
+  if (auto hit = breakpointBetween(breakpoints, position_, bound, true, error))
+    return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
+  if (!error.empty()) return std::nullopt;
+  if (!target) return stopAt(position_, StopReason::End, error, -1, kEndNote);
+  return stopAt(*target, StopReason::Step, error);
+}
+
+std::optional<Stop> Replayer::stepOut(const std::vector<Breakpoint>& breakpoints, std::string& error) {
+  const CycleSteps* s = steps(position_.cycle, error);
+  if (!s) return std::nullopt;
+  const uint32_t here = position_.step < s->count() ? s->activations[position_.step] : 0;
+  std::optional<Position> target;
+  if (here != 0) {
+    for (uint64_t q = position_.step + 1; q < s->count(); ++q) {
+      if (s->activations[q] != here && s->encloses(s->activations[q], here)) {
+        target = Position{position_.cycle, q};
+        break;
+      }
+    }
+  }
+  const uint32_t task = s->task;
+  if (!target) {
+    if (const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, task)) target = Position{*next, 0};
+  }
+  const Position bound = target ? *target : Position{history_.endCycle(), 0};
+  if (auto hit = breakpointBetween(breakpoints, position_, bound, true, error))
+    return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
+  if (!error.empty()) return std::nullopt;
+  if (!target) return stopAt(position_, StopReason::End, error, -1, kEndNote);
+  return stopAt(*target, StopReason::Step, error);
+}
+
+std::optional<Stop> Replayer::continueForward(const std::vector<Breakpoint>& breakpoints,
+                                              const std::vector<Watch>& watches, std::string& error) {
+  const std::optional<Position> last = end();
+  if (!last) {
+    error = "the trace has no recorded cycle";
+    return std::nullopt;
+  }
+  std::optional<Stop> hit = breakpointBetween(breakpoints, position_, Position{last->cycle, last->step + 1}, true, error);
+  if (!error.empty()) return std::nullopt;
+  const Position bound = hit ? hit->position : Position{last->cycle, last->step + 1};
+  if (!watches.empty()) {
+    std::optional<Change> change;
+    if (!scanChanges(watches, position_, bound, [&](size_t, Change&& c) {
+          change = std::move(c);
+          return false;
+        }, error))
+      return std::nullopt;
+    if (change) return stopAt(change->position, StopReason::DataWrite, error);
+  }
+  if (hit) return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
+  return stopAt(*last, StopReason::End, error, -1, kEndNote);
+}
+
+// ---------------------------------------------------------------- backward
+
+std::optional<Stop> Replayer::stepBack(const std::vector<Breakpoint>& breakpoints, std::string& error) {
+  const CycleSteps* s = steps(position_.cycle, error);
+  if (!s) return std::nullopt;
+  const uint32_t here = position_.step < s->count() ? s->activations[position_.step] : 0;
+  std::optional<Position> target;
+  for (uint64_t q = std::min<uint64_t>(position_.step, s->count()); q-- > 0;) {
+    if (s->encloses(s->activations[q], here)) {
+      target = Position{position_.cycle, q};
+      break;
+    }
+  }
+  const uint32_t task = s->task;
+  if (!target) {
+    // The last top-level statement of the task's previous cycle.
+    if (const std::optional<uint64_t> previous = previousCycleOfTask(position_.cycle, task)) {
+      const CycleSteps* p = steps(*previous, error);
+      if (!p) return std::nullopt;
+      for (uint64_t q = p->count(); q-- > 0;) {
+        if (p->activations[q] == 0) {
+          target = Position{*previous, q};
+          break;
+        }
+      }
+    }
+  }
+  const Position bound = target ? *target : Position{history_.firstCycle(), 0};
+  if (auto hit = breakpointBetween(breakpoints, position_, bound, false, error))
+    return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
+  if (!error.empty()) return std::nullopt;
+  if (!target) return stopAt(position_, StopReason::Start, error, -1, kStartNote);
+  return stopAt(*target, StopReason::Step, error);
+}
+
+std::optional<Stop> Replayer::reverseStepIn(const std::vector<Breakpoint>&, std::string& error) {
+  const CycleSteps* s = steps(position_.cycle, error);
+  if (!s) return std::nullopt;
+  if (position_.step > 0) {
+    return stopAt({position_.cycle, std::min<uint64_t>(position_.step, s->count()) - 1}, StopReason::Step, error);
+  }
+  const std::optional<uint64_t> previous = previousCycleOfTask(position_.cycle, s->task);
+  if (!previous) return stopAt(position_, StopReason::Start, error, -1, kStartNote);
+  const std::optional<Position> last = lastBoundary(*previous, error);
+  if (!last) return std::nullopt;
+  return stopAt(*last, StopReason::Step, error);
+}
+
+std::optional<Stop> Replayer::reverseStepOut(const std::vector<Breakpoint>& breakpoints, std::string& error) {
+  const CycleSteps* s = steps(position_.cycle, error);
+  if (!s) return std::nullopt;
+  const uint32_t here = position_.step < s->count() ? s->activations[position_.step] : 0;
+  std::optional<Position> target;
+  if (here != 0) {
+    target = Position{position_.cycle, s->activationTable[here].callStep};
+  } else if (position_.step > 0) {
+    target = Position{position_.cycle, 0};
+  } else if (const std::optional<uint64_t> previous = previousCycleOfTask(position_.cycle, s->task)) {
+    target = Position{*previous, 0};
+  }
+  const Position bound = target ? *target : Position{history_.firstCycle(), 0};
+  if (auto hit = breakpointBetween(breakpoints, position_, bound, false, error))
+    return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
+  if (!error.empty()) return std::nullopt;
+  if (!target) return stopAt(position_, StopReason::Start, error, -1, kStartNote);
+  return stopAt(*target, StopReason::Step, error);
+}
+
+std::optional<Stop> Replayer::reverseContinue(const std::vector<Breakpoint>& breakpoints,
+                                              const std::vector<Watch>& watches, std::string& error) {
+  const std::optional<Position> first = start();
+  if (!first) {
+    error = "the trace has no recorded cycle";
+    return std::nullopt;
+  }
+  // Positions before (first cycle, 0) do not exist: search strictly between "one before" and here.
+  std::optional<Stop> hit;
+  if (position_ > *first) {
+    hit = breakpointBetween(breakpoints, position_, *first, false, error);
+    if (!error.empty()) return std::nullopt;
+    if (!hit) {  // the first boundary itself
+      const CycleSteps* s = steps(first->cycle, error);
+      if (!s) return std::nullopt;
+      for (size_t j = 0; j < breakpoints.size() && s->count() > 0; ++j) {
+        if (breakpoints[j].statement != s->statements[0]) continue;
+        const bool holds = conditionHolds(breakpoints[j], *first, error);
+        if (!error.empty()) return std::nullopt;
+        if (holds) {
+          hit = Stop{*first, StopReason::Breakpoint, static_cast<int>(j), {}};
+          break;
+        }
+      }
+    }
+  }
+  if (!watches.empty()) {
+    std::vector<Change> changes = lastChangesOf(watches, position_, 1, hit ? hit->position : *first, error);
+    if (!error.empty()) return std::nullopt;
+    if (!changes.empty() && (!hit || changes.front().position > hit->position))
+      return stopAt(changes.front().position, StopReason::DataWrite, error);
+  }
+  if (hit) return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
+  return stopAt(*first, StopReason::Start, error, -1, kStartNote);
+}
+
+// ---------------------------------------------------------------- data changes
+
+bool Replayer::scanChanges(const std::vector<Watch>& watches, Position from, Position until,
+                           const std::function<bool(size_t, Change&&)>& found, std::string& error) {
+  if (!seekOn(scratch_, from, error)) return false;
+  ChangeWatcher watcher(scratch_, watches);
+  watcher.snapshot();
+  Position at = from;
+  bool stop = false;
+  auto report = [&](Position p, bool byInputs, uint32_t statement) {
+    return watcher.compare([&](size_t i, const std::vector<uint8_t>& before, const std::vector<uint8_t>& after) {
+      if (!(p < until)) return true;
+      Change c{p, before, after, byInputs, statement};
+      if (!found(i, std::move(c))) stop = true;
+      return !stop;
+    });
+  };
+  uint32_t lastStatement = scratch_.inCycle() ? scratch_.pausedStatement() : UINT32_MAX;
+  watcher.onBoundary = [&](uint64_t step) {
+    // At boundary `step` the statement before it has run.
+    report(Position{at.cycle, step}, step == 0, step == 0 ? UINT32_MAX : lastStatement);
+    lastStatement = watcher.statement_;
+    return !stop;
+  };
+  scratch_.setObserver(&watcher);
+  auto finishCycle = [&]() -> bool {
+    // Runs the current cycle to its end, reporting changes at every boundary and at the end.
+    const RunStatus status = scratch_.run();
+    if (status == RunStatus::Paused) return false;  // stopped by `found`
+    std::shared_ptr<const trace::ChunkData> held;
+    CycleRecord record;
+    if (history_.cycle(at.cycle, held, record, error)) {
+      report(Position{at.cycle, scratch_.steps()}, false, lastStatement);
+      checkDigest(scratch_, record, status);
+    }
+    return status == RunStatus::CycleDone && !stop;
+  };
+  bool ok = true;
+  if (scratch_.inCycle()) ok = finishCycle();
+  while (ok && !stop) {
+    const uint64_t next = at.cycle + 1;
+    if (!(Position{next, 0} < until)) break;
+    std::string ignored;
+    std::shared_ptr<const trace::ChunkData> held;
+    CycleRecord record;
+    if (!history_.cycle(next, held, record, ignored)) {
+      // A gap or the end: go on after the gap from its keyframe (a change inside a gap is unknown).
+      std::optional<uint64_t> after;
+      for (size_t i = 0; i < history_.chunkCount(); ++i)
+        if (history_.chunkBlock(i).firstCycle > next) {
+          after = history_.chunkBlock(i).firstCycle;
+          break;
+        }
+      if (!after || !(Position{*after, 0} < until)) break;
+      scratch_.setObserver(nullptr);
+      if (!restoreBefore(scratch_, *after, error)) {
+        scratch_.setObserver(nullptr);
+        return false;
+      }
+      scratch_.setObserver(&watcher);
+      watcher.snapshot();
+      at = Position{*after, 0};
+      if (!history_.cycle(*after, held, record, error)) break;
+    } else {
+      at = Position{next, 0};
+    }
+    if (!startCycle(scratch_, record, error)) {
+      scratch_.setObserver(nullptr);
+      return false;
+    }
+    lastStatement = UINT32_MAX;
+    ok = finishCycle();
+  }
+  scratch_.setObserver(nullptr);
+  return error.empty();
+}
+
+std::vector<Change> Replayer::lastChangesOf(const std::vector<Watch>& watches, Position before, size_t count,
+                                            Position notBefore, std::string& error) {
+  std::vector<Change> result;
+  for (size_t n = history_.chunkCount(); n-- > 0 && result.size() < count;) {
+    const trace::BlockInfo& b = history_.chunkBlock(n);
+    if (b.firstCycle > before.cycle) continue;
+    if (b.firstCycle + b.cycleCount <= notBefore.cycle) break;
+    const Position until = std::min(before, Position{b.firstCycle + b.cycleCount, 0});
+    std::vector<Change> inChunk;
+    if (!scanChangesFromKeyframe(watches, b.firstCycle, until, inChunk, error)) return result;
+    for (auto it = inChunk.rbegin(); it != inChunk.rend() && result.size() < count; ++it)
+      if (!(it->position < notBefore) && it->position < before) result.push_back(std::move(*it));
+  }
+  return result;
+}
+
+bool Replayer::scanChangesFromKeyframe(const std::vector<Watch>& watches, uint64_t chunkFirstCycle, Position until,
+                                       std::vector<Change>& out, std::string& error) {
+  // The image before the chunk's first cycle, then every change from its first boundary on.
+  if (!restoreBefore(scratch_, chunkFirstCycle, error)) return false;
+  std::vector<std::vector<uint8_t>> before;
+  for (const Watch& w : watches) {
+    if (w.offset >= scratch_.imageSize() || w.size > scratch_.imageSize() - w.offset) {
+      before.emplace_back();
+    } else if (w.bit >= 0) {
+      before.push_back({static_cast<uint8_t>((scratch_.image()[w.offset] >> w.bit) & 1)});
+    } else {
+      before.emplace_back(scratch_.image() + w.offset, scratch_.image() + w.offset + w.size);
+    }
+  }
+  std::string local;
+  if (!seekOn(scratch_, Position{chunkFirstCycle, 0}, local)) {
+    error = local;
+    return false;
+  }
+  // Scan-input changes of the first cycle.
+  for (size_t i = 0; i < watches.size(); ++i) {
+    const Watch& w = watches[i];
+    std::vector<uint8_t> now;
+    if (!before[i].empty()) {
+      if (w.bit >= 0) now = {static_cast<uint8_t>((scratch_.image()[w.offset] >> w.bit) & 1)};
+      else now.assign(scratch_.image() + w.offset, scratch_.image() + w.offset + w.size);
+    }
+    if (now != before[i] && Position{chunkFirstCycle, 0} < until)
+      out.push_back(Change{Position{chunkFirstCycle, 0}, before[i], now, true, UINT32_MAX});
+  }
+  return scanChanges(watches, Position{chunkFirstCycle, 0}, until, [&](size_t, Change&& c) {
+    out.push_back(std::move(c));
+    return true;
+  }, error);
+}
+
+std::vector<Change> Replayer::lastChanges(const Watch& watch, Position at, size_t count, std::string& error) {
+  const std::optional<Position> first = start();
+  if (!first) {
+    error = "the trace has no recorded cycle";
+    return {};
+  }
+  return lastChangesOf({watch}, at, count, *first, error);
+}
+
+// ---------------------------------------------------------------- verify
+
+std::vector<Divergence> Replayer::verify(const std::function<void(uint64_t, uint64_t)>& progress, std::string& error) {
+  std::vector<Divergence> found;
+  const uint64_t total = [&] {
+    uint64_t n = 0;
+    for (size_t i = 0; i < history_.chunkCount(); ++i) n += history_.chunkBlock(i).cycleCount;
+    return n;
+  }();
+  uint64_t done = 0;
+  const size_t before = divergences_.size();
+  verified_.clear();
+  for (size_t i = 0; i < history_.chunkCount(); ++i) {
+    std::shared_ptr<const trace::ChunkData> chunk = history_.chunk(i, error);
+    if (!chunk) return found;
+    if (!restoreBefore(scratch_, chunk->firstCycle, error)) return found;
+    for (uint64_t c = chunk->firstCycle; c < chunk->firstCycle + chunk->cycleCount(); ++c) {
+      std::shared_ptr<const trace::ChunkData> held;
+      CycleRecord record;
+      if (!history_.cycle(c, held, record, error) || !startCycle(scratch_, record, error)) return found;
+      const RunStatus status = scratch_.run();
+      checkDigest(scratch_, record, status);
+      if (status != RunStatus::CycleDone) break;
+      if (++done % 4096 == 0 && progress) progress(done, total);
+    }
+    // A chunk that continues the previous one must start from the image its last cycle left.
+    if (history_.contiguous(i)) {
+      std::string e2;
+      std::shared_ptr<const trace::ChunkData> next = history_.chunk(i + 1, e2);
+      if (next && next->keyframe.size() == scratch_.imageSize() &&
+          std::memcmp(next->keyframe.data(), scratch_.image(), scratch_.imageSize()) != 0) {
+        uint32_t at = 0;
+        while (next->keyframe[at] == scratch_.image()[at]) ++at;
+        divergences_.push_back({Position{next->firstCycle, 0},
+                                fmt::format("the keyframe of cycle {} differs from the replayed image (first at "
+                                            "byte {}: recorded {:02x}, replayed {:02x})",
+                                            next->firstCycle, at, next->keyframe[at], scratch_.image()[at])});
+      }
+    }
+  }
+  if (progress) progress(total, total);
+  found.assign(divergences_.begin() + static_cast<ptrdiff_t>(before), divergences_.end());
+  return found;
+}
+
+}  // namespace scanback::replay

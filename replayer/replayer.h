@@ -1,0 +1,211 @@
+// The replayer: rebuilds the exact state at any position of a recorded trace and searches its
+// history in both directions (DESIGN.md invariants 1-5, 7, 8).
+//
+// A position is (cycle, step): step k is the k-th statement boundary of the cycle (before that
+// statement runs), and step == stepCount is the end of the cycle (the boundary before the next
+// one). Every position is rebuilt the same way: the nearest checkpoint (an image at a cycle
+// boundary; every chunk's keyframe is one) at or before the target cycle, whole cycles re-executed
+// from their recorded scan inputs, then the target cycle run to the target step on a VM that
+// pauses there. Fully re-executed cycles are checked against their recorded digest.
+//
+// Not thread-safe: one Replayer per thread. Several replayers may share one Program.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <map>
+#include <set>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "replayer/history.h"
+#include "vm/exec/vm.h"
+
+namespace scanback::replay {
+
+struct Position {
+  uint64_t cycle = 0;
+  uint64_t step = 0;
+  auto operator<=>(const Position&) const = default;
+};
+
+struct ReplayOptions {
+  uint64_t checkpointBudgetBytes = 256ull << 20;
+  // Replay with this program instead of compiling the trace's embedded sources; its hash must
+  // equal the trace's.
+  std::shared_ptr<const Program> program;
+};
+
+// A replayed cycle that does not match its recording.
+struct Divergence {
+  Position position;  // the end of the cycle (or the keyframe's cycle for a keyframe mismatch)
+  std::string what;   // expected and actual values
+};
+
+// Every statement boundary of one cycle, as re-executed: which statement, in which activation.
+// Activations are the calls of the cycle; all program bodies of the task count as one top-level
+// activation (0), so stepping over the end of one program body goes on into the next.
+struct CycleSteps {
+  uint64_t cycle = 0;
+  uint32_t task = 0;
+  std::vector<uint32_t> statements;   // per boundary
+  std::vector<uint32_t> activations;  // per boundary: innermost activation
+  struct Activation {
+    uint32_t parent = 0;
+    uint32_t callStep = 0;  // the caller's boundary (the statement that made the call)
+    uint32_t pou = 0;
+  };
+  std::vector<Activation> activationTable;  // [0] is the top level
+  bool faulted = false;                     // the cycle ends in a fault at its last boundary
+  uint32_t count() const { return static_cast<uint32_t>(statements.size()); }
+  // True when activation `a` is `of` or one of its callers.
+  bool encloses(uint32_t a, uint32_t of) const;
+};
+
+enum class StopReason { Step, Breakpoint, DataWrite, Start, End };
+
+struct Stop {
+  Position position;
+  StopReason reason = StopReason::Step;
+  int breakpoint = -1;  // index into the breakpoints given, for StopReason::Breakpoint
+  std::string note;     // e.g. why the start or end of the recording was reached
+};
+
+// A breakpoint the searches stop at: a statement, optionally only when `condition` holds (it is
+// evaluated with the replayer paused at the statement).
+struct Breakpoint {
+  uint32_t statement = 0;
+  std::function<bool(const Vm&)> condition;  // the VM paused at the statement
+};
+
+// A watched range of the image (a variable, struct field or array element; `bit` >= 0: one bit).
+struct Watch {
+  uint32_t offset = 0;
+  uint32_t size = 1;
+  int8_t bit = -1;
+};
+
+// A change of a watched range: the boundary right after the statement that wrote it (step 0 when
+// the cycle's scan inputs wrote it), with the values before and after.
+struct Change {
+  Position position;
+  std::vector<uint8_t> before, after;
+  bool byScanInputs = false;
+  uint32_t statement = UINT32_MAX;  // the writing statement (UINT32_MAX for scan inputs)
+};
+
+class Replayer {
+ public:
+  static std::unique_ptr<Replayer> open(const std::string& path, const ReplayOptions& options, std::string& error);
+  static std::unique_ptr<Replayer> open(std::unique_ptr<trace::TraceReader> reader, const ReplayOptions& options,
+                                        std::string& error);
+
+  const trace::HeaderData& header() const { return history_.header(); }
+  const Program& program() const { return *program_; }
+  const std::shared_ptr<const Program>& programPtr() const { return program_; }
+  History& history() { return history_; }
+  const History& history() const { return history_; }
+  // Follows a trace still being recorded: picks up what was appended. True when anything new.
+  bool refresh() { return history_.refresh(); }
+
+  // The first and last positions of the recording: (first cycle, 0) and the last boundary of the
+  // last cycle (its faulting statement when the trace ends in a fault).
+  std::optional<Position> start() const;
+  std::optional<Position> end();
+  // The position before the first statement of the next recorded cycle after `cycle` of the given
+  // task, if any (skipping gaps).
+  std::optional<uint64_t> nextCycleOfTask(uint64_t cycle, uint32_t task);
+  std::optional<uint64_t> previousCycleOfTask(uint64_t cycle, uint32_t task);
+
+  // Rebuilds the state at `position`. False with `error` when the position is not in the
+  // recording (a gap, after a corrupt block, a step past the cycle's end).
+  bool seek(Position position, std::string& error);
+  Position position() const { return position_; }
+  // The VM at the current position: paused at a boundary (frames(), image()) or between cycles at
+  // the end of a cycle.
+  const Vm& vm() const { return vm_; }
+  // The statement about to run at the current position (UINT32_MAX at the end of a cycle).
+  uint32_t statement() const;
+  uint32_t task() const { return vm_.currentTask(); }
+
+  // The boundaries of a cycle (re-executed once, cached).
+  const CycleSteps* steps(uint64_t cycle, std::string& error);
+
+  // Moves. Each returns the stop (and leaves the replayer there), or nullopt with `error`.
+  // Forward ones stop at any of `breakpoints` met on the way (step over/out too).
+  std::optional<Stop> stepIn(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  std::optional<Stop> stepOver(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  std::optional<Stop> stepOut(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  std::optional<Stop> continueForward(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
+                                      std::string& error);
+  // The mirrors: stepBack (reverse of stepOver), reverse step in, reverse step out, reverse continue.
+  std::optional<Stop> stepBack(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  std::optional<Stop> reverseStepIn(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  std::optional<Stop> reverseStepOut(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  std::optional<Stop> reverseContinue(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
+                                      std::string& error);
+
+  // The last `count` changes of `watch` before `at`, newest first. Does not move the position.
+  std::vector<Change> lastChanges(const Watch& watch, Position at, size_t count, std::string& error);
+
+  // Re-executes every recorded cycle and checks every digest and keyframe. `progress` (if set)
+  // gets (cycles done, cycles total) now and then.
+  std::vector<Divergence> verify(const std::function<void(uint64_t, uint64_t)>& progress, std::string& error);
+  // Divergences met so far by any replay.
+  const std::vector<Divergence>& divergences() const { return divergences_; }
+
+  size_t checkpointCount() const { return checkpoints_.size(); }
+  uint64_t checkpointBytes() const { return checkpoints_.size() * uint64_t{program_->imageSize()}; }
+
+ private:
+  Replayer(std::unique_ptr<trace::TraceReader> reader, std::shared_ptr<const Program> program,
+           const ReplayOptions& options);
+  // Leaves `vm` between cycles with the image before `cycle`.
+  bool restoreBefore(Vm& vm, uint64_t cycle, std::string& error);
+  // Leaves `vm` paused at `target` (or at the end of its cycle).
+  bool seekOn(Vm& vm, Position target, std::string& error);
+  // Starts `record`'s cycle on `vm` (scan inputs applied).
+  bool startCycle(Vm& vm, const CycleRecord& record, std::string& error);
+  // After a cycle ran to its end or fault: compares with the recorded digest (once per cycle).
+  void checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status);
+  void addCheckpoint(uint64_t cycle, const Vm& vm);
+  void trimCheckpoints(uint64_t around);
+  // Moves to `target` and reports it as a stop.
+  std::optional<Stop> stopAt(Position target, StopReason reason, std::string& error, int breakpoint = -1,
+                             std::string note = {});
+  // Going forward, the first breakpoint hit strictly between `from` and `to`; in reverse
+  // (`to` < `from`), the last one strictly between them.
+  std::optional<Stop> breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from, Position to,
+                                        bool forward, std::string& error);
+  bool conditionHolds(const Breakpoint& bp, Position at, std::string& error);
+  std::optional<Position> lastBoundary(uint64_t cycle, std::string& error);
+  // Replays from `from` towards `until` (excluded), calling `found` for every change of a watch
+  // after `from`, in order; `found` returns false to stop. Runs on the scratch VM.
+  bool scanChanges(const std::vector<Watch>& watches, Position from, Position until,
+                   const std::function<bool(size_t, Change&&)>& found, std::string& error);
+  // Every change in the chunk starting at `chunkFirstCycle` before `until`, including those its
+  // first cycle's scan inputs made to the keyframe.
+  bool scanChangesFromKeyframe(const std::vector<Watch>& watches, uint64_t chunkFirstCycle, Position until,
+                               std::vector<Change>& out, std::string& error);
+  // The last `count` changes before `before` and not before `notBefore`, newest first.
+  std::vector<Change> lastChangesOf(const std::vector<Watch>& watches, Position before, size_t count,
+                                    Position notBefore, std::string& error);
+
+  History history_;
+  std::shared_ptr<const Program> program_;
+  ReplayOptions options_;
+  Vm vm_;       // at the current position
+  Vm scratch_;  // searches and analyses, so that they never disturb the current position
+  Position position_;
+  bool positioned_ = false;
+  std::map<uint64_t, std::vector<uint8_t>> checkpoints_;  // image before the cycle
+  std::set<uint64_t> verified_;                           // cycles whose digest was checked
+  std::vector<Divergence> divergences_;
+  std::list<CycleSteps> stepsCache_;  // most recent first
+};
+
+}  // namespace scanback::replay

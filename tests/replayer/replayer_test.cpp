@@ -1,0 +1,521 @@
+// The replayer against independent runs: every sought position equals the live state at that
+// position, the backward moves mirror the forward ones, and the searches find exactly what a
+// brute-force walk over every boundary finds.
+#include "replayer/replayer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "recorder/recorder.h"
+#include "vm/compiler/compiler.h"
+#include "vm/runtime/stimulus.h"
+#include "vm/runtime/values.h"
+#include "vm/runtime/state_json.h"
+
+namespace fs = std::filesystem;
+using namespace scanback;
+using replay::Position;
+
+namespace {
+
+std::shared_ptr<const Program> compileText(const std::string& text) {
+  SourceSet sources;
+  sources.add("test.st", text);
+  Diagnostics d;
+  auto p = compileProject(sources, d);
+  EXPECT_TRUE(p) << d.format(sources);
+  return p;
+}
+
+std::shared_ptr<const Program> compilePlant() {
+  const fs::path dir = fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant";
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".st") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  Diagnostics d;
+  SourceSet sources = loadSourceFiles(files, d);
+  auto p = compileProject(sources, d);
+  EXPECT_TRUE(p) << d.format(sources);
+  return p;
+}
+
+fs::path tempTrace(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("scanback_replay_" + name + "_" + std::to_string(::getpid()) + ".trace");
+  fs::remove(p);
+  fs::remove(p.string() + ".partial");
+  return p;
+}
+
+// Records `cycles` cycles of `program` (with the plant's stimulus when given).
+void record(std::shared_ptr<const Program> program, const fs::path& path, uint64_t cycles, Stimulus* stimulus,
+            uint32_t keyframeEvery) {
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = keyframeEvery;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  for (uint64_t c = 0; c < cycles; ++c) {
+    if (stimulus) stimulus->apply(c, rt);
+    if (rt.runCycle() != RunStatus::CycleDone) break;
+    while (rec->backlogged()) std::this_thread::yield();
+  }
+  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_EQ(rec->stats().cyclesDropped, 0u);
+}
+
+// What a live run shows at a position: the image, the frames and their declared variables.
+struct Snapshot {
+  std::vector<uint8_t> image;
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> frames;  // pou, instance, frame offset
+  std::vector<std::vector<uint8_t>> frameVariables;
+  uint32_t statement = UINT32_MAX;
+};
+
+Snapshot snapshot(const Vm& vm) {
+  Snapshot s;
+  s.image.assign(vm.image(), vm.image() + vm.imageSize());
+  s.statement = vm.inCycle() ? vm.pausedStatement() : UINT32_MAX;
+  if (!vm.inCycle()) return s;
+  for (const Frame& f : vm.frames()) {
+    s.frames.emplace_back(f.pou, f.thisOffset, f.frameOffset);
+    for (const Variable& v : vm.program().pous[f.pou].frameVariables) {
+      if (!v.type || v.type->size == 0) continue;
+      const uint8_t* at = vm.memory() + f.frameOffset + v.offset;
+      s.frameVariables.emplace_back(at, at + v.type->size);
+    }
+  }
+  return s;
+}
+
+// Pauses a live run at each of a sorted list of positions.
+class PauseAtPositions final : public VmObserver {
+ public:
+  PauseAtPositions(const std::vector<Position>& targets, const uint64_t& cycle) : targets_(targets), cycle_(cycle) {}
+  bool onStatement(uint32_t, uint64_t step) override {
+    return next_ < targets_.size() && targets_[next_].cycle == cycle_ && targets_[next_].step == step;
+  }
+  size_t next_ = 0;
+
+ private:
+  const std::vector<Position>& targets_;
+  const uint64_t& cycle_;
+};
+
+std::vector<Snapshot> liveSnapshots(std::shared_ptr<const Program> program, const std::vector<Position>& targets,
+                                    uint64_t cycles, Stimulus* stimulus) {
+  Runtime rt(program);
+  uint64_t cycle = 0;
+  PauseAtPositions pause(targets, cycle);
+  rt.vm().setObserver(&pause);
+  std::vector<Snapshot> out;
+  for (cycle = 0; cycle < cycles; ++cycle) {
+    if (stimulus) stimulus->apply(cycle, rt);
+    rt.startCycle();
+    for (;;) {
+      const RunStatus status = rt.run();
+      if (status == RunStatus::Paused) {
+        out.push_back(snapshot(rt.vm()));
+        ++pause.next_;
+        continue;
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+std::function<std::string(uint32_t)> debugPath = [](uint32_t) { return std::string(); };
+void expectSame(const Snapshot& live, const Snapshot& replayed, Position at) {
+  const std::string where = "at cycle " + std::to_string(at.cycle) + " step " + std::to_string(at.step);
+  EXPECT_EQ(live.statement, replayed.statement) << where;
+  EXPECT_EQ(live.frames, replayed.frames) << where;
+  EXPECT_EQ(live.frameVariables, replayed.frameVariables) << where;
+  if (live.image != replayed.image) {
+    size_t k = 0;
+    while (live.image[k] == replayed.image[k]) ++k;
+    ADD_FAILURE() << "image differs " << where << " first at byte " << k << ": live " << int(live.image[k])
+                  << ", replayed " << int(replayed.image[k]) << " " << debugPath(static_cast<uint32_t>(k));
+  }
+}
+
+const char* kCalls = R"(
+FUNCTION Twice : INT
+VAR_INPUT x : INT; END_VAR
+Twice := x * 2;
+END_FUNCTION
+
+FUNCTION_BLOCK Counter
+VAR_INPUT step : INT; END_VAR
+VAR count : INT; END_VAR
+count := count + step;
+IF count > 50 THEN
+  count := 0;
+END_IF
+END_FUNCTION_BLOCK
+
+PROGRAM Main
+VAR
+  n : INT;
+  a : INT;
+  b : INT;
+  c1 : Counter;
+  c2 : Counter;
+END_VAR
+n := n + 1;
+a := Twice(n) + Twice(a MOD 7);
+c1(step := n MOD 5);
+IF n MOD 3 = 0 THEN
+  c2(step := 1);
+  b := b + c2.count;
+END_IF
+a := a MOD 100;
+END_PROGRAM
+)";
+
+class ReplayerFixture : public ::testing::Test {
+ protected:
+  void open(std::shared_ptr<const Program> program, uint64_t cycles, uint32_t keyframeEvery,
+            std::optional<Stimulus> stimulus = std::nullopt) {
+    program_ = program;
+    path_ = tempTrace(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::optional<Stimulus> copy = stimulus;
+    record(program, path_, cycles, copy ? &*copy : nullptr, keyframeEvery);
+    std::string error;
+    replayer_ = replay::Replayer::open(path_.string(), {}, error);
+    ASSERT_TRUE(replayer_) << error;
+  }
+  void TearDown() override { fs::remove(path_); }
+
+  std::shared_ptr<const Program> program_;
+  fs::path path_;
+  std::unique_ptr<replay::Replayer> replayer_;
+};
+
+TEST_F(ReplayerFixture, EverySoughtPositionEqualsTheLiveState) {
+  auto program = compilePlant();
+  ASSERT_TRUE(program);
+  std::string error;
+  auto stimulus = Stimulus::load((fs::path(SCANBACK_SOURCE_DIR) / "examples/plant/stimulus.csv").string(), *program,
+                                 error);
+  ASSERT_TRUE(stimulus) << error;
+  const uint64_t kCycles = 1200;
+  open(program, kCycles, 250, *stimulus);
+
+  // Random positions, plus each chunk's first boundary and cycle ends.
+  std::mt19937_64 rng(42);
+  std::vector<Position> targets;
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t cycle = rng() % kCycles;
+    const replay::CycleSteps* s = replayer_->steps(cycle, error);
+    ASSERT_TRUE(s) << error;
+    targets.push_back({cycle, s->count() ? rng() % s->count() : 0});
+  }
+  for (uint64_t c : {0ull, 249ull, 250ull, 251ull, 999ull, 1000ull, 1199ull}) targets.push_back({c, 0});
+  std::sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+  Stimulus liveStimulus = *stimulus;
+  debugPath = [program](uint32_t k) { return pathOfOffset(*program, k, nullptr); };
+  const std::vector<Snapshot> live = liveSnapshots(program, targets, kCycles, &liveStimulus);
+  ASSERT_EQ(live.size(), targets.size());
+
+  // Visit them out of order: forwards and backwards jumps, near and far.
+  std::vector<size_t> order(targets.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  for (size_t i : order) {
+    ASSERT_TRUE(replayer_->seek(targets[i], error)) << error;
+    EXPECT_EQ(replayer_->position(), targets[i]);
+    expectSame(live[i], snapshot(replayer_->vm()), targets[i]);
+  }
+  EXPECT_TRUE(replayer_->divergences().empty()) << replayer_->divergences().front().what;
+  EXPECT_GT(replayer_->checkpointCount(), 0u);
+}
+
+TEST_F(ReplayerFixture, EndOfCycleEqualsTheStateAfterIt) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 40, 16);
+  std::string error;
+  for (uint64_t k : {0ull, 15ull, 16ull, 39ull}) {
+    Runtime rt(program);
+    for (uint64_t c = 0; c <= k; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+    const replay::CycleSteps* s = replayer_->steps(k, error);
+    ASSERT_TRUE(s) << error;
+    ASSERT_TRUE(replayer_->seek({k, s->count()}, error)) << error;
+    EXPECT_FALSE(replayer_->vm().inCycle());
+    EXPECT_TRUE(std::equal(rt.vm().image(), rt.vm().image() + rt.vm().imageSize(), replayer_->vm().image()))
+        << "after cycle " << k;
+    EXPECT_EQ(replayer_->statement(), UINT32_MAX);
+  }
+  // One step past the end of a cycle is not a position.
+  const replay::CycleSteps* s = replayer_->steps(3, error);
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(replayer_->seek({3, s->count() + 1}, error));
+  EXPECT_NE(error.find("cycle 3 has"), std::string::npos) << error;
+  EXPECT_FALSE(replayer_->seek({40, 0}, error));
+  EXPECT_NE(error.find("after the end of the recording"), std::string::npos) << error;
+}
+
+// stepBack is the exact reverse of stepOver: wherever stepping back stays in the same activation,
+// stepping over from there comes back; and stepping back from a POU's first statement lands on
+// the caller's call statement.
+TEST_F(ReplayerFixture, StepBackMirrorsStepOver) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 30, 8);
+  std::string error;
+  size_t sameActivation = 0, toCaller = 0;
+  for (uint64_t cycle = 1; cycle < 30; ++cycle) {
+    const replay::CycleSteps s = *replayer_->steps(cycle, error);
+    for (uint64_t q = 0; q < s.count(); ++q) {
+      ASSERT_TRUE(replayer_->seek({cycle, q}, error)) << error;
+      const auto back = replayer_->stepBack({}, error);
+      ASSERT_TRUE(back) << error;
+      const Position p = back->position;
+      ASSERT_LT(p, (Position{cycle, q}));
+      if (p.cycle != cycle) {
+        EXPECT_EQ(q, 0u) << "only the first statement steps back into the previous cycle";
+        continue;
+      }
+      if (s.activations[p.step] == s.activations[q]) {
+        ++sameActivation;
+        const auto over = replayer_->stepOver({}, error);
+        ASSERT_TRUE(over) << error;
+        EXPECT_EQ(over->position, (Position{cycle, q})) << "stepOver after stepBack from step " << q;
+      } else {
+        ++toCaller;
+        const uint32_t callee = s.activations[q];
+        EXPECT_EQ(p.step, s.activationTable[callee].callStep) << "stepBack from a POU's first statement";
+        EXPECT_EQ(s.activations[p.step], s.activationTable[callee].parent);
+      }
+    }
+  }
+  EXPECT_GT(sameActivation, 100u);
+  EXPECT_GT(toCaller, 20u);
+}
+
+TEST_F(ReplayerFixture, StepOverSkipsCallsAndStepOutReturnsToTheCaller) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 10, 4);
+  std::string error;
+  const replay::CycleSteps s = *replayer_->steps(5, error);
+  // Walk the top level of cycle 5 with stepOver: every stop is top-level, in order, and no
+  // top-level boundary is skipped.
+  ASSERT_TRUE(replayer_->seek({5, 0}, error)) << error;
+  std::vector<uint64_t> visited{0};
+  for (;;) {
+    const auto stop = replayer_->stepOver({}, error);
+    ASSERT_TRUE(stop) << error;
+    if (stop->position.cycle != 5) {
+      EXPECT_EQ(stop->position, (Position{6, 0}));
+      break;
+    }
+    visited.push_back(stop->position.step);
+  }
+  std::vector<uint64_t> topLevel;
+  for (uint64_t q = 0; q < s.count(); ++q)
+    if (s.activations[q] == 0) topLevel.push_back(q);
+  EXPECT_EQ(visited, topLevel);
+
+  // Step into each call and out again: back at the caller's next boundary.
+  for (uint32_t a = 1; a < s.activationTable.size(); ++a) {
+    uint64_t first = 0;
+    while (s.activations[first] != a) ++first;
+    ASSERT_TRUE(replayer_->seek({5, first}, error)) << error;
+    const auto out = replayer_->stepOut({}, error);
+    ASSERT_TRUE(out) << error;
+    uint64_t expected = first;
+    while (expected < s.count() && !(s.activations[expected] != a && s.encloses(s.activations[expected], a)))
+      ++expected;
+    EXPECT_EQ(out->position, (Position{5, expected}));
+    // And the reverse: back to the call statement.
+    ASSERT_TRUE(replayer_->seek({5, first + 1 < s.count() && s.activations[first + 1] == a ? first + 1 : first},
+                                error));
+    const auto backOut = replayer_->reverseStepOut({}, error);
+    ASSERT_TRUE(backOut) << error;
+    EXPECT_EQ(backOut->position, (Position{5, s.activationTable[a].callStep}));
+  }
+}
+
+// Reverse continue finds exactly the last boundary before here where a breakpoint (with its
+// condition) would stop; continue finds the first one after. Checked against a walk over every
+// boundary of every cycle.
+TEST_F(ReplayerFixture, ContinueBothWaysFindsWhatABruteForceWalkFinds) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 60, 10);
+  std::string error;
+  // The statement `b := b + c2.count;` runs every third cycle; `count := 0;` rarely.
+  auto statementAtLine = [&](uint32_t line) {
+    for (uint32_t i = 0; i < program->statements.size(); ++i)
+      if (program->statements[i].span.line == line) return i;
+    return UINT32_MAX;
+  };
+  const uint32_t addB = statementAtLine(29), resetCount = statementAtLine(12);
+  ASSERT_NE(addB, UINT32_MAX);
+  ASSERT_NE(resetCount, UINT32_MAX);
+  std::string e2;
+  auto nOffset = findVariable(*program, "Main.n", e2)->offset;
+  auto evenN = [nOffset](const Vm& vm) {
+    int16_t n;
+    std::memcpy(&n, vm.image() + nOffset, 2);
+    return n % 2 == 0;
+  };
+  std::vector<replay::Breakpoint> breakpoints{{addB, evenN}, {resetCount, nullptr}};
+
+  // Every boundary, in order, with the breakpoint it would stop at.
+  std::vector<std::pair<Position, int>> all;
+  for (uint64_t c = 0; c < 60; ++c) {
+    const replay::CycleSteps s = *replayer_->steps(c, error);
+    for (uint64_t q = 0; q < s.count(); ++q) {
+      int hit = -1;
+      if (s.statements[q] == addB) {
+        ASSERT_TRUE(replayer_->seek({c, q}, error)) << error;
+        if (evenN(replayer_->vm())) hit = 0;
+      } else if (s.statements[q] == resetCount) {
+        hit = 1;
+      }
+      all.push_back({{c, q}, hit});
+    }
+  }
+  size_t hits = 0;
+  for (const auto& [p, hit] : all) hits += hit >= 0;
+  ASSERT_GT(hits, 10u);
+
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 60; ++i) {
+    const size_t from = rng() % all.size();
+    ASSERT_TRUE(replayer_->seek(all[from].first, error)) << error;
+    const auto back = replayer_->reverseContinue(breakpoints, {}, error);
+    ASSERT_TRUE(back) << error;
+    std::optional<std::pair<Position, int>> expectBack;
+    for (size_t k = from; k-- > 0;)
+      if (all[k].second >= 0) {
+        expectBack = all[k];
+        break;
+      }
+    if (expectBack) {
+      EXPECT_EQ(back->reason, replay::StopReason::Breakpoint);
+      EXPECT_EQ(back->position, expectBack->first);
+      EXPECT_EQ(back->breakpoint, expectBack->second);
+    } else {
+      EXPECT_EQ(back->reason, replay::StopReason::Start);
+      EXPECT_EQ(back->position, (Position{0, 0}));
+    }
+
+    ASSERT_TRUE(replayer_->seek(all[from].first, error)) << error;
+    const auto fwd = replayer_->continueForward(breakpoints, {}, error);
+    ASSERT_TRUE(fwd) << error;
+    std::optional<std::pair<Position, int>> expectFwd;
+    for (size_t k = from + 1; k < all.size(); ++k)
+      if (all[k].second >= 0) {
+        expectFwd = all[k];
+        break;
+      }
+    if (expectFwd) {
+      EXPECT_EQ(fwd->reason, replay::StopReason::Breakpoint);
+      EXPECT_EQ(fwd->position, expectFwd->first);
+    } else {
+      EXPECT_EQ(fwd->reason, replay::StopReason::End);
+    }
+  }
+}
+
+// The last writes of a variable, and reverse continue to a data write, against the values at
+// every boundary.
+TEST_F(ReplayerFixture, DataChangesMatchTheValuesAtEveryBoundary) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 40, 12);
+  std::string error;
+  auto b = findVariable(*program, "Main.b", error);
+  ASSERT_TRUE(b) << error;
+  const replay::Watch watch{b->offset, 2, -1};
+  // The value at every boundary (and cycle end), in order.
+  std::vector<std::pair<Position, int16_t>> values;
+  for (uint64_t c = 0; c < 40; ++c) {
+    const replay::CycleSteps s = *replayer_->steps(c, error);
+    for (uint64_t q = 0; q <= s.count(); ++q) {
+      ASSERT_TRUE(replayer_->seek({c, q}, error)) << error;
+      int16_t v;
+      std::memcpy(&v, replayer_->vm().image() + b->offset, 2);
+      values.push_back({{c, q}, v});
+    }
+  }
+  // Changes: where the value differs from the previous boundary (a cycle end and the next
+  // cycle's start hold the same image).
+  std::vector<Position> changes;
+  for (size_t k = 1; k < values.size(); ++k)
+    if (values[k].second != values[k - 1].second) changes.push_back(values[k].first);
+  ASSERT_GT(changes.size(), 5u);
+
+  const Position at{35, 3};
+  const std::vector<replay::Change> last = replayer_->lastChanges(watch, at, 4, error);
+  ASSERT_TRUE(error.empty()) << error;
+  std::vector<Position> expected;
+  for (auto it = changes.rbegin(); it != changes.rend() && expected.size() < 4; ++it)
+    if (*it < at) expected.push_back(*it);
+  std::vector<Position> got;
+  for (const replay::Change& c : last) got.push_back(c.position);
+  EXPECT_EQ(got, expected);
+  for (const replay::Change& c : last) {
+    EXPECT_EQ(c.before.size(), 2u);
+    EXPECT_NE(c.before, c.after);
+    EXPECT_NE(c.statement, UINT32_MAX);  // written by a statement, not by scan inputs
+  }
+
+  ASSERT_TRUE(replayer_->seek(at, error)) << error;
+  const auto stop = replayer_->reverseContinue({}, {watch}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->reason, replay::StopReason::DataWrite);
+  EXPECT_EQ(stop->position, expected.front());
+
+  ASSERT_TRUE(replayer_->seek({10, 0}, error)) << error;
+  const auto fwd = replayer_->continueForward({}, {watch}, error);
+  ASSERT_TRUE(fwd) << error;
+  const Position firstAfter = *std::find_if(changes.begin(), changes.end(), [](Position p) { return p > Position{10, 0}; });
+  EXPECT_EQ(fwd->position, firstAfter);
+}
+
+TEST_F(ReplayerFixture, VerifyFindsNoDivergenceInAFaithfulTrace) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 100, 7);
+  std::string error;
+  uint64_t lastDone = 0, lastTotal = 0;
+  const auto found = replayer_->verify([&](uint64_t done, uint64_t total) {
+    lastDone = done;
+    lastTotal = total;
+  }, error);
+  EXPECT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(found.empty()) << found.front().what;
+  EXPECT_EQ(lastDone, 100u);
+  EXPECT_EQ(lastTotal, 100u);
+}
+
+TEST(Replayer, OpeningWithAnotherProgramNamesBothHashes) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  const fs::path path = tempTrace("mismatch");
+  record(program, path, 5, nullptr, 4);
+  std::string text = kCalls;
+  text.replace(text.find("a MOD 100"), 9, "a MOD 101");
+  auto other = compileText(text);
+  ASSERT_TRUE(other);
+  replay::ReplayOptions options;
+  options.program = other;
+  std::string error;
+  EXPECT_FALSE(replay::Replayer::open(path.string(), options, error));
+  EXPECT_NE(error.find(program->hash), std::string::npos) << error;
+  EXPECT_NE(error.find(other->hash), std::string::npos) << error;
+  fs::remove(path);
+}
+
+}  // namespace
