@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 #include <random>
 
 #include "recorder/recorder.h"
@@ -124,6 +127,7 @@ std::vector<Snapshot> liveSnapshots(std::shared_ptr<const Program> program, cons
         ++pause.next_;
         continue;
       }
+      if (status == RunStatus::Faulted) return out;
       break;
     }
   }
@@ -519,3 +523,210 @@ TEST(Replayer, OpeningWithAnotherProgramNamesBothHashes) {
 }
 
 }  // namespace
+
+namespace {
+
+// One golden program (tests/golden/README.md): its files and directives.
+struct GoldenCase {
+  std::string name;
+  std::vector<std::string> files;
+  uint64_t cycles = 1;
+  int64_t forNs = -1;
+  std::string inputs;
+  int expectExit = 0;
+};
+
+std::vector<GoldenCase> goldenCases() {
+  const fs::path dir = fs::path(SCANBACK_SOURCE_DIR) / "tests" / "golden";
+  std::vector<GoldenCase> cases;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    GoldenCase c;
+    c.name = e.path().stem().string();
+    if (e.is_directory()) {
+      for (const auto& f : fs::directory_iterator(e.path()))
+        if (f.path().extension() == ".st") c.files.push_back(f.path().string());
+      std::sort(c.files.begin(), c.files.end());
+    } else if (e.path().extension() == ".st") {
+      c.files.push_back(e.path().string());
+    }
+    if (c.files.empty()) continue;
+    std::ifstream in(c.files.front());
+    std::string line;
+    while (std::getline(in, line) && line.rfind("// @", 0) == 0) {
+      std::istringstream words(line.substr(4));
+      std::string key, value;
+      words >> key >> value;
+      if (key == "cycles") c.cycles = std::stoull(value);
+      if (key == "inputs") c.inputs = (fs::path(c.files.front()).parent_path() / value).string();
+      if (key == "expect-exit") c.expectExit = std::stoi(value);
+      if (key == "for") {
+        const size_t digits = value.find_first_not_of("0123456789");
+        const int64_t n = std::stoll(value.substr(0, digits));
+        const std::string unit = value.substr(digits);
+        c.forNs = n * (unit == "ms" ? 1'000'000 : unit == "s" ? 1'000'000'000 : unit == "us" ? 1'000 : 1);
+      }
+    }
+    cases.push_back(c);
+  }
+  std::sort(cases.begin(), cases.end(), [](const GoldenCase& a, const GoldenCase& b) { return a.name < b.name; });
+  return cases;
+}
+
+}  // namespace
+
+// Every golden program: record it, then every sought position (random ones, each cycle's first
+// and last boundary) equals a fresh run stopped there.
+TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
+  size_t programs = 0, positions = 0;
+  for (const GoldenCase& g : goldenCases()) {
+    if (g.expectExit == 1 || g.expectExit == 2) continue;  // nothing runs
+    SCOPED_TRACE(g.name);
+    Diagnostics d;
+    SourceSet sources = loadSourceFiles(g.files, d);
+    auto program = compileProject(sources, d);
+    ASSERT_TRUE(program) << d.format(sources);
+    std::optional<Stimulus> stimulus;
+    std::string error;
+    if (!g.inputs.empty()) {
+      auto s = Stimulus::load(g.inputs, *program, error);
+      ASSERT_TRUE(s) << error;
+      stimulus = *s;
+    }
+    uint64_t cycles = g.cycles;
+    if (g.forNs >= 0) {  // every cycle released before the time
+      Runtime probe(program);
+      cycles = 0;
+      while (probe.nextCycle().startNs < g.forNs) {
+        probe.runCycle();
+        ++cycles;
+      }
+    }
+    const fs::path path = tempTrace("golden_" + g.name);
+    std::optional<Stimulus> forRecording = stimulus;
+    record(program, path, cycles, forRecording ? &*forRecording : nullptr, 3);
+    auto replayer = replay::Replayer::open(path.string(), {}, error);
+    ASSERT_TRUE(replayer) << error;
+    const uint64_t recorded = replayer->history().endCycle();
+    ASSERT_GT(recorded, 0u);
+    if (g.expectExit == 3) EXPECT_TRUE(replayer->history().fault().has_value());
+
+    std::mt19937_64 rng(std::hash<std::string>{}(g.name));
+    std::vector<Position> targets;
+    for (uint64_t c = 0; c < recorded; ++c) {
+      const replay::CycleSteps* s = replayer->steps(c, error);
+      ASSERT_TRUE(s) << error;
+      if (s->count() == 0) continue;
+      if (c < 4 || c + 2 >= recorded || rng() % 8 == 0) {
+        if (s->count() <= 64) {  // short cycles: every boundary
+          for (uint64_t q = 0; q < s->count(); ++q) targets.push_back({c, q});
+          continue;
+        }
+        targets.push_back({c, 0});
+        targets.push_back({c, s->count() - 1});
+        for (int k = 0; k < 8; ++k) targets.push_back({c, rng() % s->count()});
+      }
+    }
+    std::sort(targets.begin(), targets.end());
+    targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+    std::optional<Stimulus> forLive = stimulus;
+    const std::vector<Snapshot> live = liveSnapshots(program, targets, recorded, forLive ? &*forLive : nullptr);
+    ASSERT_EQ(live.size(), targets.size());
+    std::vector<size_t> order(targets.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) {
+      ASSERT_TRUE(replayer->seek(targets[i], error)) << error;
+      expectSame(live[i], snapshot(replayer->vm()), targets[i]);
+    }
+    for (const replay::Divergence& dv : replayer->divergences()) ADD_FAILURE() << dv.what;
+    positions += targets.size();
+    ++programs;
+    fs::remove(path);
+  }
+  EXPECT_GT(programs, 70u);
+  EXPECT_GT(positions, 1000u);
+}
+
+// A trace still being written: the replayer opens the `.partial` file and follows it.
+TEST(Replayer, FollowsATraceStillBeingRecorded) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  const fs::path path = tempTrace("growing");
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 10;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  auto runTo = [&](uint64_t cycles) {
+    while (rt.cycle() < cycles) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  };
+  runTo(25);
+  std::unique_ptr<replay::Replayer> replayer;
+  for (int i = 0; i < 500 && (!replayer || replayer->history().endCycle() < 20); ++i) {
+    replayer = replay::Replayer::open(path.string() + ".partial", {}, error);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(replayer) << error;
+  ASSERT_EQ(replayer->history().endCycle(), 20u);  // two complete chunks
+  EXPECT_FALSE(replayer->seek({30, 0}, error));
+  runTo(55);
+  for (int i = 0; i < 500 && replayer->history().endCycle() < 50; ++i) {
+    replayer->refresh();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(replayer->history().endCycle(), 50u);
+  ASSERT_TRUE(replayer->seek({45, 2}, error)) << error;
+  EXPECT_TRUE(replayer->divergences().empty());
+  ASSERT_TRUE(rec->finish(error)) << error;
+  fs::remove(path);
+}
+
+// Replaying never touches the live VM, runs on any thread, and replayers share one program.
+TEST(Replayer, ReplayersShareOneProgramOnSeveralThreads) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  const fs::path path = tempTrace("threads");
+  record(program, path, 200, nullptr, 16);
+  replay::ReplayOptions options;
+  options.program = program;
+  std::vector<std::vector<uint8_t>> results[2];
+  auto work = [&](int which) {
+    std::string error;
+    auto replayer = replay::Replayer::open(path.string(), options, error);
+    ASSERT_TRUE(replayer) << error;
+    std::mt19937_64 rng(99);  // the same positions on both threads
+    for (int i = 0; i < 60; ++i) {
+      const uint64_t cycle = rng() % 200;
+      ASSERT_TRUE(replayer->seek({cycle, 3}, error)) << error;
+      results[which].emplace_back(replayer->vm().image(), replayer->vm().image() + replayer->vm().imageSize());
+    }
+    EXPECT_TRUE(replayer->divergences().empty());
+  };
+  std::thread a(work, 0), b(work, 1);
+  a.join();
+  b.join();
+  EXPECT_EQ(results[0].size(), 60u);
+  EXPECT_TRUE(results[0] == results[1]);
+  fs::remove(path);
+}
+
+TEST(Replayer, CheckpointsStayWithinTheBudget) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  const fs::path path = tempTrace("budget");
+  record(program, path, 400, nullptr, 200);
+  replay::ReplayOptions options;
+  options.checkpointBudgetBytes = uint64_t{program->imageSize()} * 12;
+  std::string error;
+  auto replayer = replay::Replayer::open(path.string(), options, error);
+  ASSERT_TRUE(replayer) << error;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(replayer->seek({rng() % 400, 1}, error)) << error;
+    EXPECT_LE(replayer->checkpointBytes(), options.checkpointBudgetBytes);
+  }
+  EXPECT_GT(replayer->checkpointCount(), 6u);
+  fs::remove(path);
+}
