@@ -156,7 +156,7 @@ void Recorder::beforeCycle(const Runtime& rt) {
   }
   inputChanges_.clear();
   const std::vector<uint8_t>& field = rt.inputs();
-  if (std::memcmp(field.data(), image + p.input.offset, p.input.size) != 0)  // rare: inputs changed
+  if (p.input.size && std::memcmp(field.data(), image + p.input.offset, p.input.size) != 0)  // rare: inputs changed
     encodeChanges(field.data(), image + p.input.offset, p.input.size, p.input.offset, inputChanges_);
   writes_.clear();
   for (const ExternalWrite& w : rt.pendingWrites()) {
