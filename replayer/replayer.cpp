@@ -59,6 +59,14 @@ class StepsRecorder final : public VmObserver {
   std::vector<Level> stack_;
 };
 
+// The watched bytes (one 0/1 byte for a bit); empty when the range is outside the image.
+std::vector<uint8_t> readWatch(const Vm& vm, const Watch& w) {
+  const uint8_t* image = vm.image();
+  if (w.offset >= vm.imageSize() || w.size > vm.imageSize() - w.offset) return {};
+  if (w.bit >= 0) return {static_cast<uint8_t>((image[w.offset] >> w.bit) & 1)};
+  return std::vector<uint8_t>(image + w.offset, image + w.offset + w.size);
+}
+
 // Reports every boundary at which a watched range differs from the boundary before.
 class ChangeWatcher final : public VmObserver {
  public:
@@ -93,12 +101,7 @@ class ChangeWatcher final : public VmObserver {
   uint32_t statement_ = UINT32_MAX;
 
  private:
-  std::vector<uint8_t> read(const Watch& w) const {
-    const uint8_t* image = vm_.image();
-    if (w.offset >= vm_.imageSize() || w.size > vm_.imageSize() - w.offset) return {};
-    if (w.bit >= 0) return {static_cast<uint8_t>((image[w.offset] >> w.bit) & 1)};
-    return std::vector<uint8_t>(image + w.offset, image + w.offset + w.size);
-  }
+  std::vector<uint8_t> read(const Watch& w) const { return readWatch(vm_, w); }
   const Vm& vm_;
   const std::vector<Watch>& watches_;
   std::vector<std::vector<uint8_t>> last_;
@@ -443,6 +446,23 @@ const char* kEndNote = "the end of the recording was reached";
 const char* kStartNote = "the start of the recording was reached";
 }  // namespace
 
+uint32_t Replayer::activationAt(const CycleSteps& s, uint64_t step) {
+  return step < s.count() ? s.activations[step] : 0;  // the end of a cycle is at the top level
+}
+
+std::optional<Stop> Replayer::moveTowards(std::optional<Position> target, bool forward,
+                                          const std::vector<Breakpoint>& breakpoints, std::string& error) {
+  // Without a target the move runs to the start or end of the recording; a breakpoint on the way
+  // stops it first.
+  const Position bound = target ? *target : Position{forward ? history_.endCycle() : history_.firstCycle(), 0};
+  if (auto hit = breakpointBetween(breakpoints, position_, bound, forward, error))
+    return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
+  if (!error.empty()) return std::nullopt;
+  if (!target)
+    return stopAt(position_, forward ? StopReason::End : StopReason::Start, error, -1, forward ? kEndNote : kStartNote);
+  return stopAt(*target, StopReason::Step, error);
+}
+
 std::optional<Stop> Replayer::stepIn(const std::vector<Breakpoint>&, std::string& error) {
   const CycleSteps* s = steps(position_.cycle, error);
   if (!s) return std::nullopt;
@@ -455,7 +475,7 @@ std::optional<Stop> Replayer::stepIn(const std::vector<Breakpoint>&, std::string
 std::optional<Stop> Replayer::stepOver(const std::vector<Breakpoint>& breakpoints, std::string& error) {
   const CycleSteps* s = steps(position_.cycle, error);
   if (!s) return std::nullopt;
-  const uint32_t here = position_.step < s->count() ? s->activations[position_.step] : 0;
+  const uint32_t here = activationAt(*s, position_.step);
   std::optional<Position> target;
   for (uint64_t q = position_.step + 1; q < s->count(); ++q) {
     if (s->encloses(s->activations[q], here)) {
@@ -467,18 +487,13 @@ std::optional<Stop> Replayer::stepOver(const std::vector<Breakpoint>& breakpoint
   if (!target) {
     if (const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, task)) target = Position{*next, 0};
   }
-  const Position bound = target ? *target : Position{history_.endCycle(), 0};
-  if (auto hit = breakpointBetween(breakpoints, position_, bound, true, error))
-    return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
-  if (!error.empty()) return std::nullopt;
-  if (!target) return stopAt(position_, StopReason::End, error, -1, kEndNote);
-  return stopAt(*target, StopReason::Step, error);
+  return moveTowards(target, true, breakpoints, error);
 }
 
 std::optional<Stop> Replayer::stepOut(const std::vector<Breakpoint>& breakpoints, std::string& error) {
   const CycleSteps* s = steps(position_.cycle, error);
   if (!s) return std::nullopt;
-  const uint32_t here = position_.step < s->count() ? s->activations[position_.step] : 0;
+  const uint32_t here = activationAt(*s, position_.step);
   std::optional<Position> target;
   if (here != 0) {
     for (uint64_t q = position_.step + 1; q < s->count(); ++q) {
@@ -492,12 +507,7 @@ std::optional<Stop> Replayer::stepOut(const std::vector<Breakpoint>& breakpoints
   if (!target) {
     if (const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, task)) target = Position{*next, 0};
   }
-  const Position bound = target ? *target : Position{history_.endCycle(), 0};
-  if (auto hit = breakpointBetween(breakpoints, position_, bound, true, error))
-    return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
-  if (!error.empty()) return std::nullopt;
-  if (!target) return stopAt(position_, StopReason::End, error, -1, kEndNote);
-  return stopAt(*target, StopReason::Step, error);
+  return moveTowards(target, true, breakpoints, error);
 }
 
 std::optional<Stop> Replayer::continueForward(const std::vector<Breakpoint>& breakpoints,
@@ -528,7 +538,7 @@ std::optional<Stop> Replayer::continueForward(const std::vector<Breakpoint>& bre
 std::optional<Stop> Replayer::stepBack(const std::vector<Breakpoint>& breakpoints, std::string& error) {
   const CycleSteps* s = steps(position_.cycle, error);
   if (!s) return std::nullopt;
-  const uint32_t here = position_.step < s->count() ? s->activations[position_.step] : 0;
+  const uint32_t here = activationAt(*s, position_.step);
   std::optional<Position> target;
   for (uint64_t q = std::min<uint64_t>(position_.step, s->count()); q-- > 0;) {
     if (s->encloses(s->activations[q], here)) {
@@ -550,12 +560,7 @@ std::optional<Stop> Replayer::stepBack(const std::vector<Breakpoint>& breakpoint
       }
     }
   }
-  const Position bound = target ? *target : Position{history_.firstCycle(), 0};
-  if (auto hit = breakpointBetween(breakpoints, position_, bound, false, error))
-    return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
-  if (!error.empty()) return std::nullopt;
-  if (!target) return stopAt(position_, StopReason::Start, error, -1, kStartNote);
-  return stopAt(*target, StopReason::Step, error);
+  return moveTowards(target, false, breakpoints, error);
 }
 
 std::optional<Stop> Replayer::reverseStepIn(const std::vector<Breakpoint>&, std::string& error) {
@@ -574,7 +579,7 @@ std::optional<Stop> Replayer::reverseStepIn(const std::vector<Breakpoint>&, std:
 std::optional<Stop> Replayer::reverseStepOut(const std::vector<Breakpoint>& breakpoints, std::string& error) {
   const CycleSteps* s = steps(position_.cycle, error);
   if (!s) return std::nullopt;
-  const uint32_t here = position_.step < s->count() ? s->activations[position_.step] : 0;
+  const uint32_t here = activationAt(*s, position_.step);
   std::optional<Position> target;
   if (here != 0) {
     target = Position{position_.cycle, s->activationTable[here].callStep};
@@ -583,12 +588,7 @@ std::optional<Stop> Replayer::reverseStepOut(const std::vector<Breakpoint>& brea
   } else if (const std::optional<uint64_t> previous = previousCycleOfTask(position_.cycle, s->task)) {
     target = Position{*previous, 0};
   }
-  const Position bound = target ? *target : Position{history_.firstCycle(), 0};
-  if (auto hit = breakpointBetween(breakpoints, position_, bound, false, error))
-    return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
-  if (!error.empty()) return std::nullopt;
-  if (!target) return stopAt(position_, StopReason::Start, error, -1, kStartNote);
-  return stopAt(*target, StopReason::Step, error);
+  return moveTowards(target, false, breakpoints, error);
 }
 
 std::optional<Stop> Replayer::reverseContinue(const std::vector<Breakpoint>& breakpoints,
@@ -725,15 +725,7 @@ bool Replayer::scanChangesFromKeyframe(const std::vector<Watch>& watches, uint64
   // The image before the chunk's first cycle, then every change from its first boundary on.
   if (!restoreBefore(scratch_, chunkFirstCycle, error)) return false;
   std::vector<std::vector<uint8_t>> before;
-  for (const Watch& w : watches) {
-    if (w.offset >= scratch_.imageSize() || w.size > scratch_.imageSize() - w.offset) {
-      before.emplace_back();
-    } else if (w.bit >= 0) {
-      before.push_back({static_cast<uint8_t>((scratch_.image()[w.offset] >> w.bit) & 1)});
-    } else {
-      before.emplace_back(scratch_.image() + w.offset, scratch_.image() + w.offset + w.size);
-    }
-  }
+  for (const Watch& w : watches) before.push_back(readWatch(scratch_, w));
   std::string local;
   if (!seekOn(scratch_, Position{chunkFirstCycle, 0}, local)) {
     error = local;
@@ -741,12 +733,7 @@ bool Replayer::scanChangesFromKeyframe(const std::vector<Watch>& watches, uint64
   }
   // Scan-input changes of the first cycle.
   for (size_t i = 0; i < watches.size(); ++i) {
-    const Watch& w = watches[i];
-    std::vector<uint8_t> now;
-    if (!before[i].empty()) {
-      if (w.bit >= 0) now = {static_cast<uint8_t>((scratch_.image()[w.offset] >> w.bit) & 1)};
-      else now.assign(scratch_.image() + w.offset, scratch_.image() + w.offset + w.size);
-    }
+    const std::vector<uint8_t> now = readWatch(scratch_, watches[i]);
     if (now != before[i] && Position{chunkFirstCycle, 0} < until)
       out.push_back(Change{Position{chunkFirstCycle, 0}, before[i], now, true, UINT32_MAX});
   }

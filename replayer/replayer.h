@@ -182,6 +182,12 @@ class Replayer {
   std::optional<Stop> breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from, Position to,
                                         bool forward, std::string& error);
   bool conditionHolds(const Breakpoint& bp, Position at, std::string& error);
+  // The innermost activation at `step` of a cycle (the top level at its end).
+  static uint32_t activationAt(const CycleSteps& s, uint64_t step);
+  // Moves to `target` (nullopt: there is none before the start or after the end of the
+  // recording), unless one of `breakpoints` is hit on the way.
+  std::optional<Stop> moveTowards(std::optional<Position> target, bool forward,
+                                  const std::vector<Breakpoint>& breakpoints, std::string& error);
   std::optional<Position> lastBoundary(uint64_t cycle, std::string& error);
   // Replays from `from` towards `until` (excluded), calling `found` for every change of a watch
   // after `from`, in order; `found` returns false to stop. Runs on the scratch VM.

@@ -608,7 +608,9 @@ TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
     ASSERT_TRUE(replayer) << error;
     const uint64_t recorded = replayer->history().endCycle();
     ASSERT_GT(recorded, 0u);
-    if (g.expectExit == 3) EXPECT_TRUE(replayer->history().fault().has_value());
+    if (g.expectExit == 3) {
+      EXPECT_TRUE(replayer->history().fault().has_value());
+    }
 
     std::mt19937_64 rng(std::hash<std::string>{}(g.name));
     std::vector<Position> targets;
