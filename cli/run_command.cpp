@@ -6,7 +6,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
+#include <future>
 #include <iostream>
+#include <list>
 #include <thread>
 
 #include "cli/commands.h"
@@ -23,6 +26,28 @@ namespace scanback::cli {
 namespace {
 
 std::atomic<bool> gInterrupted{false};
+// Set by SIGUSR1 (all a handler may do); the run loop asks the recorder for a snapshot.
+volatile std::sig_atomic_t gSnapshotWanted = 0;
+
+// "plant.trace" at cycle 123456 -> "plant-123456.trace".
+std::string snapshotPath(const std::string& trace, uint64_t cycle) {
+  const std::filesystem::path p(trace);
+  std::filesystem::path name = p.stem();
+  name += fmt::format("-{}", cycle);
+  name += p.extension();
+  return (p.parent_path() / name).string();
+}
+
+void reportSnapshot(const recorder::SnapshotResult& r) {
+  if (r.ok && r.endCycle > r.firstCycle) {
+    std::cerr << fmt::format("scanback: snapshot of cycles {}..{} written to {}\n", r.firstCycle, r.endCycle - 1,
+                             r.path);
+  } else if (r.ok) {
+    std::cerr << fmt::format("scanback: snapshot without cycles written to {}\n", r.path);
+  } else {
+    std::cerr << "scanback: " << r.error << "\n";
+  }
+}
 
 void printStatistics(const Runtime& rt, double seconds) {
   const Program& p = rt.program();
@@ -121,6 +146,8 @@ int runCommand(const RunArgs& args) {
 
   std::unique_ptr<recorder::Recorder> rec;
   if (!args.record.empty()) {
+    // Before the trace exists, so that a signal sent once it does is never the default (fatal) one.
+    std::signal(SIGUSR1, [](int) { gSnapshotWanted = 1; });
     recorder::RecorderOptions options;
     options.path = args.record;
     options.keyframeEvery = args.keyframeEvery;
@@ -140,9 +167,23 @@ int runCommand(const RunArgs& args) {
 
   std::signal(SIGINT, [](int) { gInterrupted = true; });
   std::signal(SIGTERM, [](int) { gInterrupted = true; });
+  std::list<std::future<recorder::SnapshotResult>> snapshots;  // requested, not reported yet
   const auto wallStart = std::chrono::steady_clock::now();
   int exitCode = kExitOk;
   while (!gInterrupted) {
+    if (gSnapshotWanted && rec) {
+      gSnapshotWanted = 0;
+      snapshots.push_back(rec->requestSnapshot(snapshotPath(args.record, rt.cycle())));
+    }
+    // Report finished snapshots between cycles (a zero wait only reads the future's state).
+    for (auto it = snapshots.begin(); it != snapshots.end();) {
+      if (it->wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        ++it;
+        continue;
+      }
+      reportSnapshot(it->get());
+      it = snapshots.erase(it);
+    }
     if (args.cycles && rt.cycle() >= *args.cycles) break;
     const CycleStart next = rt.nextCycle();
     if (until && next.startNs >= *until) break;
@@ -166,6 +207,7 @@ int runCommand(const RunArgs& args) {
   if (rec) {
     std::string error;
     const bool ok = rec->finish(error);
+    for (auto& f : snapshots) reportSnapshot(f.get());  // finish() has served or refused them all
     const recorder::RecorderStats s = rec->stats();
     if (!ok) {
       std::cerr << fmt::format("scanback: recording to {} failed: {}\n", args.record, error);

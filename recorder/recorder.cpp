@@ -3,16 +3,18 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
-#include <unordered_map>
+#include <filesystem>
 
 #include "traces/trace_writer.h"
 
 namespace scanback::recorder {
 
 // One cycle as it crosses the queue. Followed by: keyframe bytes, encoded input changes, encoded
-// writes, fault message.
+// writes, fault message. (A snapshot mark is one too, with no cycle: see kSnapshotMark.)
 struct RecordHeader {
   uint8_t flags;  // first in every record kind
   uint8_t reserved;
@@ -50,6 +52,9 @@ constexpr uint8_t kFaulted = 2;
 constexpr size_t kBatchBytes = 2048;
 constexpr uint32_t kBatchCycles = 32;
 constexpr uint8_t kGapOnly = 4;  // no cycle: cycles dropped at the end of the recording
+// No cycle: every cycle before it has been handed over; `cycle` holds the number of snapshot
+// requests made when the scan thread placed it (they may all be served from here on).
+constexpr uint8_t kSnapshotMark = 16;
 
 // A counter only the scan thread writes: a plain load and store, not a locked read-modify-write.
 inline void bump(std::atomic<uint64_t>& counter) {
@@ -82,15 +87,17 @@ void encodeChanges(const uint8_t* now, const uint8_t* before, uint32_t size, uin
   }
 }
 
-uint64_t chunkBytes(const trace::ChunkData& c) {
-  uint64_t n = c.keyframe.size() + c.cycleCount() * 22;
-  for (const auto& p : c.pathTable) n += p.size() * 4;
-  for (const auto& w : c.inputChanges) n += w.bytes.size() + 9;
-  for (const auto& w : c.writes) n += w.bytes.size() + 9;
-  return n;
-}
-
 }  // namespace
+
+// A snapshot asked for, on its way to the writer thread.
+struct Recorder::SnapshotRequest {
+  std::string path;
+  std::promise<SnapshotResult> done;
+  uint64_t ticket = 0;  // its place among all requests (snapshotTickets_ before it was counted)
+  SnapshotRequest* next = nullptr;
+};
+
+Recorder::SnapshotRequest Recorder::closedStack_;
 
 Recorder::Recorder(Runtime& runtime, const RecorderOptions& options)
     : runtime_(runtime), options_(options), ring_(options.queueBytes), vm_(runtime.vm().programPtr()) {}
@@ -118,8 +125,17 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   h.imageSize = p.imageSize();
   h.statementCount = static_cast<uint32_t>(p.statements.size());
+  if (r->ringMode()) {
+    r->encoder_ = std::make_unique<trace::BlockEncoder>(options.zstdLevel);
+    if (!r->encoder_->ok()) {
+      error = "cannot create a zstd compression context";
+      return nullptr;
+    }
+    r->limits_ = trace::ChunkLimits{h.imageSize, h.statementCount};
+  }
   r->writer_ = trace::TraceWriter::create(options.path, h, error);
   if (!r->writer_) return nullptr;
+  r->header_ = std::move(h);
 
   // Everything the scan thread touches per cycle is allocated here, once.
   r->keyframe_.resize(p.imageSize());
@@ -148,6 +164,9 @@ Recorder::~Recorder() {
 // ---------------------------------------------------------------- scan thread
 
 void Recorder::beforeCycle(const Runtime& rt) {
+  // One relaxed load per cycle: has a snapshot been requested since the last mark?
+  if (const uint64_t tickets = snapshotTickets_.load(std::memory_order_relaxed); tickets != markedTickets_) [[unlikely]]
+    markSnapshot(tickets);
   const Program& p = rt.program();
   const uint8_t* image = rt.vm().image();
   if (needKeyframe_) {
@@ -156,6 +175,7 @@ void Recorder::beforeCycle(const Runtime& rt) {
   }
   inputChanges_.clear();
   const std::vector<uint8_t>& field = rt.inputs();
+  // (A program without %I has an empty field: no memcmp on its null data.)
   if (p.input.size && std::memcmp(field.data(), image + p.input.offset, p.input.size) != 0)  // rare: inputs changed
     encodeChanges(field.data(), image + p.input.offset, p.input.size, p.input.offset, inputChanges_);
   writes_.clear();
@@ -250,6 +270,21 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
   if (++cyclesInChunk_ >= options_.keyframeEvery || faulted) needKeyframe_ = true;
 }
 
+void Recorder::markSnapshot(uint64_t tickets) {
+  // Everything before this cycle goes to the writer now, then the mark. When the queue is full the
+  // staged cycles are dropped as usual (a snapshot cannot hold them anyway) and the mark waits for
+  // the next cycle.
+  flushStaged(false);
+  RecordHeader h{};
+  h.flags = kSnapshotMark;
+  h.cycle = tickets;
+  if (uint8_t* out = ring_.reserve(sizeof h)) {
+    std::memcpy(out, &h, sizeof h);
+    ring_.commit();
+    markedTickets_ = tickets;
+  }
+}
+
 uint8_t* Recorder::reserve(size_t size, bool mayWait) {
   uint8_t* out = ring_.reserve(size);
   // When the task has stopped (a fault, the end), waiting for the writer cannot slow a scan any
@@ -297,6 +332,7 @@ void Recorder::writerLoop() {
         if (ring_.front().empty()) break;
         continue;
       }
+      serveSnapshots(false);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;
     }
@@ -326,9 +362,13 @@ void Recorder::writerLoop() {
       at += size_t{h.keyframeBytes} + h.inputBytes + h.writeBytes + h.faultMessageBytes;
     }
     ring_.pop();
+    serveSnapshots(false);
   }
   flushChunk();
-  if (options_.ringBytes || options_.ringDurationNs) writeFinalRing();
+  // Every cycle has been handed over: the requests still waiting for a mark are served now, and
+  // later ones refused.
+  serveSnapshots(true);
+  if (ringMode()) writeFinalRing();
 }
 
 void Recorder::noteDivergence(std::string what) {
@@ -336,7 +376,11 @@ void Recorder::noteDivergence(std::string what) {
 }
 
 void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
-  const bool ringMode = options_.ringBytes || options_.ringDurationNs;
+  if (h.flags & kSnapshotMark) {
+    servableTickets_ = std::max(servableTickets_, h.cycle);
+    return;
+  }
+  const bool ringMode = this->ringMode();
   if (h.droppedBefore) {
     flushChunk();
     vmValid_ = false;  // the dropped cycles are not re-executed
@@ -451,26 +495,8 @@ void Recorder::flushChunk() {
   if (!chunkOpen_ || chunk_.cycleCount() == 0) return;
   chunkOpen_ = false;
   chunks_.fetch_add(1, std::memory_order_relaxed);
-  if (options_.ringBytes || options_.ringDurationNs) {
-    // Flight recorder: keep finished chunks in memory and forget the oldest beyond the limits.
-    ringChunkSizes_.push_back(chunkBytes(chunk_));
-    ringChunkBytes_ += ringChunkSizes_.back();
-    ringChunks_.push_back(std::move(chunk_));
-    auto tooMuch = [&] {
-      if (ringChunks_.size() <= 1) return false;
-      if (options_.ringBytes && ringChunkBytes_ > options_.ringBytes) return true;
-      if (options_.ringDurationNs) {
-        const int64_t newest = ringChunks_.back().startTimes.back();
-        const int64_t oldestEnd = ringChunks_.front().startTimes.back();
-        if (newest - oldestEnd > options_.ringDurationNs) return true;
-      }
-      return false;
-    };
-    while (tooMuch()) {
-      ringChunkBytes_ -= ringChunkSizes_.front();
-      ringChunkSizes_.erase(ringChunkSizes_.begin());
-      ringChunks_.erase(ringChunks_.begin());
-    }
+  if (ringMode()) {
+    keepChunk();
     chunk_ = trace::ChunkData{};
     return;
   }
@@ -485,25 +511,136 @@ void Recorder::publishSizes() {
   rawBytes_.store(writer_->rawBytes(), std::memory_order_relaxed);
 }
 
+void Recorder::keepChunk() {
+  // Flight recorder: keep the chunk as the block the file will hold, and forget the oldest beyond
+  // the limits (the newest always stays).
+  RingChunk kept;
+  kept.lastStartNs = chunk_.startTimes.back();
+  std::string why;
+  if (!encoder_->encodeChunk(chunk_, limits_, kept.block, why)) {
+    if (writeError_.empty()) writeError_ = fmt::format("flight recorder: {}", why);
+    return;
+  }
+  ringChunkBytes_ += kept.block.size();
+  ringChunks_.push_back(std::move(kept));
+  auto tooMuch = [&] {
+    if (ringChunks_.size() <= 1) return false;
+    if (options_.ringBytes && ringChunkBytes_ > options_.ringBytes) return true;
+    // The oldest chunk goes once even its last cycle is older than the limit.
+    return options_.ringDurationNs &&
+           ringChunks_.back().lastStartNs - ringChunks_.front().lastStartNs > options_.ringDurationNs;
+  };
+  bool forgot = false;
+  while (tooMuch()) {
+    ringChunkBytes_ -= ringChunks_.front().block.size();
+    ringChunks_.pop_front();
+    forgot = true;
+  }
+  if (forgot) {
+    // Gaps before the oldest kept chunk are no longer part of the history.
+    const uint64_t first = ringChunks_.front().block.firstCycle();
+    while (!ringGaps_.empty() && ringGaps_.front().firstCycle + ringGaps_.front().cycleCount <= first)
+      ringGaps_.pop_front();
+  }
+  heldBytes_.store(ringChunkBytes_, std::memory_order_relaxed);
+}
+
+bool Recorder::writeHistory(trace::TraceWriter& w, bool withOpenChunk) {
+  // The kept chunks in cycle order, each after the gaps that precede it; gaps that fall inside the
+  // kept history stay in it.
+  size_t g = 0;
+  auto gapsUpTo = [&](uint64_t cycle) {
+    for (; g < ringGaps_.size() && ringGaps_[g].firstCycle + ringGaps_[g].cycleCount <= cycle; ++g)
+      if (!w.writeGap(ringGaps_[g])) return false;
+    return true;
+  };
+  for (const RingChunk& c : ringChunks_)
+    if (!gapsUpTo(c.block.firstCycle()) || !w.writeEncodedChunk(c.block)) return false;
+  // The chunk being filled holds whole cycles and starts with its keyframe: a valid chunk too.
+  const bool open = withOpenChunk && chunkOpen_ && chunk_.cycleCount() > 0;
+  if (!gapsUpTo(open ? chunk_.firstCycle : UINT64_MAX)) return false;
+  if (open && !w.writeChunk(chunk_)) return false;
+  return !fault_ || w.writeFault(*fault_);
+}
+
 void Recorder::writeFinalRing() {
   if (!writer_ || !writeError_.empty()) return;
-  const uint64_t first = ringChunks_.empty() ? 0 : ringChunks_.front().firstCycle;
-  size_t g = 0;
-  for (const trace::ChunkData& c : ringChunks_) {
-    // Gaps that fall inside the kept history stay in it.
-    while (g < ringGaps_.size() && ringGaps_[g].firstCycle + ringGaps_[g].cycleCount <= c.firstCycle) {
-      if (ringGaps_[g].firstCycle >= first && !writer_->writeGap(ringGaps_[g])) {
-        writeError_ = writer_->lastError();
-        return;
-      }
-      ++g;
-    }
-    if (!writer_->writeChunk(c)) {
-      writeError_ = writer_->lastError();
-      return;
-    }
+  if (!writeHistory(*writer_, false)) writeError_ = writer_->lastError();
+}
+
+std::future<SnapshotResult> Recorder::requestSnapshot(std::string path) {
+  auto request = std::make_unique<SnapshotRequest>();
+  request->path = std::move(path);
+  std::future<SnapshotResult> result = request->done.get_future();
+  auto refuse = [&](std::string why) {
+    SnapshotResult r;
+    r.path = request->path;
+    r.error = std::move(why);
+    request->done.set_value(std::move(r));
+    return std::move(result);
+  };
+  if (!ringMode()) {
+    return refuse(fmt::format("cannot write a snapshot to {}: the recording is no flight recorder (--ring); its "
+                              "history is in {}.partial already",
+                              request->path, options_.path));
   }
-  if (fault_ && !writer_->writeFault(*fault_)) writeError_ = writer_->lastError();
+  request->ticket = snapshotTickets_.fetch_add(1, std::memory_order_relaxed);
+  SnapshotRequest* head = snapshotRequests_.load(std::memory_order_relaxed);
+  do {
+    if (head == &closedStack_)
+      return refuse(fmt::format("cannot write a snapshot to {}: the recording has finished", request->path));
+    request->next = head;
+  } while (!snapshotRequests_.compare_exchange_weak(head, request.get(), std::memory_order_release,
+                                                    std::memory_order_relaxed));
+  request.release();  // the writer owns it now
+  return result;
+}
+
+void Recorder::serveSnapshots(bool all) {
+  if (all || snapshotRequests_.load(std::memory_order_relaxed) != nullptr) {
+    SnapshotRequest* taken = snapshotRequests_.exchange(all ? &closedStack_ : nullptr, std::memory_order_acquire);
+    const size_t at = waitingSnapshots_.size();
+    while (taken) {
+      SnapshotRequest* next = taken->next;
+      waitingSnapshots_.emplace_back(taken);
+      taken = next;
+    }
+    std::reverse(waitingSnapshots_.begin() + static_cast<ptrdiff_t>(at), waitingSnapshots_.end());  // oldest first
+  }
+  std::erase_if(waitingSnapshots_, [&](const std::unique_ptr<SnapshotRequest>& r) {
+    if (!all && r->ticket >= servableTickets_) return false;  // its mark has not come yet
+    r->done.set_value(writeSnapshot(r->path));
+    return true;
+  });
+}
+
+SnapshotResult Recorder::writeSnapshot(const std::string& path) {
+  SnapshotResult r;
+  r.path = path;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::absolute(path, ec).lexically_normal() == fs::absolute(options_.path, ec).lexically_normal()) {
+    r.error = fmt::format("cannot write a snapshot to {}: it is the recording's own trace", path);
+    return r;
+  }
+  std::string error;
+  std::unique_ptr<trace::TraceWriter> w = trace::TraceWriter::create(path, header_, error);
+  if (!w) {
+    r.error = fmt::format("cannot write a snapshot to {}: {}", path, error);
+    return r;
+  }
+  if (!writeHistory(*w, true) || !w->close()) {
+    r.error = fmt::format("cannot write a snapshot to {}: {}", path, w->lastError());
+    const std::string partial = w->partialPath();
+    w.reset();
+    std::remove(partial.c_str());  // a failed snapshot leaves nothing behind
+    return r;
+  }
+  r.ok = true;
+  r.firstCycle = w->blocks().empty() ? 0 : w->blocks().front().firstCycle;
+  r.endCycle = w->nextCycle();
+  r.bytes = w->bytesWritten();
+  return r;
 }
 
 bool Recorder::finish(std::string& error) {
@@ -553,6 +690,7 @@ RecorderStats Recorder::stats() const {
   s.bytesWritten = bytesWritten_.load(std::memory_order_relaxed);
   s.rawBytes = rawBytes_.load(std::memory_order_relaxed);
   s.divergences = divergences_.load(std::memory_order_relaxed);
+  s.heldBytes = heldBytes_.load(std::memory_order_relaxed);
   return s;
 }
 

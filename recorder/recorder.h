@@ -14,11 +14,18 @@
 // checks itself against the live task: the statement count and the fault of every cycle, and the
 // image at every keyframe (the live keyframe must equal the re-executed image). A mismatch is a
 // divergence: it is counted and reported, and the live keyframe wins.
+//
+// Flight recorder (ringBytes / ringDurationNs): the writer keeps each finished chunk in memory as
+// its encoded, compressed block (trace::EncodedChunk: the bytes the file will hold), forgets the
+// oldest beyond the limit, and writes what it holds to `path` when the recording finishes (after
+// a fault too). requestSnapshot() writes the same history to another file while recording goes on.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +33,7 @@
 #include <vector>
 
 #include "recorder/spsc_ring.h"
+#include "traces/block_encoder.h"
 #include "traces/trace_model.h"
 #include "vm/runtime/runtime.h"
 
@@ -42,7 +50,7 @@ struct RecorderOptions {
   uint32_t keyframeEvery = 1000;        // cycles per chunk
   int zstdLevel = 3;
   bool statements = true;               // record statement paths
-  uint64_t ringBytes = 0;               // flight recorder: keep about this many bytes of history (0: off)
+  uint64_t ringBytes = 0;               // flight recorder: keep this many bytes of compressed chunks (0: off)
   int64_t ringDurationNs = 0;           // flight recorder: keep about this much virtual time (0: off)
   size_t queueBytes = 4u << 20;         // capacity of the scan -> writer queue (small: stays in cache)
   uint32_t maxStatementsPerCycle = 1u << 20;  // longer paths are recorded as "not recorded"
@@ -56,6 +64,17 @@ struct RecorderStats {
   uint64_t bytesWritten = 0;  // file bytes
   uint64_t rawBytes = 0;      // uncompressed payload bytes
   uint64_t divergences = 0;   // cycles where the writer's re-execution disagreed with the live task
+  uint64_t heldBytes = 0;     // flight recorder: compressed bytes of finished chunks held in memory
+};
+
+// What requestSnapshot() did.
+struct SnapshotResult {
+  bool ok = false;
+  std::string path;         // the requested trace path
+  std::string error;        // why no snapshot was written (when !ok), naming the path
+  uint64_t firstCycle = 0;  // the snapshot holds cycles firstCycle .. endCycle - 1 (gaps included)
+  uint64_t endCycle = 0;
+  uint64_t bytes = 0;  // file size
 };
 
 class Recorder final : public CycleHooks {
@@ -82,6 +101,23 @@ class Recorder final : public CycleHooks {
   bool backlogged() const { return ring_.used() > ring_.capacity() / 4 * 3; }
   // Bytes handed to the writer and not yet processed.
   size_t queuedBytes() const { return ring_.used(); }
+  // Flight recorder: asks the writer thread to write the history it holds (the kept chunks, the
+  // gaps among them, the chunk being filled and the fault, if any) to a complete trace at `path`
+  // (written as `path.partial`, then renamed, with the recording's header and an index), while
+  // recording goes on. Callable from any thread, the scan thread included (between cycles or
+  // not): it never blocks and takes no lock; it allocates the request.
+  //
+  // Of that history, the snapshot holds every cycle that ended before the call: the scan thread
+  // notices the request when its next cycle starts and hands over the cycles it has staged with a
+  // mark; the writer takes the snapshot when it reaches the mark. A request the scan thread has not marked when
+  // the recording finishes is taken at the end, with everything. So the future is ready after the
+  // next cycle starts and the writer has written the file, or by the end of finish().
+  //
+  // Refused (a ready future with `error`) for a recording that is not a flight recorder (its
+  // history is already in `path.partial`), for the recording's own path, and after finish().
+  // While the writer writes a snapshot it processes no records: a long one can make the task drop
+  // cycles (counted as usual), never wait.
+  std::future<SnapshotResult> requestSnapshot(std::string path);
   // Makes the writer sleep this long per record: tests the never-blocking path.
   void setWriterDelayForTesting(std::chrono::microseconds delay) { writerDelayUs_ = delay.count(); }
 
@@ -89,8 +125,19 @@ class Recorder final : public CycleHooks {
   Recorder(Runtime& runtime, const RecorderOptions& options);
   void writerLoop();
   void processRecord(const RecordHeader& header, const uint8_t* payload);
+  struct SnapshotRequest;
+  struct RingChunk {
+    trace::EncodedChunk block;
+    int64_t lastStartNs = 0;  // its last cycle's start time (for ringDurationNs)
+  };
+  bool ringMode() const { return options_.ringBytes || options_.ringDurationNs; }
+  void markSnapshot(uint64_t tickets);
   void flushChunk();
+  void keepChunk();
+  bool writeHistory(trace::TraceWriter& writer, bool withOpenChunk);
   void writeFinalRing();
+  void serveSnapshots(bool all);
+  SnapshotResult writeSnapshot(const std::string& path);
   void publishSizes();
   void noteDivergence(std::string what);
   uint8_t* reserve(size_t size, bool mayWait);
@@ -101,6 +148,7 @@ class Recorder final : public CycleHooks {
   RecorderOptions options_;
   SpscRing ring_;
   std::unique_ptr<trace::TraceWriter> writer_;
+  trace::HeaderData header_;  // also the header of snapshots
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> writerDelayUs_{0};
@@ -120,6 +168,16 @@ class Recorder final : public CycleHooks {
   std::atomic<uint64_t> recorded_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> gaps_{0};
+  uint64_t markedTickets_ = 0;         // snapshot requests covered by the last mark handed over
+
+  // ---- any thread: snapshot requests
+  // Requests made so far; the scan thread reads it once per cycle (its own cache line: requests
+  // are rare, so the line stays shared and the read stays cheap).
+  alignas(64) std::atomic<uint64_t> snapshotTickets_{0};
+  // New requests, newest first (a lock-free stack the writer empties at once); &closedStack_ once
+  // the writer has finished.
+  alignas(64) std::atomic<SnapshotRequest*> snapshotRequests_{nullptr};
+  static SnapshotRequest closedStack_;
 
   // ---- writer thread
   Vm vm_;                             // re-executes the recorded cycles
@@ -134,12 +192,18 @@ class Recorder final : public CycleHooks {
   std::atomic<uint64_t> divergences_{0};
   std::string firstDivergence_;
   std::string writeError_;
-  // flight recorder: finished chunks kept in memory, oldest first
-  std::vector<trace::ChunkData> ringChunks_;
+  // flight recorder: finished chunks kept in memory as encoded blocks, oldest first, with the gaps
+  // among and after them
+  std::unique_ptr<trace::BlockEncoder> encoder_;
+  trace::ChunkLimits limits_;
+  std::deque<RingChunk> ringChunks_;
   uint64_t ringChunkBytes_ = 0;
-  std::vector<uint64_t> ringChunkSizes_;
-  std::vector<trace::GapData> ringGaps_;
+  std::atomic<uint64_t> heldBytes_{0};
+  std::deque<trace::GapData> ringGaps_;
   std::optional<trace::FaultData> fault_;
+  // snapshot requests taken from the stack, oldest first, waiting for a mark that covers them
+  std::vector<std::unique_ptr<SnapshotRequest>> waitingSnapshots_;
+  uint64_t servableTickets_ = 0;  // requests with a ticket below this are covered by a mark
 };
 
 }  // namespace scanback::recorder

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "traces/framing.h"
 
@@ -63,7 +64,7 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
     ::unlink(partial.c_str());
     return nullptr;
   };
-  if (!writer->cctx_) return failed("cannot create a zstd compression context");
+  if (!writer->encoder_.ok()) return failed("cannot create a zstd compression context");
   if (!writeAll(fd, reinterpret_cast<const uint8_t*>(kFileMagic), sizeof kFileMagic)) {
     return failed(fmt::format("cannot write {}: {}", partial, errnoText()));
   }
@@ -75,14 +76,13 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
 }
 
 TraceWriter::TraceWriter(std::string path, int fd, const HeaderData& header)
-    : path_(std::move(path)), fd_(fd), zstdLevel_(header.options.zstdLevel), cctx_(ZSTD_createCCtx()) {
+    : path_(std::move(path)), fd_(fd), encoder_(header.options.zstdLevel) {
   limits_.imageSize = header.imageSize;
   limits_.statementCount = header.statementCount;
 }
 
 TraceWriter::~TraceWriter() {
   if (fd_ >= 0) ::close(fd_);
-  ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_));
 }
 
 bool TraceWriter::fail(std::string message) {
@@ -98,37 +98,15 @@ bool TraceWriter::usable() {
 
 bool TraceWriter::writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
                              const std::vector<uint8_t>& message, BlockInfo* info) {
-  if (message.size() > kMaxRawBlockBytes) {
-    return fail(fmt::format("{} block of {} bytes exceeds the limit of {} bytes", blockKindName(kind),
-                            message.size(), kMaxRawBlockBytes));
-  }
-  const size_t bound = ZSTD_compressBound(message.size());
-  buffer_.resize(kFrameHeaderBytes + std::max(bound, message.size()));
-  uint8_t* payload = buffer_.data() + kFrameHeaderBytes;
-  FrameHeader h;
-  h.kind = kind;
-  h.rawSize = static_cast<uint32_t>(message.size());
-  h.firstCycle = firstCycle;
-  h.cycleCount = cycleCount;
-  size_t stored = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), payload, bound, message.data(),
-                                    message.size(), zstdLevel_);
-  if (ZSTD_isError(stored) || stored >= message.size()) {
-    // Incompressible (or a compressor error): store the message as it is.
-    std::memcpy(payload, message.data(), message.size());
-    stored = message.size();
-    h.compression = 0;
-  } else {
-    h.compression = 1;
-  }
-  if (stored > kMaxStoredBlockBytes) {
-    return fail(fmt::format("{} block stores {} bytes, over the limit of {}", blockKindName(kind), stored,
-                            kMaxStoredBlockBytes));
-  }
-  h.storedSize = static_cast<uint32_t>(stored);
-  h.payloadHash = payloadHash(payload, stored);
-  encodeFrameHeader(h, buffer_.data());
-  const size_t total = kFrameHeaderBytes + stored;
-  if (!writeAll(fd_, buffer_.data(), total)) {
+  std::string why;
+  const std::span<const uint8_t> block = encoder_.frame(kind, firstCycle, cycleCount, message, why);
+  if (block.empty()) return fail(std::move(why));
+  return appendBlock(block, kind, firstCycle, cycleCount, static_cast<uint32_t>(message.size()), info);
+}
+
+bool TraceWriter::appendBlock(std::span<const uint8_t> block, BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
+                              uint32_t rawSize, BlockInfo* info) {
+  if (!writeAll(fd_, block.data(), block.size())) {
     const std::string reason = errnoText();
     // Keep the file a valid prefix: drop whatever part of the block reached it.
     if (::ftruncate(fd_, static_cast<off_t>(bytesWritten_)) == 0) {
@@ -142,11 +120,11 @@ bool TraceWriter::writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycle
     info->kind = kind;
     info->firstCycle = firstCycle;
     info->cycleCount = cycleCount;
-    info->storedSize = h.storedSize;
-    info->rawSize = h.rawSize;
+    info->storedSize = static_cast<uint32_t>(block.size() - kFrameHeaderBytes);
+    info->rawSize = rawSize;
   }
-  bytesWritten_ += total;
-  rawBytes_ += message.size();
+  bytesWritten_ += block.size();
+  rawBytes_ += rawSize;
   return true;
 }
 
@@ -163,6 +141,41 @@ bool TraceWriter::writeChunk(const ChunkData& chunk) {
   if (!writeBlock(BlockKind::Chunk, chunk.firstCycle, chunk.cycleCount(), encodeChunk(chunk), &info)) return false;
   blocks_.push_back(info);
   nextCycle_ = chunk.firstCycle + chunk.cycleCount();
+  return true;
+}
+
+bool TraceWriter::writeEncodedChunk(const EncodedChunk& chunk) {
+  if (!usable()) return false;
+  if (chunk.empty()) return fail("an empty encoded chunk (not made by BlockEncoder::encodeChunk)");
+  if (faulted_) return fail("a chunk after the fault: a fault ends the trace");
+  if (chunk.firstCycle() < nextCycle_) {
+    return fail(fmt::format("chunk starts at cycle {}, before the end of the previous chunk or gap (cycle {})",
+                            chunk.firstCycle(), nextCycle_));
+  }
+  // Validated when it was encoded: against the program in effect here, or it is not valid here.
+  if (chunk.limits().imageSize != limits_.imageSize || chunk.limits().statementCount != limits_.statementCount) {
+    return fail(fmt::format(
+        "chunk at cycle {} was encoded for an image of {} bytes and {} statements; the program in effect has {} "
+        "and {}",
+        chunk.firstCycle(), chunk.limits().imageSize, chunk.limits().statementCount, limits_.imageSize,
+        limits_.statementCount));
+  }
+  // The bytes may have waited in memory for a long time: check that they are still the block.
+  const std::span<const uint8_t> block = chunk.bytes();
+  std::string why;
+  std::optional<FrameHeader> h;
+  if (block.size() >= kFrameHeaderBytes) h = decodeFrameHeader(block.data(), why);
+  if (!h || h->kind != BlockKind::Chunk || h->firstCycle != chunk.firstCycle() || h->cycleCount != chunk.cycleCount() ||
+      h->rawSize != chunk.rawSize() || kFrameHeaderBytes + h->storedSize != block.size() ||
+      payloadHash(block.data() + kFrameHeaderBytes, h->storedSize) != h->payloadHash) {
+    return fail(
+        fmt::format("encoded chunk at cycle {} is damaged{}{}", chunk.firstCycle(), why.empty() ? "" : ": ", why));
+  }
+  BlockInfo info;
+  if (!appendBlock(block, BlockKind::Chunk, chunk.firstCycle(), chunk.cycleCount(), chunk.rawSize(), &info))
+    return false;
+  blocks_.push_back(info);
+  nextCycle_ = chunk.firstCycle() + chunk.cycleCount();
   return true;
 }
 

@@ -6,13 +6,18 @@
 //   writer->writeChunk(chunk); ...                                  // then gaps, program changes,
 //   writer->writeFault(fault);                                      // at most one fault, last
 //   writer->close();                                                // index + trailer, rename
+//
+// Blocks are compressed and framed by a BlockEncoder (traces/block_encoder.h); a chunk encoded
+// earlier by one (a flight recorder's history) is appended as it is with writeEncodedChunk.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "traces/block_encoder.h"
 #include "traces/trace_codec.h"
 #include "traces/trace_model.h"
 
@@ -34,6 +39,11 @@ class TraceWriter {
   // writer stays usable; an I/O error truncates the file back to the last complete block and
   // leaves the writer failed (every later call returns false).
   bool writeChunk(const ChunkData& chunk);
+  // The same for a chunk encoded earlier, with the same checks: cycle order and no chunk after
+  // the fault here; validity through `chunk.limits()`, which must be the limits of the program
+  // in effect here (the chunk was validated against them when it was encoded). The frame header
+  // and payload hash are checked too, so a corrupted buffer is refused rather than written.
+  bool writeEncodedChunk(const EncodedChunk& chunk);
   bool writeGap(const GapData& gap);
   bool writeProgramChange(const ProgramChangeData& change);
   bool writeFault(const FaultData& fault);
@@ -59,13 +69,15 @@ class TraceWriter {
   TraceWriter(std::string path, int fd, const HeaderData& header);
   bool writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount, const std::vector<uint8_t>& message,
                   BlockInfo* info);
+  // Appends one framed block (frame header + payload).
+  bool appendBlock(std::span<const uint8_t> block, BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
+                   uint32_t rawSize, BlockInfo* info);
   bool usable();
   bool fail(std::string message);
 
   std::string path_;
   int fd_ = -1;
-  int zstdLevel_ = 3;
-  void* cctx_ = nullptr;  // ZSTD_CCtx
+  BlockEncoder encoder_;
   ChunkLimits limits_;
   uint64_t nextCycle_ = 0;
   bool faulted_ = false;
@@ -73,7 +85,6 @@ class TraceWriter {
   uint64_t bytesWritten_ = 0;
   uint64_t rawBytes_ = 0;
   std::vector<BlockInfo> blocks_;
-  std::vector<uint8_t> buffer_;  // frame header + compressed payload of the block being written
   std::string error_;
 };
 

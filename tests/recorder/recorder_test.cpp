@@ -7,8 +7,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
+#include <thread>
 
+#include "traces/framing.h"
 #include "traces/trace_reader.h"
 #include "vm/compiler/compiler.h"
 #include "vm/runtime/stimulus.h"
@@ -99,6 +102,90 @@ std::vector<trace::ChunkData> readChunks(const fs::path& path, std::vector<trace
   return chunks;
 }
 
+// Each chunk is what ran: its keyframe is the image before its first cycle, and each of its cycles
+// is what the independent run observed.
+void expectChunksAsRan(const std::vector<trace::ChunkData>& chunks, const std::vector<Observed>& expected,
+                       const std::vector<std::vector<uint8_t>>& imagesBefore) {
+  for (const trace::ChunkData& chunk : chunks) {
+    ASSERT_LE(chunk.firstCycle + chunk.cycleCount(), expected.size()) << "chunk at cycle " << chunk.firstCycle;
+    ASSERT_LT(chunk.firstCycle, imagesBefore.size()) << "chunk at cycle " << chunk.firstCycle;
+    EXPECT_EQ(chunk.keyframe, imagesBefore[chunk.firstCycle]) << "keyframe of the chunk at cycle " << chunk.firstCycle;
+    ASSERT_EQ(chunk.paths.size(), chunk.cycleCount()) << "chunk at cycle " << chunk.firstCycle;
+    for (uint32_t i = 0; i < chunk.cycleCount(); ++i) {
+      const uint64_t cycle = chunk.firstCycle + i;
+      const Observed& e = expected[cycle];
+      EXPECT_EQ(chunk.tasks[i], e.task) << "cycle " << cycle;
+      EXPECT_EQ(chunk.startTimes[i], e.startNs) << "cycle " << cycle;
+      EXPECT_EQ(chunk.stepCounts[i], e.steps) << "cycle " << cycle;
+      EXPECT_EQ(chunk.imageHashes[i], e.hash) << "cycle " << cycle;
+      ASSERT_LT(chunk.paths[i], chunk.pathTable.size()) << "cycle " << cycle;
+      EXPECT_EQ(chunk.pathTable[chunk.paths[i]], e.path) << "cycle " << cycle;
+    }
+  }
+}
+
+// The chunks cover cycles first .. end - 1 without a hole.
+void expectContiguous(const std::vector<trace::ChunkData>& chunks, uint64_t first, uint64_t end) {
+  uint64_t next = first;
+  for (const trace::ChunkData& chunk : chunks) {
+    EXPECT_EQ(chunk.firstCycle, next);
+    next = chunk.firstCycle + chunk.cycleCount();
+  }
+  EXPECT_EQ(next, end);
+}
+
+// Frame header + payload of every chunk block: what a flight recorder held of them in memory.
+struct ChunkBlockSizes {
+  uint64_t total = 0;
+  uint64_t largest = 0;
+  uint64_t raw = 0;  // before compression
+};
+ChunkBlockSizes chunkBlockSizes(const std::vector<trace::BlockInfo>& blocks) {
+  ChunkBlockSizes s;
+  for (const trace::BlockInfo& b : blocks) {
+    if (b.kind != trace::BlockKind::Chunk) continue;
+    const uint64_t size = trace::kFrameHeaderBytes + b.storedSize;
+    s.total += size;
+    s.largest = std::max(s.largest, size);
+    s.raw += b.rawSize;
+  }
+  return s;
+}
+
+// The plant example driven by its stimulus, and what an independent run of it observes.
+struct Plant {
+  std::shared_ptr<const Program> program;
+  std::optional<Stimulus> stimulus;
+  std::vector<Observed> expected;
+  std::vector<std::vector<uint8_t>> imagesBefore;  // the recorded run's image before each cycle
+};
+
+Plant plant(uint64_t cycles) {
+  Plant p;
+  p.program = compilePlant();
+  if (!p.program) return p;
+  const fs::path csv = fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant" / "stimulus.csv";
+  std::string error;
+  p.stimulus = Stimulus::load(csv.string(), *p.program, error);
+  EXPECT_TRUE(p.stimulus) << error;
+  if (!p.stimulus) return p;
+  Stimulus copy = *p.stimulus;
+  p.expected = referenceRun(p.program, cycles, &copy);
+  return p;
+}
+
+// Runs the recorded plant up to cycle `end`. Between cycles it waits while the writer is behind,
+// as `scanback run` does without --realtime, so that no cycle is dropped.
+void runPlant(Plant& p, Runtime& rt, const recorder::Recorder& rec, uint64_t end) {
+  ASSERT_EQ(p.imagesBefore.size(), rt.cycle());
+  while (rt.cycle() < end) {
+    while (rec.backlogged()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    p.stimulus->apply(rt.cycle(), rt);
+    p.imagesBefore.emplace_back(rt.vm().image(), rt.vm().image() + rt.vm().imageSize());
+    ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone) << "cycle " << rt.cycle() - 1;
+  }
+}
+
 TEST(Recorder, RecordsEveryCycleExactlyAsItRan) {
   auto program = compilePlant();
   ASSERT_TRUE(program);
@@ -132,21 +219,8 @@ TEST(Recorder, RecordsEveryCycleExactlyAsItRan) {
 
   const std::vector<trace::ChunkData> chunks = readChunks(path);
   ASSERT_EQ(chunks.size(), 7u);
-  uint64_t cycle = 0;
-  for (const trace::ChunkData& chunk : chunks) {
-    ASSERT_EQ(chunk.firstCycle, cycle);
-    EXPECT_EQ(chunk.keyframe, imagesBefore[cycle]) << "keyframe of the chunk at cycle " << cycle;
-    for (uint32_t i = 0; i < chunk.cycleCount(); ++i, ++cycle) {
-      const Observed& e = expected[cycle];
-      EXPECT_EQ(chunk.tasks[i], e.task) << "cycle " << cycle;
-      EXPECT_EQ(chunk.startTimes[i], e.startNs) << "cycle " << cycle;
-      EXPECT_EQ(chunk.stepCounts[i], e.steps) << "cycle " << cycle;
-      EXPECT_EQ(chunk.imageHashes[i], e.hash) << "cycle " << cycle;
-      ASSERT_LT(chunk.paths[i], chunk.pathTable.size());
-      EXPECT_EQ(chunk.pathTable[chunk.paths[i]], e.path) << "cycle " << cycle;
-    }
-  }
-  EXPECT_EQ(cycle, kCycles);
+  expectContiguous(chunks, 0, kCycles);
+  expectChunksAsRan(chunks, expected, imagesBefore);
   // The stimulus changes inputs: some input changes are recorded, each inside the %I area.
   size_t changes = 0;
   for (const trace::ChunkData& chunk : chunks) {
@@ -393,7 +467,353 @@ TEST(Recorder, FlightRecorderKeepsOnlyTheLatestHistory) {
   const int64_t oneChunk = chunks.back().startTimes.back() - chunks.back().startTimes.front();
   EXPECT_LE(span, int64_t{2'000'000'000} + oneChunk + 100'000'000);  // the limit plus at most one chunk
   EXPECT_GE(span, int64_t{2'000'000'000} - oneChunk);
+  expectContiguous(chunks, chunks.front().firstCycle, 3000);
   fs::remove(path);
+}
+
+// The limit counts what memory holds: each finished chunk as its compressed block, exactly the
+// bytes the file gets.
+TEST(Recorder, FlightRecorderLimitCountsCompressedBytes) {
+  const uint64_t kCycles = 6000;
+  const uint64_t kLimit = 40'000;
+  Plant p = plant(kCycles);
+  ASSERT_TRUE(p.stimulus);
+  const fs::path path = tempTrace("ring_bytes");
+  Runtime rt(p.program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 100;
+  options.ringBytes = kLimit;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  runPlant(p, rt, *rec, kCycles);
+  ASSERT_TRUE(rec->finish(error)) << error;
+  const recorder::RecorderStats stats = rec->stats();
+  EXPECT_EQ(stats.cyclesDropped, 0u);
+  EXPECT_EQ(stats.divergences, 0u) << rec->firstDivergence();
+
+  std::vector<trace::BlockInfo> blocks;
+  const auto chunks = readChunks(path, &blocks);
+  ASSERT_FALSE(chunks.empty());
+  const ChunkBlockSizes sizes = chunkBlockSizes(blocks);
+  // At most the limit (the oldest chunk goes as soon as the total is over it), and less than two
+  // chunks below it (it goes only then).
+  EXPECT_LE(sizes.total, kLimit);
+  EXPECT_GT(sizes.total + 2 * sizes.largest, kLimit);
+  EXPECT_EQ(stats.heldBytes, sizes.total) << "memory held exactly the blocks written";
+  // Uncompressed, the same history is far over the limit: an uncompressed count would keep less.
+  EXPECT_GT(sizes.raw, 2 * kLimit);
+  EXPECT_GT(chunks.front().firstCycle, 0u);
+  expectContiguous(chunks, chunks.front().firstCycle, kCycles);
+  expectChunksAsRan(chunks, p.expected, p.imagesBefore);
+  fs::remove(path);
+}
+
+TEST(Recorder, FlightRecorderSnapshotHoldsTheHistoryUpToTheRequest) {
+  const uint64_t kCycles = 5000;
+  const uint64_t kAt = 2345;  // the snapshot is asked for before this cycle
+  const uint64_t kLimit = 40'000;
+  Plant p = plant(kCycles);
+  ASSERT_TRUE(p.stimulus);
+  const fs::path path = tempTrace("ring_snapshot");
+  const fs::path snapshot = tempTrace("ring_snapshot_2345");
+  Runtime rt(p.program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 100;
+  options.ringBytes = kLimit;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  runPlant(p, rt, *rec, kAt);
+  // From the scan thread, between cycles, as `scanback run` does on SIGUSR1.
+  std::future<recorder::SnapshotResult> requested = rec->requestSnapshot(snapshot.string());
+  runPlant(p, rt, *rec, kAt + 1);  // the next cycle start hands the history over
+  ASSERT_EQ(requested.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "the snapshot is written while recording goes on";
+  const recorder::SnapshotResult r = requested.get();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.path, snapshot.string());
+  EXPECT_GE(r.endCycle, kAt) << "every cycle that ran before the request";
+  EXPECT_LE(r.endCycle, kAt + 1);
+  EXPECT_EQ(r.bytes, fs::file_size(snapshot));
+  EXPECT_FALSE(fs::exists(snapshot.string() + ".partial"));
+
+  auto reader = trace::TraceReader::open(snapshot.string(), error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_TRUE(reader->complete());
+  EXPECT_TRUE(reader->usedIndex());
+  EXPECT_TRUE(reader->warnings().empty());
+  const trace::HeaderData snapshotHeader = reader->header();
+  std::vector<trace::BlockInfo> blocks;
+  const auto chunks = readChunks(snapshot, &blocks);
+  ASSERT_FALSE(chunks.empty());
+  EXPECT_GT(chunks.front().firstCycle, 0u) << "older history was forgotten";
+  EXPECT_EQ(r.firstCycle, chunks.front().firstCycle);
+  expectContiguous(chunks, chunks.front().firstCycle, r.endCycle);
+  expectChunksAsRan(chunks, p.expected, p.imagesBefore);
+  // The kept chunks and the one being filled (cycles 2300.. here: a chunk of its own).
+  const ChunkBlockSizes sizes = chunkBlockSizes(blocks);
+  EXPECT_LE(sizes.total, kLimit + sizes.largest);
+  EXPECT_EQ(chunks.back().firstCycle, kAt / 100 * 100);
+
+  // Recording went on: the final trace is as complete and true as without the snapshot.
+  runPlant(p, rt, *rec, kCycles);
+  ASSERT_TRUE(rec->finish(error)) << error;
+  EXPECT_EQ(rec->stats().cyclesDropped, 0u);
+  EXPECT_EQ(rec->stats().divergences, 0u) << rec->firstDivergence();
+  const auto finalChunks = readChunks(path);
+  ASSERT_FALSE(finalChunks.empty());
+  expectContiguous(finalChunks, finalChunks.front().firstCycle, kCycles);
+  expectChunksAsRan(finalChunks, p.expected, p.imagesBefore);
+  auto finalReader = trace::TraceReader::open(path.string(), error);
+  ASSERT_TRUE(finalReader) << error;
+  EXPECT_EQ(snapshotHeader.programHash, finalReader->header().programHash);
+  EXPECT_EQ(snapshotHeader.startWallTimeNs, finalReader->header().startWallTimeNs);
+  EXPECT_EQ(snapshotHeader.options.ringBytes, kLimit);
+  EXPECT_EQ(snapshotHeader.sources.size(), finalReader->header().sources.size());
+  fs::remove(path);
+  fs::remove(snapshot);
+}
+
+// Any thread may ask; the snapshot holds every cycle that ended before it asked.
+TEST(Recorder, FlightRecorderSnapshotFromAnotherThread) {
+  const uint64_t kMaxCycles = 12000;
+  Plant p = plant(kMaxCycles);
+  ASSERT_TRUE(p.stimulus);
+  const fs::path path = tempTrace("ring_thread");
+  const fs::path snapshot = tempTrace("ring_thread_snapshot");
+  Runtime rt(p.program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 100;
+  options.ringBytes = 40'000;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  std::atomic<uint64_t> ran{0};
+  std::atomic<bool> asked{false};
+  std::future<recorder::SnapshotResult> requested;
+  uint64_t ranBefore = 0;
+  std::thread other([&] {
+    while (ran.load(std::memory_order_acquire) < 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    ranBefore = ran.load(std::memory_order_acquire);
+    requested = rec->requestSnapshot(snapshot.string());
+    asked.store(true, std::memory_order_release);
+  });
+  while (rt.cycle() < kMaxCycles) {
+    if (asked.load(std::memory_order_acquire) &&
+        requested.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      break;
+    runPlant(p, rt, *rec, rt.cycle() + 1);
+    ran.store(rt.cycle(), std::memory_order_release);
+  }
+  other.join();
+  ASSERT_EQ(requested.wait_for(std::chrono::seconds(0)), std::future_status::ready)
+      << "not written after " << rt.cycle() << " cycles";
+  const uint64_t ranAtSnapshot = rt.cycle();
+  const recorder::SnapshotResult r = requested.get();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_GE(r.endCycle, ranBefore);
+  EXPECT_LE(r.endCycle, ranAtSnapshot);
+  const auto chunks = readChunks(snapshot);
+  ASSERT_FALSE(chunks.empty());
+  expectContiguous(chunks, r.firstCycle, r.endCycle);
+  expectChunksAsRan(chunks, p.expected, p.imagesBefore);
+  ASSERT_TRUE(rec->finish(error)) << error;
+  fs::remove(path);
+  fs::remove(snapshot);
+}
+
+// A request still waiting for its mark when the recording finishes is served then, with everything.
+TEST(Recorder, FlightRecorderSnapshotAskedAtTheEndHoldsEveryCycle) {
+  Plant p = plant(250);
+  ASSERT_TRUE(p.stimulus);
+  const fs::path path = tempTrace("ring_end");
+  const fs::path snapshot = tempTrace("ring_end_snapshot");
+  Runtime rt(p.program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 100;
+  options.ringBytes = 1u << 20;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  runPlant(p, rt, *rec, 250);
+  auto requested = rec->requestSnapshot(snapshot.string());
+  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_EQ(requested.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  const recorder::SnapshotResult r = requested.get();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.firstCycle, 0u);
+  EXPECT_EQ(r.endCycle, 250u);
+  const auto chunks = readChunks(snapshot);
+  expectContiguous(chunks, 0, 250);
+  expectChunksAsRan(chunks, p.expected, p.imagesBefore);
+  // The final trace holds the same.
+  EXPECT_EQ(readChunks(path), chunks);
+  fs::remove(path);
+  fs::remove(snapshot);
+}
+
+TEST(Recorder, SnapshotRequestsThatCannotBeServedSaySo) {
+  auto program = compilePlant();
+  ASSERT_TRUE(program);
+  std::string error;
+  {
+    // Not a flight recorder: refused at once.
+    const fs::path path = tempTrace("snap_full");
+    Runtime rt(program);
+    recorder::RecorderOptions options;
+    options.path = path.string();
+    auto rec = recorder::Recorder::start(rt, options, error);
+    ASSERT_TRUE(rec) << error;
+    auto requested = rec->requestSnapshot("/tmp/never-written.trace");
+    ASSERT_EQ(requested.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+    const recorder::SnapshotResult r = requested.get();
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("no flight recorder (--ring)"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find(path.string() + ".partial"), std::string::npos) << r.error;
+    ASSERT_TRUE(rec->finish(error)) << error;
+    fs::remove(path);
+  }
+  const fs::path path = tempTrace("snap_refused");
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 50;
+  options.ringBytes = 1u << 20;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  for (int c = 0; c < 120; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  auto ownPath = rec->requestSnapshot(path.string());
+  auto noDirectory = rec->requestSnapshot("/nonexistent-dir/snap.trace");
+  for (int c = 0; c < 120; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  ASSERT_EQ(ownPath.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  ASSERT_EQ(noDirectory.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  recorder::SnapshotResult r = ownPath.get();
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("recording's own trace"), std::string::npos) << r.error;
+  r = noDirectory.get();
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("cannot create /nonexistent-dir/snap.trace.partial"), std::string::npos) << r.error;
+  // The recording is unharmed.
+  ASSERT_TRUE(rec->finish(error)) << error;
+  auto late = rec->requestSnapshot("/tmp/too-late.trace");
+  ASSERT_EQ(late.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  r = late.get();
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("has finished"), std::string::npos) << r.error;
+  EXPECT_FALSE(fs::exists("/tmp/too-late.trace"));
+  const auto chunks = readChunks(path);
+  expectContiguous(chunks, 0, 240);
+  fs::remove(path);
+}
+
+// A fault still ends the flight recorder's trace, written to the recording's path at finish().
+TEST(Recorder, FlightRecorderFaultIsWrittenAfterTheKeptHistory) {
+  auto program = compileText(R"(
+PROGRAM Main
+VAR
+  n : INT;
+  d : INT := 5;
+  q : INT;
+END_VAR
+n := n + 1;
+IF n = 42 THEN
+  d := 0;
+END_IF;
+q := 100 / d;
+END_PROGRAM
+)");
+  ASSERT_TRUE(program);
+  const fs::path path = tempTrace("ring_fault");
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 10;
+  options.ringBytes = 1;  // keeps only the newest chunk
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  RunStatus st = RunStatus::CycleDone;
+  for (int c = 0; c < 100 && st != RunStatus::Faulted; ++c) st = rt.runCycle();
+  ASSERT_EQ(st, RunStatus::Faulted);
+  ASSERT_TRUE(rec->finish(error)) << error;
+  std::vector<trace::BlockInfo> blocks;
+  const auto chunks = readChunks(path, &blocks);
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].firstCycle, 40u);
+  EXPECT_EQ(chunks[0].cycleCount(), 2u);  // cycle 41 (n = 42) faulted
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks.back().kind, trace::BlockKind::Fault);
+  fs::remove(path);
+}
+
+// Cycles dropped while the writer is behind leave gaps; those inside the kept history stay in it,
+// older ones go with the chunks around them.
+TEST(Recorder, FlightRecorderKeepsTheGapsInsideItsHistory) {
+  auto program = compilePlant();
+  ASSERT_TRUE(program);
+  auto record = [&](const std::string& name, uint64_t ringBytes, std::vector<trace::BlockInfo>& blocks,
+                    std::vector<trace::GapData>& gaps, recorder::RecorderStats& stats) {
+    const fs::path path = tempTrace(name);
+    Runtime rt(program);
+    recorder::RecorderOptions options;
+    options.path = path.string();
+    options.keyframeEvery = 50;
+    options.queueBytes = 64 * 1024;
+    options.ringBytes = ringBytes;
+    std::string error;
+    auto rec = recorder::Recorder::start(rt, options, error);
+    ASSERT_TRUE(rec) << error;
+    // Phases in which the writer falls far behind (the queue holds a few hundred cycles), each
+    // followed by one in which it catches up: several gaps, spread over the run.
+    for (int phase = 0; phase < 6; ++phase) {
+      rec->setWriterDelayForTesting(std::chrono::milliseconds(50));
+      for (int c = 0; c < 1000; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+      rec->setWriterDelayForTesting(std::chrono::microseconds(0));
+      for (int i = 0; i < 5000 && rec->queuedBytes() > 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      for (int c = 0; c < 100; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+    }
+    ASSERT_TRUE(rec->finish(error)) << error;
+    stats = rec->stats();
+    readChunks(path, &blocks);
+    auto reader = trace::TraceReader::open(path.string(), error);
+    ASSERT_TRUE(reader) << error;
+    for (const trace::BlockInfo& b : blocks) {
+      if (b.kind != trace::BlockKind::Gap) continue;
+      trace::GapData g;
+      ASSERT_TRUE(reader->readGap(b, g, error)) << error;
+      gaps.push_back(g);
+    }
+    fs::remove(path);
+  };
+  {
+    // Room for everything: every gap is in the trace.
+    std::vector<trace::BlockInfo> blocks;
+    std::vector<trace::GapData> gaps;
+    recorder::RecorderStats stats;
+    record("ring_gaps_all", 64u << 20, blocks, gaps, stats);
+    EXPECT_GE(stats.gaps, 3u);  // one per phase, but a slow build may fill the queue less often
+    EXPECT_EQ(gaps.size(), stats.gaps);
+    uint64_t dropped = 0;
+    for (const trace::GapData& g : gaps) dropped += g.cycleCount;
+    EXPECT_EQ(dropped, stats.cyclesDropped);
+  }
+  {
+    // Room for a few chunks: no gap before the oldest kept chunk.
+    std::vector<trace::BlockInfo> blocks;
+    std::vector<trace::GapData> gaps;
+    recorder::RecorderStats stats;
+    record("ring_gaps_some", 8'000, blocks, gaps, stats);
+    ASSERT_FALSE(blocks.empty());
+    EXPECT_EQ(blocks.front().kind, trace::BlockKind::Chunk);
+    EXPECT_LE(chunkBlockSizes(blocks).total, 8'000u);
+    EXPECT_LT(gaps.size(), stats.gaps);
+  }
 }
 
 TEST(Recorder, WithoutStatementsNoPathsAreRecorded) {

@@ -1,0 +1,145 @@
+// `scanback run --record TRACE --ring ...`: SIGUSR1 writes a snapshot while the run goes on.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "traces/trace_reader.h"
+
+namespace fs = std::filesystem;
+using namespace scanback;
+
+extern char** environ;
+
+namespace {
+
+fs::path scanbackBinary() {
+#ifdef SCANBACK_BINARY
+  return SCANBACK_BINARY;
+#else
+  // Built next to the test binary (both at the top of the build directory).
+  return fs::read_symlink("/proc/self/exe").parent_path() / "scanback";
+#endif
+}
+
+// Starts `args` with stderr sent to `errFile`; -1 on failure.
+pid_t spawn(const std::vector<std::string>& args, const fs::path& errFile) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+// The exit code, or -1 when it did not exit within `timeout` (then it is killed) or died of a signal.
+int waitExit(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > until) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+template <class Pred>
+bool waitFor(Pred pred, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+std::string readText(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(RunRing, Sigusr1WritesASnapshotAndTheRunGoesOn) {
+  const fs::path binary = scanbackBinary();
+  if (!fs::exists(binary)) GTEST_SKIP() << binary << " is not built";
+  const fs::path dir = fs::temp_directory_path() / ("scanback_run_ring_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path trace = dir / "plant.trace";
+  const fs::path errFile = dir / "stderr.txt";
+  std::vector<std::string> args = {binary.string(), "run"};
+  for (const auto& e : fs::directory_iterator(fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant"))
+    if (e.path().extension() == ".st") args.push_back(e.path().string());
+  // Many more cycles than it can run before it is interrupted.
+  for (const char* a : {"--cycles", "1000000000", "--quiet", "--keyframe-every", "200", "--ring", "100KB", "--record"})
+    args.push_back(a);
+  args.push_back(trace.string());
+  const pid_t pid = spawn(args, errFile);
+  ASSERT_GT(pid, 0);
+  // The handler is installed before the trace is created.
+  const bool started =
+      waitFor([&] { return fs::exists(trace.string() + ".partial"); }, std::chrono::milliseconds(10000));
+  if (!started) ::kill(pid, SIGKILL);
+  ASSERT_TRUE(started) << readText(errFile);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // some history
+  ASSERT_EQ(::kill(pid, SIGUSR1), 0);
+  fs::path snapshot;
+  const bool written = waitFor(
+      [&] {
+        for (const auto& e : fs::directory_iterator(dir)) {
+          const std::string name = e.path().filename().string();
+          if (name.starts_with("plant-") && name.ends_with(".trace")) {
+            snapshot = e.path();
+            return true;
+          }
+        }
+        return false;
+      },
+      std::chrono::milliseconds(10000));
+  ::kill(pid, SIGINT);  // ends the run cleanly
+  EXPECT_EQ(waitExit(pid, std::chrono::milliseconds(10000)), 0) << readText(errFile);
+  ASSERT_TRUE(written) << readText(errFile);
+
+  // plant-<cycle>.trace, named on stderr.
+  const std::string cycle = snapshot.stem().string().substr(6);
+  EXPECT_FALSE(cycle.empty());
+  EXPECT_EQ(cycle.find_first_not_of("0123456789"), std::string::npos) << snapshot;
+  const std::string err = readText(errFile);
+  EXPECT_NE(err.find("written to " + snapshot.string()), std::string::npos) << err;
+  std::string error;
+  auto reader = trace::TraceReader::open(snapshot.string(), error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_TRUE(reader->complete());
+  EXPECT_TRUE(reader->usedIndex());
+  ASSERT_FALSE(reader->blocks().empty());
+  const trace::BlockInfo& last = reader->blocks().back();
+  EXPECT_GE(last.firstCycle + last.cycleCount, std::stoull(cycle)) << "every cycle run before the signal";
+  EXPECT_LE(last.firstCycle + last.cycleCount, std::stoull(cycle) + 1);
+  // `scanback trace info` accepts it, and the run's own trace.
+  for (const fs::path& t : {snapshot, trace}) {
+    const pid_t info = spawn({binary.string(), "trace", "info", t.string()}, dir / "info.txt");
+    ASSERT_GT(info, 0);
+    EXPECT_EQ(waitExit(info, std::chrono::milliseconds(10000)), 0) << readText(dir / "info.txt");
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
