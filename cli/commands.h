@@ -44,4 +44,23 @@ int traceInfoCommand(const std::string& path, bool json);
 int traceDumpCommand(const std::string& path, const std::string& cycles);
 int traceHitsCommand(const std::string& path, const std::string& fileLine, bool json);
 
+// `scanback replay TRACE [--to CYCLE[:STEP]|end] [--print-state]` (cli/replay_commands.cpp).
+struct ReplayArgs {
+  std::string trace;
+  std::string to = "end";  // "end", "CYCLE" (the end of that cycle) or "CYCLE:STEP"
+  bool printState = false;
+};
+int replayCommand(const ReplayArgs& args);
+// `scanback trace verify TRACE`: exit 0 when every cycle replays as recorded, kExitDivergence when
+// one does not.
+int traceVerifyCommand(const std::string& path);
+// `scanback trace why TRACE VARIABLE [--at CYCLE[:STEP]|end] [--count N]`.
+struct WhyArgs {
+  std::string trace;
+  std::string variable;  // "Main.fb.x", "Main.a[3]", "gVar" or "%IX0.1"
+  std::string at = "end";
+  uint32_t count = 5;
+};
+int traceWhyCommand(const WhyArgs& args);
+
 }  // namespace scanback::cli

@@ -41,8 +41,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(-7, 22));
   runCmd->add_flag("--no-statements", run.noStatements, "Do not record statement paths (smaller, no 'trace hits')");
   runCmd->add_option("--ring", run.ring,
-                     "Flight recorder: keep only the last SIZE (64MB) or DURATION (10min) of history, written "
-                     "when the run ends or faults");
+                     "Flight recorder: keep only the last SIZE (64MB, compressed) or DURATION (10min) of history in "
+                     "memory, written to TRACE when the run ends or faults. SIGUSR1 writes a snapshot of it to TRACE "
+                     "with -CYCLE before the extension (plant.trace -> plant-123456.trace) and recording goes on");
 
   std::vector<std::string> disasmFiles;
   auto* disasm = app.add_subcommand("disasm", "Compile and print the bytecode");
@@ -63,6 +64,34 @@ int main(int argc, char** argv) {
   hits->add_option("location", fileLine, "FILE:LINE (FILE may be a path or just the file's name)")->required();
   hits->add_flag("--json", hitsJson, "Print as JSON");
 
+  // Replay (cli/replay_commands.cpp).
+  ReplayArgs replayArgs;
+  auto* replayCmd = app.add_subcommand(
+      "replay",
+      "Rebuild the state at a position of a trace: a summary (task, time, statement, call stack) or the "
+      "state as JSON");
+  replayCmd->add_option("trace", replayArgs.trace, "Trace file (recorded with run --record)")->required();
+  replayCmd
+      ->add_option("--to", replayArgs.to,
+                   "CYCLE (the end of that cycle), CYCLE:STEP (before the STEP-th statement of the cycle, from "
+                   "0) or end (the end of the last cycle, or its faulting statement)")
+      ->default_val("end");
+  replayCmd->add_flag("--print-state", replayArgs.printState,
+                      "Print the state there as JSON on stdout, exactly as run --print-state does");
+  auto* verify = traceCmd->add_subcommand(
+      "verify", "Re-execute every recorded cycle and check its digest and the keyframes (exit 0 faithful, 4 diverges)");
+  verify->add_option("trace", tracePath, "Trace file")->required();
+  WhyArgs whyArgs;
+  auto* why = traceCmd->add_subcommand("why",
+                                       "The last changes of a variable before a position, newest first, with "
+                                       "the statement that made each and the old and new values");
+  why->add_option("trace", whyArgs.trace, "Trace file")->required();
+  why->add_option("variable", whyArgs.variable, "Main.fb.x, Main.a[3], gVar or an address such as %IX0.1")->required();
+  why->add_option("--at", whyArgs.at, "Up to this position: CYCLE (its end), CYCLE:STEP or end")->default_val("end");
+  why->add_option("--count", whyArgs.count, "How many changes to show")
+      ->default_val(5)
+      ->check(CLI::Range(1u, 1'000'000u));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -80,6 +109,9 @@ int main(int argc, char** argv) {
   if (*info) return traceInfoCommand(tracePath, infoJson);
   if (*dump) return traceDumpCommand(tracePath, dumpCycles);
   if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);
+  if (*verify) return traceVerifyCommand(tracePath);
+  if (*why) return traceWhyCommand(whyArgs);
+  if (*replayCmd) return replayCommand(replayArgs);
   if (*runCmd) {
     if (*cyclesOpt) run.cycles = cycles;
     if (!run.ring.empty() && run.record.empty()) {

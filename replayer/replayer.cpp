@@ -67,49 +67,96 @@ std::vector<uint8_t> readWatch(const Vm& vm, const Watch& w) {
   return std::vector<uint8_t>(image + w.offset, image + w.offset + w.size);
 }
 
-// Reports every boundary at which a watched range differs from the boundary before.
-class ChangeWatcher final : public VmObserver {
+// Runs beside a replay on the scratch VM and reports every boundary at which a watched range
+// differs from the boundary before. The values are compared in place against one flat copy: the
+// common case (nothing changed) allocates nothing.
+class ChangeScan final : public VmObserver {
  public:
-  ChangeWatcher(const Vm& vm, const std::vector<Watch>& watches) : vm_(vm), watches_(watches) {
-    last_.resize(watches.size());
-  }
-  // Takes the current values as the reference (the values at the position the scan starts from).
-  void snapshot() {
-    for (size_t i = 0; i < watches_.size(); ++i) last_[i] = read(watches_[i]);
-  }
-  // Compares with the reference; calls `found(i, before, after)` per changed watch and takes the
-  // new values. Returns false when `found` asked to stop.
-  template <class F>
-  bool compare(F&& found) {
-    bool go = true;
-    for (size_t i = 0; i < watches_.size(); ++i) {
-      std::vector<uint8_t> now = read(watches_[i]);
-      if (now != last_[i]) {
-        if (!found(i, last_[i], now)) go = false;
-        last_[i] = std::move(now);
-      }
+  using Found = std::function<bool(size_t, Change&&)>;  // false: stop
+  ChangeScan(const Vm& vm, const std::vector<Watch>& watches, Position until, const Found& found)
+      : vm_(vm), watches_(watches), until_(until), found_(found) {
+    size_t total = 0;
+    for (const Watch& w : watches) {
+      at_.push_back(total);
+      sizes_.push_back(valid(w) ? (w.bit >= 0 ? 1u : w.size) : 0u);
+      total += sizes_.back();
     }
-    return go;
+    last_.resize(total);
+  }
+  // Takes the current values as the reference (the values where the scan starts).
+  void snapshot() {
+    for (size_t i = 0; i < watches_.size(); ++i)
+      if (sizes_[i]) read(i, last_.data() + at_[i]);
+  }
+  // The replay enters `cycle` (paused at `statement` when it is resumed in the middle).
+  void enter(uint64_t cycle, uint32_t statement) {
+    cycle_ = cycle;
+    lastStatement_ = statement;
   }
   bool onStatement(uint32_t statement, uint64_t step) override {
-    step_ = step;
-    statement_ = statement;
-    return onBoundary && !onBoundary(step);
+    // At boundary `step` the statement before it has run (at step 0: the scan inputs).
+    report(Position{cycle_, step}, step == 0, step == 0 ? UINT32_MAX : lastStatement_);
+    lastStatement_ = statement;
+    return stopped_;
   }
-  std::function<bool(uint64_t step)> onBoundary;  // false: pause
-  uint64_t step_ = 0;
-  uint32_t statement_ = UINT32_MAX;
+  // The cycle ran to its end after `steps` boundaries.
+  void endOfCycle(uint64_t steps) { report(Position{cycle_, steps}, false, lastStatement_); }
+  bool stopped() const { return stopped_; }
 
  private:
-  std::vector<uint8_t> read(const Watch& w) const { return readWatch(vm_, w); }
+  bool valid(const Watch& w) const { return w.offset < vm_.imageSize() && w.size <= vm_.imageSize() - w.offset; }
+  void read(size_t i, uint8_t* out) const {
+    const Watch& w = watches_[i];
+    if (w.bit >= 0)
+      *out = static_cast<uint8_t>((vm_.image()[w.offset] >> w.bit) & 1);
+    else
+      std::memcpy(out, vm_.image() + w.offset, w.size);
+  }
+  void report(Position p, bool byScanInputs, uint32_t statement) {
+    for (size_t i = 0; i < watches_.size(); ++i) {
+      const size_t n = sizes_[i];
+      if (n == 0) continue;
+      uint8_t* last = last_.data() + at_[i];
+      const Watch& w = watches_[i];
+      const bool same = w.bit >= 0 ? *last == ((vm_.image()[w.offset] >> w.bit) & 1)
+                                   : std::memcmp(last, vm_.image() + w.offset, n) == 0;
+      if (same) continue;
+      Change c{p, std::vector<uint8_t>(last, last + n), {}, byScanInputs, statement};
+      read(i, last);
+      c.after.assign(last, last + n);
+      if (!stopped_ && p < until_ && !found_(i, std::move(c))) stopped_ = true;
+    }
+  }
   const Vm& vm_;
   const std::vector<Watch>& watches_;
-  std::vector<std::vector<uint8_t>> last_;
+  Position until_;
+  const Found& found_;
+  std::vector<size_t> at_;       // per watch: its place in last_
+  std::vector<uint32_t> sizes_;  // per watch: bytes compared (0: outside the image)
+  std::vector<uint8_t> last_;
+  uint64_t cycle_ = 0;
+  uint32_t lastStatement_ = UINT32_MAX;
+  bool stopped_ = false;
 };
 
 std::string hex32(uint32_t v) { return fmt::format("{:08x}", v); }
 
 }  // namespace
+
+bool CycleSet::insert(uint64_t cycle) {
+  const uint64_t word = cycle / 64;
+  if (words_.empty()) base_ = word;
+  if (word < base_) {
+    words_.insert(words_.begin(), base_ - word, 0);
+    base_ = word;
+  }
+  if (word - base_ >= words_.size()) words_.resize(word - base_ + 1, 0);
+  uint64_t& w = words_[word - base_];
+  const uint64_t bit = uint64_t{1} << (cycle % 64);
+  if (w & bit) return false;
+  w |= bit;
+  return true;
+}
 
 bool CycleSteps::encloses(uint32_t a, uint32_t of) const {
   for (uint32_t x = of;; x = activationTable[x].parent) {
@@ -191,19 +238,24 @@ bool Replayer::startCycle(Vm& vm, const CycleRecord& record, std::string& error)
 }
 
 void Replayer::checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status) {
-  if (!verified_.insert(record.cycle).second) return;
+  if (!verified_.insert(record.cycle)) return;
   const uint32_t hash = static_cast<uint32_t>(XXH3_64bits(vm.image(), vm.imageSize()));
   std::string what;
-  if (vm.steps() != record.stepCount)
+  DivergenceKind kind = DivergenceKind::StatementCount;
+  if (vm.steps() != record.stepCount) {
     what = fmt::format("statement count: recorded {}, replayed {}", record.stepCount, vm.steps());
-  else if (status == RunStatus::CycleDone && hash != record.imageHash)
+  } else if (status == RunStatus::CycleDone && hash != record.imageHash) {
+    kind = DivergenceKind::ImageHash;
     what = fmt::format("image hash: recorded {}, replayed {}", hex32(record.imageHash), hex32(hash));
+  }
   const bool recordedFault = history_.fault() && history_.fault()->cycle == record.cycle;
-  if (what.empty() && (status == RunStatus::Faulted) != recordedFault)
+  if (what.empty() && (status == RunStatus::Faulted) != recordedFault) {
+    kind = DivergenceKind::Fault;
     what = status == RunStatus::Faulted ? fmt::format("the replay faulted ({}), the recording did not",
                                                       faultText(vm.fault().code))
                                         : "the recording faulted here, the replay did not";
-  if (!what.empty()) divergences_.push_back({Position{record.cycle, record.stepCount}, what});
+  }
+  if (!what.empty()) divergences_.push_back({Position{record.cycle, record.stepCount}, kind, what});
 }
 
 bool Replayer::restoreBefore(Vm& vm, uint64_t cycle, std::string& error) {
@@ -251,9 +303,15 @@ void Replayer::addCheckpoint(uint64_t cycle, const Vm& vm) {
   trimCheckpoints(cycle);
 }
 
+uint64_t Replayer::checkpointCost() const {
+  // The image plus its bookkeeping: a std::map node with the vector (~80 bytes with malloc's
+  // header and rounding) and the image's own allocation header (~16).
+  constexpr uint64_t kBookkeepingBytes = 96;
+  return uint64_t{program_->imageSize()} + kBookkeepingBytes;
+}
+
 void Replayer::trimCheckpoints(uint64_t around) {
-  const uint64_t each = std::max<uint64_t>(program_->imageSize(), 1);
-  while (!checkpoints_.empty() && checkpoints_.size() * each > options_.checkpointBudgetBytes) {
+  while (!checkpoints_.empty() && checkpoints_.size() * checkpointCost() > options_.checkpointBudgetBytes) {
     // Forget the one farthest from where the work is.
     auto first = checkpoints_.begin();
     auto last = std::prev(checkpoints_.end());
@@ -632,42 +690,27 @@ std::optional<Stop> Replayer::reverseContinue(const std::vector<Breakpoint>& bre
 bool Replayer::scanChanges(const std::vector<Watch>& watches, Position from, Position until,
                            const std::function<bool(size_t, Change&&)>& found, std::string& error) {
   if (!seekOn(scratch_, from, error)) return false;
-  ChangeWatcher watcher(scratch_, watches);
-  watcher.snapshot();
-  Position at = from;
-  bool stop = false;
-  auto report = [&](Position p, bool byInputs, uint32_t statement) {
-    return watcher.compare([&](size_t i, const std::vector<uint8_t>& before, const std::vector<uint8_t>& after) {
-      if (!(p < until)) return true;
-      Change c{p, before, after, byInputs, statement};
-      if (!found(i, std::move(c))) stop = true;
-      return !stop;
-    });
-  };
-  uint32_t lastStatement = scratch_.inCycle() ? scratch_.pausedStatement() : UINT32_MAX;
-  watcher.onBoundary = [&](uint64_t step) {
-    // At boundary `step` the statement before it has run.
-    report(Position{at.cycle, step}, step == 0, step == 0 ? UINT32_MAX : lastStatement);
-    lastStatement = watcher.statement_;
-    return !stop;
-  };
-  scratch_.setObserver(&watcher);
+  ChangeScan scan(scratch_, watches, until, found);
+  scan.snapshot();
+  uint64_t cycle = from.cycle;
+  scan.enter(cycle, scratch_.inCycle() ? scratch_.pausedStatement() : UINT32_MAX);
+  scratch_.setObserver(&scan);
   auto finishCycle = [&]() -> bool {
     // Runs the current cycle to its end, reporting changes at every boundary and at the end.
     const RunStatus status = scratch_.run();
     if (status == RunStatus::Paused) return false;  // stopped by `found`
     std::shared_ptr<const trace::ChunkData> held;
     CycleRecord record;
-    if (history_.cycle(at.cycle, held, record, error)) {
-      report(Position{at.cycle, scratch_.steps()}, false, lastStatement);
+    if (history_.cycle(cycle, held, record, error)) {
+      scan.endOfCycle(scratch_.steps());
       checkDigest(scratch_, record, status);
     }
-    return status == RunStatus::CycleDone && !stop;
+    return status == RunStatus::CycleDone && !scan.stopped();
   };
   bool ok = true;
   if (scratch_.inCycle()) ok = finishCycle();
-  while (ok && !stop) {
-    const uint64_t next = at.cycle + 1;
+  while (ok) {
+    const uint64_t next = cycle + 1;
     if (!(Position{next, 0} < until)) break;
     std::string ignored;
     std::shared_ptr<const trace::ChunkData> held;
@@ -682,22 +725,19 @@ bool Replayer::scanChanges(const std::vector<Watch>& watches, Position from, Pos
         }
       if (!after || !(Position{*after, 0} < until)) break;
       scratch_.setObserver(nullptr);
-      if (!restoreBefore(scratch_, *after, error)) {
-        scratch_.setObserver(nullptr);
-        return false;
-      }
-      scratch_.setObserver(&watcher);
-      watcher.snapshot();
-      at = Position{*after, 0};
-      if (!history_.cycle(*after, held, record, error)) break;
+      if (!restoreBefore(scratch_, *after, error)) return false;
+      scratch_.setObserver(&scan);
+      scan.snapshot();
+      cycle = *after;
+      if (!history_.cycle(cycle, held, record, error)) break;
     } else {
-      at = Position{next, 0};
+      cycle = next;
     }
     if (!startCycle(scratch_, record, error)) {
       scratch_.setObserver(nullptr);
       return false;
     }
-    lastStatement = UINT32_MAX;
+    scan.enter(cycle, UINT32_MAX);
     ok = finishCycle();
   }
   scratch_.setObserver(nullptr);
@@ -706,38 +746,52 @@ bool Replayer::scanChanges(const std::vector<Watch>& watches, Position from, Pos
 
 std::vector<Change> Replayer::lastChangesOf(const std::vector<Watch>& watches, Position before, size_t count,
                                             Position notBefore, std::string& error) {
+  // Newest first, in windows going back: first the few cycles just before `before` (a recent
+  // write is found there, and the checkpoints near the current position make it cheap), then the
+  // rest of each chunk in one pass from its keyframe.
+  constexpr uint64_t kRecentCycles = 32;
   std::vector<Change> result;
+  bool recentWindow = true;
   for (size_t n = history_.chunkCount(); n-- > 0 && result.size() < count;) {
     const trace::BlockInfo& b = history_.chunkBlock(n);
     if (b.firstCycle > before.cycle) continue;
     if (b.firstCycle + b.cycleCount <= notBefore.cycle) break;
-    const Position until = std::min(before, Position{b.firstCycle + b.cycleCount, 0});
-    std::vector<Change> inChunk;
-    if (!scanChangesFromKeyframe(watches, b.firstCycle, until, inChunk, error)) return result;
-    for (auto it = inChunk.rbegin(); it != inChunk.rend() && result.size() < count; ++it)
-      if (!(it->position < notBefore) && it->position < before) result.push_back(std::move(*it));
+    Position end = std::min(before, Position{b.firstCycle + b.cycleCount, 0});
+    while (result.size() < count && Position{b.firstCycle, 0} < end) {
+      const uint64_t lastCycle = end.step > 0 ? end.cycle : end.cycle - 1;
+      uint64_t from = b.firstCycle;
+      if (recentWindow && lastCycle + 1 - b.firstCycle > kRecentCycles) from = lastCycle + 1 - kRecentCycles;
+      recentWindow = false;
+      if (notBefore.cycle <= lastCycle) from = std::max(from, notBefore.cycle);
+      std::vector<Change> inWindow;
+      if (!scanChangesFrom(watches, from, end, inWindow, error)) return result;
+      for (auto it = inWindow.rbegin(); it != inWindow.rend() && result.size() < count; ++it)
+        if (!(it->position < notBefore) && it->position < before) result.push_back(std::move(*it));
+      if (from == b.firstCycle || from <= notBefore.cycle) break;
+      end = Position{from, 0};
+    }
   }
   return result;
 }
 
-bool Replayer::scanChangesFromKeyframe(const std::vector<Watch>& watches, uint64_t chunkFirstCycle, Position until,
-                                       std::vector<Change>& out, std::string& error) {
-  // The image before the chunk's first cycle, then every change from its first boundary on.
-  if (!restoreBefore(scratch_, chunkFirstCycle, error)) return false;
+bool Replayer::scanChangesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until,
+                               std::vector<Change>& out, std::string& error) {
+  // The image before `fromCycle`, then every change from its first boundary on.
+  if (!restoreBefore(scratch_, fromCycle, error)) return false;
   std::vector<std::vector<uint8_t>> before;
   for (const Watch& w : watches) before.push_back(readWatch(scratch_, w));
   std::string local;
-  if (!seekOn(scratch_, Position{chunkFirstCycle, 0}, local)) {
+  if (!seekOn(scratch_, Position{fromCycle, 0}, local)) {
     error = local;
     return false;
   }
-  // Scan-input changes of the first cycle.
+  // What the first cycle's scan inputs changed.
   for (size_t i = 0; i < watches.size(); ++i) {
     const std::vector<uint8_t> now = readWatch(scratch_, watches[i]);
-    if (now != before[i] && Position{chunkFirstCycle, 0} < until)
-      out.push_back(Change{Position{chunkFirstCycle, 0}, before[i], now, true, UINT32_MAX});
+    if (now != before[i] && Position{fromCycle, 0} < until)
+      out.push_back(Change{Position{fromCycle, 0}, before[i], now, true, UINT32_MAX});
   }
-  return scanChanges(watches, Position{chunkFirstCycle, 0}, until, [&](size_t, Change&& c) {
+  return scanChanges(watches, Position{fromCycle, 0}, until, [&](size_t, Change&& c) {
     out.push_back(std::move(c));
     return true;
   }, error);
@@ -755,7 +809,6 @@ std::vector<Change> Replayer::lastChanges(const Watch& watch, Position at, size_
 // ---------------------------------------------------------------- verify
 
 std::vector<Divergence> Replayer::verify(const std::function<void(uint64_t, uint64_t)>& progress, std::string& error) {
-  std::vector<Divergence> found;
   const uint64_t total = [&] {
     uint64_t n = 0;
     for (size_t i = 0; i < history_.chunkCount(); ++i) n += history_.chunkBlock(i).cycleCount;
@@ -763,15 +816,19 @@ std::vector<Divergence> Replayer::verify(const std::function<void(uint64_t, uint
   }();
   uint64_t done = 0;
   const size_t before = divergences_.size();
+  // What was found up to here, also when an unreadable chunk ends the check early.
+  auto found = [&] {
+    return std::vector<Divergence>(divergences_.begin() + static_cast<ptrdiff_t>(before), divergences_.end());
+  };
   verified_.clear();
   for (size_t i = 0; i < history_.chunkCount(); ++i) {
     std::shared_ptr<const trace::ChunkData> chunk = history_.chunk(i, error);
-    if (!chunk) return found;
-    if (!restoreBefore(scratch_, chunk->firstCycle, error)) return found;
+    if (!chunk) return found();
+    if (!restoreBefore(scratch_, chunk->firstCycle, error)) return found();
     for (uint64_t c = chunk->firstCycle; c < chunk->firstCycle + chunk->cycleCount(); ++c) {
       std::shared_ptr<const trace::ChunkData> held;
       CycleRecord record;
-      if (!history_.cycle(c, held, record, error) || !startCycle(scratch_, record, error)) return found;
+      if (!history_.cycle(c, held, record, error) || !startCycle(scratch_, record, error)) return found();
       const RunStatus status = scratch_.run();
       checkDigest(scratch_, record, status);
       if (status != RunStatus::CycleDone) break;
@@ -785,7 +842,7 @@ std::vector<Divergence> Replayer::verify(const std::function<void(uint64_t, uint
           std::memcmp(next->keyframe.data(), scratch_.image(), scratch_.imageSize()) != 0) {
         uint32_t at = 0;
         while (next->keyframe[at] == scratch_.image()[at]) ++at;
-        divergences_.push_back({Position{next->firstCycle, 0},
+        divergences_.push_back({Position{next->firstCycle, 0}, DivergenceKind::Keyframe,
                                 fmt::format("the keyframe of cycle {} differs from the replayed image (first at "
                                             "byte {}: recorded {:02x}, replayed {:02x})",
                                             next->firstCycle, at, next->keyframe[at], scratch_.image()[at])});
@@ -793,8 +850,7 @@ std::vector<Divergence> Replayer::verify(const std::function<void(uint64_t, uint
     }
   }
   if (progress) progress(total, total);
-  found.assign(divergences_.begin() + static_cast<ptrdiff_t>(before), divergences_.end());
-  return found;
+  return found();
 }
 
 }  // namespace scanback::replay

@@ -16,7 +16,6 @@
 #include <functional>
 #include <list>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +25,22 @@
 #include "vm/exec/vm.h"
 
 namespace scanback::replay {
+
+// A set of cycle numbers as a bitmap from the first one added: one bit per recorded cycle (a
+// std::set would cost ~48 bytes per cycle, 45 MB for a million cycles).
+class CycleSet {
+ public:
+  // True when `cycle` was not in the set.
+  bool insert(uint64_t cycle);
+  void clear() {
+    words_.clear();
+    base_ = 0;
+  }
+
+ private:
+  uint64_t base_ = 0;  // the cycle of bit 0 (a multiple of 64)
+  std::vector<uint64_t> words_;
+};
 
 struct Position {
   uint64_t cycle = 0;
@@ -41,9 +56,16 @@ struct ReplayOptions {
 };
 
 // A replayed cycle that does not match its recording.
+enum class DivergenceKind {
+  StatementCount,  // the cycle ran a different number of statements
+  ImageHash,       // the image at the end of the cycle hashes differently
+  Fault,           // one of recording and replay faulted in the cycle, the other did not
+  Keyframe,        // a chunk's keyframe differs from the image the previous chunk's cycles left
+};
 struct Divergence {
-  Position position;  // the end of the cycle (or the keyframe's cycle for a keyframe mismatch)
-  std::string what;   // expected and actual values
+  Position position;  // the end of the cycle (or (cycle, 0) of the keyframe's cycle)
+  DivergenceKind kind = DivergenceKind::ImageHash;
+  std::string what;  // expected and actual values
 };
 
 // Every statement boundary of one cycle, as re-executed: which statement, in which activation.
@@ -112,8 +134,9 @@ class Replayer {
   // Follows a trace still being recorded: picks up what was appended. True when anything new.
   bool refresh() { return history_.refresh(); }
 
-  // The first and last positions of the recording: (first cycle, 0) and the last boundary of the
-  // last cycle (its faulting statement when the trace ends in a fault).
+  // The first and last positions a debugger stops at: (first cycle, 0) and the last statement
+  // boundary of the last cycle (its faulting statement when the trace ends in a fault). The end of
+  // the last cycle, (last cycle, stepCount), is a valid position too, but no statement is there.
   std::optional<Position> start() const;
   std::optional<Position> end();
   // The position before the first statement of the next recorded cycle after `cycle` of the given
@@ -159,7 +182,8 @@ class Replayer {
   const std::vector<Divergence>& divergences() const { return divergences_; }
 
   size_t checkpointCount() const { return checkpoints_.size(); }
-  uint64_t checkpointBytes() const { return checkpoints_.size() * uint64_t{program_->imageSize()}; }
+  // The memory the checkpoints hold, bookkeeping included: what the budget limits.
+  uint64_t checkpointBytes() const { return checkpoints_.size() * checkpointCost(); }
 
  private:
   Replayer(std::unique_ptr<trace::TraceReader> reader, std::shared_ptr<const Program> program,
@@ -173,6 +197,7 @@ class Replayer {
   // After a cycle ran to its end or fault: compares with the recorded digest (once per cycle).
   void checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status);
   void addCheckpoint(uint64_t cycle, const Vm& vm);
+  uint64_t checkpointCost() const;
   void trimCheckpoints(uint64_t around);
   // Moves to `target` and reports it as a stop.
   std::optional<Stop> stopAt(Position target, StopReason reason, std::string& error, int breakpoint = -1,
@@ -193,10 +218,10 @@ class Replayer {
   // after `from`, in order; `found` returns false to stop. Runs on the scratch VM.
   bool scanChanges(const std::vector<Watch>& watches, Position from, Position until,
                    const std::function<bool(size_t, Change&&)>& found, std::string& error);
-  // Every change in the chunk starting at `chunkFirstCycle` before `until`, including those its
-  // first cycle's scan inputs made to the keyframe.
-  bool scanChangesFromKeyframe(const std::vector<Watch>& watches, uint64_t chunkFirstCycle, Position until,
-                               std::vector<Change>& out, std::string& error);
+  // Every change from the start of `fromCycle` (a recorded cycle, with the cycle before it in the
+  // same chunk or a keyframe) up to `until`, including those its scan inputs made.
+  bool scanChangesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until,
+                       std::vector<Change>& out, std::string& error);
   // The last `count` changes before `before` and not before `notBefore`, newest first.
   std::vector<Change> lastChangesOf(const std::vector<Watch>& watches, Position before, size_t count,
                                     Position notBefore, std::string& error);
@@ -209,7 +234,7 @@ class Replayer {
   Position position_;
   bool positioned_ = false;
   std::map<uint64_t, std::vector<uint8_t>> checkpoints_;  // image before the cycle
-  std::set<uint64_t> verified_;                           // cycles whose digest was checked
+  CycleSet verified_;                                     // cycles whose digest was checked
   std::vector<Divergence> divergences_;
   std::list<CycleSteps> stepsCache_;  // most recent first
 };

@@ -488,6 +488,44 @@ TEST_F(ReplayerFixture, DataChangesMatchTheValuesAtEveryBoundary) {
   EXPECT_EQ(fwd->position, firstAfter);
 }
 
+// lastChanges searches back in windows (the recent cycles, then the rest of each chunk): every
+// count from anywhere, across window and chunk borders, against the values at every boundary.
+TEST_F(ReplayerFixture, LastChangesAcrossWindowsAndChunks) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  constexpr uint64_t kCycles = 150;
+  open(program, kCycles, 100);
+  std::string error;
+  auto b = findVariable(*program, "Main.b", error);
+  ASSERT_TRUE(b) << error;
+  const replay::Watch watch{b->offset, 2, -1};
+  std::vector<Position> changes;
+  std::optional<int16_t> previous;
+  for (uint64_t c = 0; c < kCycles; ++c) {
+    const replay::CycleSteps s = *replayer_->steps(c, error);
+    for (uint64_t q = 0; q <= s.count(); ++q) {
+      ASSERT_TRUE(replayer_->seek({c, q}, error)) << error;
+      int16_t v;
+      std::memcpy(&v, replayer_->vm().image() + b->offset, 2);
+      if (previous && v != *previous) changes.push_back({c, q});
+      previous = v;
+    }
+  }
+  ASSERT_GT(changes.size(), 40u);
+  for (const Position at : {Position{149, 5}, Position{120, 0}, Position{100, 0}, Position{99, 2}, Position{60, 1},
+                            Position{33, 0}}) {
+    for (const size_t count : {size_t{1}, size_t{3}, size_t{20}, changes.size()}) {
+      std::vector<Position> expected;
+      for (auto it = changes.rbegin(); it != changes.rend() && expected.size() < count; ++it)
+        if (*it < at) expected.push_back(*it);
+      std::vector<Position> got;
+      for (const replay::Change& c : replayer_->lastChanges(watch, at, count, error)) got.push_back(c.position);
+      ASSERT_TRUE(error.empty()) << error;
+      EXPECT_EQ(got, expected) << "before " << at.cycle << ":" << at.step << ", " << count << " changes";
+    }
+  }
+}
+
 TEST_F(ReplayerFixture, VerifyFindsNoDivergenceInAFaithfulTrace) {
   auto program = compileText(kCalls);
   ASSERT_TRUE(program);
@@ -719,9 +757,19 @@ TEST(Replayer, CheckpointsStayWithinTheBudget) {
   ASSERT_TRUE(program);
   const fs::path path = tempTrace("budget");
   record(program, path, 400, nullptr, 200);
-  replay::ReplayOptions options;
-  options.checkpointBudgetBytes = uint64_t{program->imageSize()} * 12;
   std::string error;
+  // What one checkpoint costs (the image and its bookkeeping), from an unlimited replayer.
+  uint64_t each = 0;
+  {
+    auto unlimited = replay::Replayer::open(path.string(), {}, error);
+    ASSERT_TRUE(unlimited) << error;
+    ASSERT_TRUE(unlimited->seek({150, 1}, error)) << error;
+    ASSERT_GT(unlimited->checkpointCount(), 0u);
+    each = unlimited->checkpointBytes() / unlimited->checkpointCount();
+    EXPECT_GT(each, uint64_t{program->imageSize()});
+  }
+  replay::ReplayOptions options;
+  options.checkpointBudgetBytes = each * 12;
   auto replayer = replay::Replayer::open(path.string(), options, error);
   ASSERT_TRUE(replayer) << error;
   std::mt19937_64 rng(3);

@@ -1,0 +1,389 @@
+// `scanback replay` and `scanback trace verify | why`: the replayer (replayer/replayer.h) on the
+// command line. Every error names what was wrong and exits with kExitUsage (bad input: an unknown
+// position or variable, a gap, a corrupt chunk, a program the trace was not recorded with);
+// `verify` exits with kExitDivergence when the replay does not match the recording.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "replayer/replayer.h"
+#include "vm/exec/iec_text.h"
+#include "vm/runtime/state_json.h"
+#include "vm/runtime/values.h"
+
+namespace scanback::cli {
+
+namespace {
+
+using replay::Position;
+using replay::Replayer;
+
+// A position as the user wrote it: "end", "CYCLE" (the end of that cycle) or "CYCLE:STEP".
+struct Target {
+  bool end = false;
+  uint64_t cycle = 0;
+  std::optional<uint64_t> step;
+};
+
+bool parseNumber(const std::string& text, uint64_t& out) {
+  if (text.empty() || text.size() > 19) return false;
+  out = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    out = out * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return true;
+}
+
+bool parseTarget(const std::string& option, const std::string& text, Target& out, std::string& error) {
+  if (text == "end") {
+    out.end = true;
+    return true;
+  }
+  const size_t colon = text.find(':');
+  uint64_t step = 0;
+  if (!parseNumber(text.substr(0, colon), out.cycle) ||
+      (colon != std::string::npos && !parseNumber(text.substr(colon + 1), step))) {
+    error = fmt::format("{} {}: expected CYCLE, CYCLE:STEP or end (e.g. 41, 41:3)", option, text);
+    return false;
+  }
+  if (colon != std::string::npos) out.step = step;
+  return true;
+}
+
+// The recorded facts of `cycle` that decide where its end is.
+struct CycleExtent {
+  uint32_t stepCount = 0;
+  bool faulted = false;
+};
+
+std::optional<CycleExtent> extentOf(Replayer& r, uint64_t cycle, std::string& error) {
+  std::shared_ptr<const trace::ChunkData> held;
+  replay::CycleRecord record;
+  if (!r.history().cycle(cycle, held, record, error)) return std::nullopt;
+  const auto& fault = r.history().fault();
+  return CycleExtent{record.stepCount, fault && fault->cycle == cycle};
+}
+
+// The position a target names. A cycle that ends in a fault has no end: its last position is the
+// faulting statement (where `run --print-state` shows the state too), and `note` says so.
+std::optional<Position> resolve(Replayer& r, const Target& t, std::string& note, std::string& error) {
+  if (t.step) return Position{t.cycle, *t.step};
+  uint64_t cycle = t.cycle;
+  if (t.end) {
+    if (r.history().empty()) {
+      error = r.history().reader().corruptOffset()
+                  ? fmt::format("the trace has no readable cycle: {}", r.history().reader().corruptError())
+                  : std::string("the trace has no recorded cycle");
+      return std::nullopt;
+    }
+    cycle = r.history().endCycle() - 1;
+  }
+  const std::optional<CycleExtent> extent = extentOf(r, cycle, error);
+  if (!extent) return std::nullopt;
+  if (extent->faulted && extent->stepCount > 0) {
+    if (!t.end)
+      note = fmt::format("cycle {} ends in a fault: showing the faulting statement (step {})", cycle,
+                         extent->stepCount - 1);
+    return Position{cycle, extent->stepCount - 1};
+  }
+  return Position{cycle, extent->stepCount};
+}
+
+std::string location(const Program& program, uint32_t statement) {
+  if (statement >= program.statements.size()) return "?";
+  const SourceSpan& s = program.statements[statement].span;
+  const std::string& file = s.file < program.sources.size() ? program.sources.file(s.file).path : "?";
+  return fmt::format("{}:{}:{}", file, s.line, s.column);
+}
+
+// The statement's first source line, trimmed (what a human recognises it by).
+std::string sourceText(const Program& program, uint32_t statement) {
+  if (statement >= program.statements.size()) return "";
+  const SourceSpan& s = program.statements[statement].span;
+  if (s.file >= program.sources.size()) return "";
+  const std::string& text = program.sources.file(s.file).text;
+  size_t begin = 0;
+  for (uint32_t line = 1; line < s.line && begin != std::string::npos; ++line) {
+    begin = text.find('\n', begin);
+    if (begin != std::string::npos) ++begin;
+  }
+  if (begin == std::string::npos) return "";
+  size_t end = text.find('\n', begin);
+  std::string out = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  const size_t first = out.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  const size_t last = out.find_last_not_of(" \t\r");
+  return out.substr(first, last - first + 1);
+}
+
+std::string positionText(Position p) {
+  return fmt::format("{}:{}", p.cycle, p.step);
+}
+
+// "Main.acc (Acc)" for an FB or method frame, "Monitor (Supervisor)" for a program instance, the
+// POU's name for a function: the instance tells which of several calls of one type it is.
+std::string frameName(const Program& program, const Frame& frame) {
+  const PouInfo& pou = program.pous[frame.pou];
+  std::string instance = pou.instanceName;
+  if (instance.empty() && (pou.kind == PouKind::FunctionBlock || pou.kind == PouKind::Method) && pou.instanceType)
+    instance = pathOfOffset(program, frame.thisOffset, pou.instanceType);
+  if (instance.empty() || instance == pou.name) return pou.name;
+  return fmt::format("{} ({})", instance, pou.name);
+}
+
+// Opens the trace and prints the reader's warnings; null (error printed) when it cannot be replayed.
+std::unique_ptr<Replayer> openReplayer(const std::string& path) {
+  std::string error;
+  std::unique_ptr<Replayer> r = Replayer::open(path, replay::ReplayOptions{}, error);
+  if (!r) {
+    std::cerr << fmt::format("scanback: {}: {}\n", path, error);
+    return nullptr;
+  }
+  for (const std::string& w : r->history().warnings()) std::cerr << fmt::format("scanback: warning: {}: {}\n", path, w);
+  return r;
+}
+
+// Divergences met while seeking are not errors of the command, but the user must know: the state
+// shown may not be what the recording saw.
+void reportDivergences(const Replayer& r, const std::string& path) {
+  for (const replay::Divergence& d : r.divergences())
+    std::cerr << fmt::format("scanback: warning: {}: replay diverges from the recording at cycle {}: {}\n", path,
+                             d.position.cycle, d.what);
+}
+
+void printSummary(Replayer& r, Position at, const CycleExtent& extent) {
+  const Program& program = r.program();
+  const Vm& vm = r.vm();
+  const uint32_t task = r.task();
+  std::cout << "position   ";
+  if (at.step >= extent.stepCount)
+    std::cout << fmt::format("end of cycle {} (after its {} steps)\n", at.cycle, extent.stepCount);
+  else
+    std::cout << fmt::format("cycle {}, step {} of {} ({})\n", at.cycle, at.step, extent.stepCount, positionText(at));
+  if (task < program.tasks.size())
+    std::cout << fmt::format("task       {} (interval {})\n", program.tasks[task].name,
+                             formatDuration(program.tasks[task].intervalNs));
+  std::cout << fmt::format("time       {} (the cycle's virtual start time)\n", formatDuration(vm.cycleTime()));
+  const uint32_t statement = r.statement();
+  if (statement != UINT32_MAX)
+    std::cout << fmt::format("statement  {}  {}\n", location(program, statement), sourceText(program, statement));
+  const auto& fault = r.history().fault();
+  if (extent.faulted && at.step + 1 == extent.stepCount && fault)
+    std::cout << fmt::format("fault      the recording faulted at this statement: {}\n", fault->message);
+  const std::vector<Frame> frames = vm.frames();
+  if (frames.empty()) {
+    std::cout << "call stack empty (between cycles)\n";
+    return;
+  }
+  std::cout << "call stack (innermost first)\n";
+  std::vector<std::string> names;
+  size_t width = 0;
+  for (const Frame& f : frames) {
+    names.push_back(frameName(program, f));
+    width = std::max(width, names.back().size());
+  }
+  for (size_t i = frames.size(); i-- > 0;) {
+    std::cout << fmt::format("  #{:<3} {:<{}}  {}\n", frames.size() - 1 - i, names[i], width,
+                             location(program, vm.frameStatement(frames, i)));
+  }
+}
+
+}  // namespace
+
+int replayCommand(const ReplayArgs& args) {
+  Target target;
+  std::string error;
+  if (!parseTarget("--to", args.to, target, error)) {
+    std::cerr << "scanback: " << error << "\n";
+    return kExitUsage;
+  }
+  std::unique_ptr<Replayer> r = openReplayer(args.trace);
+  if (!r) return kExitUsage;
+  std::string note;
+  const std::optional<Position> at = resolve(*r, target, note, error);
+  if (!at || !r->seek(*at, error)) {
+    std::cerr << fmt::format("scanback: {}: {}\n", args.trace, error);
+    return kExitUsage;
+  }
+  if (!note.empty()) std::cerr << "scanback: note: " << note << "\n";
+  reportDivergences(*r, args.trace);
+  if (args.printState) {
+    // Exactly what `run --print-state` prints, so that the two can be compared byte for byte.
+    std::cout
+        << stateToJson(r->program(), r->vm().image()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
+    return kExitOk;
+  }
+  const std::optional<CycleExtent> extent = extentOf(*r, at->cycle, error);
+  if (!extent) {
+    std::cerr << fmt::format("scanback: {}: {}\n", args.trace, error);
+    return kExitUsage;
+  }
+  printSummary(*r, *at, *extent);
+  return kExitOk;
+}
+
+int traceVerifyCommand(const std::string& path) {
+  std::unique_ptr<Replayer> r = openReplayer(path);
+  if (!r) return kExitUsage;
+  const replay::History& h = r->history();
+  uint64_t recorded = 0;
+  for (size_t i = 0; i < h.chunkCount(); ++i) recorded += h.chunkBlock(i).cycleCount;
+
+  // Progress only for a person watching (a terminal) or a run long enough to look stuck; tests and
+  // pipelines get the summary alone.
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  auto lastShown = started;
+  bool shown = false;
+  auto progress = [&](uint64_t done, uint64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!tty && now - started < std::chrono::seconds(5)) return;
+    if (shown && now - lastShown < std::chrono::milliseconds(500)) return;
+    lastShown = now;
+    shown = true;
+    const double percent = total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
+    if (tty)
+      std::cerr << fmt::format("\rverifying: {} of {} cycles ({:.0f}%)", done, total, percent) << std::flush;
+    else
+      std::cerr << fmt::format("scanback: verifying: {} of {} cycles ({:.0f}%)\n", done, total, percent);
+  };
+  std::string error;
+  r->verify(progress, error);
+  if (tty && shown) std::cerr << "\r\033[K" << std::flush;
+  // On an error verify() stops early; the divergences met up to there are still worth reporting.
+  const std::vector<replay::Divergence>& divergences = r->divergences();
+
+  size_t keyframeMismatches = 0;
+  for (const replay::Divergence& d : divergences)
+    if (d.kind == replay::DivergenceKind::Keyframe) ++keyframeMismatches;
+  uint64_t dropped = 0;
+  for (const trace::GapData& g : h.gaps()) dropped += g.cycleCount;
+
+  auto line = [](std::string_view label, const std::string& text) {
+    std::cout << fmt::format("{:<20}{}\n", label, text);
+  };
+  line("trace", path);
+  if (h.empty()) {
+    line("cycles", "none recorded");
+  } else {
+    line("cycles", fmt::format("{} replayed of cycles {}..{}, in {} chunk{}", recorded, h.firstCycle(),
+                               h.endCycle() - 1, h.chunkCount(), h.chunkCount() == 1 ? "" : "s"));
+  }
+  if (!h.gaps().empty()) line("gaps", fmt::format("{} ({} cycles were not recorded)", h.gaps().size(), dropped));
+  if (h.fault()) line("fault", fmt::format("cycle {}: {}", h.fault()->cycle, h.fault()->message));
+  line("divergences", std::to_string(divergences.size() - keyframeMismatches));
+  line("keyframe mismatches", std::to_string(keyframeMismatches));
+  for (const replay::Divergence& d : divergences)
+    std::cout << fmt::format("  cycle {} (at {}): {}\n", d.position.cycle, positionText(d.position), d.what);
+  if (!error.empty()) {
+    line("result", "not verified to the end");
+    std::cerr << fmt::format("scanback: {}: {}\n", path, error);
+    return divergences.empty() ? kExitUsage : kExitDivergence;
+  }
+  if (!divergences.empty()) {
+    line("result", "DIVERGES: the replay does not match the recording");
+    return kExitDivergence;
+  }
+  line("result", "faithful: every cycle replays as recorded");
+  return kExitOk;
+}
+
+int traceWhyCommand(const WhyArgs& args) {
+  Target target;
+  std::string error;
+  if (!parseTarget("--at", args.at, target, error)) {
+    std::cerr << "scanback: " << error << "\n";
+    return kExitUsage;
+  }
+  if (args.count == 0) {
+    std::cerr << "scanback: --count must be at least 1\n";
+    return kExitUsage;
+  }
+  std::unique_ptr<Replayer> r = openReplayer(args.trace);
+  if (!r) return kExitUsage;
+  const Program& program = r->program();
+  std::optional<VariableLocation> variable = args.variable.starts_with('%')
+                                                 ? findAddress(program, args.variable, error)
+                                                 : findVariable(program, args.variable, error);
+  if (!variable || !variable->type) {
+    std::cerr << fmt::format("scanback: {}: unknown variable {}: {}\n", args.trace, args.variable, error);
+    return kExitUsage;
+  }
+  std::string note;
+  const std::optional<Position> at = resolve(*r, target, note, error);
+  if (!at || !r->seek(*at, error)) {
+    std::cerr << fmt::format("scanback: {}: {}\n", args.trace, error);
+    return kExitUsage;
+  }
+  if (!note.empty()) std::cerr << "scanback: note: " << note << "\n";
+  const replay::Watch watch{variable->offset, variable->bit >= 0 ? 1u : std::max<uint32_t>(variable->type->size, 1),
+                            variable->bit};
+  // The value at a position includes the change reported at that very position (made by the
+  // statement just before it, or by the scan inputs at step 0), so search up to one step after it.
+  const Position bound{at->cycle, at->step + 1};
+  std::vector<replay::Change> changes = r->lastChanges(watch, bound, args.count, error);
+  if (!error.empty()) {
+    std::cerr << fmt::format("scanback: {}: {}\n", args.trace, error);
+    return kExitUsage;
+  }
+  reportDivergences(*r, args.trace);
+
+  // Values are printed as `run --print-state` prints them, read from a copy of the image at the
+  // position with the watched bytes replaced.
+  std::vector<uint8_t> scratch(r->vm().image(), r->vm().image() + r->vm().imageSize());
+  auto format = [&](const std::vector<uint8_t>& bytes) -> std::string {
+    if (bytes.empty()) return "?";
+    if (watch.bit >= 0) {
+      const uint8_t mask = static_cast<uint8_t>(1u << watch.bit);
+      scratch[watch.offset] = static_cast<uint8_t>((scratch[watch.offset] & ~mask) | (bytes[0] ? mask : 0));
+    } else {
+      std::memcpy(scratch.data() + watch.offset, bytes.data(), std::min<size_t>(bytes.size(), watch.size));
+    }
+    return valueToJson(program, scratch.data(), watch.offset, watch.bit, *variable->type)
+        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  const std::string now = valueToJson(program, r->vm().image(), watch.offset, watch.bit, *variable->type)
+                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::cout << fmt::format("{} = {} at {}{}\n", variable->path, now, positionText(*at),
+                           target.end    ? " (the end of the recording)"
+                           : target.step ? ""
+                                         : fmt::format(" (the end of cycle {})", at->cycle));
+  if (changes.empty()) {
+    std::cout << fmt::format(
+        "no change recorded from cycle {} up to here: the value is the one the recording "
+        "started with\n",
+        r->history().firstCycle());
+    return kExitOk;
+  }
+  std::cout << fmt::format("last {} change{}, newest first:\n", changes.size(), changes.size() == 1 ? "" : "s");
+  struct Row {
+    std::string position, where, values, text;
+  };
+  std::vector<Row> rows;
+  size_t widths[3] = {0, 0, 0};
+  for (const replay::Change& c : changes) {
+    const bool byInputs = c.byScanInputs || c.statement == UINT32_MAX;
+    Row row{positionText(c.position), byInputs ? std::string("scan inputs") : location(program, c.statement),
+            format(c.before) + " -> " + format(c.after), byInputs ? "" : sourceText(program, c.statement)};
+    widths[0] = std::max(widths[0], row.position.size());
+    widths[1] = std::max(widths[1], row.where.size());
+    widths[2] = std::max(widths[2], row.values.size());
+    rows.push_back(std::move(row));
+  }
+  for (const Row& row : rows) {
+    std::string line = fmt::format("  {:<{}}  {:<{}}  {:<{}}  {}", row.position, widths[0], row.where, widths[1],
+                                   row.values, widths[2], row.text);
+    line.erase(line.find_last_not_of(' ') + 1);
+    std::cout << line << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace scanback::cli
