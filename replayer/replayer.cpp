@@ -448,6 +448,66 @@ bool Replayer::conditionHolds(const Breakpoint& bp, Position at, std::string& er
   return bp.condition(scratch_);
 }
 
+std::vector<uint64_t> Replayer::candidateCycles(const trace::ChunkData& chunk, const std::vector<uint32_t>& statements) {
+  std::vector<uint64_t> candidates;
+  if (chunk.paths.empty()) {
+    for (uint32_t k = 0; k < chunk.cycleCount(); ++k) candidates.push_back(chunk.firstCycle + k);
+    return candidates;
+  }
+  for (const auto& [cycle, count] : trace::cyclesExecuting(chunk, statements)) candidates.push_back(cycle);
+  for (uint32_t k = 0; k < chunk.cycleCount(); ++k)  // cycles whose path was too long to record
+    if (chunk.paths[k] == trace::kNoPath) candidates.push_back(chunk.firstCycle + k);
+  std::sort(candidates.begin(), candidates.end());
+  return candidates;
+}
+
+std::optional<uint64_t> Replayer::hitsBefore(const Breakpoint& bp, Position p, std::string& error) {
+  uint64_t hits = 0;
+  const std::vector<uint32_t> statements{bp.statement};
+  // The runs in one recorded cycle before step `below`, each checked against the condition.
+  auto countIn = [&](uint64_t cycle, uint64_t below) -> bool {
+    const CycleSteps* s = steps(cycle, error);
+    if (!s) return false;
+    const CycleSteps copy = *s;  // steps() may evict while conditions seek
+    for (uint64_t k = 0; k < std::min<uint64_t>(below, copy.count()); ++k) {
+      if (copy.statements[k] != bp.statement) continue;
+      const bool holds = conditionHolds(bp, Position{cycle, k}, error);
+      if (!error.empty()) return false;
+      hits += holds;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < history_.chunkCount(); ++i) {
+    const trace::BlockInfo& b = history_.chunkBlock(i);
+    if (b.firstCycle > p.cycle) break;
+    const bool whole = b.firstCycle + b.cycleCount <= p.cycle;
+    std::shared_ptr<const trace::ChunkData> chunk;
+    // Without a condition, a whole chunk with complete paths counts from its paths alone.
+    if (whole && !bp.condition) {
+      if (auto it = runsInChunk_.find({i, bp.statement}); it != runsInChunk_.end()) {
+        hits += it->second;
+        continue;
+      }
+      if (!(chunk = history_.chunk(i, error))) return std::nullopt;
+      const bool complete = !chunk->paths.empty() &&
+                            std::find(chunk->paths.begin(), chunk->paths.end(), trace::kNoPath) == chunk->paths.end();
+      if (complete) {
+        uint64_t runs = 0;
+        for (const auto& [cycle, count] : trace::cyclesExecuting(*chunk, bp.statement)) runs += count;
+        runsInChunk_[{i, bp.statement}] = runs;
+        hits += runs;
+        continue;
+      }
+    }
+    if (!chunk && !(chunk = history_.chunk(i, error))) return std::nullopt;
+    for (uint64_t cycle : candidateCycles(*chunk, statements)) {
+      if (cycle > p.cycle) break;
+      if (!countIn(cycle, cycle == p.cycle ? p.step : UINT64_MAX)) return std::nullopt;
+    }
+  }
+  return hits;
+}
+
 std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from,
                                                 Position to, bool forward, std::string& error) {
   if (breakpoints.empty() || history_.empty()) return std::nullopt;
@@ -456,6 +516,22 @@ std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& b
   std::sort(statements.begin(), statements.end());
   statements.erase(std::unique(statements.begin(), statements.end()), statements.end());
   const Position lo = forward ? from : to, hi = forward ? to : from;  // search strictly between lo and hi
+  // Hit numbers of the breakpoints with a hit condition: going forward, the hits up to lo, counted
+  // up at each hit; going back, the hits before hi, counted down. Found when first needed.
+  std::vector<std::optional<uint64_t>> hitCounts(breakpoints.size());
+  auto stopsAt = [&](size_t j, Position at) -> bool {
+    const Breakpoint& bp = breakpoints[j];
+    const bool holds = conditionHolds(bp, at, error);
+    if (!error.empty() || !holds) return false;
+    if (!bp.hitCondition) return true;
+    std::optional<uint64_t>& count = hitCounts[j];
+    if (!count) {
+      count = hitsBefore(bp, forward ? Position{lo.cycle, lo.step + 1} : hi, error);
+      if (!count) return false;
+    }
+    const uint64_t number = forward ? ++*count : (*count)--;
+    return bp.hitCondition(number);
+  };
   const size_t chunks = history_.chunkCount();
   for (size_t n = 0; n < chunks; ++n) {
     const size_t i = forward ? n : chunks - 1 - n;
@@ -464,15 +540,7 @@ std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& b
     std::shared_ptr<const trace::ChunkData> chunk = history_.chunk(i, error);
     if (!chunk) return std::nullopt;
     // Only the cycles whose recorded path runs a breakpoint's statement are replayed.
-    std::vector<uint64_t> candidates;
-    if (!chunk->paths.empty()) {
-      for (const auto& [cycle, count] : trace::cyclesExecuting(*chunk, statements)) candidates.push_back(cycle);
-      for (uint32_t k = 0; k < chunk->cycleCount(); ++k)  // cycles whose path was too long to record
-        if (chunk->paths[k] == trace::kNoPath) candidates.push_back(chunk->firstCycle + k);
-      std::sort(candidates.begin(), candidates.end());
-    } else {
-      for (uint32_t k = 0; k < chunk->cycleCount(); ++k) candidates.push_back(chunk->firstCycle + k);
-    }
+    std::vector<uint64_t> candidates = candidateCycles(*chunk, statements);
     if (!forward) std::reverse(candidates.begin(), candidates.end());
     for (uint64_t cycle : candidates) {
       if (cycle < lo.cycle || cycle > hi.cycle) continue;
@@ -484,13 +552,15 @@ std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& b
       for (int64_t k = forward ? first : last; forward ? k <= last : k >= first; k += forward ? 1 : -1) {
         const uint32_t statement = copy.statements[static_cast<size_t>(k)];
         if (!std::binary_search(statements.begin(), statements.end(), statement)) continue;
+        std::optional<int> stopping;
         for (size_t j = 0; j < breakpoints.size(); ++j) {
           if (breakpoints[j].statement != statement) continue;
-          const Position at{cycle, static_cast<uint64_t>(k)};
-          const bool holds = conditionHolds(breakpoints[j], at, error);
+          // Every breakpoint on the statement is evaluated (its hit count moves) even after one stops.
+          const bool stops = stopsAt(j, Position{cycle, static_cast<uint64_t>(k)});
           if (!error.empty()) return std::nullopt;
-          if (holds) return Stop{at, StopReason::Breakpoint, static_cast<int>(j), {}};
+          if (stops && !stopping) stopping = static_cast<int>(j);
         }
+        if (stopping) return Stop{Position{cycle, static_cast<uint64_t>(k)}, StopReason::Breakpoint, *stopping, {}};
       }
     }
   }
@@ -665,10 +735,11 @@ std::optional<Stop> Replayer::reverseContinue(const std::vector<Breakpoint>& bre
       const CycleSteps* s = steps(first->cycle, error);
       if (!s) return std::nullopt;
       for (size_t j = 0; j < breakpoints.size() && s->count() > 0; ++j) {
-        if (breakpoints[j].statement != s->statements[0]) continue;
-        const bool holds = conditionHolds(breakpoints[j], *first, error);
+        const Breakpoint& bp = breakpoints[j];
+        if (bp.statement != s->statements[0]) continue;
+        const bool holds = conditionHolds(bp, *first, error);
         if (!error.empty()) return std::nullopt;
-        if (holds) {
+        if (holds && (!bp.hitCondition || bp.hitCondition(1))) {  // the recording's first hit
           hit = Stop{*first, StopReason::Breakpoint, static_cast<int>(j), {}};
           break;
         }

@@ -98,10 +98,15 @@ struct Stop {
 };
 
 // A breakpoint the searches stop at: a statement, optionally only when `condition` holds (it is
-// evaluated with the replayer paused at the statement).
+// evaluated with the replayer paused at the statement) and only at the hits whose number passes
+// `hitCondition`. A hit is a run of the statement with the condition holding; hits are numbered
+// from 1 at the start of the recording, in order, over the recorded cycles (runs inside a gap are
+// unknown and not counted). So a search stops where the breakpoint would have stopped had it been
+// set before the recording began, whichever way the search goes.
 struct Breakpoint {
   uint32_t statement = 0;
-  std::function<bool(const Vm&)> condition;  // the VM paused at the statement
+  std::function<bool(const Vm&)> condition;      // the VM paused at the statement
+  std::function<bool(uint64_t)> hitCondition;  // the hit's number (from 1)
 };
 
 // A watched range of the image (a variable, struct field or array element; `bit` >= 0: one bit).
@@ -207,6 +212,11 @@ class Replayer {
   std::optional<Stop> breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from, Position to,
                                         bool forward, std::string& error);
   bool conditionHolds(const Breakpoint& bp, Position at, std::string& error);
+  // The recorded cycles of a chunk in which any of `statements` may run, ascending: those whose
+  // path runs one, those without a path, or all of them when the chunk has no paths.
+  static std::vector<uint64_t> candidateCycles(const trace::ChunkData& chunk, const std::vector<uint32_t>& statements);
+  // The number of hits of `bp` at positions before `p` (see Breakpoint).
+  std::optional<uint64_t> hitsBefore(const Breakpoint& bp, Position p, std::string& error);
   // The innermost activation at `step` of a cycle (the top level at its end).
   static uint32_t activationAt(const CycleSteps& s, uint64_t step);
   // Moves to `target` (nullopt: there is none before the start or after the end of the
@@ -237,6 +247,7 @@ class Replayer {
   CycleSet verified_;                                     // cycles whose digest was checked
   std::vector<Divergence> divergences_;
   std::list<CycleSteps> stepsCache_;  // most recent first
+  std::map<std::pair<size_t, uint32_t>, uint64_t> runsInChunk_;  // (chunk, statement) -> runs, from paths
 };
 
 }  // namespace scanback::replay

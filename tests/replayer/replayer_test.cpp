@@ -47,7 +47,9 @@ std::shared_ptr<const Program> compilePlant() {
 }
 
 fs::path tempTrace(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("scanback_replay_" + name + "_" + std::to_string(::getpid()) + ".trace");
+  std::string file = name;
+  std::replace(file.begin(), file.end(), '/', '_');  // parameterized tests are named "Test/Param"
+  fs::path p = fs::temp_directory_path() / ("scanback_replay_" + file + "_" + std::to_string(::getpid()) + ".trace");
   fs::remove(p);
   fs::remove(p.string() + ".partial");
   return p;
@@ -55,11 +57,12 @@ fs::path tempTrace(const std::string& name) {
 
 // Records `cycles` cycles of `program` (with the plant's stimulus when given).
 void record(std::shared_ptr<const Program> program, const fs::path& path, uint64_t cycles, Stimulus* stimulus,
-            uint32_t keyframeEvery) {
+            uint32_t keyframeEvery, bool statementPaths = true) {
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
   options.keyframeEvery = keyframeEvery;
+  options.statements = statementPaths;
   std::string error;
   auto rec = recorder::Recorder::start(rt, options, error);
   ASSERT_TRUE(rec) << error;
@@ -185,11 +188,11 @@ END_PROGRAM
 class ReplayerFixture : public ::testing::Test {
  protected:
   void open(std::shared_ptr<const Program> program, uint64_t cycles, uint32_t keyframeEvery,
-            std::optional<Stimulus> stimulus = std::nullopt) {
+            std::optional<Stimulus> stimulus = std::nullopt, bool statementPaths = true) {
     program_ = program;
     path_ = tempTrace(::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::optional<Stimulus> copy = stimulus;
-    record(program, path_, cycles, copy ? &*copy : nullptr, keyframeEvery);
+    record(program, path_, cycles, copy ? &*copy : nullptr, keyframeEvery, statementPaths);
     std::string error;
     replayer_ = replay::Replayer::open(path_.string(), {}, error);
     ASSERT_TRUE(replayer_) << error;
@@ -372,7 +375,7 @@ TEST_F(ReplayerFixture, ContinueBothWaysFindsWhatABruteForceWalkFinds) {
     std::memcpy(&n, vm.image() + nOffset, 2);
     return n % 2 == 0;
   };
-  std::vector<replay::Breakpoint> breakpoints{{addB, evenN}, {resetCount, nullptr}};
+  std::vector<replay::Breakpoint> breakpoints{{addB, evenN, nullptr}, {resetCount, nullptr, nullptr}};
 
   // Every boundary, in order, with the breakpoint it would stop at.
   std::vector<std::pair<Position, int>> all;
@@ -431,6 +434,99 @@ TEST_F(ReplayerFixture, ContinueBothWaysFindsWhatABruteForceWalkFinds) {
     }
   }
 }
+
+// Hit conditions count the hits (runs with the condition holding) from the start of the
+// recording, both ways, with and without statement paths in the trace: against a brute-force walk
+// that numbers every hit.
+class HitConditions : public ReplayerFixture, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(HitConditions, StopWhereTheNumberedHitPasses) {
+  auto program = compileText(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 60, 10, std::nullopt, GetParam());
+  std::string error;
+  auto statementAtLine = [&](uint32_t line) {
+    for (uint32_t i = 0; i < program->statements.size(); ++i)
+      if (program->statements[i].span.line == line) return i;
+    return UINT32_MAX;
+  };
+  const uint32_t addB = statementAtLine(29), addCount = statementAtLine(10);
+  ASSERT_NE(addB, UINT32_MAX);
+  ASSERT_NE(addCount, UINT32_MAX);
+  const uint32_t nOffset = findVariable(*program, "Main.n", error)->offset;
+  auto evenN = [nOffset](const Vm& vm) {
+    int16_t n;
+    std::memcpy(&n, vm.image() + nOffset, 2);
+    return n % 2 == 0;
+  };
+  auto everySecond = [](uint64_t hit) { return hit % 2 == 0; };
+  auto seventhOrEveryFifthFrom20 = [](uint64_t hit) { return hit == 7 || (hit >= 20 && hit % 5 == 0); };
+  const std::vector<replay::Breakpoint> breakpoints{{addB, evenN, everySecond},
+                                                    {addCount, nullptr, seventhOrEveryFifthFrom20}};
+
+  // Every boundary with the breakpoint that stops there, numbering the hits as the walk goes.
+  std::vector<std::pair<Position, int>> all;
+  uint64_t hitsB = 0, hitsCount = 0;
+  for (uint64_t c = 0; c < 60; ++c) {
+    const replay::CycleSteps s = *replayer_->steps(c, error);
+    for (uint64_t q = 0; q < s.count(); ++q) {
+      int stop = -1;
+      if (s.statements[q] == addB) {
+        ASSERT_TRUE(replayer_->seek({c, q}, error)) << error;
+        if (evenN(replayer_->vm()) && everySecond(++hitsB)) stop = 0;
+      } else if (s.statements[q] == addCount) {
+        if (seventhOrEveryFifthFrom20(++hitsCount)) stop = 1;
+      }
+      all.push_back({{c, q}, stop});
+    }
+  }
+  size_t stops = 0;
+  for (const auto& [p, stop] : all) stops += stop >= 0;
+  ASSERT_GT(hitsB, 6u);
+  ASSERT_GT(hitsCount, 40u);
+  ASSERT_GT(stops, 8u);
+
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 50; ++i) {
+    const size_t from = rng() % all.size();
+    ASSERT_TRUE(replayer_->seek(all[from].first, error)) << error;
+    const auto back = replayer_->reverseContinue(breakpoints, {}, error);
+    ASSERT_TRUE(back) << error;
+    std::optional<std::pair<Position, int>> expectBack;
+    for (size_t k = from; k-- > 0;)
+      if (all[k].second >= 0) {
+        expectBack = all[k];
+        break;
+      }
+    if (expectBack) {
+      EXPECT_EQ(back->position, expectBack->first) << "back from " << all[from].first.cycle << ":" << all[from].first.step;
+      EXPECT_EQ(back->breakpoint, expectBack->second);
+    } else {
+      EXPECT_EQ(back->reason, replay::StopReason::Start);
+    }
+
+    ASSERT_TRUE(replayer_->seek(all[from].first, error)) << error;
+    const auto fwd = replayer_->continueForward(breakpoints, {}, error);
+    ASSERT_TRUE(fwd) << error;
+    std::optional<std::pair<Position, int>> expectFwd;
+    for (size_t k = from + 1; k < all.size(); ++k)
+      if (all[k].second >= 0) {
+        expectFwd = all[k];
+        break;
+      }
+    if (expectFwd) {
+      EXPECT_EQ(fwd->position, expectFwd->first) << "forward from " << all[from].first.cycle << ":" << all[from].first.step;
+      EXPECT_EQ(fwd->breakpoint, expectFwd->second);
+    } else {
+      EXPECT_EQ(fwd->reason, replay::StopReason::End);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Replayer, HitConditions, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "WithStatementPaths" : "WithoutStatementPaths";
+                         });
 
 // The last writes of a variable, and reverse continue to a data write, against the values at
 // every boundary.
