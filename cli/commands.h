@@ -63,4 +63,10 @@ struct WhyArgs {
 };
 int traceWhyCommand(const WhyArgs& args);
 
+// `scanback dap [--port N]` (cli/dap_command.cpp).
+struct DapArgs {
+  std::optional<uint16_t> port;
+};
+int dapCommand(const DapArgs& args);
+
 }  // namespace scanback::cli

@@ -92,6 +92,14 @@ int main(int argc, char** argv) {
       ->default_val(5)
       ->check(CLI::Range(1u, 1'000'000u));
 
+  // The debug adapter (cli/dap_command.cpp).
+  DapArgs dapArgs;
+  uint16_t dapPort = 0;
+  auto* dapCmd = app.add_subcommand(
+      "dap", "Serve the Debug Adapter Protocol on stdin/stdout (what VS Code starts), or with --port on 127.0.0.1");
+  auto* portOpt = dapCmd->add_option("--port", dapPort, "Listen on 127.0.0.1:PORT, one session per connection")
+                      ->check(CLI::Range(1, 65535));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -112,6 +120,10 @@ int main(int argc, char** argv) {
   if (*verify) return traceVerifyCommand(tracePath);
   if (*why) return traceWhyCommand(whyArgs);
   if (*replayCmd) return replayCommand(replayArgs);
+  if (*dapCmd) {
+    if (*portOpt) dapArgs.port = dapPort;
+    return dapCommand(dapArgs);
+  }
   if (*runCmd) {
     if (*cyclesOpt) run.cycles = cycles;
     if (!run.ring.empty() && run.record.empty()) {

@@ -126,17 +126,6 @@ std::string positionText(Position p) {
   return fmt::format("{}:{}", p.cycle, p.step);
 }
 
-// "Main.acc (Acc)" for an FB or method frame, "Monitor (Supervisor)" for a program instance, the
-// POU's name for a function: the instance tells which of several calls of one type it is.
-std::string frameName(const Program& program, const Frame& frame) {
-  const PouInfo& pou = program.pous[frame.pou];
-  std::string instance = pou.instanceName;
-  if (instance.empty() && (pou.kind == PouKind::FunctionBlock || pou.kind == PouKind::Method) && pou.instanceType)
-    instance = pathOfOffset(program, frame.thisOffset, pou.instanceType);
-  if (instance.empty() || instance == pou.name) return pou.name;
-  return fmt::format("{} ({})", instance, pou.name);
-}
-
 // Opens the trace and prints the reader's warnings; null (error printed) when it cannot be replayed.
 std::unique_ptr<Replayer> openReplayer(const std::string& path) {
   std::string error;

@@ -18,8 +18,8 @@ cmake --build build-asan -j"$jobs"
 echo "== tests under ASan + UBSan"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
 
-echo "== build (ThreadSanitizer: the recorder's scan and writer threads, replayers on several threads)"
+echo "== build (ThreadSanitizer: the recorder's scan and writer threads, replayers on several threads, DAP sessions beside a running target)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_TSAN=ON -DSCANBACK_BENCH=OFF >/dev/null
-cmake --build build-tsan --target recorder_tests replayer_tests -j"$jobs"
-echo "== recorder and replayer thread tests under ThreadSanitizer"
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Replayer\.)' -j"$jobs")
+cmake --build build-tsan --target recorder_tests replayer_tests dap_tests -j"$jobs"
+echo "== recorder, replayer and DAP thread tests under ThreadSanitizer"
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Replayer\.|DapSession\.|DapTransport)' -j"$jobs")

@@ -391,7 +391,7 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     std::vector<Value> vals;
     for (const ast::Expr* x : a)
       if (x) vals.push_back(genExpr(*x, hint));
-    if (vals.size() < 2) return tempValue(intType);
+    if (vals.size() < (limit ? 3u : 2u)) return tempValue(intType);  // an argument is missing (reported)
     // The common type of all arguments, folded left to right (each pair once, so each
     // mismatch is reported once).
     Value acc = vals[0];

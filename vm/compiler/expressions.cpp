@@ -267,23 +267,24 @@ uint32_t Compiler::readOperand(const Value& v, const SourceSpan& span) {
       emit(bitsOp(Op::GETBIT_8, p.width), {o(t), o(p.operand), o(p.bit)});
       return t;
     }
-    case Place::Kind::Indirect: {
-      const uint32_t t = allocTemp(type);
-      if (scalarSize(type->size))
-        emit(sizedOp(Op::LD1, type->size), {o(t), o(p.operand), o(p.offset)});
-      else
-        emit(Op::LDN, {o(t), o(p.operand), o(p.offset), o(type->size)});
-      return t;
-    }
+    case Place::Kind::Indirect:
     case Place::Kind::Element: {
-      const uint32_t t = allocTemp(type);
-      if (scalarSize(type->size)) {
-        emit(sizedOp(Op::ELD1, type->size),
+      // A string converted to another capacity (convertValue relabels it) is still stored with its own.
+      const Type* stored = p.type && p.type->kind == TypeKind::String && type->kind == TypeKind::String ? p.type : type;
+      const uint32_t t = allocTemp(stored->size > type->size ? stored : type);
+      if (p.kind == Place::Kind::Indirect) {
+        if (scalarSize(stored->size))
+          emit(sizedOp(Op::LD1, stored->size), {o(t), o(p.operand), o(p.offset)});
+        else
+          emit(Op::LDN, {o(t), o(p.operand), o(p.offset), o(stored->size)});
+      } else if (scalarSize(stored->size)) {
+        emit(sizedOp(Op::ELD1, stored->size),
              {o(t), o(p.operand), o(p.index), o(static_cast<uint32_t>(p.lower)), o(p.count)});
       } else {
         const uint32_t ref = allocTemp(types_->elementary(TypeKind::UDInt));
-        emit(Op::ELEM, {o(ref), o(p.operand), o(p.index), o(static_cast<uint32_t>(p.lower)), o(p.count), o(type->size)});
-        emit(Op::LDN, {o(t), o(ref), o(0), o(type->size)});
+        emit(Op::ELEM,
+             {o(ref), o(p.operand), o(p.index), o(static_cast<uint32_t>(p.lower)), o(p.count), o(stored->size)});
+        emit(Op::LDN, {o(t), o(ref), o(0), o(stored->size)});
       }
       return t;
     }

@@ -85,6 +85,8 @@ class Vm {
   // The statement a frame is at: the paused/faulting statement for the innermost frame, the
   // calling statement for the others.
   uint32_t frameStatement(const std::vector<Frame>& frames, size_t index) const;
+  // The innermost user-visible frame (null between cycles): what frames().back() is, without a copy.
+  const Frame* innermostFrame() const { return depth_ > 1 ? &stack_[depth_ - 1] : nullptr; }
   // Number of user-visible frames (0 between cycles; 1 in a program body).
   uint32_t callDepth() const { return depth_ > 1 ? depth_ - 1 : 0; }
   // Statement at which the VM is paused (UINT32_MAX when not paused at a statement).

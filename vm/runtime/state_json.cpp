@@ -156,4 +156,13 @@ nlohmann::ordered_json stateToJson(const Program& program, const uint8_t* image)
   return out;
 }
 
+std::string frameName(const Program& program, const Frame& frame) {
+  const PouInfo& pou = program.pous[frame.pou];
+  std::string instance = pou.instanceName;
+  if (instance.empty() && (pou.kind == PouKind::FunctionBlock || pou.kind == PouKind::Method) && pou.instanceType)
+    instance = pathOfOffset(program, frame.thisOffset, pou.instanceType);
+  if (instance.empty() || instance == pou.name) return pou.name;
+  return fmt::format("{} ({})", instance, pou.name);
+}
+
 }  // namespace scanback

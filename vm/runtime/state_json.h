@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vm/bytecode/program.h"
+#include "vm/exec/vm.h"
 
 namespace scanback {
 
@@ -15,5 +16,9 @@ nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image,
                                    const Type& type);
 // The dotted path of the variable at `offset` ("Main.a[3]"), or "" when none starts there.
 std::string pathOfOffset(const Program& program, uint32_t offset, const Type* type);
+// How a call-stack frame is named for people: "Line.motor (MotorCtl)" for an FB or method call,
+// "Monitor (Supervisor)" for a program instance, the POU's name for a function. The instance
+// tells which of several calls of one type it is.
+std::string frameName(const Program& program, const Frame& frame);
 
 }  // namespace scanback

@@ -1,0 +1,42 @@
+#include <fmt/format.h>
+
+#include "dap/handlers/handlers.h"
+#include "dap/session/expressions.h"
+#include "dap/session/session.h"
+
+namespace scanback::dap {
+
+// A data breakpoint can watch any variable, struct field or array element for writes. Its dataId
+// is "OFFSET:SIZE:BIT:NAME", valid for the session (the program's layout does not move).
+Reply dataBreakpointInfoRequest(Session& session, const json& args) {
+  const std::string name = requiredMember<std::string>(args, "name");
+  Target& target = session.pausedTarget();
+  std::optional<VariableSlot> slot;
+  std::string error;
+  if (const auto reference = optionalMember<int64_t>(args, "variablesReference"); reference && *reference > 0) {
+    const Container* container = session.variables().find(*reference);
+    if (!container) throw DapError(fmt::format("no variables with reference {}", *reference));
+    const Container copy = *container;
+    slot = session.variables().child(copy, target.vm(), name);
+    if (!slot) error = fmt::format("no variable '{}' there", name);
+  } else {
+    std::optional<Frame> frame;
+    if (const auto frameId = optionalMember<int64_t>(args, "frameId")) frame = session.frame(*frameId);
+    const std::optional<Evaluated> result =
+        evaluateExpression(target.program(), target.vm(), frame ? &*frame : nullptr, name, error);
+    if (result && result->slot) slot = result->slot;
+    else if (result) error = fmt::format("'{}' is a value, not a variable", name);
+  }
+  if (!slot || slot->offset >= target.vm().imageSize()) {
+    return Reply{json{{"dataId", nullptr},
+                      {"description", error.empty() ? fmt::format("'{}' cannot be watched", name) : error}}};
+  }
+  const std::string path = slot->evaluateName.empty() ? name : slot->evaluateName;
+  const uint32_t size = slot->bit >= 0 ? 1u : std::max<uint32_t>(slot->type->size, 1);
+  return Reply{json{{"dataId", fmt::format("{}:{}:{}:{}", slot->offset, size, int{slot->bit}, path)},
+                    {"description", fmt::format("{} (written)", path)},
+                    {"accessTypes", json::array({"write"})},
+                    {"canPersist", false}}};
+}
+
+}  // namespace scanback::dap

@@ -1,0 +1,50 @@
+// Every DAP request scanback serves: one handler per request, each in its own file, all
+// registered in the one list of handlers.cpp. A handler reads its arguments, acts on the session,
+// and returns the response body (or throws DapError, which becomes the error response). The
+// Capabilities that `initialize` returns are assembled from this list.
+#pragma once
+
+#include <vector>
+
+#include "dap/protocol/protocol.h"
+
+namespace scanback::dap {
+
+class Session;
+
+struct Handler {
+  const char* command;
+  Reply (*run)(Session& session, const json& arguments);
+  json capabilities;  // what this request adds to the Capabilities (merged into one object)
+};
+
+const std::vector<Handler>& handlers();
+// The Capabilities object built from handlers().
+json capabilities();
+
+Reply initializeRequest(Session&, const json&);
+Reply launchRequest(Session&, const json&);
+Reply configurationDoneRequest(Session&, const json&);
+Reply disconnectRequest(Session&, const json&);
+Reply terminateRequest(Session&, const json&);
+Reply setBreakpointsRequest(Session&, const json&);
+Reply setExceptionBreakpointsRequest(Session&, const json&);
+Reply breakpointLocationsRequest(Session&, const json&);
+Reply threadsRequest(Session&, const json&);
+Reply stackTraceRequest(Session&, const json&);
+Reply scopesRequest(Session&, const json&);
+Reply variablesRequest(Session&, const json&);
+Reply continueRequest(Session&, const json&);
+Reply nextRequest(Session&, const json&);
+Reply stepInRequest(Session&, const json&);
+Reply stepOutRequest(Session&, const json&);
+Reply pauseRequest(Session&, const json&);
+Reply exceptionInfoRequest(Session&, const json&);
+Reply sourceRequest(Session&, const json&);
+Reply evaluateRequest(Session&, const json&);
+Reply setVariableRequest(Session&, const json&);
+Reply setExpressionRequest(Session&, const json&);
+Reply dataBreakpointInfoRequest(Session&, const json&);
+Reply setDataBreakpointsRequest(Session&, const json&);
+
+}  // namespace scanback::dap

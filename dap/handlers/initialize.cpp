@@ -1,0 +1,19 @@
+#include "dap/handlers/handlers.h"
+#include "dap/session/session.h"
+
+namespace scanback::dap {
+
+Reply initializeRequest(Session& session, const json& args) {
+  if (session.initialized) throw DapError("the session is initialized already");
+  ClientSettings& client = session.client();
+  client.linesStartAt1 = optionalMember<bool>(args, "linesStartAt1").value_or(true);
+  client.columnsStartAt1 = optionalMember<bool>(args, "columnsStartAt1").value_or(true);
+  client.supportsVariableType = optionalMember<bool>(args, "supportsVariableType").value_or(false);
+  if (const auto format = optionalMember<std::string>(args, "pathFormat"); format && *format != "path")
+    throw DapError("only pathFormat 'path' is supported");
+  session.initialized = true;
+  // `initialized` only after the response: the client then sends its breakpoints.
+  return Reply{capabilities(), [&session] { session.sendEvent("initialized"); }};
+}
+
+}  // namespace scanback::dap

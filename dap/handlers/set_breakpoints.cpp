@@ -1,0 +1,47 @@
+#include <fmt/format.h>
+
+#include "dap/handlers/handlers.h"
+#include "dap/session/session.h"
+
+namespace scanback::dap {
+
+// Replaces every breakpoint of one source; each is resolved to the first statement at or after
+// the requested position and reported with its actual line and column.
+Reply setBreakpointsRequest(Session& session, const json& args) {
+  const json source = requiredMember<json>(args, "source");
+  std::vector<SourceBreakpoint> requested;
+  if (const auto list = optionalMember<std::vector<SourceBreakpoint>>(args, "breakpoints")) {
+    requested = *list;
+  } else if (const auto lines = optionalMember<std::vector<int64_t>>(args, "lines")) {
+    for (int64_t line : *lines) requested.push_back(SourceBreakpoint{line, std::nullopt, {}, {}, {}});
+  }
+  for (SourceBreakpoint& b : requested) {
+    b.line = session.lineIn(b.line);
+    if (b.column) b.column = session.columnIn(*b.column);
+  }
+  const std::optional<FileId> file = session.sources().find(source);
+  json list = json::array();
+  if (!file) {
+    // Not a file of this program: every breakpoint stays unverified.
+    const std::string name = source.value("path", source.value("name", std::string("?")));
+    for (const SourceBreakpoint& b : requested) {
+      Breakpoint out;
+      out.verified = false;
+      out.line = session.lineOut(static_cast<uint32_t>(std::max<int64_t>(b.line, 1)));
+      out.message = fmt::format("{} is not a source file of the launched program", name);
+      out.reason = "failed";
+      list.push_back(out);
+    }
+    return Reply{json{{"breakpoints", list}}};
+  }
+  std::vector<Breakpoint> result = session.breakpoints().set(session.sources(), *file, requested);
+  // Handed to the target before the response: a stop of the old set is never reported after it.
+  session.applyStops();
+  for (Breakpoint& b : result) {
+    session.convertOut(b);
+    list.push_back(b);
+  }
+  return Reply{json{{"breakpoints", list}}};
+}
+
+}  // namespace scanback::dap

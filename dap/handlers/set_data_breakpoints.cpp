@@ -1,0 +1,48 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "dap/handlers/handlers.h"
+#include "dap/session/session.h"
+
+namespace scanback::dap {
+
+// Replaces every data breakpoint. Only writes can be watched.
+Reply setDataBreakpointsRequest(Session& session, const json& args) {
+  const json requested = requiredMember<json>(args, "breakpoints");
+  if (!requested.is_array()) throw DapError("'breakpoints' must be an array");
+  const uint32_t imageSize = session.target().program().imageSize();
+  std::vector<DataWatch> watches;
+  json out = json::array();
+  static int64_t nextId = 1'000'000;  // apart from source breakpoint ids
+  for (const json& b : requested) {
+    const std::string dataId = requiredMember<std::string>(b, "dataId");
+    const std::string access = optionalMember<std::string>(b, "accessType").value_or("write");
+    unsigned offset = 0, size = 0;
+    int bit = -1, consumed = 0;
+    DataWatch w;
+    const bool parsed = std::sscanf(dataId.c_str(), "%u:%u:%d:%n", &offset, &size, &bit, &consumed) == 3 && consumed > 0 &&
+                        offset < imageSize && size > 0 && size <= imageSize - offset && bit >= -1 && bit < 8;
+    if (!parsed) {
+      out.push_back(json{{"verified", false}, {"message", fmt::format("unknown dataId '{}'", dataId)}});
+      continue;
+    }
+    if (access != "write") {
+      out.push_back(json{{"verified", false},
+                         {"message", fmt::format("only writes can be watched, not '{}' access", access)}});
+      continue;
+    }
+    w.id = nextId++;
+    w.offset = offset;
+    w.size = size;
+    w.bit = static_cast<int8_t>(bit);
+    w.name = dataId.substr(static_cast<size_t>(consumed));
+    watches.push_back(w);
+    out.push_back(json{{"id", w.id}, {"verified", true}, {"description", w.name}});
+  }
+  session.breakpoints().setDataWatches(std::move(watches));
+  session.applyStops();
+  return Reply{json{{"breakpoints", out}}};
+}
+
+}  // namespace scanback::dap

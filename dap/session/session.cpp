@@ -1,0 +1,203 @@
+#include "dap/session/session.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "dap/handlers/handlers.h"
+
+namespace scanback::dap {
+
+Session::Session(Stream& stream, std::function<void(const std::string&)> log)
+    : reader_(stream), writer_(stream), log_(std::move(log)) {}
+
+Session::~Session() {
+  // The target's thread reports through this session: stop it first.
+  if (target_) target_->terminate();
+}
+
+void Session::log(const std::string& text) {
+  if (log_)
+    log_(text);
+  else
+    std::cerr << "scanback dap: " << text << "\n";
+}
+
+void Session::run() {
+  while (!ending_) {
+    ReadResult read = reader_.next();
+    if (read.isEnd()) break;
+    if (read.isError()) {
+      // With a seq the client gets an error response; without one there is nothing to respond to:
+      // the rejection is logged. Either way the session goes on.
+      const std::string what = read.error.toString();
+      if (read.error.seq) {
+        json request{{"seq", *read.error.seq}, {"type", "request"}, {"command", ""}};
+        respond(request, false, json(), fmt::format("malformed message: {}", what));
+      } else {
+        log(fmt::format("rejected a malformed message: {}", what));
+      }
+      continue;
+    }
+    dispatch(read.message);
+  }
+  if (target_) target_->terminate();
+}
+
+void Session::dispatch(const json& message) {
+  const auto seq = message.find("seq");
+  const auto type = message.find("type");
+  if (seq == message.end() || !seq->is_number_integer()) {
+    log("rejected a message without an integer seq");
+    return;
+  }
+  if (type == message.end() || !type->is_string() || *type != "request") {
+    // Responses to reverse requests and stray events: nothing to do with them.
+    if (type != message.end() && type->is_string() && *type == "response") return;
+    respond(message, false, json(), "only requests are accepted");
+    return;
+  }
+  const auto command = message.find("command");
+  if (command == message.end() || !command->is_string()) {
+    respond(message, false, json(), "the request has no command");
+    return;
+  }
+  const std::string name = *command;
+  const Handler* handler = nullptr;
+  for (const Handler& h : handlers())
+    if (name == h.command) handler = &h;
+  if (!handler) {
+    respond(message, false, json(), fmt::format("unknown request '{}'", name));
+    return;
+  }
+  const json arguments = message.contains("arguments") ? message["arguments"] : json::object();
+  Reply reply;
+  try {
+    if (!initialized && name != "initialize") throw DapError("the session is not initialized: send 'initialize' first");
+    reply = handler->run(*this, arguments);
+  } catch (const DapError& e) {
+    respond(message, false, json(), e.what());
+    return;
+  } catch (const json::exception& e) {
+    respond(message, false, json(), fmt::format("invalid arguments for '{}': {}", name, e.what()));
+    return;
+  } catch (const std::exception& e) {
+    respond(message, false, json(), fmt::format("'{}' failed: {}", name, e.what()));
+    return;
+  }
+  respond(message, true, reply.body, "");
+  if (reply.afterResponse) reply.afterResponse();
+}
+
+void Session::respond(const json& request, bool success, const json& body, const std::string& message) {
+  json response{{"seq", seq_.fetch_add(1)},
+                {"type", "response"},
+                {"request_seq", request.value("seq", int64_t{0})},
+                {"success", success},
+                {"command", request.contains("command") && request["command"].is_string()
+                                ? request["command"].get<std::string>()
+                                : std::string()}};
+  if (!success) {
+    response["message"] = message;
+    response["body"] = json{{"error", json{{"id", 1}, {"format", message}, {"showUser", true}}}};
+  } else if (!body.is_null()) {
+    response["body"] = body;
+  }
+  writer_.send(response);
+}
+
+void Session::sendEvent(const std::string& event, json body) {
+  json message{{"seq", seq_.fetch_add(1)}, {"type", "event"}, {"event", event}};
+  if (!body.is_null()) message["body"] = std::move(body);
+  writer_.send(message);
+}
+
+void Session::output(std::string_view category, const std::string& text) {
+  sendEvent("output", json{{"category", category}, {"output", text}});
+}
+
+void Session::sendTerminated() {
+  if (!terminatedSent_.exchange(true)) sendEvent("terminated", json::object());
+}
+
+void Session::stopped(const StopInfo& stop) {
+  json body{{"reason", stopReasonName(stop.reason)}, {"threadId", int64_t{stop.task} + 1}, {"allThreadsStopped", true}};
+  if (!stop.breakpointIds.empty()) body["hitBreakpointIds"] = stop.breakpointIds;
+  if (!stop.description.empty()) {
+    body["description"] = stop.description;
+    body["text"] = stop.description;
+  }
+  sendEvent("stopped", std::move(body));
+}
+
+void Session::exited(int exitCode) {
+  sendEvent("exited", json{{"exitCode", exitCode}});
+  sendTerminated();
+}
+
+void Session::setTarget(std::unique_ptr<Target> target, const std::string& baseDirectory) {
+  target_ = std::move(target);
+  sources_ = std::make_unique<SourceMap>(target_->program(), baseDirectory);
+  breakpoints_ = std::make_unique<BreakpointManager>(target_->program());
+  variables_ = std::make_unique<VariableStore>(target_->program());
+}
+
+Target& Session::target() {
+  if (!target_) throw DapError("no program is running: launch one first");
+  return *target_;
+}
+
+Target& Session::pausedTarget() {
+  Target& t = target();
+  if (t.finished()) throw DapError("the program has ended");
+  if (!t.paused()) throw DapError("the program is running: pause it first");
+  return t;
+}
+
+SourceMap& Session::sources() {
+  target();
+  return *sources_;
+}
+
+BreakpointManager& Session::breakpoints() {
+  target();
+  return *breakpoints_;
+}
+
+VariableStore& Session::variables() {
+  target();
+  return *variables_;
+}
+
+void Session::applyStops() {
+  if (target_) target_->setStops(breakpoints_->stopSet());
+}
+
+void Session::resuming() {
+  if (variables_) variables_->reset();
+}
+
+Frame Session::frame(int64_t frameId) {
+  const Vm& vm = pausedTarget().vm();
+  const std::vector<Frame> frames = vm.frames();
+  if (frameId < 1 || static_cast<uint64_t>(frameId) > frames.size())
+    throw DapError(fmt::format("no stack frame with id {} (the program may have moved on)", frameId));
+  return frames[frames.size() - static_cast<size_t>(frameId)];
+}
+
+uint32_t Session::frameStatement(int64_t frameId) {
+  const Vm& vm = pausedTarget().vm();
+  const std::vector<Frame> frames = vm.frames();
+  if (frameId < 1 || static_cast<uint64_t>(frameId) > frames.size())
+    throw DapError(fmt::format("no stack frame with id {}", frameId));
+  return vm.frameStatement(frames, frames.size() - static_cast<size_t>(frameId));
+}
+
+void Session::convertOut(Breakpoint& b) const {
+  if (b.line) b.line = lineOut(static_cast<uint32_t>(*b.line));
+  if (b.endLine) b.endLine = lineOut(static_cast<uint32_t>(*b.endLine));
+  if (b.column) b.column = columnOut(static_cast<uint32_t>(*b.column));
+  if (b.endColumn) b.endColumn = columnOut(static_cast<uint32_t>(*b.endColumn));
+}
+
+}  // namespace scanback::dap

@@ -1,0 +1,105 @@
+// One debug session: reads requests from a stream, runs each through its handler
+// (dap/handlers/), sends the response, and relays what the target reports as events.
+//
+// Every request is handled on the session's thread, in order. A handler returns the response body
+// (or throws DapError); the response is sent, then the handler's afterResponse runs — which is how
+// "the response comes before the event" is kept for every request that resumes or stops the
+// target. Errors, malformed messages and unknown commands become error responses here, in one
+// place.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dap/protocol/protocol.h"
+#include "dap/session/breakpoints.h"
+#include "dap/session/sources.h"
+#include "dap/session/variables.h"
+#include "dap/targets/target.h"
+#include "dap/transport/message_reader.h"
+#include "dap/transport/message_writer.h"
+#include "dap/transport/stream.h"
+
+namespace scanback::dap {
+
+// What the client said in `initialize`.
+struct ClientSettings {
+  bool linesStartAt1 = true;
+  bool columnsStartAt1 = true;
+  bool supportsVariableType = false;
+  bool supportsRunInTerminal = false;
+};
+
+class Session final : private TargetListener {
+ public:
+  // `log` receives the adapter's own diagnostics (malformed messages without a seq); default:
+  // stderr.
+  explicit Session(Stream& stream, std::function<void(const std::string&)> log = {});
+  ~Session() override;
+
+  // Serves requests until `disconnect` or the end of the stream.
+  void run();
+
+  // ---- for handlers
+  void sendEvent(const std::string& event, json body = json());
+  void output(std::string_view category, const std::string& text) override;
+  ClientSettings& client() { return client_; }
+
+  bool launched() const { return target_ != nullptr; }
+  // Where a target reports to (this session).
+  TargetListener& targetListener() { return *this; }
+  void setTarget(std::unique_ptr<Target> target, const std::string& baseDirectory);
+  Target& target();        // DapError when no program was launched
+  Target& pausedTarget();  // DapError unless the target is paused
+  const Program& program() { return target().program(); }
+  SourceMap& sources();
+  BreakpointManager& breakpoints();
+  VariableStore& variables();
+
+  // Hands the current breakpoints to the target (a new generation).
+  void applyStops();
+  // Before resuming the target: variable references and frame ids become invalid.
+  void resuming();
+  // The paused VM's frame with this id (1 = innermost); DapError when there is none.
+  Frame frame(int64_t frameId);
+  uint32_t frameStatement(int64_t frameId);
+
+  // Lines and columns as the client counts them.
+  int64_t lineOut(uint32_t line) const { return client_.linesStartAt1 ? line : int64_t{line} - 1; }
+  int64_t columnOut(uint32_t column) const { return client_.columnsStartAt1 ? column : int64_t{column} - 1; }
+  int64_t lineIn(int64_t line) const { return client_.linesStartAt1 ? line : line + 1; }
+  int64_t columnIn(int64_t column) const { return client_.columnsStartAt1 ? column : column + 1; }
+  // A Breakpoint/BreakpointLocation's line and column fields, converted for the client.
+  void convertOut(Breakpoint& b) const;
+
+  bool stopOnEntry = false;
+  bool configurationDone = false;
+  bool initialized = false;
+  // Ends the session once the current response is sent.
+  void end() { ending_ = true; }
+  // Sends `terminated` once.
+  void sendTerminated();
+
+ private:
+  void dispatch(const json& message);
+  void respond(const json& request, bool success, const json& body, const std::string& message);
+  void stopped(const StopInfo& stop) override;
+  void exited(int exitCode) override;
+  void log(const std::string& text);
+
+  MessageReader reader_;
+  MessageWriter writer_;
+  std::function<void(const std::string&)> log_;
+  std::atomic<int64_t> seq_{1};
+  std::atomic<bool> terminatedSent_{false};
+  bool ending_ = false;
+  ClientSettings client_;
+  std::unique_ptr<Target> target_;
+  std::unique_ptr<SourceMap> sources_;
+  std::unique_ptr<BreakpointManager> breakpoints_;
+  std::unique_ptr<VariableStore> variables_;
+};
+
+}  // namespace scanback::dap

@@ -1,0 +1,50 @@
+// The program's source files as the client sees them: a stable identity per file (its absolute
+// path when the file exists on this machine, else a sourceReference served by `source`), and the
+// statement starts of each file in source order, for resolving breakpoints.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dap/protocol/protocol.h"
+#include "vm/bytecode/program.h"
+
+namespace scanback::dap {
+
+class SourceMap {
+ public:
+  // `baseDirectory` resolves relative paths (the launch's cwd).
+  SourceMap(const Program& program, const std::string& baseDirectory);
+
+  // The DAP Source of a file of the program.
+  const Source& source(FileId file) const { return files_.at(file).source; }
+  size_t fileCount() const { return files_.size(); }
+  // The file a request's Source names: by sourceReference, by path (compared after making both
+  // absolute and normal), or by file name when that is unambiguous. Nullopt when it is none of
+  // the program's files.
+  std::optional<FileId> find(const json& source) const;
+  // The text of a file (for `source` requests).
+  const std::string& text(FileId file) const;
+
+  // Statement ids of `file`, ordered by (line, column).
+  const std::vector<uint32_t>& statements(FileId file) const { return files_.at(file).statements; }
+  // The first statement starting at or after (line, column) in `file`; with no column, or one
+  // before the line's first non-blank character, the column snaps to that character.
+  std::optional<uint32_t> resolve(FileId file, uint32_t line, std::optional<uint32_t> column) const;
+  // The first non-blank column of a line (1-based), or nullopt past the end of the file.
+  std::optional<uint32_t> firstNonBlankColumn(FileId file, uint32_t line) const;
+
+ private:
+  struct File {
+    Source source;
+    std::string normalPath;  // absolute, lexically normal
+    std::vector<uint32_t> statements;
+    std::vector<size_t> lineStarts;  // byte offset of each line (0-based line index)
+  };
+  const Program& program_;
+  std::vector<File> files_;
+};
+
+}  // namespace scanback::dap

@@ -1,0 +1,255 @@
+#include "dap/session/variables.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "vm/runtime/values.h"
+
+namespace scanback::dap {
+
+namespace {
+
+bool structured(const Type& t) {
+  return t.kind == TypeKind::Struct || t.kind == TypeKind::Array || t.kind == TypeKind::FunctionBlock;
+}
+
+// A VAR_IN_OUT slot holds a reference (an image offset): the variable is what it points to.
+std::optional<uint32_t> dereference(const Vm& vm, uint32_t slot) {
+  if (slot + 4 > vm.memorySize()) return std::nullopt;
+  uint32_t target;
+  std::memcpy(&target, vm.memory() + slot, 4);
+  if (target == 0 || target >= vm.memorySize()) return std::nullopt;
+  return target;
+}
+
+bool inMemory(const Vm& vm, uint32_t offset, const Type& type) {
+  return offset <= vm.memorySize() && type.size <= vm.memorySize() - offset;
+}
+
+std::string join(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+}  // namespace
+
+int64_t VariableStore::add(Container container) {
+  const auto key = std::make_tuple(static_cast<int>(container.kind), container.frame.pou, container.frame.thisOffset,
+                                   container.frame.frameOffset, container.offset, container.type);
+  if (auto it = known_.find(key); it != known_.end()) return it->second;
+  containers_.push_back(std::move(container));
+  const auto reference = static_cast<int64_t>(containers_.size());
+  known_.emplace(key, reference);
+  return reference;
+}
+
+const Container* VariableStore::find(int64_t reference) const {
+  if (reference <= 0 || static_cast<uint64_t>(reference) > containers_.size()) return nullptr;
+  return &containers_[static_cast<size_t>(reference - 1)];
+}
+
+std::string VariableStore::valueText(const Vm& vm, uint32_t offset, int8_t bit, const Type& type) const {
+  if (!inMemory(vm, offset, type)) return "<outside the image>";
+  if (type.kind == TypeKind::Array || type.kind == TypeKind::Struct || type.kind == TypeKind::FunctionBlock)
+    return type.name;
+  if (type.kind == TypeKind::Ref) {
+    const std::optional<uint32_t> target = dereference(vm, offset);
+    if (!target || !type.base) return "NULL";
+    return fmt::format("REF -> {}", valueText(vm, *target, -1, *type.base));
+  }
+  return formatValue(program_, vm.memory(), offset, bit, type);
+}
+
+Variable VariableStore::describe(const std::string& name, const VariableSlot& slot, const Vm& vm) {
+  Variable v;
+  v.name = name;
+  v.type = slot.type->name;
+  v.value = valueText(vm, slot.offset, slot.bit, *slot.type);
+  v.evaluateName = slot.evaluateName;
+  if (structured(*slot.type) && inMemory(vm, slot.offset, *slot.type)) {
+    Container c;
+    c.kind = Container::Kind::Value;
+    c.offset = slot.offset;
+    c.type = slot.type;
+    c.evaluateName = slot.evaluateName;
+    v.variablesReference = add(std::move(c));
+    if (slot.type->kind == TypeKind::Array)
+      v.indexedVariables = static_cast<int64_t>(slot.type->elementCount());
+    else
+      v.namedVariables = static_cast<int64_t>(slot.type->fields.size());
+  }
+  if (slot.constant) v.presentationHint = VariablePresentationHint{std::nullopt, {"readOnly"}};
+  return v;
+}
+
+std::vector<Scope> VariableStore::scopes(const Frame& frame, const Vm& vm) {
+  (void)vm;
+  std::vector<Scope> out;
+  const PouInfo& pou = program_.pous.at(frame.pou);
+  Container locals;
+  locals.kind = Container::Kind::Locals;
+  locals.frame = frame;
+  out.push_back(Scope{"Locals", "locals", add(locals), std::nullopt, std::nullopt, false});
+  if (pou.instanceType) {
+    Container instance;
+    instance.kind = Container::Kind::Instance;
+    instance.frame = frame;
+    out.push_back(Scope{"Instance", std::nullopt, add(instance), std::nullopt, std::nullopt, false});
+  }
+  for (auto [kind, name] : {std::pair{Container::Kind::Globals, "Globals"}, std::pair{Container::Kind::Retain, "Retain"},
+                            std::pair{Container::Kind::Io, "I/O"}}) {
+    Container c;
+    c.kind = kind;
+    out.push_back(Scope{name, std::nullopt, add(c), std::nullopt, std::nullopt, false});
+  }
+  return out;
+}
+
+std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm) const {
+  std::vector<VariableSlot> out;
+  auto addVariable = [&](const scanback::Variable& v, uint32_t base, const std::string& prefix) {
+    if (v.hidden || !v.type) return;
+    VariableSlot s;
+    s.name = v.name;
+    s.type = v.type;
+    s.bit = v.bit;
+    s.constant = v.constant;
+    s.offset = v.absolute ? v.offset : base + v.offset;
+    s.evaluateName = join(prefix, v.name);
+    if (v.byReference) {
+      const std::optional<uint32_t> target = dereference(vm, s.offset);
+      if (!target) return;
+      s.offset = *target;
+    }
+    out.push_back(std::move(s));
+  };
+  switch (c.kind) {
+    case Container::Kind::Locals: {
+      const PouInfo& pou = program_.pous.at(c.frame.pou);
+      for (const scanback::Variable& v : pou.frameVariables) addVariable(v, c.frame.frameOffset, "");
+      // An FB's or program's own variables live in its instance.
+      if (pou.instanceType && (pou.kind == PouKind::FunctionBlock || pou.kind == PouKind::Program))
+        for (const scanback::Variable& v : pou.instanceType->fields) addVariable(v, c.frame.thisOffset, "");
+      break;
+    }
+    case Container::Kind::Instance: {
+      const PouInfo& pou = program_.pous.at(c.frame.pou);
+      if (pou.instanceType)
+        for (const scanback::Variable& v : pou.instanceType->fields) addVariable(v, c.frame.thisOffset, "");
+      break;
+    }
+    case Container::Kind::Globals:
+      for (const scanback::Variable& v : program_.globals) addVariable(v, 0, "");
+      for (const ProgramInstanceInfo& p : program_.instances) {
+        VariableSlot s;
+        s.name = p.name;
+        s.type = p.type;
+        s.offset = p.offset;
+        s.evaluateName = p.name;
+        out.push_back(std::move(s));
+      }
+      break;
+    case Container::Kind::Retain:
+      for (const scanback::Variable& v : program_.globals)
+        if (v.retain) addVariable(v, 0, "");
+      for (const ProgramInstanceInfo& p : program_.instances)
+        for (const scanback::Variable& v : p.type->fields)
+          if (v.retain) addVariable(v, p.offset, p.name);
+      for (VariableSlot& s : out) s.name = s.evaluateName;
+      break;
+    case Container::Kind::Io:
+      for (const scanback::Variable& v : program_.globals)
+        if (!v.location.empty()) addVariable(v, 0, "");
+      for (const ProgramInstanceInfo& p : program_.instances)
+        for (const scanback::Variable& v : p.type->fields)
+          if (!v.location.empty()) addVariable(v, p.offset, p.name);
+      for (VariableSlot& s : out) s.name = s.evaluateName;
+      break;
+    case Container::Kind::Value:
+      if (!c.type) break;
+      if (c.type->kind == TypeKind::Struct || c.type->kind == TypeKind::FunctionBlock) {
+        for (const scanback::Variable& v : c.type->fields) addVariable(v, c.offset, c.evaluateName);
+      }
+      break;
+  }
+  return out;
+}
+
+std::vector<Variable> VariableStore::variables(const Container& c, const Vm& vm, std::optional<int64_t> start,
+                                               std::optional<int64_t> count) {
+  std::vector<Variable> out;
+  if (c.kind == Container::Kind::Value && c.type && c.type->kind == TypeKind::Array) {
+    const Type& array = *c.type;
+    const Type* element = array.base;
+    if (!element || array.dims.empty()) return out;
+    const uint64_t total = array.elementCount();
+    const uint64_t first = static_cast<uint64_t>(std::max<int64_t>(start.value_or(0), 0));
+    const uint64_t n = count && *count > 0 ? static_cast<uint64_t>(*count) : total;
+    for (uint64_t i = first; i < total && i < first + n; ++i) {
+      // Row-major: the last dimension varies fastest.
+      std::vector<int64_t> index(array.dims.size());
+      uint64_t rest = i;
+      for (size_t d = array.dims.size(); d-- > 0;) {
+        index[d] = array.dims[d].lower + static_cast<int64_t>(rest % array.dims[d].count);
+        rest /= array.dims[d].count;
+      }
+      std::string subscript;
+      for (size_t d = 0; d < index.size(); ++d) subscript += (d ? "," : "") + std::to_string(index[d]);
+      VariableSlot s;
+      s.name = "[" + subscript + "]";
+      s.type = element;
+      s.offset = c.offset + static_cast<uint32_t>(i * element->size);
+      s.evaluateName = c.evaluateName + s.name;
+      out.push_back(describe(s.name, s, vm));
+    }
+    return out;
+  }
+  for (const VariableSlot& s : slots(c, vm)) {
+    Variable v = describe(s.name, s, vm);  // a dap::Variable
+    if (c.kind == Container::Kind::Io) {
+      // The address as metadata: "BOOL AT %IX0.3".
+      for (const scanback::Variable& decl : program_.globals)
+        if (decl.name == s.name && !decl.location.empty()) v.type = fmt::format("{} AT {}", s.type->name, decl.location);
+      for (const ProgramInstanceInfo& p : program_.instances)
+        for (const scanback::Variable& decl : p.type->fields)
+          if (join(p.name, decl.name) == s.name && !decl.location.empty())
+            v.type = fmt::format("{} AT {}", s.type->name, decl.location);
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::optional<VariableSlot> VariableStore::child(const Container& c, const Vm& vm, const std::string& name) {
+  if (c.kind == Container::Kind::Value && c.type && c.type->kind == TypeKind::Array) {
+    // "[i]" or "[i,j]": the element's flat index, row-major.
+    const Type& array = *c.type;
+    if (!array.base || name.size() < 3 || name.front() != '[' || name.back() != ']') return std::nullopt;
+    std::vector<int64_t> index;
+    size_t at = 1;
+    while (at < name.size() - 1) {
+      size_t end = name.find(',', at);
+      if (end == std::string::npos || end > name.size() - 1) end = name.size() - 1;
+      try {
+        index.push_back(std::stoll(name.substr(at, end - at)));
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      at = end + 1;
+    }
+    if (index.size() != array.dims.size()) return std::nullopt;
+    uint64_t flat = 0;
+    for (size_t d = 0; d < index.size(); ++d) {
+      const int64_t k = index[d] - array.dims[d].lower;
+      if (k < 0 || static_cast<uint64_t>(k) >= array.dims[d].count) return std::nullopt;
+      flat = flat * array.dims[d].count + static_cast<uint64_t>(k);
+    }
+    return VariableSlot{name, c.offset + static_cast<uint32_t>(flat * array.base->size), -1, array.base,
+                        c.evaluateName + name, false};
+  }
+  for (const VariableSlot& s : slots(c, vm))
+    if (s.name == name) return s;
+  return std::nullopt;
+}
+
+}  // namespace scanback::dap

@@ -1,0 +1,318 @@
+#include "dap/targets/live_target.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace scanback::dap {
+
+const char* stopReasonName(StopReason reason) {
+  switch (reason) {
+    case StopReason::Entry: return "entry";
+    case StopReason::Step: return "step";
+    case StopReason::Breakpoint: return "breakpoint";
+    case StopReason::Pause: return "pause";
+    case StopReason::Exception: return "exception";
+    case StopReason::DataBreakpoint: return "data breakpoint";
+  }
+  return "step";
+}
+
+namespace {
+
+// The watched bytes (a bit as one 0/1 byte).
+void readWatch(const Vm& vm, const DataWatch& w, std::vector<uint8_t>& out) {
+  out.clear();
+  if (w.offset >= vm.imageSize() || w.size > vm.imageSize() - w.offset) return;
+  if (w.bit >= 0) {
+    out.push_back(static_cast<uint8_t>((vm.image()[w.offset] >> w.bit) & 1));
+  } else {
+    out.assign(vm.image() + w.offset, vm.image() + w.offset + w.size);
+  }
+}
+
+bool sameAsWatched(const Vm& vm, const DataWatch& w, const std::vector<uint8_t>& last) {
+  if (w.offset >= vm.imageSize() || w.size > vm.imageSize() - w.offset) return true;
+  if (w.bit >= 0) return !last.empty() && last[0] == ((vm.image()[w.offset] >> w.bit) & 1);
+  return last.size() == w.size && std::memcmp(last.data(), vm.image() + w.offset, w.size) == 0;
+}
+
+}  // namespace
+
+LiveTarget::LiveTarget(std::shared_ptr<const Program> program, LiveOptions options, TargetListener& listener)
+    : program_(std::move(program)), options_(std::move(options)), listener_(listener), runtime_(program_) {
+  auto empty = std::make_shared<StopSet>();
+  empty->statementHasBreakpoint.assign(program_->statements.size(), 0);
+  stops_ = empty;
+  cached_ = empty;
+}
+
+LiveTarget::~LiveTarget() { terminate(); }
+
+void LiveTarget::setStops(std::shared_ptr<const StopSet> stops) {
+  // Under the lock that a stop is published under: once this returns, no stop of the old set
+  // can be reported (the generation rule).
+  std::lock_guard lock(mutex_);
+  stops_ = std::move(stops);
+  stopsGeneration_.store(stops_->generation, std::memory_order_release);
+}
+
+void LiveTarget::start(bool stopOnEntry) {
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Configuring) return;
+  state_ = State::Running;
+  entryPending_ = stopOnEntry;
+  runtime_.vm().setObserver(this);
+  thread_ = std::thread([this] { runLoop(); });
+}
+
+void LiveTarget::resume(ResumeKind kind, uint32_t task) {
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Paused) return;
+  pauseRequested_.store(false, std::memory_order_relaxed);
+  step_.reset();
+  if (kind != ResumeKind::Continue) {
+    const Vm& vm = runtime_.vm();
+    Step s;
+    s.kind = kind;
+    s.task = task;
+    s.cycle = runtime_.currentCycle().cycle;
+    // Stepping from another task's stop: that task's next statement is where a step ends.
+    s.depth = vm.inCycle() && vm.currentTask() == task ? vm.callDepth() : 0;
+    if (s.depth == 0) s.kind = ResumeKind::StepIn;
+    step_ = s;
+  }
+  resumed_ = true;
+  state_ = State::Running;
+  lastStop_.reset();
+  wake_.notify_all();
+}
+
+bool LiveTarget::pause(uint32_t task) {
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Running) return false;
+  pauseTask_.store(task, std::memory_order_relaxed);
+  pauseRequested_.store(true, std::memory_order_release);
+  wake_.notify_all();  // cut a pacing wait short
+  return true;
+}
+
+bool LiveTarget::paused() const {
+  std::lock_guard lock(mutex_);
+  return state_ == State::Paused;
+}
+
+bool LiveTarget::finished() const {
+  std::lock_guard lock(mutex_);
+  return state_ == State::Finished;
+}
+
+std::optional<StopInfo> LiveTarget::lastStop() const {
+  std::lock_guard lock(mutex_);
+  return lastStop_;
+}
+
+uint64_t LiveTarget::cycle() const {
+  std::lock_guard lock(mutex_);
+  return state_ == State::Running ? 0 : runtime_.cycle();
+}
+
+bool LiveTarget::write(ExternalWrite write, std::string& error) {
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Paused && state_ != State::Configuring) {
+    error = "the program is running: values can be written only while it is paused";
+    return false;
+  }
+  runtime_.queueWrite(std::move(write));
+  return true;
+}
+
+void LiveTarget::terminate() {
+  {
+    std::lock_guard lock(mutex_);
+    terminating_ = true;
+    wake_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mutex_);
+  state_ = State::Finished;
+}
+
+// ---------------------------------------------------------------- the execution thread
+
+void LiveTarget::refreshStops() {
+  std::lock_guard lock(mutex_);
+  cached_ = stops_;
+  cachedGeneration_ = cached_->generation;
+  watchValues_.assign(cached_->dataWatches.size(), {});
+  for (size_t i = 0; i < cached_->dataWatches.size(); ++i) readWatch(runtime_.vm(), cached_->dataWatches[i], watchValues_[i]);
+}
+
+bool LiveTarget::onStatement(uint32_t statement, uint64_t step) {
+  const Vm& vm = runtime_.vm();
+  if (stopsGeneration_.load(std::memory_order_acquire) != cachedGeneration_) refreshStops();
+  const StopSet& stops = *cached_;
+  const uint32_t task = vm.currentTask();
+  std::optional<StopInfo> stop;
+  auto want = [&](StopReason reason) {
+    if (!stop) stop = StopInfo{reason, task, {}, {}};
+  };
+
+  // Breakpoints first: their hit counts and logpoints move whether or not something else stops here.
+  if (statement < stops.statementHasBreakpoint.size() && stops.statementHasBreakpoint[statement]) {
+    std::vector<int64_t> ids;
+    for (const auto& bp : stops.breakpoints) {
+      if (bp->statement != statement) continue;
+      if (bp->condition) {
+        std::string error;
+        const std::optional<bool> holds = bp->condition(vm, error);
+        if (!holds) {
+          if (!bp->conditionErrorLogged) {
+            bp->conditionErrorLogged = true;
+            listener_.output("console", fmt::format("breakpoint {}: the condition cannot be evaluated ({}); it does "
+                                                    "not stop, and this is reported once\n",
+                                                    bp->id, error));
+          }
+          continue;
+        }
+        if (!*holds) continue;
+      }
+      const uint64_t hit = ++bp->hits;
+      if (bp->hitCondition && !bp->hitCondition(hit)) continue;
+      if (bp->logMessage) {
+        listener_.output("console", bp->logMessage(vm) + "\n");
+        continue;
+      }
+      ids.push_back(bp->id);
+    }
+    if (!ids.empty()) {
+      stop = StopInfo{StopReason::Breakpoint, task, std::move(ids), {}};
+    }
+  }
+  // Data breakpoints: a change since the last boundary was made by the statement before this one
+  // (at step 0 by the scan inputs: taken silently).
+  if (!stops.dataWatches.empty()) {
+    std::vector<int64_t> ids;
+    for (size_t i = 0; i < stops.dataWatches.size(); ++i) {
+      const DataWatch& w = stops.dataWatches[i];
+      if (sameAsWatched(vm, w, watchValues_[i])) continue;
+      readWatch(vm, w, watchValues_[i]);
+      if (step > 0) ids.push_back(w.id);
+    }
+    if (!ids.empty() && !stop) stop = StopInfo{StopReason::DataBreakpoint, task, std::move(ids), {}};
+  }
+  if (entryPending_) {
+    entryPending_ = false;
+    stop = StopInfo{StopReason::Entry, task, {}, {}};
+  }
+  if (pauseRequested_.load(std::memory_order_acquire) && pauseTask_.load(std::memory_order_relaxed) == task)
+    want(StopReason::Pause);
+  if (step_ && step_->task == task) {
+    const uint64_t cycle = runtime_.currentCycle().cycle;
+    const uint32_t depth = vm.callDepth();
+    bool done = false;
+    switch (step_->kind) {
+      case ResumeKind::StepIn: done = true; break;
+      case ResumeKind::Next: done = cycle != step_->cycle || depth <= step_->depth; break;
+      case ResumeKind::StepOut: done = cycle != step_->cycle || depth < step_->depth; break;
+      case ResumeKind::Continue: break;
+    }
+    if (done) want(StopReason::Step);
+  }
+  if (!stop) return false;
+
+  std::unique_lock lock(mutex_);
+  if (terminating_) return true;  // run() returns Paused; the loop then ends
+  if ((stop->reason == StopReason::Breakpoint || stop->reason == StopReason::DataBreakpoint) &&
+      stops_->generation != cachedGeneration_) {
+    // The breakpoints changed while this one was being checked: it belongs to an old set.
+    if (!pauseRequested_.load(std::memory_order_relaxed) && !(step_ && step_->task == task)) return false;
+    stop->reason = pauseRequested_.load(std::memory_order_relaxed) ? StopReason::Pause : StopReason::Step;
+    stop->breakpointIds.clear();
+  }
+  lastStop_ = *stop;
+  state_ = State::Paused;
+  pauseRequested_.store(false, std::memory_order_relaxed);
+  step_.reset();
+  resumed_ = false;
+  listener_.stopped(*stop);  // under the lock: setStops() waits for it (the generation rule)
+  return true;
+}
+
+bool LiveTarget::stopAndWait(const StopInfo& stop, std::unique_lock<std::mutex>& lock) {
+  if (state_ != State::Paused) {
+    lastStop_ = stop;
+    state_ = State::Paused;
+    resumed_ = false;
+    listener_.stopped(stop);
+  }
+  wake_.wait(lock, [&] { return resumed_ || terminating_; });
+  reanchor_ = true;  // pacing restarts from the moment of resuming
+  return !terminating_;
+}
+
+void LiveTarget::pace(int64_t startNs) {
+  if (!options_.realtime) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (reanchor_) {
+    anchor_ = now - std::chrono::nanoseconds(startNs);
+    reanchor_ = false;
+    return;
+  }
+  const auto due = anchor_ + std::chrono::nanoseconds(startNs);
+  if (due <= now) return;
+  std::unique_lock lock(mutex_);
+  wake_.wait_until(lock, due, [&] { return terminating_ || pauseRequested_.load(std::memory_order_relaxed); });
+  if (pauseRequested_.load(std::memory_order_relaxed)) reanchor_ = true;
+}
+
+void LiveTarget::finish(int exitCode) {
+  {
+    std::lock_guard lock(mutex_);
+    if (terminating_) return;
+    state_ = State::Finished;
+  }
+  listener_.exited(exitCode);
+}
+
+void LiveTarget::runLoop() {
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (terminating_) return;
+    }
+    if (options_.cycles && runtime_.cycle() >= *options_.cycles) {
+      listener_.output("console", fmt::format("the program ran its {} cycles\n", *options_.cycles));
+      return finish(0);
+    }
+    const CycleStart next = runtime_.nextCycle();
+    pace(next.startNs);
+    if (options_.stimulus) options_.stimulus->apply(next.cycle, runtime_);
+    runtime_.startCycle();
+    RunStatus status = runtime_.run();
+    while (status == RunStatus::Paused) {
+      std::unique_lock lock(mutex_);
+      if (terminating_ || !lastStop_) return;
+      if (!stopAndWait(*lastStop_, lock)) return;
+      lock.unlock();
+      status = runtime_.run();
+    }
+    if (status == RunStatus::Faulted) {
+      const std::string message = runtime_.faultMessage();
+      bool stopOnFaults;
+      {
+        std::lock_guard lock(mutex_);
+        stopOnFaults = stops_->stopOnFaults;
+      }
+      if (stopOnFaults) {
+        std::unique_lock lock(mutex_);
+        StopInfo stop{StopReason::Exception, runtime_.vm().currentTask(), {}, message};
+        if (!stopAndWait(stop, lock)) return;
+      }
+      listener_.output("stderr", message + "\n");
+      return finish(3);
+    }
+  }
+}
+
+}  // namespace scanback::dap

@@ -1,0 +1,109 @@
+// What a debug session runs against: a target. A live target executes the program (its own
+// thread); a replay target (time travel) moves through a recorded trace. The session talks to
+// both through this interface, so every request works the same on either.
+//
+// Threading: the session calls a target from its own thread. A target reports stops, output and
+// the end of the program through its TargetListener, from whichever thread it runs on; once it
+// has reported a stop it stays paused until resume(), and while it is paused vm() may be read from
+// the session thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vm/bytecode/program.h"
+#include "vm/exec/vm.h"
+#include "vm/runtime/runtime.h"
+
+namespace scanback::dap {
+
+// One breakpoint as the target checks it: resolved to a statement, its condition and log message
+// compiled by the session. Shared between the session and the target; only the counters change.
+struct ResolvedBreakpoint {
+  int64_t id = 0;
+  uint32_t statement = 0;
+  // Null: always. Else true/false, or nullopt with `error` when the condition cannot be evaluated
+  // here (then the breakpoint does not stop, and the error is logged once).
+  std::function<std::optional<bool>(const Vm&, std::string& error)> condition;
+  // Null: every hit stops. Else: whether hit number N (from 1) stops.
+  std::function<bool(uint64_t)> hitCondition;
+  // Set for a logpoint: the message with its {expressions} evaluated. A logpoint never stops.
+  std::function<std::string(const Vm&)> logMessage;
+  mutable uint64_t hits = 0;                  // counted by the target's thread only
+  mutable bool conditionErrorLogged = false;  // likewise
+};
+
+// A watched range of the image: stops after a statement that changed it.
+struct DataWatch {
+  int64_t id = 0;
+  uint32_t offset = 0;
+  uint32_t size = 1;
+  int8_t bit = -1;
+  std::string name;  // for messages
+};
+
+// Everything a target stops at. Immutable once handed over; each new set has a higher generation.
+struct StopSet {
+  uint64_t generation = 0;
+  std::vector<std::shared_ptr<const ResolvedBreakpoint>> breakpoints;
+  std::vector<uint8_t> statementHasBreakpoint;  // per statement id
+  std::vector<DataWatch> dataWatches;
+  bool stopOnFaults = true;
+};
+
+enum class StopReason { Entry, Step, Breakpoint, Pause, Exception, DataBreakpoint };
+const char* stopReasonName(StopReason reason);  // the DAP `reason`
+
+struct StopInfo {
+  StopReason reason = StopReason::Step;
+  uint32_t task = 0;
+  std::vector<int64_t> breakpointIds;  // breakpoint or data watch ids
+  std::string description;             // e.g. the fault, shown by the client
+};
+
+enum class ResumeKind { Continue, Next, StepIn, StepOut };
+
+class TargetListener {
+ public:
+  virtual ~TargetListener() = default;
+  virtual void stopped(const StopInfo& stop) = 0;
+  virtual void output(std::string_view category, const std::string& text) = 0;
+  // The program ended (cycle limit, or a fault the user continued past). Nothing follows.
+  virtual void exited(int exitCode) = 0;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual const Program& program() const = 0;
+  virtual std::shared_ptr<const Program> programPtr() const = 0;
+
+  // Replaces what the target stops at. Once this returns, no stop of an older set is reported.
+  virtual void setStops(std::shared_ptr<const StopSet> stops) = 0;
+  // Starts execution (the session's configurationDone), stopping at the first statement when asked.
+  virtual void start(bool stopOnEntry) = 0;
+  // Resumes a paused target; a step applies to `task` (other tasks run on and stop only at
+  // breakpoints). Clears any pending pause.
+  virtual void resume(ResumeKind kind, uint32_t task) = 0;
+  // Asks a running target to stop at the next statement of `task`; false when it is paused
+  // already (no stop follows).
+  virtual bool pause(uint32_t task) = 0;
+  virtual bool paused() const = 0;
+  virtual bool finished() const = 0;
+  // The last stop while paused.
+  virtual std::optional<StopInfo> lastStop() const = 0;
+  // The state where the target is paused. Only while paused.
+  virtual const Vm& vm() const = 0;
+  // A write from the debugger (setVariable): an external write, applied at the start of the next
+  // cycle (DESIGN.md invariant 1). False with `error` when the target cannot take it.
+  virtual bool write(ExternalWrite write, std::string& error) = 0;
+  // Ends execution for good (disconnect, terminate); no exited event follows.
+  virtual void terminate() = 0;
+};
+
+}  // namespace scanback::dap

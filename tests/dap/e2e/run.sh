@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# End-to-end DAP tests: `scanback dap` as a separate process, driven by
+# @vscode/debugadapter-testsupport's DebugClient (tests/dap/e2e/test/*.test.js).
+#
+#   SCANBACK_BINARY  the scanback executable (default: build/scanback of the repository)
+#   extra arguments  passed to mocha, e.g. --grep 'pause'
+#
+# Installs the pinned npm packages (npm ci) when node_modules is missing or package-lock.json
+# changed since the last install. Exits non-zero when a test fails.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+export SCANBACK_BINARY="${SCANBACK_BINARY:-$(pwd)/../../../build/scanback}"
+if [ ! -x "$SCANBACK_BINARY" ]; then
+  echo "run.sh: no scanback executable at $SCANBACK_BINARY (build it, or set SCANBACK_BINARY)" >&2
+  exit 1
+fi
+
+stamp=node_modules/.package-lock.sha256
+want="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ ! -d node_modules ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  # ctest may run this from several build trees at once: one install at a time.
+  exec 9<package-lock.json
+  flock 9
+  if [ ! -d node_modules ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "run.sh: installing the test packages (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error >/dev/null
+    echo "$want" >"$stamp"
+  fi
+  flock -u 9
+fi
+
+exec node_modules/.bin/mocha "$@"

@@ -1,0 +1,489 @@
+// DAP sessions over an in-memory pipe: one test (or more) per rule of the DAP issue, named after
+// the rule. Every message the session sends is validated against the official schema
+// (SessionClient::schemaErrors, checked after each test).
+#include <gtest/gtest.h>
+
+#include "dap/handlers/handlers.h"
+#include "tests/dap/session_client.h"
+
+using namespace scanback::dap;
+using namespace scanback::dap::testing;
+
+namespace {
+
+const char* kMain = R"(CONFIGURATION Cfg
+  VAR_GLOBAL
+    gTotal : DINT;
+    gStart AT %IX0.0 : BOOL;
+  END_VAR
+  RESOURCE Cpu ON PLC
+    TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
+    TASK Slow (INTERVAL := T#50ms, PRIORITY := 2);
+    PROGRAM Main WITH Fast : MainProg;
+    PROGRAM Watch WITH Slow : WatchProg;
+  END_RESOURCE
+END_CONFIGURATION
+
+PROGRAM MainProg
+VAR
+  n : INT;
+  d : INT;
+  c : Counter;
+END_VAR
+n := n + 1;
+c(step := Twice(n));
+gTotal := gTotal + 1;
+  IF n > 1000 THEN n := 0; END_IF
+END_PROGRAM
+
+PROGRAM WatchProg
+VAR ticks : INT; END_VAR
+ticks := ticks + 1;
+END_PROGRAM
+)";
+
+const char* kLib = R"(FUNCTION Twice : INT
+VAR_INPUT x : INT; END_VAR
+Twice := x * 2;
+END_FUNCTION
+
+FUNCTION_BLOCK Counter
+VAR_INPUT step : INT; END_VAR
+VAR count : INT; history : ARRAY[1..1000] OF INT; END_VAR
+count := count + step;
+history[(count MOD 1000) + 1] := count;
+IF count > 30000 THEN count := 0; END_IF
+END_FUNCTION_BLOCK
+)";
+
+// Faults with a division by zero in its third cycle.
+const char* kFaulty = R"(PROGRAM Faulty
+VAR n : INT; d : INT; END_VAR
+n := n + 1;
+d := 10 / (3 - n);
+END_PROGRAM
+)";
+
+class DapSession : public ::testing::Test {
+ protected:
+  void TearDown() override { EXPECT_EQ(client_.schemaErrors(), ""); }
+
+  json launchArgs(bool stopOnEntry = false) {
+    return json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                {"stopOnEntry", stopOnEntry},
+                {"realtime", false}};
+  }
+  json source(const std::string& file) { return json{{"path", project_.path(file)}}; }
+  json setBreakpoints(const std::string& file, json breakpoints) {
+    return client_.request("setBreakpoints", json{{"source", source(file)}, {"breakpoints", breakpoints}});
+  }
+  json stackTrace(int64_t thread = 1) { return client_.request("stackTrace", json{{"threadId", thread}}); }
+  json topFrame() { return stackTrace()["body"]["stackFrames"][0]; }
+
+  TempProject project_{{{"main.st", kMain}, {"lib.st", kLib}, {"faulty.st", kFaulty}}};
+  SessionClient client_;
+};
+
+TEST_F(DapSession, InitializedEventComesOnlyAfterTheInitializeResponse) {
+  const int64_t seq = client_.send("initialize", json{{"adapterID", "scanback"}});
+  client_.event("initialized");
+  const int response = client_.indexOfResponse(seq);
+  const int event = client_.indexOfEvent("initialized");
+  ASSERT_GE(response, 0);
+  EXPECT_LT(response, event);
+}
+
+TEST_F(DapSession, CapabilitiesAreBuiltFromTheRegisteredHandlers) {
+  const json r = client_.request("initialize", json{{"adapterID", "scanback"}});
+  ASSERT_TRUE(r["success"]);
+  EXPECT_EQ(r["body"], capabilities());
+  EXPECT_EQ(r["body"]["supportsConfigurationDoneRequest"], true);
+  EXPECT_EQ(r["body"]["supportsHitConditionalBreakpoints"], true);
+  EXPECT_EQ(r["body"]["exceptionBreakpointFilters"][0]["filter"], "faults");
+  EXPECT_EQ(r["body"]["exceptionBreakpointFilters"][0]["default"], true);
+}
+
+TEST_F(DapSession, UnknownCommandGetsAnErrorResponseAndTheSessionGoesOn) {
+  client_.request("initialize", json{{"adapterID", "scanback"}});
+  const json r = client_.request("frobnicate");
+  EXPECT_FALSE(r["success"]);
+  EXPECT_NE(r["message"].get<std::string>().find("unknown request 'frobnicate'"), std::string::npos);
+  EXPECT_TRUE(client_.request("threads")["success"]);
+}
+
+TEST_F(DapSession, BadArgumentsGetAnErrorResponseNamingTheProblem) {
+  client_.start(launchArgs());
+  // Requests the schema rejects, sent on purpose.
+  const json r = client_.response(client_.send("setBreakpoints", json{{"source", "not an object"}}, false));
+  EXPECT_FALSE(r["success"]);
+  const json s = client_.response(client_.send("stackTrace", json{{"threadId", "one"}}, false));
+  EXPECT_FALSE(s["success"]);
+  EXPECT_NE(s["message"].get<std::string>().find("stackTrace"), std::string::npos);
+  EXPECT_TRUE(client_.request("threads")["success"]);
+}
+
+TEST_F(DapSession, MalformedFramingIsRejectedAndTheSessionGoesOn) {
+  client_.request("initialize", json{{"adapterID", "scanback"}});
+  client_.sendRaw("Content-Length: 12\r\n\r\nnot json!!!!");
+  client_.sendRaw("Content-Type: nothing\r\n\r\n");
+  client_.sendRaw("Content-Length: 99999999999999999999\r\n\r\n");
+  const json r = client_.request("threads");
+  EXPECT_TRUE(r["success"]);
+}
+
+TEST_F(DapSession, ACompileErrorFailsLaunchWithTheDiagnosticsInTheMessageAndAsOutput) {
+  TempProject broken{{{"bad.st", "PROGRAM P\nVAR x : INT; END_VAR\nx := y + 1;\nEND_PROGRAM\n"}}};
+  client_.request("initialize", json{{"adapterID", "scanback"}});
+  const json r = client_.request("launch", json{{"program", broken.path("bad.st")}});
+  EXPECT_FALSE(r["success"]);
+  const std::string message = r["message"];
+  EXPECT_NE(message.find("bad.st:3:6"), std::string::npos) << message;
+  const json output = client_.event("output");
+  EXPECT_NE(output["body"]["output"].get<std::string>().find("bad.st:3:6"), std::string::npos);
+}
+
+TEST_F(DapSession, EachTaskIsAThreadNamedAfterItWithAStableId) {
+  client_.start(launchArgs());
+  const json r = client_.request("threads");
+  ASSERT_EQ(r["body"]["threads"].size(), 2u);
+  EXPECT_EQ(r["body"]["threads"][0], (json{{"id", 1}, {"name", "Fast"}}));
+  EXPECT_EQ(r["body"]["threads"][1], (json{{"id", 2}, {"name", "Slow"}}));
+  EXPECT_EQ(client_.request("threads")["body"], r["body"]);
+}
+
+TEST_F(DapSession, AProgramWithoutConfigurationHasOneThreadForItsImplicitTask) {
+  client_.start(json{{"program", project_.path("faulty.st")}, {"realtime", false}});
+  const json r = client_.request("threads");
+  ASSERT_EQ(r["body"]["threads"].size(), 1u);
+  EXPECT_EQ(r["body"]["threads"][0]["id"], 1);
+  EXPECT_FALSE(r["body"]["threads"][0]["name"].get<std::string>().empty());
+}
+
+TEST_F(DapSession, StopOnEntryStopsWithReasonEntryAtTheFirstStatement) {
+  client_.start(launchArgs(true));
+  client_.configured();
+  const json stopped = client_.event("stopped");
+  EXPECT_EQ(stopped["body"]["reason"], "entry");
+  EXPECT_EQ(stopped["body"]["threadId"], 1);
+  const json frame = topFrame();
+  EXPECT_EQ(frame["line"], 20);
+  EXPECT_EQ(frame["column"], 1);
+  EXPECT_EQ(frame["source"]["path"], project_.path("main.st"));
+}
+
+TEST_F(DapSession, BreakpointsSetBeforeConfigurationDoneApplyFromTheFirstStatement) {
+  client_.start(launchArgs());
+  const json r = setBreakpoints("main.st", json::array({{{"line", 20}}}));
+  ASSERT_TRUE(r["body"]["breakpoints"][0]["verified"]);
+  client_.configured();
+  const json stopped = client_.event("stopped");
+  EXPECT_EQ(stopped["body"]["reason"], "breakpoint");
+  EXPECT_EQ(stopped["body"]["hitBreakpointIds"][0], r["body"]["breakpoints"][0]["id"]);
+  // The very first cycle: n was 0 before this statement.
+  const json n = client_.request("evaluate", json{{"expression", "n"}, {"frameId", topFrame()["id"]}});
+  EXPECT_EQ(n["body"]["result"], "0");
+}
+
+TEST_F(DapSession, ABreakpointResolvesToTheFirstStatementAtOrAfterTheRequestedPosition) {
+  client_.start(launchArgs());
+  // Line 15 is a declaration: the first statement after it is line 20. Line 23 with no column
+  // snaps to its first non-blank column (3); column 1 is before it and snaps too; a column inside
+  // the IF statement goes on to the next statement start after it (the nested `n := 0` at 20).
+  const json r = setBreakpoints("main.st", json::array({{{"line", 15}}, {{"line", 23}}, {{"line", 23}, {"column", 1}},
+                                                        {{"line", 23}, {"column", 5}}}));
+  const json& b = r["body"]["breakpoints"];
+  EXPECT_EQ(b[0]["line"], 20);
+  EXPECT_EQ(b[0]["column"], 1);
+  EXPECT_EQ(b[1]["line"], 23);
+  EXPECT_EQ(b[1]["column"], 3);
+  EXPECT_EQ(b[2]["column"], 3);
+  EXPECT_EQ(b[3]["line"], 23);
+  EXPECT_EQ(b[3]["column"], 20);
+  for (const json& x : b) EXPECT_TRUE(x["verified"]);
+}
+
+TEST_F(DapSession, ALinePastTheLastStatementIsUnverifiedWithAMessage) {
+  client_.start(launchArgs());
+  const json r = setBreakpoints("main.st", json::array({{{"line", 29}}, {{"line", 500}}}));
+  for (const json& b : r["body"]["breakpoints"]) {
+    EXPECT_FALSE(b["verified"]);
+    EXPECT_FALSE(b["message"].get<std::string>().empty());
+  }
+}
+
+TEST_F(DapSession, BreakpointLocationsAreTheStatementStartsInTheRange) {
+  client_.start(launchArgs());
+  const json r = client_.request("breakpointLocations",
+                                 json{{"source", source("main.st")}, {"line", 20}, {"endLine", 23}});
+  std::vector<std::pair<int, int>> got;
+  for (const json& l : r["body"]["breakpoints"]) got.push_back({l["line"], l["column"]});
+  const std::vector<std::pair<int, int>> expected{{20, 1}, {21, 1}, {22, 1}, {23, 3}, {23, 20}};
+  EXPECT_EQ(got, expected);
+}
+
+TEST_F(DapSession, LinesAndColumnsHonourLinesStartAt1AndColumnsStartAt1) {
+  client_.start(launchArgs(true), json{{"linesStartAt1", false}, {"columnsStartAt1", false}});
+  const json r = setBreakpoints("main.st", json::array({{{"line", 19}}}));  // 0-based 19 = line 20
+  EXPECT_EQ(r["body"]["breakpoints"][0]["line"], 19);
+  EXPECT_EQ(r["body"]["breakpoints"][0]["column"], 0);
+  client_.configured();
+  client_.event("stopped");
+  EXPECT_EQ(topFrame()["line"], 19);
+  EXPECT_EQ(topFrame()["column"], 0);
+}
+
+TEST_F(DapSession, ABreakpointOnAStatementThatRunsEveryCycleStopsEveryCycleUntilCleared) {
+  client_.start(launchArgs());
+  setBreakpoints("main.st", json::array({{{"line", 22}}}));
+  client_.configured();
+  int64_t previous = -1;
+  for (int i = 0; i < 3; ++i) {
+    const json stopped = client_.event("stopped");
+    EXPECT_EQ(stopped["body"]["reason"], "breakpoint");
+    const json total = client_.request("evaluate", json{{"expression", "gTotal"}, {"frameId", 1}});
+    const int64_t value = std::stoll(total["body"]["result"].get<std::string>());
+    EXPECT_EQ(value, previous + 1);
+    previous = value;
+    client_.request("continue", json{{"threadId", 1}});
+  }
+  client_.event("stopped");
+  // Cleared: an empty list clears them in the adapter and the runtime at once; continue runs on.
+  const json cleared = setBreakpoints("main.st", json::array());
+  EXPECT_TRUE(cleared["body"]["breakpoints"].empty());
+  client_.request("continue", json{{"threadId", 1}});
+  EXPECT_TRUE(client_.noEvent("stopped", 300ms));
+}
+
+TEST_F(DapSession, ClearingBreakpointsWhileRunningMeansNoBreakpointStopAfterTheResponse) {
+  client_.start(launchArgs());
+  client_.configured();
+  auto stops = [&] {
+    std::vector<int> at;
+    const std::vector<json> all = client_.messages();
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i]["type"] == "event" && all[i]["event"] == "stopped") at.push_back(static_cast<int>(i));
+    return at;
+  };
+  for (int i = 0; i < 20; ++i) {
+    const size_t before = stops().size();
+    setBreakpoints("main.st", json::array({{{"line", 22}}}));
+    const json cleared = setBreakpoints("main.st", json::array());
+    const int after = client_.indexOfResponse(cleared["request_seq"]);
+    std::this_thread::sleep_for(5ms);
+    const std::vector<int> now = stops();
+    // A stop for the breakpoint may come before the clearing response, never after it.
+    for (size_t k = before; k < now.size(); ++k) EXPECT_LT(now[k], after);
+    if (now.size() > before) client_.request("continue", json{{"threadId", 1}});
+  }
+  const size_t total = stops().size();
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(stops().size(), total);
+}
+
+TEST_F(DapSession, PauseWhileRunningRespondsFirstThenStopsWithReasonPause) {
+  client_.start(launchArgs());
+  client_.configured();
+  const int64_t seq = client_.send("pause", json{{"threadId", 2}});
+  const json stopped = client_.event("stopped");
+  EXPECT_EQ(stopped["body"]["reason"], "pause");
+  EXPECT_EQ(stopped["body"]["threadId"], 2);
+  EXPECT_LT(client_.indexOfResponse(seq), client_.indexOfEvent("stopped"));
+  // The stop is in a cycle of the Slow task: thread 1 is between cycles, without frames.
+  EXPECT_EQ(stackTrace(1)["body"]["totalFrames"], 0);
+  EXPECT_EQ(stackTrace(2)["body"]["stackFrames"][0]["line"], 28);
+}
+
+TEST_F(DapSession, PauseWhilePausedSucceedsWithoutAnEvent) {
+  client_.start(launchArgs(true));
+  client_.configured();
+  client_.event("stopped");
+  EXPECT_TRUE(client_.request("pause", json{{"threadId", 1}})["success"]);
+  EXPECT_TRUE(client_.noEvent("stopped", 200ms));
+}
+
+TEST_F(DapSession, StepInEntersACalledFunctionBlockAtItsFirstStatement) {
+  client_.start(launchArgs());
+  setBreakpoints("main.st", json::array({{{"line", 21}}}));
+  client_.configured();
+  client_.event("stopped");
+  // Line 21 calls Twice (argument) and then Counter: step in enters Twice first.
+  const size_t before = client_.messages().size();
+  const int64_t seq = client_.send("stepIn", json{{"threadId", 1}});
+  const json stopped = client_.event("stopped");
+  EXPECT_EQ(stopped["body"]["reason"], "step");
+  // The response comes before the stopped event.
+  EXPECT_LT(client_.indexOfResponse(seq), client_.indexOfEvent("stopped", before));
+  json frame = topFrame();
+  EXPECT_EQ(frame["source"]["path"], project_.path("lib.st"));
+  EXPECT_EQ(frame["line"], 3);
+  const json trace = stackTrace();
+  ASSERT_EQ(trace["body"]["totalFrames"], 2);
+  // The caller keeps its own file and line.
+  EXPECT_EQ(trace["body"]["stackFrames"][1]["source"]["path"], project_.path("main.st"));
+  EXPECT_EQ(trace["body"]["stackFrames"][1]["line"], 21);
+  client_.request("stepIn", json{{"threadId", 1}});
+  client_.event("stopped");
+  frame = topFrame();
+  EXPECT_EQ(frame["line"], 9);  // Counter's first statement
+  EXPECT_EQ(frame["name"], "Main.c (Counter)");
+}
+
+TEST_F(DapSession, NextStaysInTheFrameAndStepOutReturnsToTheCaller) {
+  client_.start(launchArgs());
+  setBreakpoints("main.st", json::array({{{"line", 21}}}));
+  client_.configured();
+  client_.event("stopped");
+  client_.request("next", json{{"threadId", 1}});
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "step");
+  EXPECT_EQ(topFrame()["line"], 22);
+  setBreakpoints("main.st", json::array());
+  setBreakpoints("lib.st", json::array({{{"line", 9}}}));
+  client_.request("continue", json{{"threadId", 1}});
+  client_.event("stopped");
+  EXPECT_EQ(topFrame()["line"], 9);
+  setBreakpoints("lib.st", json::array());
+  client_.request("stepOut", json{{"threadId", 1}});
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "step");
+  EXPECT_EQ(topFrame()["line"], 22);
+  EXPECT_EQ(stackTrace()["body"]["totalFrames"], 1);
+}
+
+TEST_F(DapSession, StackTraceHonoursStartFrameAndLevels) {
+  client_.start(launchArgs());
+  setBreakpoints("lib.st", json::array({{{"line", 3}}}));
+  client_.configured();
+  client_.event("stopped");
+  const json all = stackTrace();
+  EXPECT_EQ(all["body"]["totalFrames"], 2);
+  const json second = client_.request("stackTrace", json{{"threadId", 1}, {"startFrame", 1}, {"levels", 1}});
+  ASSERT_EQ(second["body"]["stackFrames"].size(), 1u);
+  EXPECT_EQ(second["body"]["stackFrames"][0], all["body"]["stackFrames"][1]);
+  EXPECT_EQ(second["body"]["totalFrames"], 2);
+}
+
+TEST_F(DapSession, ScopesAndVariablesShowLocalsInstanceGlobalsAndIo) {
+  client_.start(launchArgs());
+  setBreakpoints("lib.st", json::array({{{"line", 10}}}));
+  client_.configured();
+  client_.event("stopped");
+  const json scopes = client_.request("scopes", json{{"frameId", 1}});
+  std::vector<std::string> names;
+  for (const json& s : scopes["body"]["scopes"]) names.push_back(s["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"Locals", "Instance", "Globals", "Retain", "I/O"}));
+  const json locals = client_.request("variables", json{{"variablesReference", scopes["body"]["scopes"][0]["variablesReference"]}});
+  std::map<std::string, json> byName;
+  for (const json& v : locals["body"]["variables"]) byName[v["name"]] = v;
+  ASSERT_TRUE(byName.count("count"));
+  EXPECT_EQ(byName["count"]["value"], "2");  // first cycle: step = Twice(1)
+  ASSERT_TRUE(byName.count("history"));
+  EXPECT_EQ(byName["history"]["indexedVariables"], 1000);
+  // A large array pages.
+  const json page = client_.request("variables", json{{"variablesReference", byName["history"]["variablesReference"]},
+                                                      {"start", 10},
+                                                      {"count", 5}});
+  ASSERT_EQ(page["body"]["variables"].size(), 5u);
+  EXPECT_EQ(page["body"]["variables"][0]["name"], "[11]");
+  const json io = client_.request("variables", json{{"variablesReference", scopes["body"]["scopes"][4]["variablesReference"]}});
+  ASSERT_EQ(io["body"]["variables"].size(), 1u);
+  EXPECT_EQ(io["body"]["variables"][0]["name"], "gStart");
+  EXPECT_EQ(io["body"]["variables"][0]["type"], "BOOL AT %IX0.0");
+}
+
+TEST_F(DapSession, VariableReferencesResetWhenExecutionResumes) {
+  client_.start(launchArgs());
+  setBreakpoints("main.st", json::array({{{"line", 22}}}));
+  client_.configured();
+  client_.event("stopped");
+  const json scopes = client_.request("scopes", json{{"frameId", 1}});
+  const int64_t ref = scopes["body"]["scopes"][0]["variablesReference"];
+  client_.request("continue", json{{"threadId", 1}});
+  client_.event("stopped");
+  const json stale = client_.request("variables", json{{"variablesReference", ref}});
+  EXPECT_FALSE(stale["success"]);
+}
+
+TEST_F(DapSession, AFaultStopsWithReasonExceptionAndExceptionInfoDescribesIt) {
+  client_.start(json{{"program", project_.path("faulty.st")}, {"realtime", false}});
+  client_.configured();
+  const json stopped = client_.event("stopped");
+  EXPECT_EQ(stopped["body"]["reason"], "exception");
+  EXPECT_EQ(topFrame()["line"], 4);
+  const json info = client_.request("exceptionInfo", json{{"threadId", 1}});
+  ASSERT_TRUE(info["success"]);
+  EXPECT_NE(info["body"]["description"].get<std::string>().find("faulty.st:4"), std::string::npos);
+  // Continuing past the fault: exited (with an exit code), then terminated, in that order.
+  client_.request("continue", json{{"threadId", 1}});
+  const json exited = client_.event("exited");
+  EXPECT_EQ(exited["body"]["exitCode"], 3);
+  client_.event("terminated");
+  EXPECT_LT(client_.indexOfEvent("exited"), client_.indexOfEvent("terminated"));
+}
+
+TEST_F(DapSession, WithTheFaultFilterOffAFaultEndsTheProgramWithoutStopping) {
+  client_.start(json{{"program", project_.path("faulty.st")}, {"realtime", false}});
+  client_.request("setExceptionBreakpoints", json{{"filters", json::array()}});
+  client_.configured();
+  EXPECT_EQ(client_.event("exited")["body"]["exitCode"], 3);
+  client_.event("terminated");
+  EXPECT_EQ(client_.indexOfEvent("stopped"), -1);
+}
+
+TEST_F(DapSession, TheCycleLimitEndsWithExitedThenTerminated) {
+  json args = launchArgs();
+  args["cycles"] = 50;
+  client_.start(args);
+  client_.configured();
+  EXPECT_EQ(client_.event("exited")["body"]["exitCode"], 0);
+  client_.event("terminated");
+  EXPECT_LT(client_.indexOfEvent("exited"), client_.indexOfEvent("terminated"));
+}
+
+TEST_F(DapSession, DisconnectEndsTheLaunchedProgramAndSendsTerminated) {
+  client_.start(launchArgs());
+  client_.configured();
+  const json r = client_.request("disconnect", json{{"terminateDebuggee", true}});
+  EXPECT_TRUE(r["success"]);
+  client_.event("terminated");
+}
+
+TEST_F(DapSession, TerminateEndsTheProgramAndSendsTerminated) {
+  client_.start(launchArgs());
+  client_.configured();
+  EXPECT_TRUE(client_.request("terminate")["success"]);
+  client_.event("terminated");
+}
+
+TEST_F(DapSession, SetVariableIsAnExternalWriteSeenFromTheNextCycle) {
+  client_.start(launchArgs());
+  setBreakpoints("main.st", json::array({{{"line", 22}}}));
+  client_.configured();
+  client_.event("stopped");
+  const json scopes = client_.request("scopes", json{{"frameId", 1}});
+  const int64_t locals = scopes["body"]["scopes"][0]["variablesReference"];
+  const json bad = client_.request("setVariable", json{{"variablesReference", locals}, {"name", "n"}, {"value", "'text'"}});
+  EXPECT_FALSE(bad["success"]);
+  const json r = client_.request("setVariable", json{{"variablesReference", locals}, {"name", "n"}, {"value", "500"}});
+  ASSERT_TRUE(r["success"]) << r.dump();
+  EXPECT_EQ(r["body"]["value"], "500");
+  client_.request("continue", json{{"threadId", 1}});
+  client_.event("stopped");
+  // The write was applied at the start of the next cycle; its first statement added one.
+  EXPECT_EQ(client_.request("evaluate", json{{"expression", "n"}, {"frameId", 1}})["body"]["result"], "501");
+}
+
+TEST_F(DapSession, ADataBreakpointStopsAfterTheStatementThatWroteTheVariable) {
+  client_.start(launchArgs(true));
+  client_.configured();
+  client_.event("stopped");
+  const json info = client_.request("dataBreakpointInfo", json{{"name", "gTotal"}, {"frameId", 1}});
+  ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
+  const json set = client_.request("setDataBreakpoints",
+                                   json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}, {"accessType", "write"}}})}});
+  EXPECT_TRUE(set["body"]["breakpoints"][0]["verified"]);
+  client_.request("continue", json{{"threadId", 1}});
+  const json stopped = client_.event("stopped");
+  EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(topFrame()["line"], 23);  // right after `gTotal := gTotal + 1;`
+}
+
+}  // namespace
