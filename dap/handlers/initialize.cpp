@@ -12,8 +12,9 @@ Reply initializeRequest(Session& session, const json& args) {
   if (const auto format = optionalMember<std::string>(args, "pathFormat"); format && *format != "path")
     throw DapError("only pathFormat 'path' is supported");
   session.initialized = true;
-  // `initialized` only after the response: the client then sends its breakpoints.
-  return Reply{capabilities(), [&session] { session.sendEvent("initialized"); }};
+  // The `initialized` event follows the launch response (dap/handlers/launch.cpp): breakpoints
+  // are resolved against the launched program, so that is when configuration requests can come.
+  return Reply{capabilities()};
 }
 
 }  // namespace scanback::dap

@@ -83,7 +83,8 @@ Reply launchRequest(Session& session, const json& args) {
   session.setTarget(std::make_unique<LiveTarget>(program, std::move(options), session.targetListener()),
                     cwd.string());
   session.applyStops();
-  return Reply{};
+  // Ready for configuration requests (breakpoints resolve against this program): `initialized`.
+  return Reply{json(), [&session] { session.sendEvent("initialized"); }};
 }
 
 }  // namespace scanback::dap

@@ -14,6 +14,12 @@ Reply variablesRequest(Session& session, const json& args) {
     throw DapError(fmt::format("no variables with reference {} (references end when the program resumes)", reference));
   const Container copy = *container;  // variables() may add containers
   json list = json::array();
+  // Arrays have indexed children only; everything else named ones only.
+  const bool indexed = copy.kind == Container::Kind::Value && copy.type && copy.type->kind == TypeKind::Array;
+  const std::string filter = optionalMember<std::string>(args, "filter").value_or("");
+  if (!filter.empty() && filter != "indexed" && filter != "named")
+    throw DapError(fmt::format("unknown filter '{}' (indexed or named)", filter));
+  if ((filter == "indexed" && !indexed) || (filter == "named" && indexed)) return Reply{json{{"variables", list}}};
   for (const Variable& v : session.variables().variables(copy, vm, optionalMember<int64_t>(args, "start"),
                                                          optionalMember<int64_t>(args, "count")))
     list.push_back(v);

@@ -90,8 +90,7 @@ void Session::dispatch(const json& message) {
 }
 
 void Session::respond(const json& request, bool success, const json& body, const std::string& message) {
-  json response{{"seq", seq_.fetch_add(1)},
-                {"type", "response"},
+  json response{{"type", "response"},
                 {"request_seq", request.value("seq", int64_t{0})},
                 {"success", success},
                 {"command", request.contains("command") && request["command"].is_string()
@@ -103,13 +102,19 @@ void Session::respond(const json& request, bool success, const json& body, const
   } else if (!body.is_null()) {
     response["body"] = body;
   }
-  writer_.send(response);
+  send(std::move(response));
+}
+
+void Session::send(json message) {
+  std::lock_guard lock(sendMutex_);
+  message["seq"] = seq_++;
+  writer_.send(message);
 }
 
 void Session::sendEvent(const std::string& event, json body) {
-  json message{{"seq", seq_.fetch_add(1)}, {"type", "event"}, {"event", event}};
+  json message{{"type", "event"}, {"event", event}};
   if (!body.is_null()) message["body"] = std::move(body);
-  writer_.send(message);
+  send(std::move(message));
 }
 
 void Session::output(std::string_view category, const std::string& text) {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -85,6 +86,7 @@ class Session final : private TargetListener {
  private:
   void dispatch(const json& message);
   void respond(const json& request, bool success, const json& body, const std::string& message);
+  void send(json message);
   void stopped(const StopInfo& stop) override;
   void exited(int exitCode) override;
   void log(const std::string& text);
@@ -92,7 +94,10 @@ class Session final : private TargetListener {
   MessageReader reader_;
   MessageWriter writer_;
   std::function<void(const std::string&)> log_;
-  std::atomic<int64_t> seq_{1};
+  // Taken with the message's seq and held while it is written: seq order is wire order, whichever
+  // thread sends.
+  std::mutex sendMutex_;
+  int64_t seq_ = 1;
   std::atomic<bool> terminatedSent_{false};
   bool ending_ = false;
   ClientSettings client_;

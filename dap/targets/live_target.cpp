@@ -291,9 +291,12 @@ void LiveTarget::runLoop() {
     runtime_.startCycle();
     RunStatus status = runtime_.run();
     while (status == RunStatus::Paused) {
+      // The stop was published by onStatement. A resume may have come in already (resumed_ is
+      // then set): wait only if it has not.
       std::unique_lock lock(mutex_);
-      if (terminating_ || !lastStop_) return;
-      if (!stopAndWait(*lastStop_, lock)) return;
+      wake_.wait(lock, [&] { return resumed_ || terminating_; });
+      if (terminating_) return;
+      reanchor_ = true;  // pacing restarts from the moment of resuming
       lock.unlock();
       status = runtime_.run();
     }

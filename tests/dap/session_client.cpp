@@ -156,7 +156,7 @@ void SessionClient::start(json launchArguments, json initializeArguments) {
   ASSERT_TRUE(init["success"]) << init.dump();
   const json launch = request("launch", launchArguments);
   ASSERT_TRUE(launch["success"]) << launch.dump();
-  event("initialized");
+  event("initialized");  // after the launch response
 }
 
 void SessionClient::configured() {

@@ -85,12 +85,38 @@ class DapSession : public ::testing::Test {
 };
 
 TEST_F(DapSession, InitializedEventComesOnlyAfterTheInitializeResponse) {
-  const int64_t seq = client_.send("initialize", json{{"adapterID", "scanback"}});
+  // ... and after the launch response: breakpoints resolve against the launched program.
+  const int64_t init = client_.send("initialize", json{{"adapterID", "scanback"}});
+  EXPECT_TRUE(client_.noEvent("initialized", 100ms));
+  const int64_t launch = client_.send("launch", launchArgs());
   client_.event("initialized");
-  const int response = client_.indexOfResponse(seq);
   const int event = client_.indexOfEvent("initialized");
-  ASSERT_GE(response, 0);
-  EXPECT_LT(response, event);
+  EXPECT_LT(client_.indexOfResponse(init), event);
+  EXPECT_LT(client_.indexOfResponse(launch), event);
+}
+
+TEST_F(DapSession, MessagesCarrySeqInTheOrderTheyAreWrittenFromEveryThread) {
+  client_.start(launchArgs());
+  // Logpoint output comes from the target's thread while the session's thread answers requests.
+  setBreakpoints("main.st", json::array({{{"line", 22}, {"logMessage", "total {gTotal}"}}}));
+  client_.configured();
+  for (int i = 0; i < 200; ++i) client_.send("threads");
+  client_.response(client_.send("threads"));
+  const std::vector<json> all = client_.messages();
+  ASSERT_GT(all.size(), 200u);
+  for (size_t i = 1; i < all.size(); ++i) ASSERT_EQ(all[i]["seq"], all[i - 1]["seq"].get<int64_t>() + 1) << i;
+}
+
+TEST_F(DapSession, AResumeThatArrivesTheMomentAStopIsReportedIsNeverLost) {
+  client_.start(launchArgs());
+  setBreakpoints("main.st", json::array({{{"line", 22}}}));
+  client_.configured();
+  // Continue at once after each stop, many times: every continue leads to the next stop.
+  for (int i = 0; i < 300; ++i) {
+    client_.event("stopped");
+    client_.send("continue", json{{"threadId", 1}});
+  }
+  client_.event("stopped");
 }
 
 TEST_F(DapSession, CapabilitiesAreBuiltFromTheRegisteredHandlers) {
@@ -397,6 +423,9 @@ TEST_F(DapSession, ScopesAndVariablesShowLocalsInstanceGlobalsAndIo) {
   ASSERT_TRUE(byName.count("history"));
   EXPECT_EQ(byName["history"]["indexedVariables"], 1000);
   // A large array pages.
+  // Arrays have indexed children only.
+  EXPECT_TRUE(client_.request("variables", json{{"variablesReference", byName["history"]["variablesReference"]},
+                                                {"filter", "named"}})["body"]["variables"].empty());
   const json page = client_.request("variables", json{{"variablesReference", byName["history"]["variablesReference"]},
                                                       {"start", 10},
                                                       {"count", 5}});
