@@ -1,12 +1,14 @@
 // The debugger's expression evaluator (vm/debug/evaluator.h).
 //
 // The core is differential: every expression is compiled twice, once by the evaluator and once by
-// the ST compiler inside the program (`zr<i> := <expression>;` in the POU under test, zr<i>
-// declared with the type the evaluator gives the expression). The program runs on the VM to a
-// probe statement after those assignments; there the evaluator evaluates each expression in the
-// VM's own frame and its bytes must equal the bytes the VM stored in zr<i>. An expression the VM
-// faults on is checked against the evaluator's error and taken out of the batch. Expressions the
-// evaluator rejects are checked against the compiler's first error for the same text.
+// the ST compiler inside the program (`zr<i> := TO_<T>(<expression>);` in the POU under test, zr<i>
+// declared with the type T the evaluator gives the expression; see conversionName). The program
+// runs on the VM to a probe statement after those assignments; there the evaluator evaluates each
+// expression in the VM's own frame and its bytes must equal the bytes the VM stored in zr<i>. An
+// expression the VM faults on is checked against the evaluator's error. Expressions the evaluator
+// rejects are checked against the compiler's first error for the same text (message and column).
+// Tests for compile errors, frames, results and assignments, robustness (random bytes, token
+// soups, random expressions over noise) and speed follow.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -35,6 +37,7 @@ namespace {
 // method Motor.Run) and Calc (a function called from the method).
 const char* const kTemplate = R"ST(TYPE
   Color : (Red, Green := 5, Blue);
+  Light : (Off, Red, Amber) USINT;
   Level : (Low, Mid, High) DINT;
   Pct : INT (0..100);
   Speed : REAL := 1.5;
@@ -157,6 +160,10 @@ VAR_TEMP
   ft : INT;
   fr : REAL;
 END_VAR
+VAR_EXTERNAL
+  gDi : DINT;
+  K_MAX : INT;
+END_VAR
 (*DECLS:Motor*)
 METHOD Run : INT
 VAR_INPUT
@@ -214,6 +221,7 @@ VAR
   s : STRING[30] := 'The quick brown fox';
   e : STRING;
   col : Color := Red;
+  light : Light := Amber;
   lev : Level;
   pct : Pct := 100;
   sp : Speed;
@@ -683,6 +691,8 @@ TEST(EvaluatorDifferential, ProgramScopeExpressions) {
       "col = Red", "col <> Blue", "col = Color#Red", "gColor = Green", "lev = Low", "gLevel", "col", "Color#Blue",
       "Green", "High", "gLevel > lev", "col < Blue", "TO_DINT(gLevel) + 1", "pct", "pct + 1", "pct - 200",
       "gPct * 2", "sp", "sp * 2.0", "gSpeed + sp", "pt.c = Blue", "Level#Mid", "MAX(col, Color#Blue)",
+      "light = Red", "light <> Amber", "light", "Light#Red", "Amber", "light > Off", "TO_USINT(light) + 1",
+      "col = Red AND light = Red",
       // structs, arrays, FB instances, nested chains
       "pt", "pt.x", "pt.y", "pt.flags", "pt.c", "lne", "lne.a.x", "lne.pts[1].x", "lne.pts[idx - 1].name",
       "lne.m[2, -1]", "lne.m[1, idx - 3]", "lne.m", "lne.pts", "lne.pts[2]", "arr", "arr[1]", "arr[idx]",
@@ -730,7 +740,7 @@ TEST(EvaluatorDifferential, FunctionBlockBody) {
       "hist[count MOD 4]", "pt", "pt.name", "tmr.PT", "tmr.IN", "tmr", "mode", "mode = Mid", "name", "stat",
       "stat.7", "cnt", "cnt + cnt", "FK", "FK * count", "FS", "CONCAT(FS, name)", "ft", "fr", "fr * 2.0",
       "THIS.count", "THIS^.hist[1]", "THIS^.speed * 2.0", "THIS", "gR + fr", "Main.di", "Main.fb.count = count",
-      "ft + count", "REF(count)", "REF(THIS^.pt)", "SEL(enable, ft, count)", "LEN(name) + FK", "target > 50.0",
+      "ft + count", "gDi + K_MAX", "REF(count)", "REF(THIS^.pt)", "SEL(enable, ft, count)", "LEN(name) + FK", "target > 50.0",
   };
   Report r = differential(kMotor, exprs);
   EXPECT_EQ(r.rejected, 0u);
@@ -984,6 +994,8 @@ TEST(EvaluatorErrors, UnknownNamesSaySearchedScopes) {
   EXPECT_EQ(compileError(f.main, "Color#Purple"), "column 1: Color has no value 'Purple'");
   EXPECT_EQ(compileError(f.main, "Hue#Red"), "column 1: unknown type 'HUE'");
   EXPECT_EQ(compileError(f.main, "Point#x"), "column 1: 'POINT' is not an enumeration");
+  EXPECT_EQ(compileError(f.main, "Motor#x"), "column 1: 'MOTOR' is not an enumeration");
+  EXPECT_EQ(compileError(f.main, "Main#x"), "column 1: 'MAIN' is a PROGRAM, not a type");
   EXPECT_EQ(compileError(f.main, "Calc"), "column 1: 'Calc' is a POU; call it with ( )");
   EXPECT_EQ(compileError(f.main, "THIS"), "column 1: THIS is only available in function blocks and their methods");
   EXPECT_EQ(compileError(f.main, "nofn(1)"), "column 1: unknown function 'nofn'");
@@ -1269,8 +1281,8 @@ TEST(EvaluatorResults, StorageAndAssignment) {
   EXPECT_FALSE(eval("di + 0").result.offset);
   EXPECT_FALSE(eval("MOVE(di)").result.offset);
   EXPECT_FALSE(eval("SEL(TRUE, pt, pt)").result.offset);
-  EXPECT_FALSE(eval("K_MAX").result.offset);  // a folded constant, as in the compiler
-  EXPECT_TRUE(eval("PK").result.offset.has_value() == false);
+  EXPECT_FALSE(eval("K_MAX").result.offset);  // folded constants, as in the compiler
+  EXPECT_FALSE(eval("PK").result.offset);
   std::string error;
   auto e = Expression::compile(p, f.main, "lne.pts[1]", error);
   ASSERT_TRUE(e);
@@ -1347,13 +1359,12 @@ void evaluateEverywhere(const Expression& e, const Program& p, std::mt19937_64& 
   e.evaluate(nullptr, 0, EvalContext{}, r, error);
 }
 
-std::vector<std::pair<std::vector<uint8_t>, EvalContext>> pausedStates(const Fixture& f) {
-  // The memory while paused in each POU, and the same memory filled with noise.
+// The memory while paused in Calc (called from Motor.Run, called from Main) with the context of
+// each frame, and the same memory sprinkled with noise.
+std::vector<std::pair<std::vector<uint8_t>, EvalContext>> pausedStates(const std::string& source,
+                                                                        const test::Compiled& c) {
   std::vector<std::pair<std::vector<uint8_t>, EvalContext>> states;
-  const std::string source = instantiate("Calc", "", "tmp := tmp;\n");
-  test::Compiled c = test::compile(source);
   if (!c.program) return states;
-  (void)f;
   Runtime rt(c.program);
   PauseAt observer(test::statementOnLine(*c.program, lineOf(source, "tmp := tmp;")));
   rt.vm().setObserver(&observer);
@@ -1391,7 +1402,6 @@ TEST(EvaluatorRobustness, RandomBytes) {
 }
 
 TEST(EvaluatorRobustness, TokenSoup) {
-  const Fixture& f = fixture();
   // Names that resolve in the paused frames of Main, Motor.Run and Calc, and all kinds of tokens.
   const std::vector<std::string> tokens = {
       "si", "i", "di", "li", "usi", "uli", "b", "w", "lw", "r", "lr", "bo", "t", "s", "e", "pt", "lne", "arr", "neg",
@@ -1405,12 +1415,11 @@ TEST(EvaluatorRobustness, TokenSoup) {
       "16#FF", ".3", "D#2024-01-01", "IN", "P", "L", "K", "G", "ADD_TIME", "MUL_TIME",
   };
   std::mt19937_64 rng(2);
-  const auto states = pausedStates(f);
-  ASSERT_FALSE(states.empty());
-  // Compile against the paused program's POUs (same layout as the fixture's program but with the probe).
   const std::string source = instantiate("Calc", "", "tmp := tmp;\n");
   test::Compiled c = test::compile(source);
-  ASSERT_TRUE(c.program);
+  ASSERT_TRUE(c.program) << c.messages();
+  const auto states = pausedStates(source, c);
+  ASSERT_EQ(states.size(), 6u);
   const Program& p = *c.program;
   size_t compiled = 0, evaluated = 0;
   for (int n = 0; n < 6000; ++n) {
@@ -1439,6 +1448,36 @@ TEST(EvaluatorRobustness, TokenSoup) {
   }
   std::printf("[ token soup ] 6000 texts, %zu compiled, %zu evaluated to a value\n", compiled, evaluated);
   EXPECT_GT(compiled, 100u);
+}
+
+// Well-formed random expressions over memory full of noise (references and indexes anywhere):
+// errors or values, no read outside memory.
+TEST(EvaluatorRobustness, RandomExpressionsOverNoise) {
+  const Fixture& f = fixture();
+  Runtime rt(f.program);
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  const Vm& vm = rt.vm();
+  const EvalContext ctx{f.main, f.program->instances.at(0).offset, vm.imageSize()};
+  std::mt19937_64 rng(3);
+  RandomExpressions gen(4);
+  size_t compiled = 0, values = 0, errors = 0;
+  for (int n = 0; n < 3000; ++n) {
+    std::string error;
+    auto e = Expression::compile(*f.program, f.main, gen.expr(3), error);
+    if (!e) continue;
+    ++compiled;
+    for (int k = 0; k < 4; ++k) {
+      std::vector<uint8_t> memory(vm.memory(), vm.memory() + vm.memorySize());
+      const size_t step = k == 0 ? memory.size() : 1 + rng() % 16;  // k = 0: the real state
+      for (size_t i = 0; i < memory.size(); i += step) memory[i] = static_cast<uint8_t>(rng());
+      memory.resize(k == 3 ? vm.imageSize() : memory.size());  // k = 3: no stack at all
+      EvalResult r;
+      (e->evaluate(memory.data(), static_cast<uint32_t>(memory.size()), ctx, r, error) ? values : errors) += 1;
+    }
+  }
+  std::printf("[ noise ] %zu random expressions compiled: %zu values, %zu errors\n", compiled, values, errors);
+  EXPECT_GT(compiled, 300u);
+  EXPECT_GT(errors, 100u);
 }
 
 TEST(EvaluatorRobustness, DeepExpressions) {
@@ -1526,8 +1565,8 @@ TEST(EvaluatorErrors, SameMessagesAsTheCompiler) {
       "SQRT()", "SQRT(1, 2)", "SQRT(X := 1)", "SQRT(IN => r)", "SQRT('a')", "SQRT(t)", "LEN(5)", "LEFT(s, r)",
       "MID(s, 1)", "SHL(r, 1)", "ABS(s)", "TRUNC(di)", "INT_TO_DINT(r)", "TIME_TO_DATE(t)", "TO_DINT(pt)",
       "MIN(pt, pt)", "SEL(bo, 1, 'a')", "SEL(bo, pct, 500)", "pt.z", "fb.Run", "fb.tmr.prevIn", "Color#Purple",
-      "Hue#Red", "Point#x", "Calc", "THIS", "nofn(1)", "TON(1)", "di(1)", "nosuch + 1", "K_MAX.1",
-      "T#1s ** 2", "s * 2", "pt + 1", "fb + 1", "arr + 1", "MAX(s, 1)",
+      "Hue#Red", "Point#x", "Motor#x", "Main#x", "TON#x", "Calc", "THIS", "nofn(1)", "TON(1)", "di(1)", "nosuch + 1", "K_MAX.1",
+      "T#1s ** 2", "Red = light", "Red", "Red + 1", "light = Blue", "col = Amber", "s * 2", "pt + 1", "fb + 1", "arr + 1", "MAX(s, 1)",
       "CONCAT(s, 1)", "FIND(1, s)", "DELETE(s, 'a', 1)", "TO_STRING(pt)", "STRING_TO_TIME(s)",
       "BOOL_TO_DATE(bo)", "REF(di + 1)", "rp^^", "gRef.x", "MUX(bo, 1)", "LIMIT(1, 2)", "EXPT(s, 2)",
   };

@@ -359,8 +359,7 @@ class Builder {
     if (const Type* t = program_.types->findElementary(key)) return t;
     if (key == "STRING") return stringType(80);
     if (key == "WSTRING") fail(span, "WSTRING is not supported");
-    collectTypes();
-    if (auto it = namedTypes_.find(key); it != namedTypes_.end() && key != "STRUCT" && key != "ENUM") return it->second;
+    if (const Type* t = declaredType(key)) return t;
     if (const PouInfo* p = findPou(key)) {
       if (p->kind == PouKind::FunctionBlock) return p->instanceType ? p->instanceType : elem(TypeKind::Void);
       fail(span, fmt::format("'{}' is a {}, not a type", name, pouKindName(p->kind)));

@@ -18,6 +18,22 @@
 // standard functions the compiler knows (conversions, TRUNC, numeric, MIN/MAX/LIMIT/SEL/MUX/MOVE,
 // shifts and rotates, string and time functions). Calls to user functions, function blocks and
 // methods are rejected: they would change the program's state.
+//
+// Where the result can differ from the program's own code:
+// - An expression is typed without a context type, as a condition is. An assignment gives its
+//   right side the target's type, which changes how untyped literals inside some standard
+//   functions type (`x := SIN(SHR(ABS(16#FF), 1))` with an LREAL x types ABS as LREAL).
+// - CONSTANTs of globals and of the POU's instance fold as in the compiler; those of a function's
+//   or method's frame are read from memory (same value; an error the compiler finds with the
+//   constant, such as a division by a zero constant, is found when evaluating instead).
+// - Types are found by name (`Color#Red`, `TO_Speed(x)`) among the types the program's variables
+//   use: a declared type no variable uses, and an alias without its own default value
+//   (`TYPE Speed : REAL; END_TYPE`), cannot be named.
+// - When one expression holds several faults, the one reported is the VM's except in rare orders
+//   of evaluation (an index through a NULL reference whose index also faults).
+// - REF() of a computed value (not a variable) is rejected; references are checked against NULL
+//   and the end of memory only (a REF to a returned call's VAR_TEMP reads what the stack holds,
+//   as in the VM).
 #pragma once
 
 #include <cstdint>
