@@ -10,6 +10,11 @@ packages=(
   libvalijson-dev
   lua5.4
 )
+# node and npm run the end-to-end DAP tests (tests/dap/e2e). Debian's nodejs + npm, unless a node
+# with its own npm is there already (NodeSource's nodejs bundles npm and conflicts with Debian's).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

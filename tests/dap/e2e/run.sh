@@ -8,9 +8,14 @@
 # Installs the pinned npm packages (npm ci) when node_modules is missing or package-lock.json
 # changed since the last install. Exits non-zero when a test fails.
 set -euo pipefail
-cd "$(dirname "$0")"
-
-export SCANBACK_BINARY="${SCANBACK_BINARY:-$(pwd)/../../../build/scanback}"
+here="$(cd "$(dirname "$0")" && pwd)"
+if [ -n "${SCANBACK_BINARY:-}" ]; then
+  SCANBACK_BINARY="$(realpath -m -- "$SCANBACK_BINARY")"   # relative to where run.sh was started
+else
+  SCANBACK_BINARY="$(realpath -m -- "$here/../../../build/scanback")"
+fi
+export SCANBACK_BINARY
+cd "$here"
 if [ ! -x "$SCANBACK_BINARY" ]; then
   echo "run.sh: no scanback executable at $SCANBACK_BINARY (build it, or set SCANBACK_BINARY)" >&2
   exit 1

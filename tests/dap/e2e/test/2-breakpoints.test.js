@@ -27,7 +27,7 @@ const L = {
 describe('breakpoints', function () {
   const ctx = useClient();
 
-  it('breakpoints set before configurationDone apply from the first statement of cycle 0 (DebugClient.hitBreakpoint)', async function () {
+  ctx.it('breakpoints set before configurationDone apply from the first statement of cycle 0 (DebugClient.hitBreakpoint)', async function () {
     const { dc } = ctx;
     // The library's own scenario: initialize + launch, setBreakpoints on `initialized`,
     // configurationDone, then a `stopped` (reason breakpoint) at the expected place.
@@ -46,7 +46,7 @@ describe('breakpoints', function () {
     assert.ok(idx('configurationDone') < stops[0].__index);
   });
 
-  it('a breakpoint resolves to the first statement at or after the position; past the end it is unverified', async function () {
+  ctx.it('a breakpoint resolves to the first statement at or after the position; past the end it is unverified', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch());
     const requested = [
@@ -82,7 +82,7 @@ describe('breakpoints', function () {
     assert.deepStrictEqual([frame.source.path, frame.line, frame.column], [plant.fbs, f.body.breakpoints[0].line, 1]);
   });
 
-  it('breakpointLocations lists the statement starts of a range', async function () {
+  ctx.it('breakpointLocations lists the statement starts of a range', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch());
     // AlarmLatch's body in fbs.st.
@@ -99,7 +99,7 @@ describe('breakpoints', function () {
     assert.deepStrictEqual(none.body.breakpoints, []);
   });
 
-  it('a condition stops only where the ST expression holds; bad conditions are unverified; a run-time failure is reported once', async function () {
+  ctx.it('a condition stops only where the ST expression holds; bad conditions are unverified; a run-time failure is reported once', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch({ cycles: 60 }));   // six Slow cycles: upTicks 0..5 at the breakpoint
     const r = await dc.setBreakpointsRequest({ source: src(P), breakpoints: [
@@ -129,7 +129,7 @@ describe('breakpoints', function () {
     assert.ok(reports[0].body.output.includes(`breakpoint ${runtime.id}`), reports[0].body.output);
   });
 
-  it('hit conditions =N, %N and >N count the hits of each breakpoint', async function () {
+  ctx.it('hit conditions =N, %N and >N count the hits of each breakpoint', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch({ cycles: 60 }));   // Slow cycles k = 1..6 (hit k, upTicks k-1 at line 359)
     const r = await dc.setBreakpointsRequest({ source: src(P), breakpoints: [
@@ -148,7 +148,7 @@ describe('breakpoints', function () {
       seen.push([frame.line, Number(await dc.evaluate('upTicks')), stopped.body.hitBreakpointIds[0]]);
       const from = dc.mark();
       await dc.continueRequest({ threadId: 2 });
-      const next = await dc.waitFor((m) => m.event === 'stopped' || m.event === 'exited', { from });
+      const next = await dc.waitFor((m) => m.event === 'stopped' || m.event === 'exited', { from, what: "'stopped' or 'exited'" });
       if (next.event === 'exited') break;
       stopped = next;
     }
@@ -160,7 +160,7 @@ describe('breakpoints', function () {
     ]);
   });
 
-  it('a logpoint prints its interpolated message as an output event and does not stop', async function () {
+  ctx.it('a logpoint prints its interpolated message as an output event and does not stop', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch({ cycles: 40 }));   // Slow cycles 1, 12, 23, 34
     const r = await dc.setBreakpointsRequest({ source: src(P), breakpoints: [
@@ -184,7 +184,7 @@ describe('breakpoints', function () {
     assert.strictEqual((await dc.event('exited')).body.exitCode, 0);
   });
 
-  it('a breakpoint on a statement that runs every cycle stops every cycle until it is cleared', async function () {
+  ctx.it('a breakpoint on a statement that runs every cycle stops every cycle until it is cleared', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch({ cycles: 200 }));
     const r = await dc.setBreakpointsRequest({ source: src(P), breakpoints: [{ line: L.scale }] });
@@ -206,7 +206,7 @@ describe('breakpoints', function () {
     assert.strictEqual((await dc.event('exited', from)).body.exitCode, 0);
   });
 
-  it('breakpoints cleared while the program runs: no breakpoint stop is reported after the clearing response', async function () {
+  ctx.it('breakpoints cleared while the program runs: no breakpoint stop is reported after the clearing response', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch());
     await dc.configurationDoneRequest();
@@ -226,7 +226,7 @@ describe('breakpoints', function () {
     assert.strictEqual(dc.eventsSince('stopped').length, total);
   });
 
-  it('a data breakpoint stops right after the statement that changed the variable', async function () {
+  ctx.it('a data breakpoint stops right after the statement that changed the variable', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch({ stopOnEntry: true, cycles: 100 }));
     await dc.configureToStop();
@@ -258,7 +258,7 @@ describe('breakpoints', function () {
     assert.deepStrictEqual(dc.eventsSince('stopped', from), []);
   });
 
-  it('linesStartAt1 = false, columnsStartAt1 = false: lines and columns in and out are 0-based', async function () {
+  ctx.it('linesStartAt1 = false, columnsStartAt1 = false: lines and columns in and out are 0-based', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch(), { adapterID: 'scanback', linesStartAt1: false, columnsStartAt1: false, pathFormat: 'path' });
     const r = await dc.setBreakpointsRequest({ source: src(P), breakpoints: [{ line: L.scale - 1 }, { line: L.idleName - 1, column: 8 }] });
