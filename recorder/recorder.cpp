@@ -494,14 +494,14 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
 void Recorder::flushChunk() {
   if (!chunkOpen_ || chunk_.cycleCount() == 0) return;
   chunkOpen_ = false;
-  chunks_.fetch_add(1, std::memory_order_relaxed);
   if (ringMode()) {
     keepChunk();
-    chunk_ = trace::ChunkData{};
-    return;
+  } else {
+    if (writer_ && writeError_.empty() && !writer_->writeChunk(chunk_)) writeError_ = writer_->lastError();
+    publishSizes();
   }
-  if (writer_ && writeError_.empty() && !writer_->writeChunk(chunk_)) writeError_ = writer_->lastError();
-  publishSizes();
+  // Counted once it is in the file (or kept): a reader of the .partial file may rely on it.
+  chunks_.fetch_add(1, std::memory_order_release);
   chunk_ = trace::ChunkData{};
 }
 
@@ -686,7 +686,7 @@ RecorderStats Recorder::stats() const {
   s.cyclesRecorded = recorded_.load(std::memory_order_relaxed);
   s.cyclesDropped = dropped_.load(std::memory_order_relaxed);
   s.gaps = gaps_.load(std::memory_order_relaxed);
-  s.chunks = chunks_.load(std::memory_order_relaxed);
+  s.chunks = chunks_.load(std::memory_order_acquire);
   s.bytesWritten = bytesWritten_.load(std::memory_order_relaxed);
   s.rawBytes = rawBytes_.load(std::memory_order_relaxed);
   s.divergences = divergences_.load(std::memory_order_relaxed);
