@@ -14,7 +14,6 @@ Reply setDataBreakpointsRequest(Session& session, const json& args) {
   const uint32_t imageSize = session.target().program().imageSize();
   std::vector<DataWatch> watches;
   json out = json::array();
-  static int64_t nextId = 1'000'000;  // apart from source breakpoint ids
   for (const json& b : requested) {
     const std::string dataId = requiredMember<std::string>(b, "dataId");
     const std::string access = optionalMember<std::string>(b, "accessType").value_or("write");
@@ -32,7 +31,7 @@ Reply setDataBreakpointsRequest(Session& session, const json& args) {
                          {"message", fmt::format("only writes can be watched, not '{}' access", access)}});
       continue;
     }
-    w.id = nextId++;
+    w.id = session.breakpoints().newId();
     w.offset = offset;
     w.size = size;
     w.bit = static_cast<int8_t>(bit);

@@ -52,7 +52,14 @@ std::vector<Breakpoint> BreakpointManager::set(const SourceMap& sources, FileId 
   std::vector<std::shared_ptr<ResolvedBreakpoint>> kept;
   for (const SourceBreakpoint& want : requested) {
     Breakpoint b;
-    b.id = nextId_++;
+    b.id = newId();
+    // An unverified breakpoint: it is reported with why, and not kept.
+    auto failed = [&](std::string message) {
+      b.verified = false;
+      b.message = std::move(message);
+      b.reason = "failed";
+      response.push_back(std::move(b));
+    };
     b.source = sources.source(file);
     b.line = want.line;
     b.column = want.column;
@@ -62,10 +69,7 @@ std::vector<Breakpoint> BreakpointManager::set(const SourceMap& sources, FileId 
                                                     : std::nullopt)
                       : std::nullopt;
     if (!statement) {
-      b.verified = false;
-      b.message = fmt::format("no statement at or after line {} of {}", want.line, sources.source(file).name);
-      b.reason = "failed";
-      response.push_back(std::move(b));
+      failed(fmt::format("no statement at or after line {} of {}", want.line, sources.source(file).name));
       continue;
     }
     const SourceSpan& span = program_.statements[*statement].span;
@@ -80,20 +84,14 @@ std::vector<Breakpoint> BreakpointManager::set(const SourceMap& sources, FileId 
     if (want.condition && !want.condition->empty()) {
       resolved->condition = compileCondition(program_, *statement, *want.condition, error);
       if (!resolved->condition) {
-        b.verified = false;
-        b.message = fmt::format("condition '{}': {}", *want.condition, error);
-        b.reason = "failed";
-        response.push_back(std::move(b));
+        failed(fmt::format("condition '{}': {}", *want.condition, error));
         continue;
       }
     }
     if (want.hitCondition && !want.hitCondition->empty()) {
       std::optional<std::function<bool(uint64_t)>> hit = parseHitCondition(*want.hitCondition, error);
       if (!hit) {
-        b.verified = false;
-        b.message = error;
-        b.reason = "failed";
-        response.push_back(std::move(b));
+        failed(error);
         continue;
       }
       resolved->hitCondition = std::move(*hit);
@@ -101,10 +99,7 @@ std::vector<Breakpoint> BreakpointManager::set(const SourceMap& sources, FileId 
     if (want.logMessage) {
       resolved->logMessage = compileLogMessage(program_, *statement, *want.logMessage, error);
       if (!resolved->logMessage) {
-        b.verified = false;
-        b.message = fmt::format("log message: {}", error);
-        b.reason = "failed";
-        response.push_back(std::move(b));
+        failed(fmt::format("log message: {}", error));
         continue;
       }
     }

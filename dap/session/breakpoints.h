@@ -27,6 +27,8 @@ class BreakpointManager {
   std::vector<Breakpoint> set(const SourceMap& sources, FileId file, const std::vector<SourceBreakpoint>& requested);
   // Replaces every data breakpoint.
   void setDataWatches(std::vector<DataWatch> watches) { dataWatches_ = std::move(watches); }
+  // An id for a new breakpoint of any kind (unique within the session).
+  int64_t newId() { return nextId_++; }
   void setStopOnFaults(bool on) { stopOnFaults_ = on; }
   bool stopOnFaults() const { return stopOnFaults_; }
 

@@ -15,14 +15,10 @@ debug::EvalContext contextOf(const Frame* frame) {
   return debug::EvalContext{frame->pou, frame->thisOffset, frame->frameOffset};
 }
 
-bool structured(const Type& t) {
-  return t.kind == TypeKind::Struct || t.kind == TypeKind::Array || t.kind == TypeKind::FunctionBlock;
-}
-
 // A result as the Variables view shows values.
 std::string formatResult(const Program& program, const Vm& vm, const debug::EvalResult& r) {
   if (!r.type) return "?";
-  if (structured(*r.type)) return r.type->name;
+  if (isStructured(*r.type)) return r.type->name;
   if (r.bit >= 0 || r.type->kind == TypeKind::Bool) return !r.bytes.empty() && r.bytes[0] ? "TRUE" : "FALSE";
   if (r.bytes.size() >= r.type->size) return formatValue(program, r.bytes.data(), 0, -1, *r.type);
   if (r.offset) return formatValue(program, vm.memory(), *r.offset, -1, *r.type);
@@ -122,7 +118,7 @@ std::optional<Evaluated> evaluateExpression(const Program& program, const Vm& vm
   out.type = result.type;
   out.value = formatResult(program, vm, result);
   if (result.offset && result.type) {
-    out.slot = VariableSlot{text, *result.offset, result.bit, result.type, text, result.readOnly};
+    out.slot = VariableSlot{text, *result.offset, result.bit, result.type, text, result.readOnly, {}};
   }
   return out;
 }

@@ -190,14 +190,6 @@ Frame Session::frame(int64_t frameId) {
   return frames[frames.size() - static_cast<size_t>(frameId)];
 }
 
-uint32_t Session::frameStatement(int64_t frameId) {
-  const Vm& vm = pausedTarget().vm();
-  const std::vector<Frame> frames = vm.frames();
-  if (frameId < 1 || static_cast<uint64_t>(frameId) > frames.size())
-    throw DapError(fmt::format("no stack frame with id {}", frameId));
-  return vm.frameStatement(frames, frames.size() - static_cast<size_t>(frameId));
-}
-
 void Session::convertOut(Breakpoint& b) const {
   if (b.line) b.line = lineOut(static_cast<uint32_t>(*b.line));
   if (b.endLine) b.endLine = lineOut(static_cast<uint32_t>(*b.endLine));

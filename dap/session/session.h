@@ -65,7 +65,6 @@ class Session final : private TargetListener {
   void resuming();
   // The paused VM's frame with this id (1 = innermost); DapError when there is none.
   Frame frame(int64_t frameId);
-  uint32_t frameStatement(int64_t frameId);
 
   // Lines and columns as the client counts them.
   int64_t lineOut(uint32_t line) const { return client_.linesStartAt1 ? line : int64_t{line} - 1; }

@@ -10,10 +10,6 @@ namespace scanback::dap {
 
 namespace {
 
-bool structured(const Type& t) {
-  return t.kind == TypeKind::Struct || t.kind == TypeKind::Array || t.kind == TypeKind::FunctionBlock;
-}
-
 // A VAR_IN_OUT slot holds a reference (an image offset): the variable is what it points to.
 std::optional<uint32_t> dereference(const Vm& vm, uint32_t slot) {
   if (slot + 4 > vm.memorySize()) return std::nullopt;
@@ -50,8 +46,7 @@ const Container* VariableStore::find(int64_t reference) const {
 
 std::string VariableStore::valueText(const Vm& vm, uint32_t offset, int8_t bit, const Type& type) const {
   if (!inMemory(vm, offset, type)) return "<outside the image>";
-  if (type.kind == TypeKind::Array || type.kind == TypeKind::Struct || type.kind == TypeKind::FunctionBlock)
-    return type.name;
+  if (isStructured(type)) return type.name;
   if (type.kind == TypeKind::Ref) {
     const std::optional<uint32_t> target = dereference(vm, offset);
     if (!target || !type.base) return "NULL";
@@ -66,7 +61,7 @@ Variable VariableStore::describe(const std::string& name, const VariableSlot& sl
   v.type = slot.type->name;
   v.value = valueText(vm, slot.offset, slot.bit, *slot.type);
   v.evaluateName = slot.evaluateName;
-  if (structured(*slot.type) && inMemory(vm, slot.offset, *slot.type)) {
+  if (isStructured(*slot.type) && inMemory(vm, slot.offset, *slot.type)) {
     Container c;
     c.kind = Container::Kind::Value;
     c.offset = slot.offset;
@@ -114,6 +109,7 @@ std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm)
     s.type = v.type;
     s.bit = v.bit;
     s.constant = v.constant;
+    s.location = v.location;
     s.offset = v.absolute ? v.offset : base + v.offset;
     s.evaluateName = join(prefix, v.name);
     if (v.byReference) {
@@ -206,15 +202,8 @@ std::vector<Variable> VariableStore::variables(const Container& c, const Vm& vm,
   }
   for (const VariableSlot& s : slots(c, vm)) {
     Variable v = describe(s.name, s, vm);  // a dap::Variable
-    if (c.kind == Container::Kind::Io) {
-      // The address as metadata: "BOOL AT %IX0.3".
-      for (const scanback::Variable& decl : program_.globals)
-        if (decl.name == s.name && !decl.location.empty()) v.type = fmt::format("{} AT {}", s.type->name, decl.location);
-      for (const ProgramInstanceInfo& p : program_.instances)
-        for (const scanback::Variable& decl : p.type->fields)
-          if (join(p.name, decl.name) == s.name && !decl.location.empty())
-            v.type = fmt::format("{} AT {}", s.type->name, decl.location);
-    }
+    // In the I/O scope the address is metadata: "BOOL AT %IX0.3".
+    if (c.kind == Container::Kind::Io && !s.location.empty()) v.type = fmt::format("{} AT {}", s.type->name, s.location);
     out.push_back(std::move(v));
   }
   return out;
@@ -245,7 +234,7 @@ std::optional<VariableSlot> VariableStore::child(const Container& c, const Vm& v
       flat = flat * array.dims[d].count + static_cast<uint64_t>(k);
     }
     return VariableSlot{name, c.offset + static_cast<uint32_t>(flat * array.base->size), -1, array.base,
-                        c.evaluateName + name, false};
+                        c.evaluateName + name, false, {}};
   }
   for (const VariableSlot& s : slots(c, vm))
     if (s.name == name) return s;

@@ -26,6 +26,11 @@ struct Container {
   std::string evaluateName;       // Value: the expression that designates it
 };
 
+// A struct, FB instance or array: shown by its type's name and expanded through a reference.
+inline bool isStructured(const Type& t) {
+  return t.kind == TypeKind::Struct || t.kind == TypeKind::Array || t.kind == TypeKind::FunctionBlock;
+}
+
 // One variable the client may change: where it is and how it is named.
 struct VariableSlot {
   std::string name;
@@ -34,6 +39,7 @@ struct VariableSlot {
   const Type* type = nullptr;
   std::string evaluateName;
   bool constant = false;
+  std::string location;  // "%IX0.3" for a located variable
 };
 
 class VariableStore {

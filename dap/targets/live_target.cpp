@@ -112,11 +112,6 @@ std::optional<StopInfo> LiveTarget::lastStop() const {
   return lastStop_;
 }
 
-uint64_t LiveTarget::cycle() const {
-  std::lock_guard lock(mutex_);
-  return state_ == State::Running ? 0 : runtime_.cycle();
-}
-
 bool LiveTarget::write(ExternalWrite write, std::string& error) {
   std::lock_guard lock(mutex_);
   if (state_ != State::Paused && state_ != State::Configuring) {

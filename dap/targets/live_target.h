@@ -40,9 +40,6 @@ class LiveTarget final : public Target, private VmObserver {
   bool write(ExternalWrite write, std::string& error) override;
   void terminate() override;
 
-  // Cycles completed (for tests and messages).
-  uint64_t cycle() const;
-
  private:
   enum class State { Configuring, Running, Paused, Finished };
   struct Step {

@@ -62,7 +62,9 @@ int64_t SessionClient::send(const std::string& command, json arguments, bool che
   }
   json request{{"seq", seq}, {"type", "request"}, {"command", command}};
   if (!arguments.is_null()) request["arguments"] = std::move(arguments);
-  if (check) EXPECT_EQ(DapSchema::instance().validateRequest(request), "") << "the test sends an invalid request";
+  if (check) {
+    EXPECT_EQ(DapSchema::instance().validateRequest(request), "") << "the test sends an invalid request";
+  }
   sendRaw(MessageWriter::frame(request));
   return seq;
 }
