@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 
@@ -70,6 +71,40 @@ RunStatus Runtime::run() {
 RunStatus Runtime::runCycle() {
   startCycle();
   return run();
+}
+
+size_t Runtime::replaceProgram(std::shared_ptr<const Program> program, const ReloadPlan& plan) {
+  Vm next(std::move(program));
+  const Program& p = next.program();
+  applyReload(plan, vm_.image(), vm_.imageSize(), next.image(), next.imageSize());
+  next.setObserver(vm_.observer());
+  next.setStatementBudget(vm_.statementBudget());
+  size_t dropped = 0;
+  std::vector<ExternalWrite> moved;
+  for (ExternalWrite& w : pendingWrites_) {
+    std::optional<uint32_t> to;
+    if (w.bit >= 0) {  // a located BOOL: kept when its bit is
+      for (const ReloadPlan::Copy& c : plan.copies)
+        if (c.fromBit == w.bit && c.from == w.offset) {
+          to = c.to;
+          w.bit = c.toBit;
+        }
+    } else {
+      to = plan.relocate(w.offset, static_cast<uint32_t>(std::max<size_t>(w.bytes.size(), 1)));
+    }
+    if (!to) {
+      ++dropped;
+      continue;
+    }
+    w.offset = *to;
+    moved.push_back(std::move(w));
+  }
+  pendingWrites_ = std::move(moved);
+  vm_ = std::move(next);
+  inputs_.resize(p.input.size, 0);
+  outputs_.assign(p.output.size, 0);
+  if (p.output.size) std::memcpy(outputs_.data(), vm_.image() + p.output.offset, p.output.size);
+  return dropped;
 }
 
 std::string Runtime::faultMessage() const {

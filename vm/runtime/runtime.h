@@ -10,6 +10,7 @@
 
 #include "vm/bytecode/program.h"
 #include "vm/exec/vm.h"
+#include "vm/runtime/reload.h"
 
 namespace scanback {
 
@@ -84,6 +85,13 @@ class Runtime {
   bool faulted() const { return vm_.faulted(); }
   // "file:line:col: fault: <cause> (cycle N, task T)"
   std::string faultMessage() const;
+
+  // Hot reload, between cycles only: `program` (whose task table is this one's, see
+  // reloadBlocker) runs from the next cycle on, with the values `plan` keeps. The clock, the cycle
+  // count and the schedule go on. Queued external writes move with the variables they write; the
+  // number of writes dropped (their variable is gone or changed type) is returned. The field
+  // inputs stay by address: the machine does not rewire because the program changed.
+  size_t replaceProgram(std::shared_ptr<const Program> program, const ReloadPlan& plan);
 
   const std::vector<TaskStatistics>& statistics() const { return stats_; }
   uint64_t totalStatements() const { return totalStatements_; }
