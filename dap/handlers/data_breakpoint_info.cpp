@@ -7,7 +7,8 @@
 namespace scanback::dap {
 
 // A data breakpoint can watch any variable, struct field or array element for writes. Its dataId
-// is "OFFSET:SIZE:BIT:NAME", valid for the session (the program's layout does not move).
+// is "VERSION:OFFSET:SIZE:BIT:NAME": the offset holds for that program version; after a reload
+// the watch is found again by NAME.
 Reply dataBreakpointInfoRequest(Session& session, const json& args) {
   const std::string name = requiredMember<std::string>(args, "name");
   Target& target = session.pausedTarget();
@@ -23,7 +24,7 @@ Reply dataBreakpointInfoRequest(Session& session, const json& args) {
     std::optional<Frame> frame;
     if (const auto frameId = optionalMember<int64_t>(args, "frameId")) frame = session.frame(*frameId);
     const std::optional<Evaluated> result =
-        evaluateExpression(target.program(), target.vm(), frame ? &*frame : nullptr, name, error);
+        evaluateExpression(target.vm().program(), target.vm(), frame ? &*frame : nullptr, name, error);
     if (result && result->slot) slot = result->slot;
     else if (result) error = fmt::format("'{}' is a value, not a variable", name);
   }
@@ -33,7 +34,11 @@ Reply dataBreakpointInfoRequest(Session& session, const json& args) {
   }
   const std::string path = slot->evaluateName.empty() ? name : slot->evaluateName;
   const uint32_t size = slot->bit >= 0 ? 1u : std::max<uint32_t>(slot->type->size, 1);
-  return Reply{json{{"dataId", fmt::format("{}:{}:{}:{}", slot->offset, size, int{slot->bit}, path)},
+  // The VM may still be finishing a cycle of the version before a reload: then the offset is of
+  // an older layout than the session's, and the version says so.
+  const uint32_t version = &target.vm().program() == session.programPtr().get() ? session.programVersion()
+                                                                                : session.programVersion() - 1;
+  return Reply{json{{"dataId", fmt::format("{}:{}:{}:{}:{}", version, slot->offset, size, int{slot->bit}, path)},
                     {"description", fmt::format("{} (written)", path)},
                     {"accessTypes", json::array({"write"})},
                     {"canPersist", false}}};

@@ -16,7 +16,7 @@ Reply evaluateRequest(Session& session, const json& args) {
   if (const auto frameId = optionalMember<int64_t>(args, "frameId")) frame = session.frame(*frameId);
   std::string error;
   const std::optional<Evaluated> result =
-      evaluateExpression(target.program(), vm, frame ? &*frame : nullptr, expression, error);
+      evaluateExpression(vm.program(), vm, frame ? &*frame : nullptr, expression, error);
   if (!result) throw DapError(error);
   json body{{"result", result->value}, {"variablesReference", 0}};
   if (result->type) body["type"] = result->type->name;

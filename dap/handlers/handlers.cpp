@@ -37,6 +37,7 @@ const std::vector<Handler>& handlers() {
       {"setExpression", setExpressionRequest, {{"supportsSetExpression", true}}},
       {"dataBreakpointInfo", dataBreakpointInfoRequest, {{"supportsDataBreakpoints", true}}},
       {"setDataBreakpoints", setDataBreakpointsRequest, {}},
+      {"stReload", stReloadRequest, {}},
   };
   return list;
 }

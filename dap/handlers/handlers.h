@@ -46,5 +46,6 @@ Reply setVariableRequest(Session&, const json&);
 Reply setExpressionRequest(Session&, const json&);
 Reply dataBreakpointInfoRequest(Session&, const json&);
 Reply setDataBreakpointsRequest(Session&, const json&);
+Reply stReloadRequest(Session&, const json&);  // custom: hot reload
 
 }  // namespace scanback::dap

@@ -10,7 +10,7 @@ namespace scanback::dap {
 inline Reply resumeReply(Session& session, const json& args, ResumeKind kind, json body = json()) {
   const int64_t threadId = requiredMember<int64_t>(args, "threadId");
   Target& target = session.pausedTarget();
-  if (threadId < 1 || static_cast<uint64_t>(threadId) > target.program().tasks.size())
+  if (threadId < 1 || static_cast<uint64_t>(threadId) > session.program().tasks.size())
     throw DapError("no thread with id " + std::to_string(threadId));
   session.resuming();
   return Reply{std::move(body), [&target, kind, threadId] { target.resume(kind, static_cast<uint32_t>(threadId - 1)); }};

@@ -19,22 +19,11 @@ Reply setBreakpointsRequest(Session& session, const json& args) {
     b.line = session.lineIn(b.line);
     if (b.column) b.column = session.columnIn(*b.column);
   }
+  // A file that is not part of the program: its breakpoints stay unverified (until a reload
+  // brings the file in).
   const std::optional<FileId> file = session.sources().find(source);
   json list = json::array();
-  if (!file) {
-    // Not a file of this program: every breakpoint stays unverified.
-    const std::string name = source.value("path", source.value("name", std::string("?")));
-    for (const SourceBreakpoint& b : requested) {
-      Breakpoint out;
-      out.verified = false;
-      out.line = session.lineOut(static_cast<uint32_t>(std::max<int64_t>(b.line, 1)));
-      out.message = fmt::format("{} is not a source file of the launched program", name);
-      out.reason = "failed";
-      list.push_back(out);
-    }
-    return Reply{json{{"breakpoints", list}}};
-  }
-  std::vector<Breakpoint> result = session.breakpoints().set(session.sources(), *file, requested);
+  std::vector<Breakpoint> result = session.breakpoints().set(session.sources(), source, file, requested);
   // Handed to the target before the response: a stop of the old set is never reported after it.
   session.applyStops();
   for (Breakpoint& b : result) {

@@ -15,7 +15,7 @@ Reply setExpressionRequest(Session& session, const json& args) {
   if (const auto frameId = optionalMember<int64_t>(args, "frameId")) frame = session.frame(*frameId);
   std::string error;
   const std::optional<Evaluated> result =
-      evaluateExpression(target.program(), target.vm(), frame ? &*frame : nullptr, expression, error);
+      evaluateExpression(target.vm().program(), target.vm(), frame ? &*frame : nullptr, expression, error);
   if (!result) throw DapError(error);
   if (!result->slot) throw DapError(fmt::format("'{}' is not a variable: it cannot be assigned", expression));
   return Reply{writeValue(session, target, *result->slot, value)};

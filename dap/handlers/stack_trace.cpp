@@ -11,10 +11,11 @@ namespace scanback::dap {
 Reply stackTraceRequest(Session& session, const json& args) {
   const int64_t threadId = requiredMember<int64_t>(args, "threadId");
   Target& target = session.pausedTarget();
-  const Program& program = target.program();
+  const Vm& vm = target.vm();
+  // The version the VM runs: after a reload, the cycle under way finishes on the code it began with.
+  const Program& program = vm.program();
   if (threadId < 1 || static_cast<uint64_t>(threadId) > program.tasks.size())
     throw DapError(fmt::format("no thread with id {}", threadId));
-  const Vm& vm = target.vm();
   json frames = json::array();
   std::vector<Frame> calls;
   // Only the task whose cycle is under way has a call stack; the others are between cycles.
@@ -30,7 +31,7 @@ Reply stackTraceRequest(Session& session, const json& args) {
     f.name = frameName(program, calls[index]);
     if (statement < program.statements.size()) {
       const SourceSpan& span = program.statements[statement].span;
-      f.source = session.sources().source(span.file);
+      f.source = session.sources().sourceOf(program, span.file);
       f.line = session.lineOut(span.line);
       f.column = session.columnOut(span.column);
       if (span.endLine) {

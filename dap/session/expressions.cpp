@@ -123,8 +123,30 @@ std::optional<Evaluated> evaluateExpression(const Program& program, const Vm& vm
   return out;
 }
 
+std::optional<DataWatch> locateWatch(const Program& program, const std::string& name, std::string& error) {
+  std::unique_ptr<debug::Expression> e = debug::Expression::compile(program, UINT32_MAX, name, error);
+  if (!e) return std::nullopt;
+  // Index expressions read the initial image: a watch's name has constant indexes.
+  debug::EvalResult result;
+  if (!e->evaluate(program.initialImage.data(), program.imageSize(), {}, result, error)) return std::nullopt;
+  if (!result.offset || !result.type || *result.offset >= program.imageSize()) {
+    error = fmt::format("'{}' is not a variable", name);
+    return std::nullopt;
+  }
+  DataWatch w;
+  w.offset = *result.offset;
+  w.bit = result.bit;
+  w.size = result.bit >= 0 ? 1u : std::max<uint32_t>(result.type->size, 1);
+  if (w.size > program.imageSize() - w.offset) {
+    error = fmt::format("'{}' is not in the image", name);
+    return std::nullopt;
+  }
+  w.name = name;
+  return w;
+}
+
 json writeValue(Session& session, Target& target, const VariableSlot& slot, const std::string& value) {
-  const Program& program = target.program();
+  const Program& program = target.vm().program();
   debug::EvalResult where;
   where.type = slot.type;
   where.offset = slot.offset;

@@ -33,6 +33,11 @@ struct Evaluated {
 std::optional<Evaluated> evaluateExpression(const Program& program, const Vm& vm, const Frame* frame,
                                             const std::string& text, std::string& error);
 
+// The storage a data breakpoint watches, found by its name (a global or program-instance path
+// such as "Main.motor.speed" or "Main.buffer[3]") in `program`'s layout. Used when the program
+// changed since the watch was made. Nullopt with `error` when the name designates no storage there.
+std::optional<DataWatch> locateWatch(const Program& program, const std::string& name, std::string& error);
+
 // Validates `value` against the slot's type and queues it as an external write; the response
 // body of setVariable/setExpression ({value, type}). DapError when it cannot be written.
 json writeValue(Session& session, Target& target, const VariableSlot& slot, const std::string& value);

@@ -140,11 +140,29 @@ void Session::exited(int exitCode) {
   sendTerminated();
 }
 
-void Session::setTarget(std::unique_ptr<Target> target, const std::string& baseDirectory) {
+void Session::setTarget(std::unique_ptr<Target> target, std::shared_ptr<const Program> program,
+                        const std::string& baseDirectory) {
   target_ = std::move(target);
-  sources_ = std::make_unique<SourceMap>(target_->program(), baseDirectory);
-  breakpoints_ = std::make_unique<BreakpointManager>(target_->program());
-  variables_ = std::make_unique<VariableStore>(target_->program());
+  program_ = std::move(program);
+  baseDirectory_ = baseDirectory;
+  sources_ = std::make_unique<SourceMap>(*program_, baseDirectory);
+  breakpoints_ = std::make_unique<BreakpointManager>(program_);
+  variables_ = std::make_unique<VariableStore>();
+}
+
+const Program& Session::program() {
+  target();
+  return *program_;
+}
+
+std::vector<Breakpoint> Session::replaceProgram(std::shared_ptr<const Program> program) {
+  auto sources = std::make_unique<SourceMap>(*program, baseDirectory_);
+  std::vector<Breakpoint> changed = breakpoints_->rebind(program, *sources);
+  program_ = std::move(program);
+  sources_ = std::move(sources);
+  ++programVersion_;
+  for (Breakpoint& b : changed) convertOut(b);
+  return changed;
 }
 
 Target& Session::target() {

@@ -51,10 +51,20 @@ class Session final : private TargetListener {
   bool launched() const { return target_ != nullptr; }
   // Where a target reports to (this session).
   TargetListener& targetListener() { return *this; }
-  void setTarget(std::unique_ptr<Target> target, const std::string& baseDirectory);
+  void setTarget(std::unique_ptr<Target> target, std::shared_ptr<const Program> program,
+                 const std::string& baseDirectory);
   Target& target();        // DapError when no program was launched
   Target& pausedTarget();  // DapError unless the target is paused
-  const Program& program() { return target().program(); }
+  // The newest program version: what breakpoints and sources resolve against. The paused VM may
+  // still be finishing a cycle of the version before a reload: what it shows is read with
+  // vm().program().
+  const Program& program();
+  const std::shared_ptr<const Program>& programPtr() const { return program_; }
+  // Counts reloads (0 for the launched version): names the layout data breakpoint ids refer to.
+  uint32_t programVersion() const { return programVersion_; }
+  // After stReload: the new version's sources and breakpoints, re-resolved with their ids. The
+  // breakpoints whose verification, line or column changed are returned (for `breakpoint` events).
+  std::vector<Breakpoint> replaceProgram(std::shared_ptr<const Program> program);
   SourceMap& sources();
   BreakpointManager& breakpoints();
   VariableStore& variables();
@@ -75,6 +85,8 @@ class Session final : private TargetListener {
   void convertOut(Breakpoint& b) const;
 
   bool stopOnEntry = false;
+  // The launch's arguments (stReload defaults to its `program`, `cwd` and `inputs`).
+  json launchArguments;
   bool configurationDone = false;
   bool initialized = false;
   // Ends the session once the current response is sent.
@@ -101,6 +113,9 @@ class Session final : private TargetListener {
   bool ending_ = false;
   ClientSettings client_;
   std::unique_ptr<Target> target_;
+  std::shared_ptr<const Program> program_;
+  uint32_t programVersion_ = 0;
+  std::string baseDirectory_;
   std::unique_ptr<SourceMap> sources_;
   std::unique_ptr<BreakpointManager> breakpoints_;
   std::unique_ptr<VariableStore> variables_;

@@ -16,7 +16,8 @@ std::string normal(const std::string& path, const std::string& base) {
 }
 }  // namespace
 
-SourceMap::SourceMap(const Program& program, const std::string& baseDirectory) : program_(program) {
+SourceMap::SourceMap(const Program& program, const std::string& baseDirectory)
+    : program_(program), baseDirectory_(baseDirectory) {
   for (FileId id = 0; id < program.sources.size(); ++id) {
     const SourceFile& f = program.sources.file(id);
     File file;
@@ -66,6 +67,21 @@ std::optional<FileId> SourceMap::find(const json& source) const {
     return match;
   }
   return std::nullopt;
+}
+
+Source SourceMap::sourceOf(const Program& program, FileId file) const {
+  if (&program == &program_) return source(file);
+  if (file >= program.sources.size()) return Source{"?", "", 0};
+  const std::string& path = program.sources.file(file).path;
+  const std::string wanted = normal(path, baseDirectory_);
+  for (const File& f : files_)
+    if (f.normalPath == wanted) return f.source;
+  // A file the new version no longer has: named by its path when it is on this machine.
+  Source gone;
+  gone.name = fs::path(path).filename().string();
+  std::error_code ec;
+  if (fs::is_regular_file(wanted, ec)) gone.path = wanted;
+  return gone;
 }
 
 const std::string& SourceMap::text(FileId file) const { return program_.sources.file(file).text; }

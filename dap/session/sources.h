@@ -20,6 +20,9 @@ class SourceMap {
 
   // The DAP Source of a file of the program.
   const Source& source(FileId file) const { return files_.at(file).source; }
+  // The Source of a file of another version of the program (a cycle that began before a
+  // reload): this map's Source for the same path, so the client sees one identity per file.
+  Source sourceOf(const Program& program, FileId file) const;
   size_t fileCount() const { return files_.size(); }
   // The file a request's Source names: by sourceReference, by path (compared after making both
   // absolute and normal), or by file name when that is unambiguous. Nullopt when it is none of
@@ -44,6 +47,7 @@ class SourceMap {
     std::vector<size_t> lineStarts;  // byte offset of each line (0-based line index)
   };
   const Program& program_;
+  std::string baseDirectory_;
   std::vector<File> files_;
 };
 

@@ -52,7 +52,7 @@ std::string VariableStore::valueText(const Vm& vm, uint32_t offset, int8_t bit, 
     if (!target || !type.base) return "NULL";
     return fmt::format("REF -> {}", valueText(vm, *target, -1, *type.base));
   }
-  return formatValue(program_, vm.memory(), offset, bit, type);
+  return formatValue(vm.program(), vm.memory(), offset, bit, type);
 }
 
 Variable VariableStore::describe(const std::string& name, const VariableSlot& slot, const Vm& vm) {
@@ -80,7 +80,7 @@ Variable VariableStore::describe(const std::string& name, const VariableSlot& sl
 std::vector<Scope> VariableStore::scopes(const Frame& frame, const Vm& vm) {
   (void)vm;
   std::vector<Scope> out;
-  const PouInfo& pou = program_.pous.at(frame.pou);
+  const PouInfo& pou = vm.program().pous.at(frame.pou);
   Container locals;
   locals.kind = Container::Kind::Locals;
   locals.frame = frame;
@@ -121,7 +121,7 @@ std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm)
   };
   switch (c.kind) {
     case Container::Kind::Locals: {
-      const PouInfo& pou = program_.pous.at(c.frame.pou);
+      const PouInfo& pou = vm.program().pous.at(c.frame.pou);
       for (const scanback::Variable& v : pou.frameVariables) addVariable(v, c.frame.frameOffset, "");
       // An FB's or program's own variables live in its instance.
       if (pou.instanceType && (pou.kind == PouKind::FunctionBlock || pou.kind == PouKind::Program))
@@ -129,14 +129,14 @@ std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm)
       break;
     }
     case Container::Kind::Instance: {
-      const PouInfo& pou = program_.pous.at(c.frame.pou);
+      const PouInfo& pou = vm.program().pous.at(c.frame.pou);
       if (pou.instanceType)
         for (const scanback::Variable& v : pou.instanceType->fields) addVariable(v, c.frame.thisOffset, "");
       break;
     }
     case Container::Kind::Globals:
-      for (const scanback::Variable& v : program_.globals) addVariable(v, 0, "");
-      for (const ProgramInstanceInfo& p : program_.instances) {
+      for (const scanback::Variable& v : vm.program().globals) addVariable(v, 0, "");
+      for (const ProgramInstanceInfo& p : vm.program().instances) {
         VariableSlot s;
         s.name = p.name;
         s.type = p.type;
@@ -146,17 +146,17 @@ std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm)
       }
       break;
     case Container::Kind::Retain:
-      for (const scanback::Variable& v : program_.globals)
+      for (const scanback::Variable& v : vm.program().globals)
         if (v.retain) addVariable(v, 0, "");
-      for (const ProgramInstanceInfo& p : program_.instances)
+      for (const ProgramInstanceInfo& p : vm.program().instances)
         for (const scanback::Variable& v : p.type->fields)
           if (v.retain) addVariable(v, p.offset, p.name);
       for (VariableSlot& s : out) s.name = s.evaluateName;
       break;
     case Container::Kind::Io:
-      for (const scanback::Variable& v : program_.globals)
+      for (const scanback::Variable& v : vm.program().globals)
         if (!v.location.empty()) addVariable(v, 0, "");
-      for (const ProgramInstanceInfo& p : program_.instances)
+      for (const ProgramInstanceInfo& p : vm.program().instances)
         for (const scanback::Variable& v : p.type->fields)
           if (!v.location.empty()) addVariable(v, p.offset, p.name);
       for (VariableSlot& s : out) s.name = s.evaluateName;

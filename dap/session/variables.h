@@ -44,7 +44,9 @@ struct VariableSlot {
 
 class VariableStore {
  public:
-  explicit VariableStore(const Program& program) : program_(program) {}
+  // Reads the program of the VM it is given: after a reload, that is the version the paused
+  // cycle runs.
+  VariableStore() = default;
 
   void reset() {
     containers_.clear();
@@ -67,7 +69,6 @@ class VariableStore {
 
  private:
   std::vector<VariableSlot> slots(const Container& container, const Vm& vm) const;
-  const Program& program_;
   std::vector<Container> containers_;  // reference = index + 1
   // The same container asked for again (a client re-reading a scope) gets the same reference.
   std::map<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t, const Type*>, int64_t> known_;

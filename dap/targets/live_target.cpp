@@ -40,9 +40,8 @@ bool sameAsWatched(const Vm& vm, const DataWatch& w, const std::vector<uint8_t>&
 }  // namespace
 
 LiveTarget::LiveTarget(std::shared_ptr<const Program> program, LiveOptions options, TargetListener& listener)
-    : program_(std::move(program)), options_(std::move(options)), listener_(listener), runtime_(program_) {
+    : options_(std::move(options)), listener_(listener), runtime_(std::move(program)) {
   auto empty = std::make_shared<StopSet>();
-  empty->statementHasBreakpoint.assign(program_->statements.size(), 0);
   stops_ = empty;
   cached_ = empty;
 }
@@ -122,6 +121,37 @@ bool LiveTarget::write(ExternalWrite write, std::string& error) {
   return true;
 }
 
+bool LiveTarget::reload(ReloadRequest request, std::string& error) {
+  std::unique_lock lock(mutex_);
+  if (state_ == State::Finished || terminating_) {
+    error = "the program has ended";
+    return false;
+  }
+  if (state_ == State::Configuring) {  // the thread has not started: nothing runs
+    lock.unlock();
+    std::vector<ReloadRequest> now;
+    now.push_back(std::move(request));
+    applyReloads(std::move(now));
+    return true;
+  }
+  reloads_.push_back(std::move(request));
+  return true;
+}
+
+void LiveTarget::applyReloads(std::vector<ReloadRequest> reloads) {
+  for (ReloadRequest& r : reloads) {
+    const size_t dropped = runtime_.replaceProgram(r.program, r.plan);
+    options_.stimulus = std::move(r.stimulus);
+    std::string text = fmt::format("the new program version runs from cycle {}\n", runtime_.cycle());
+    if (dropped)
+      text += fmt::format("{} value(s) written from the debugger were not applied: their variable is gone or "
+                          "changed type\n",
+                          dropped);
+    listener_.output("console", text);
+  }
+  refreshStops();  // the watched values, read from the new image
+}
+
 void LiveTarget::terminate() {
   {
     std::lock_guard lock(mutex_);
@@ -147,6 +177,8 @@ bool LiveTarget::onStatement(uint32_t statement, uint64_t step) {
   const Vm& vm = runtime_.vm();
   if (stopsGeneration_.load(std::memory_order_acquire) != cachedGeneration_) refreshStops();
   const StopSet& stops = *cached_;
+  // Resolved for another program version (the rest of a cycle begun before a reload): off.
+  const bool resolvedHere = !stops.program || stops.program.get() == &vm.program();
   const uint32_t task = vm.currentTask();
   std::optional<StopInfo> stop;
   auto want = [&](StopReason reason) {
@@ -154,7 +186,7 @@ bool LiveTarget::onStatement(uint32_t statement, uint64_t step) {
   };
 
   // Breakpoints first: their hit counts and logpoints move whether or not something else stops here.
-  if (statement < stops.statementHasBreakpoint.size() && stops.statementHasBreakpoint[statement]) {
+  if (resolvedHere && statement < stops.statementHasBreakpoint.size() && stops.statementHasBreakpoint[statement]) {
     std::vector<int64_t> ids;
     for (const auto& bp : stops.breakpoints) {
       if (bp->statement != statement) continue;
@@ -186,7 +218,7 @@ bool LiveTarget::onStatement(uint32_t statement, uint64_t step) {
   }
   // Data breakpoints: a change since the last boundary was made by the statement before this one
   // (at step 0 by the scan inputs: taken silently).
-  if (!stops.dataWatches.empty()) {
+  if (resolvedHere && !stops.dataWatches.empty()) {
     std::vector<int64_t> ids;
     for (size_t i = 0; i < stops.dataWatches.size(); ++i) {
       const DataWatch& w = stops.dataWatches[i];
@@ -225,6 +257,7 @@ bool LiveTarget::onStatement(uint32_t statement, uint64_t step) {
     stop->reason = pauseRequested_.load(std::memory_order_relaxed) ? StopReason::Pause : StopReason::Step;
     stop->breakpointIds.clear();
   }
+  stop->endsStep = step_.has_value();
   lastStop_ = *stop;
   state_ = State::Paused;
   pauseRequested_.store(false, std::memory_order_relaxed);
@@ -280,6 +313,12 @@ void LiveTarget::runLoop() {
       listener_.output("console", fmt::format("the program ran its {} cycles\n", *options_.cycles));
       return finish(0);
     }
+    std::vector<ReloadRequest> reloads;
+    {
+      std::lock_guard lock(mutex_);
+      reloads.swap(reloads_);
+    }
+    if (!reloads.empty()) applyReloads(std::move(reloads));
     const CycleStart next = runtime_.nextCycle();
     pace(next.startNs);
     if (options_.stimulus) options_.stimulus->apply(next.cycle, runtime_);

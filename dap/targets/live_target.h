@@ -27,8 +27,6 @@ class LiveTarget final : public Target, private VmObserver {
   LiveTarget(std::shared_ptr<const Program> program, LiveOptions options, TargetListener& listener);
   ~LiveTarget() override;
 
-  const Program& program() const override { return *program_; }
-  std::shared_ptr<const Program> programPtr() const override { return program_; }
   void setStops(std::shared_ptr<const StopSet> stops) override;
   void start(bool stopOnEntry) override;
   void resume(ResumeKind kind, uint32_t task) override;
@@ -38,6 +36,7 @@ class LiveTarget final : public Target, private VmObserver {
   std::optional<StopInfo> lastStop() const override;
   const Vm& vm() const override { return runtime_.vm(); }
   bool write(ExternalWrite write, std::string& error) override;
+  bool reload(ReloadRequest request, std::string& error) override;
   void terminate() override;
 
  private:
@@ -56,9 +55,10 @@ class LiveTarget final : public Target, private VmObserver {
   // Waits until the wall-clock time of the next cycle, a pause request or termination.
   void pace(int64_t startNs);
   void refreshStops();
+  // Swaps in the reloads requested so far (between cycles, or before the thread starts).
+  void applyReloads(std::vector<ReloadRequest> reloads);
   void finish(int exitCode);
 
-  std::shared_ptr<const Program> program_;
   LiveOptions options_;
   TargetListener& listener_;
   Runtime runtime_;
@@ -75,6 +75,7 @@ class LiveTarget final : public Target, private VmObserver {
   std::atomic<bool> pauseRequested_{false};
   std::atomic<uint32_t> pauseTask_{0};
   std::optional<Step> step_;  // set by resume(), read by the thread
+  std::vector<ReloadRequest> reloads_;  // taken by the thread at the next cycle start
 
   // ---- the execution thread only
   std::shared_ptr<const StopSet> cached_;

@@ -18,7 +18,9 @@
 
 #include "vm/bytecode/program.h"
 #include "vm/exec/vm.h"
+#include "vm/runtime/reload.h"
 #include "vm/runtime/runtime.h"
+#include "vm/runtime/stimulus.h"
 
 namespace scanback::dap {
 
@@ -50,6 +52,10 @@ struct DataWatch {
 // Everything a target stops at. Immutable once handed over; each new set has a higher generation.
 struct StopSet {
   uint64_t generation = 0;
+  // The program version the breakpoints and data watches are resolved for (statement ids, image
+  // offsets); while another version executes (the rest of a cycle after a reload) they are not
+  // checked. Null: none resolved.
+  std::shared_ptr<const Program> program;
   std::vector<std::shared_ptr<const ResolvedBreakpoint>> breakpoints;
   std::vector<uint8_t> statementHasBreakpoint;  // per statement id
   std::vector<DataWatch> dataWatches;
@@ -64,6 +70,14 @@ struct StopInfo {
   uint32_t task = 0;
   std::vector<int64_t> breakpointIds;  // breakpoint or data watch ids
   std::string description;             // e.g. the fault, shown by the client
+  bool endsStep = false;               // the stop ends a step request (whatever its reason)
+};
+
+// A new program version for a running target (stReload).
+struct ReloadRequest {
+  std::shared_ptr<const Program> program;
+  ReloadPlan plan;                    // from the version the target will be running before it
+  std::optional<Stimulus> stimulus;  // the launch's inputs, resolved for the new version
 };
 
 enum class ResumeKind { Continue, Next, StepIn, StepOut };
@@ -80,8 +94,6 @@ class TargetListener {
 class Target {
  public:
   virtual ~Target() = default;
-  virtual const Program& program() const = 0;
-  virtual std::shared_ptr<const Program> programPtr() const = 0;
 
   // Replaces what the target stops at. Once this returns, no stop of an older set is reported.
   virtual void setStops(std::shared_ptr<const StopSet> stops) = 0;
@@ -102,6 +114,10 @@ class Target {
   // A write from the debugger (setVariable): an external write, applied at the start of the next
   // cycle (DESIGN.md invariant 1). False with `error` when the target cannot take it.
   virtual bool write(ExternalWrite write, std::string& error) = 0;
+  // Replaces the program at the next cycle start: a cycle under way (or paused) finishes on the
+  // code it began with, so the paused position does not move. Requests made before an earlier
+  // one took effect are applied in order. False with `error` when the target cannot take it.
+  virtual bool reload(ReloadRequest request, std::string& error) = 0;
   // Ends execution for good (disconnect, terminate); no exited event follows.
   virtual void terminate() = 0;
 };

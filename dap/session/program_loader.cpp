@@ -1,0 +1,70 @@
+#include "dap/session/program_loader.h"
+
+#include <fmt/format.h>
+#include <glob.h>
+
+#include "dap/session/session.h"
+#include "vm/compiler/compiler.h"
+
+namespace scanback::dap {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The files `program` names: one path, or an array of paths and glob patterns, relative to `cwd`.
+std::vector<std::string> programFiles(const json& program, const fs::path& cwd) {
+  std::vector<std::string> patterns;
+  if (program.is_string()) {
+    patterns.push_back(program.get<std::string>());
+  } else if (program.is_array() && !program.empty()) {
+    for (const json& p : program) {
+      if (!p.is_string()) throw DapError("'program' must be a file path or an array of file paths");
+      patterns.push_back(p.get<std::string>());
+    }
+  } else {
+    throw DapError("'program' must be a file path or an array of file paths");
+  }
+  std::vector<std::string> files;
+  for (const std::string& pattern : patterns) {
+    const fs::path full = fs::path(pattern).is_absolute() ? fs::path(pattern) : cwd / pattern;
+    if (pattern.find_first_of("*?[") == std::string::npos) {
+      files.push_back(full.lexically_normal().string());
+      continue;
+    }
+    glob_t matches{};
+    if (::glob(full.c_str(), 0, nullptr, &matches) == 0) {
+      for (size_t i = 0; i < matches.gl_pathc; ++i) files.push_back(fs::path(matches.gl_pathv[i]).lexically_normal().string());
+    }
+    globfree(&matches);
+    if (matches.gl_pathc == 0) throw DapError(fmt::format("no file matches '{}'", pattern));
+  }
+  return files;
+}
+
+}  // namespace
+
+std::shared_ptr<const Program> compileProgramArgument(Session& session, const json& program, const fs::path& cwd) {
+  const std::vector<std::string> files = programFiles(program, cwd);
+  Diagnostics diagnostics;
+  SourceSet sources = loadSourceFiles(files, diagnostics);
+  std::shared_ptr<const Program> compiled;
+  if (!diagnostics.hasErrors()) compiled = compileProject(sources, diagnostics);
+  if (!compiled) {
+    const std::string text = diagnostics.format(sources);
+    session.output("stderr", text);
+    throw DapError(fmt::format("the program does not compile:\n{}", text));
+  }
+  if (!diagnostics.items().empty()) session.output("console", diagnostics.format(sources));
+  return compiled;
+}
+
+Stimulus loadInputsArgument(const std::string& inputs, const fs::path& cwd, const Program& program) {
+  const fs::path path = fs::path(inputs).is_absolute() ? fs::path(inputs) : cwd / inputs;
+  std::string error;
+  std::optional<Stimulus> stimulus = Stimulus::load(path.string(), program, error);
+  if (!stimulus) throw DapError(fmt::format("'inputs': {}", error));
+  return std::move(*stimulus);
+}
+
+}  // namespace scanback::dap
