@@ -3,6 +3,8 @@
 // (SessionClient::schemaErrors, checked after each test).
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "dap/handlers/handlers.h"
 #include "tests/dap/session_client.h"
 
@@ -76,6 +78,19 @@ class DapSession : public ::testing::Test {
   json source(const std::string& file) { return json{{"path", project_.path(file)}}; }
   json setBreakpoints(const std::string& file, json breakpoints) {
     return client_.request("setBreakpoints", json{{"source", source(file)}, {"breakpoints", breakpoints}});
+  }
+  // main.st with `from` replaced by `to` (the file as the user edits it for a reload).
+  void editMain(const std::string& from, const std::string& to) {
+    std::string text = kMain;
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    std::ofstream(project_.path("main.st"), std::ios::trunc) << text;
+  }
+  std::string evaluate(const std::string& expression) {
+    const json r = client_.request("evaluate", json{{"expression", expression}, {"frameId", 1}});
+    EXPECT_TRUE(r["success"]) << r.dump();
+    return r["body"].value("result", std::string("?"));
   }
   json stackTrace(int64_t thread = 1) { return client_.request("stackTrace", json{{"threadId", thread}}); }
   json topFrame() { return stackTrace()["body"]["stackFrames"][0]; }
@@ -492,6 +507,10 @@ TEST_F(DapSession, DisconnectEndsTheLaunchedProgramAndSendsTerminated) {
   const json r = client_.request("disconnect", json{{"terminateDebuggee", true}});
   EXPECT_TRUE(r["success"]);
   client_.event("terminated");
+  // The response first, as for every event a request causes; nothing from the program after it.
+  const int response = client_.indexOfResponse(r["request_seq"]);
+  EXPECT_EQ(client_.indexOfEvent("terminated"), response + 1);
+  EXPECT_EQ(static_cast<int>(client_.messages().size()), response + 2);
 }
 
 TEST_F(DapSession, TerminateEndsTheProgramAndSendsTerminated) {
@@ -532,6 +551,149 @@ TEST_F(DapSession, ADataBreakpointStopsAfterTheStatementThatWroteTheVariable) {
   const json stopped = client_.event("stopped");
   EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
   EXPECT_EQ(topFrame()["line"], 23);  // right after `gTotal := gTotal + 1;`
+}
+
+// ------------------------------------------------------------------ stReload (custom request)
+
+TEST_F(DapSession, StReloadWhilePausedKeepsValuesStaysPausedAtTheSameFrameAndReportsPause) {
+  client_.start(launchArgs());
+  setBreakpoints("main.st", json::array({{{"line", 22}}}));
+  client_.configured();
+  for (int i = 0; i < 3; ++i) {
+    client_.event("stopped");
+    if (i < 2) client_.request("continue", json{{"threadId", 1}});
+  }
+  EXPECT_EQ(evaluate("gTotal"), "2");
+  editMain("gTotal := gTotal + 1;", "gTotal := gTotal + 100;");
+  const json r = client_.request("stReload");
+  ASSERT_TRUE(r["success"]) << r.dump();
+  EXPECT_GT(r["body"]["kept"].get<int64_t>(), 0);
+  EXPECT_TRUE(r["body"]["reset"].empty()) << r.dump();
+  const json stopped = client_.event("stopped");
+  EXPECT_EQ(stopped["body"]["reason"], "pause");
+  EXPECT_EQ(stopped["body"]["threadId"], 1);
+  // The response comes before the event.
+  const int response = client_.indexOfResponse(r["request_seq"]);
+  EXPECT_EQ(client_.indexOfEvent("stopped", static_cast<size_t>(response)),
+            static_cast<int>(client_.messages().size()) - 1);
+  EXPECT_EQ(topFrame()["line"], 22);
+  EXPECT_EQ(evaluate("gTotal"), "2");
+  // The cycle under way finishes on the old code; the next runs the new one, values kept.
+  client_.request("continue", json{{"threadId", 1}});
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "3");
+  client_.request("next", json{{"threadId", 1}});
+  client_.event("stopped");
+  EXPECT_EQ(evaluate("gTotal"), "103");
+}
+
+TEST_F(DapSession, StReloadWhileRunningStaysRunningAndNewVariablesStartFromTheirInitialValue) {
+  client_.start(launchArgs());
+  client_.configured();
+  editMain("  d : INT;\n", "  d : INT;\n  added : INT := 7;\n");
+  const json r = client_.request("stReload", json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})}});
+  ASSERT_TRUE(r["success"]) << r.dump();
+  EXPECT_EQ(r["body"]["reset"], json::array({"Main.added (new)"}));
+  EXPECT_TRUE(client_.noEvent("stopped", 200ms));
+  client_.request("pause", json{{"threadId", 1}});
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "pause");
+  EXPECT_EQ(evaluate("Main.added"), "7");
+  // The program kept counting from where it was: gTotal was never reset.
+  EXPECT_GT(std::stoll(evaluate("gTotal")), 0);
+}
+
+TEST_F(DapSession, StReloadRevalidatesBreakpointsKeepingIdsAndSendsABreakpointEventForEachThatChanged) {
+  client_.start(launchArgs());
+  const json set = setBreakpoints("main.st", json::array({{{"line", 21}}, {{"line", 22}}}));
+  const int64_t unchangedId = set["body"]["breakpoints"][0]["id"];
+  const int64_t movedId = set["body"]["breakpoints"][1]["id"];
+  client_.configured();
+  client_.event("stopped");
+  // A blank line before `gTotal := ...`: the breakpoint on line 22 now resolves to line 23.
+  editMain("gTotal := gTotal + 1;", "\ngTotal := gTotal + 1;");
+  const json r = client_.request("stReload");
+  ASSERT_TRUE(r["success"]) << r.dump();
+  const json changed = client_.event("breakpoint");
+  EXPECT_EQ(changed["body"]["reason"], "changed");
+  EXPECT_EQ(changed["body"]["breakpoint"]["id"], movedId);
+  EXPECT_EQ(changed["body"]["breakpoint"]["line"], 23);
+  EXPECT_TRUE(changed["body"]["breakpoint"]["verified"]);
+  EXPECT_TRUE(client_.noEvent("breakpoint", 100ms));  // the one on line 21 did not change
+  client_.event("stopped");  // the reload's pause
+  // The moved breakpoint stops at its new line with its id.
+  for (int i = 0; i < 4; ++i) {
+    client_.request("continue", json{{"threadId", 1}});
+    const json stopped = client_.event("stopped");
+    ASSERT_EQ(stopped["body"]["reason"], "breakpoint");
+    const int64_t id = stopped["body"]["hitBreakpointIds"][0];
+    if (id == unchangedId) continue;
+    EXPECT_EQ(id, movedId);
+    EXPECT_EQ(topFrame()["line"], 23);
+    return;
+  }
+  ADD_FAILURE() << "the moved breakpoint never stopped";
+}
+
+TEST_F(DapSession, StReloadRightAfterAStepNeverReplacesTheStepsStop) {
+  client_.start(launchArgs(true));
+  client_.configured();
+  client_.event("stopped");
+  // Sent back to back: the reload may come while the step runs or once it has stopped.
+  client_.send("next", json{{"threadId", 1}});
+  const int64_t reload = client_.send("stReload");
+  ASSERT_TRUE(client_.response(reload)["success"]);
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "step");
+  EXPECT_TRUE(client_.noEvent("stopped", 200ms));
+  // Also when the step's stop came well before the reload.
+  client_.request("next", json{{"threadId", 1}});
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "step");
+  ASSERT_TRUE(client_.request("stReload")["success"]);
+  EXPECT_TRUE(client_.noEvent("stopped", 200ms));
+}
+
+TEST_F(DapSession, StReloadRefusesAChangedTaskTableAndACompileErrorAndTheProgramRunsOn) {
+  client_.start(launchArgs(true));
+  client_.configured();
+  client_.event("stopped");
+  editMain("INTERVAL := T#10ms", "INTERVAL := T#20ms");
+  const json tasks = client_.request("stReload");
+  EXPECT_FALSE(tasks["success"]);
+  EXPECT_NE(tasks["message"].get<std::string>().find("the interval of task Fast changed"), std::string::npos)
+      << tasks.dump();
+  editMain("gTotal := gTotal + 1;", "gTotal := gTotal + ;");
+  const json broken = client_.request("stReload");
+  EXPECT_FALSE(broken["success"]);
+  EXPECT_NE(broken["message"].get<std::string>().find("main.st:22:"), std::string::npos) << broken.dump();
+  EXPECT_EQ(client_.event("output")["body"]["category"], "stderr");
+  // The old version runs on.
+  client_.request("next", json{{"threadId", 1}});
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "step");
+  EXPECT_EQ(evaluate("n"), "1");
+}
+
+TEST_F(DapSession, ADataBreakpointFollowsItsVariableThroughAStReloadThatMovesIt) {
+  client_.start(launchArgs(true));
+  client_.configured();
+  client_.event("stopped");
+  const json info = client_.request("dataBreakpointInfo", json{{"name", "gTotal"}, {"frameId", 1}});
+  const json dataId = info["body"]["dataId"];
+  client_.request("setDataBreakpoints", json{{"breakpoints", json::array({{{"dataId", dataId}}})}});
+  // A new global before gTotal moves it in the image.
+  editMain("    gTotal : DINT;", "    gFirst : LINT;\n    gTotal : DINT;");
+  ASSERT_TRUE(client_.request("stReload")["success"]);
+  client_.event("stopped");  // the reload's pause
+  // The cycle under way finishes on the old code, unwatched (gTotal becomes 1); the next Fast
+  // cycle runs the new version, watched at gTotal's new place.
+  for (int i = 0; i < 2; ++i) {
+    client_.request("continue", json{{"threadId", 1}});
+    const json stopped = client_.event("stopped");
+    EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+    EXPECT_EQ(topFrame()["line"], 24);  // right after `gTotal := gTotal + 1;`, one line lower now
+    EXPECT_EQ(evaluate("gTotal"), std::to_string(i + 2));
+  }
+  // The client sends the dataId it got before the reload again: found by name in the new layout.
+  const json again = client_.request("setDataBreakpoints", json{{"breakpoints", json::array({{{"dataId", dataId}}})}});
+  EXPECT_TRUE(again["body"]["breakpoints"][0]["verified"]) << again.dump();
 }
 
 }  // namespace

@@ -1302,6 +1302,10 @@ TEST(EvaluatorResults, StorageAndAssignment) {
   EXPECT_EQ(bytes.size(), 12u);
   EXPECT_EQ(stringOf(bytes), "ok");
   ASSERT_TRUE(encodeAssignment(p, eval("t").result, "T#2s", bytes, error)) << error;
+  // No implicit BOOL conversion, as in ST.
+  EXPECT_FALSE(encodeAssignment(p, eval("di").result, " true ", bytes, error));
+  EXPECT_EQ(error, "'TRUE' is a BOOL, not DINT");
+  EXPECT_FALSE(encodeAssignment(p, eval("col").result, "BOOL#1", bytes, error));
   EXPECT_FALSE(encodeAssignment(p, eval("si").result, "300", bytes, error));
   EXPECT_EQ(error, "300 is outside the range of SINT");
   EXPECT_FALSE(encodeAssignment(p, eval("pct").result, "101", bytes, error));

@@ -133,6 +133,15 @@ bool encodeAssignment(const Program& program, const EvalResult& target, std::str
   }
   const Type* type = target.type;
   if (target.bit >= 0) type = program.types->elementary(TypeKind::Bool);
+  // ST does not convert BOOL implicitly (the stimulus reader, which shares encodeValue, is
+  // lenient with TRUE for a number; an assignment from the debugger is not).
+  const std::string upper = upperCase(text);
+  const size_t first = upper.find_first_not_of(" \t"), last = upper.find_last_not_of(" \t");
+  const std::string word = first == std::string::npos ? "" : upper.substr(first, last - first + 1);
+  if (type->kind != TypeKind::Bool && (word == "TRUE" || word == "FALSE" || word.rfind("BOOL#", 0) == 0)) {
+    error = fmt::format("'{}' is a BOOL, not {}", word, target.type->name);
+    return false;
+  }
   std::vector<uint8_t> out;
   if (!encodeValue(program, text, *type, out, error)) return false;
   if (target.bit >= 0 && out.size() != 1) {
