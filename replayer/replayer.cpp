@@ -121,7 +121,7 @@ class ChangeScan final : public VmObserver {
       const bool same = w.bit >= 0 ? *last == ((vm_.image()[w.offset] >> w.bit) & 1)
                                    : std::memcmp(last, vm_.image() + w.offset, n) == 0;
       if (same) continue;
-      Change c{p, std::vector<uint8_t>(last, last + n), {}, byScanInputs, statement};
+      Change c{p, std::vector<uint8_t>(last, last + n), {}, byScanInputs, statement, static_cast<uint32_t>(i)};
       read(i, last);
       c.after.assign(last, last + n);
       if (!stopped_ && p < until_ && !found_(i, std::move(c))) stopped_ = true;
@@ -655,7 +655,7 @@ std::optional<Stop> Replayer::continueForward(const std::vector<Breakpoint>& bre
           return false;
         }, error))
       return std::nullopt;
-    if (change) return stopAt(change->position, StopReason::DataWrite, error);
+    if (change) return stopAt(change->position, StopReason::DataWrite, error, static_cast<int>(change->watch));
   }
   if (hit) return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
   return stopAt(*last, StopReason::End, error, -1, kEndNote);
@@ -750,7 +750,7 @@ std::optional<Stop> Replayer::reverseContinue(const std::vector<Breakpoint>& bre
     std::vector<Change> changes = lastChangesOf(watches, position_, 1, hit ? hit->position : *first, error);
     if (!error.empty()) return std::nullopt;
     if (!changes.empty() && (!hit || changes.front().position > hit->position))
-      return stopAt(changes.front().position, StopReason::DataWrite, error);
+      return stopAt(changes.front().position, StopReason::DataWrite, error, static_cast<int>(changes.front().watch));
   }
   if (hit) return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
   return stopAt(*first, StopReason::Start, error, -1, kStartNote);
@@ -860,7 +860,7 @@ bool Replayer::scanChangesFrom(const std::vector<Watch>& watches, uint64_t fromC
   for (size_t i = 0; i < watches.size(); ++i) {
     const std::vector<uint8_t> now = readWatch(scratch_, watches[i]);
     if (now != before[i] && Position{fromCycle, 0} < until)
-      out.push_back(Change{Position{fromCycle, 0}, before[i], now, true, UINT32_MAX});
+      out.push_back(Change{Position{fromCycle, 0}, before[i], now, true, UINT32_MAX, static_cast<uint32_t>(i)});
   }
   return scanChanges(watches, Position{fromCycle, 0}, until, [&](size_t, Change&& c) {
     out.push_back(std::move(c));

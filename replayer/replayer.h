@@ -93,7 +93,7 @@ enum class StopReason { Step, Breakpoint, DataWrite, Start, End };
 struct Stop {
   Position position;
   StopReason reason = StopReason::Step;
-  int breakpoint = -1;  // index into the breakpoints given, for StopReason::Breakpoint
+  int breakpoint = -1;  // index into the breakpoints given (Breakpoint) or the watches (DataWrite)
   std::string note;     // e.g. why the start or end of the recording was reached
 };
 
@@ -123,6 +123,7 @@ struct Change {
   std::vector<uint8_t> before, after;
   bool byScanInputs = false;
   uint32_t statement = UINT32_MAX;  // the writing statement (UINT32_MAX for scan inputs)
+  uint32_t watch = 0;               // index into the watches searched
 };
 
 class Replayer {

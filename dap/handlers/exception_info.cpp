@@ -9,10 +9,10 @@ Reply exceptionInfoRequest(Session& session, const json& args) {
   Target& target = session.pausedTarget();
   const std::optional<StopInfo> stop = target.lastStop();
   if (!stop || stop->reason != StopReason::Exception) throw DapError("the program is not stopped at a fault");
-  const FaultInfo& fault = target.vm().fault();
-  const std::string kind(faultText(fault.code));
+  const std::string& kind = stop->exceptionId;
   json body{{"exceptionId", kind}, {"description", stop->description}, {"breakMode", "always"}};
-  body["details"] = json{{"message", fault.detail.empty() ? stop->description : fault.detail}, {"typeName", kind}};
+  body["details"] = json{{"message", stop->exceptionDetails.empty() ? stop->description : stop->exceptionDetails},
+                         {"typeName", kind}};
   return Reply{body};
 }
 

@@ -38,6 +38,13 @@ const std::vector<Handler>& handlers() {
       {"dataBreakpointInfo", dataBreakpointInfoRequest, {{"supportsDataBreakpoints", true}}},
       {"setDataBreakpoints", setDataBreakpointsRequest, {}},
       {"stReload", stReloadRequest, {}},
+      {"stepBack", stepBackRequest, {{"supportsStepBack", true}}},
+      {"reverseContinue", reverseContinueRequest, {}},
+      {"restartFrame", restartFrameRequest, {{"supportsRestartFrame", true}}},
+      {"scanback/stepBackIn", stepBackInRequest, {}},
+      {"scanback/stepBackOut", stepBackOutRequest, {}},
+      {"scanback/seek", seekRequest, {}},
+      {"scanback/timeline", timelineRequest, {}},
   };
   return list;
 }

@@ -47,5 +47,13 @@ Reply setExpressionRequest(Session&, const json&);
 Reply dataBreakpointInfoRequest(Session&, const json&);
 Reply setDataBreakpointsRequest(Session&, const json&);
 Reply stReloadRequest(Session&, const json&);  // custom: hot reload
+// Time travel.
+Reply stepBackRequest(Session&, const json&);
+Reply reverseContinueRequest(Session&, const json&);
+Reply restartFrameRequest(Session&, const json&);
+Reply stepBackInRequest(Session&, const json&);   // custom: scanback/stepBackIn
+Reply stepBackOutRequest(Session&, const json&);  // custom: scanback/stepBackOut
+Reply seekRequest(Session&, const json&);         // custom: scanback/seek
+Reply timelineRequest(Session&, const json&);     // custom: scanback/timeline
 
 }  // namespace scanback::dap

@@ -6,19 +6,62 @@
 #include "dap/session/program_loader.h"
 #include "dap/session/session.h"
 #include "dap/targets/live_target.h"
+#include "dap/targets/replay_target.h"
 
 namespace scanback::dap {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// `startAt`: "end" (default), "start", or a cycle number.
+StartAt startAtArgument(const json& args) {
+  StartAt at;
+  if (!args.contains("startAt")) return at;
+  const json& value = args["startAt"];
+  if (value == "end") return at;
+  if (value == "start") {
+    at.kind = StartAt::Kind::Start;
+    return at;
+  }
+  if (value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0)) {
+    at.kind = StartAt::Kind::Cycle;
+    at.cycle = value.get<uint64_t>();
+    return at;
+  }
+  throw DapError(fmt::format("'startAt' must be \"end\", \"start\" or a cycle number, not {}", value.dump()));
+}
+
+// A replay session: the program and its sources come from the trace.
+Reply launchReplay(Session& session, const json& args, const fs::path& cwd) {
+  if (args.contains("program"))
+    throw DapError("give 'program' (run it live) or 'trace' (replay a recording), not both");
+  const auto trace = optionalMember<std::string>(args, "trace");
+  if (!trace || trace->empty()) throw DapError("'trace' must be the path of a trace file");
+  const fs::path path = fs::path(*trace).is_absolute() ? fs::path(*trace) : cwd / *trace;
+  std::string error;
+  std::unique_ptr<ReplayTarget> target = ReplayTarget::open(path.string(), session.targetListener(), error);
+  if (!target) throw DapError(fmt::format("cannot replay {}: {}", path.string(), error));
+  if (!target->setStartAt(startAtArgument(args), error)) throw DapError(fmt::format("'startAt': {}", error));
+  std::shared_ptr<const Program> program = target->program();
+  session.output("console", fmt::format("replaying {} (program {})\n", path.string(), program->hash.substr(0, 12)));
+  session.stopOnEntry = true;
+  session.launchArguments = args;
+  session.setTarget(std::move(target), program, cwd.string());
+  session.applyStops();
+  return Reply{json(), [&session] { session.sendEvent("initialized"); }};
+}
+
+}  // namespace
+
 Reply launchRequest(Session& session, const json& args) {
   if (session.launched()) throw DapError("a program is launched already");
-  if (args.contains("trace") && !args.contains("program"))
-    throw DapError("replaying a trace ('trace') is not supported yet: launch a 'program'");
   const fs::path cwd = optionalMember<std::string>(args, "cwd").value_or(fs::current_path().string());
   std::error_code ec;
   if (!fs::is_directory(cwd, ec)) throw DapError(fmt::format("'cwd' {} is not a directory", cwd.string()));
-  if (!args.contains("program")) throw DapError("missing argument 'program' (the ST file, or an array of files)");
+  if (args.contains("trace")) return launchReplay(session, args, cwd);
+  if (!args.contains("program"))
+    throw DapError("missing argument 'program' (the ST file, or an array of files) or 'trace' (a recording to replay)");
   std::shared_ptr<const Program> program = compileProgramArgument(session, args["program"], cwd);
 
   LiveOptions options;

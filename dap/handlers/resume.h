@@ -1,5 +1,5 @@
-// continue, next, stepIn, stepOut: the response first, then the target resumes (so that the
-// `stopped` event that may follow comes after the response).
+// continue, next, stepIn, stepOut and their reverse mirrors: the response first, then the target
+// moves (so that the `stopped` event that may follow comes after the response).
 #pragma once
 
 #include "dap/handlers/handlers.h"
@@ -12,6 +12,9 @@ inline Reply resumeReply(Session& session, const json& args, ResumeKind kind, js
   Target& target = session.pausedTarget();
   if (threadId < 1 || static_cast<uint64_t>(threadId) > session.program().tasks.size())
     throw DapError("no thread with id " + std::to_string(threadId));
+  if (isReverse(kind) && !target.hasHistory())
+    throw DapError("this session keeps no history to step back in: replay a trace (launch with 'trace') to move "
+                   "backwards");
   session.resuming();
   return Reply{std::move(body), [&target, kind, threadId] { target.resume(kind, static_cast<uint32_t>(threadId - 1)); }};
 }

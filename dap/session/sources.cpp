@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 namespace scanback::dap {
 
@@ -14,6 +15,16 @@ std::string normal(const std::string& path, const std::string& base) {
   if (p.is_relative()) p = fs::path(base) / p;
   return p.lexically_normal().string();
 }
+// Whether `path` is a file holding exactly `text`.
+bool sameFileOnDisk(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != text.size() || ec) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::string content(text.size(), '\0');
+  in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  return in.gcount() == static_cast<std::streamsize>(text.size()) && content == text;
+}
+
 }  // namespace
 
 SourceMap::SourceMap(const Program& program, const std::string& baseDirectory)
@@ -23,10 +34,11 @@ SourceMap::SourceMap(const Program& program, const std::string& baseDirectory)
     File file;
     file.normalPath = normal(f.path, baseDirectory);
     file.source.name = fs::path(f.path).filename().string();
-    std::error_code ec;
-    if (fs::is_regular_file(file.normalPath, ec)) {
+    if (sameFileOnDisk(file.normalPath, f.text)) {
       file.source.path = file.normalPath;
     } else {
+      // Not on this machine, or changed since (a trace recorded elsewhere or earlier): the client
+      // gets the text the program was compiled from.
       file.source.sourceReference = static_cast<int64_t>(id) + 1;  // served by `source`
     }
     file.lineStarts.push_back(0);

@@ -1,5 +1,6 @@
 // The program's source files as the client sees them: a stable identity per file (its absolute
-// path when the file exists on this machine, else a sourceReference served by `source`), and the
+// path when that file on this machine holds the text the program was compiled from, else a
+// sourceReference served by `source`), and the
 // statement starts of each file in source order, for resolving breakpoints.
 #pragma once
 

@@ -14,6 +14,8 @@ const char* stopReasonName(StopReason reason) {
     case StopReason::Pause: return "pause";
     case StopReason::Exception: return "exception";
     case StopReason::DataBreakpoint: return "data breakpoint";
+    case StopReason::Restart: return "restart";
+    case StopReason::Goto: return "goto";
   }
   return "step";
 }
@@ -242,7 +244,7 @@ bool LiveTarget::onStatement(uint32_t statement, uint64_t step) {
       case ResumeKind::StepIn: done = true; break;
       case ResumeKind::Next: done = cycle != step_->cycle || depth <= step_->depth; break;
       case ResumeKind::StepOut: done = cycle != step_->cycle || depth < step_->depth; break;
-      case ResumeKind::Continue: break;
+      default: break;  // Continue; reverse moves never reach the live target (it has no history)
     }
     if (done) want(StopReason::Step);
   }
@@ -343,7 +345,10 @@ void LiveTarget::runLoop() {
       }
       if (stopOnFaults) {
         std::unique_lock lock(mutex_);
+        const FaultInfo& fault = runtime_.vm().fault();
         StopInfo stop{StopReason::Exception, runtime_.vm().currentTask(), {}, message};
+        stop.exceptionId = std::string(faultText(fault.code));
+        stop.exceptionDetails = fault.detail;
         if (!stopAndWait(stop, lock)) return;
       }
       listener_.output("stderr", message + "\n");

@@ -62,14 +62,19 @@ struct StopSet {
   bool stopOnFaults = true;
 };
 
-enum class StopReason { Entry, Step, Breakpoint, Pause, Exception, DataBreakpoint };
+enum class StopReason { Entry, Step, Breakpoint, Pause, Exception, DataBreakpoint, Restart, Goto };
 const char* stopReasonName(StopReason reason);  // the DAP `reason`
 
 struct StopInfo {
+  StopInfo() = default;
+  StopInfo(StopReason why, uint32_t inTask, std::vector<int64_t> ids = {}, std::string text = {})
+      : reason(why), task(inTask), breakpointIds(std::move(ids)), description(std::move(text)) {}
   StopReason reason = StopReason::Step;
   uint32_t task = 0;
   std::vector<int64_t> breakpointIds;  // breakpoint or data watch ids
   std::string description;             // e.g. the fault, shown by the client
+  std::string exceptionId;             // Exception: the kind of fault ("division by zero")
+  std::string exceptionDetails;        // Exception: the values that matter, when known
   bool endsStep = false;               // the stop ends a step request (whatever its reason)
 };
 
@@ -80,7 +85,32 @@ struct ReloadRequest {
   std::optional<Stimulus> stimulus;  // the launch's inputs, resolved for the new version
 };
 
-enum class ResumeKind { Continue, Next, StepIn, StepOut };
+// Forward moves, then their reverse mirrors (targets with history only).
+enum class ResumeKind { Continue, Next, StepIn, StepOut, StepBack, ReverseContinue, StepBackIn, StepBackOut };
+inline bool isReverse(ResumeKind kind) { return kind >= ResumeKind::StepBack; }
+
+struct HistoryPosition {
+  uint64_t cycle = 0;
+  uint64_t step = 0;
+};
+
+// What a target with history holds and where it is (the scanback/timeline request).
+struct Timeline {
+  uint64_t firstCycle = 0, lastCycle = 0;  // recorded, inclusive
+  int64_t firstTimeNs = 0, lastTimeNs = 0;  // virtual start times of those cycles
+  uint64_t cycle = 0, step = 0;             // the current position
+  int64_t timeNs = 0;                       // virtual start time of the current cycle
+  struct Gap {
+    uint64_t firstCycle = 0, cycleCount = 0;
+  };
+  std::vector<Gap> gaps;
+  std::string fault;  // the fault the recording ends in ("" when none)
+  bool live = false;  // the end still grows (a live session's recording)
+};
+
+// Why a write (setVariable, setExpression, stReload) is refused on a target with readOnly().
+inline constexpr const char* kHistoryIsReadOnly =
+    "history is read-only: a replay session shows what was recorded and cannot change it";
 
 class TargetListener {
  public:
@@ -118,6 +148,26 @@ class Target {
   // code it began with, so the paused position does not move. Requests made before an earlier
   // one took effect are applied in order. False with `error` when the target cannot take it.
   virtual bool reload(ReloadRequest request, std::string& error) = 0;
+  // ---- time travel. A target without history fails these (hasHistory() false).
+  virtual bool hasHistory() const { return false; }
+  // History cannot be written: setVariable, setExpression and stReload are refused.
+  virtual bool readOnly() const { return false; }
+  // A recorded position: (cycle, step) with step 0 when not given. Nullopt with `error` when the
+  // recording does not have it. While paused.
+  virtual std::optional<HistoryPosition> recordedPosition(uint64_t /*cycle*/, std::optional<uint64_t> /*step*/,
+                                                          std::string& error) {
+    error = "this session keeps no history to move in";
+    return std::nullopt;
+  }
+  // The first statement of frame `frame` (an index into vm().frames(), outermost first). While paused.
+  virtual std::optional<HistoryPosition> frameStart(size_t /*frame*/, std::string& error) {
+    error = "this session keeps no history to move in";
+    return std::nullopt;
+  }
+  // Moves a paused target to a position found by the two above; a stop with `reason` follows.
+  virtual void jump(HistoryPosition /*position*/, StopReason /*reason*/) {}
+  virtual std::optional<Timeline> timeline() const { return std::nullopt; }
+
   // Ends execution for good (disconnect, terminate); no exited event follows.
   virtual void terminate() = 0;
 };

@@ -1,0 +1,356 @@
+#include "dap/targets/replay_target.h"
+
+#include <fmt/format.h>
+
+namespace scanback::dap {
+
+namespace {
+
+// A session breakpoint as the replayer checks it. A condition that cannot be evaluated does not
+// hold, and is reported once.
+replay::Breakpoint toReplay(const std::shared_ptr<const ResolvedBreakpoint>& bp, TargetListener& listener) {
+  replay::Breakpoint out;
+  out.statement = bp->statement;
+  out.hitCondition = bp->hitCondition;
+  if (bp->condition) {
+    out.condition = [bp, &listener](const Vm& vm) {
+      std::string error;
+      const std::optional<bool> holds = bp->condition(vm, error);
+      if (holds) return *holds;
+      if (!bp->conditionErrorLogged) {
+        bp->conditionErrorLogged = true;
+        listener.output("console", fmt::format("breakpoint {}: the condition cannot be evaluated ({}); it does not "
+                                               "stop, and this is reported once\n",
+                                               bp->id, error));
+      }
+      return false;
+    };
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<ReplayTarget> ReplayTarget::open(const std::string& path, TargetListener& listener, std::string& error) {
+  std::unique_ptr<replay::Replayer> replayer = replay::Replayer::open(path, replay::ReplayOptions{}, error);
+  if (!replayer) return nullptr;
+  if (replayer->history().empty()) {
+    error = fmt::format("{}: the trace has no recorded cycle", path);
+    return nullptr;
+  }
+  return std::unique_ptr<ReplayTarget>(new ReplayTarget(std::move(replayer), listener));
+}
+
+ReplayTarget::ReplayTarget(std::unique_ptr<replay::Replayer> replayer, TargetListener& listener)
+    : replayer_(std::move(replayer)), listener_(listener), stops_(std::make_shared<StopSet>()) {}
+
+ReplayTarget::~ReplayTarget() { terminate(); }
+
+bool ReplayTarget::setStartAt(const StartAt& at, std::string& error) {
+  switch (at.kind) {
+    case StartAt::Kind::End: startAt_.reset(); return true;
+    case StartAt::Kind::Start: startAt_ = replayer_->start(); return true;
+    case StartAt::Kind::Cycle: {
+      const std::optional<HistoryPosition> p = recordedPosition(at.cycle, std::nullopt, error);
+      if (!p) return false;
+      startAt_ = replay::Position{p->cycle, p->step};
+      return true;
+    }
+  }
+  return true;
+}
+
+std::optional<HistoryPosition> ReplayTarget::recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
+                                                              std::string& error) {
+  replay::History& history = replayer_->history();
+  std::string why;
+  if (!history.chunkOf(cycle, why)) {
+    error = fmt::format("cycle {} is not in the recording ({}; recorded: cycles {} to {})", cycle, why,
+                        history.firstCycle(), history.endCycle() - 1);
+    return std::nullopt;
+  }
+  const replay::CycleSteps* steps = replayer_->steps(cycle, error);
+  if (!steps) return std::nullopt;
+  if (step && *step > steps->count()) {
+    error = fmt::format("cycle {} has {} statement boundaries: step {} is past its end", cycle, steps->count(), *step);
+    return std::nullopt;
+  }
+  return HistoryPosition{cycle, step.value_or(0)};
+}
+
+void ReplayTarget::setStops(std::shared_ptr<const StopSet> stops) {
+  std::lock_guard lock(mutex_);  // a stop is published under it: none of the old set follows
+  stops_ = std::move(stops);
+}
+
+void ReplayTarget::start(bool /*stopOnEntry*/) {
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Configuring) return;
+  // A replay session always stops first (at the end, the start or the cycle asked for).
+  state_ = State::Running;
+  job_ = Job{Job::Kind::Start, ResumeKind::Continue, {}, StopReason::Entry};
+  for (const std::string& warning : replayer_->history().warnings()) listener_.output("console", warning + "\n");
+  worker_ = std::thread([this] { workerLoop(); });
+}
+
+void ReplayTarget::resume(ResumeKind kind, uint32_t /*task*/) {
+  // Moves go through the recorded cycles of the current position's task (the one that stopped).
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Paused) return;
+  job_ = Job{Job::Kind::Move, kind, {}, StopReason::Step};
+  state_ = State::Running;
+  pauseRequested_ = false;
+  lastStop_.reset();
+  wake_.notify_all();
+}
+
+void ReplayTarget::jump(HistoryPosition position, StopReason reason) {
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Paused) return;
+  job_ = Job{Job::Kind::Jump, ResumeKind::Continue, replay::Position{position.cycle, position.step}, reason};
+  state_ = State::Running;
+  pauseRequested_ = false;
+  lastStop_.reset();
+  wake_.notify_all();
+}
+
+bool ReplayTarget::pause(uint32_t /*task*/) {
+  // A move cannot be cut short: it ends where it ends, and reports a pause.
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Running) return false;
+  pauseRequested_ = true;
+  return true;
+}
+
+bool ReplayTarget::paused() const {
+  std::lock_guard lock(mutex_);
+  return state_ == State::Paused;
+}
+
+bool ReplayTarget::finished() const {
+  std::lock_guard lock(mutex_);
+  return state_ == State::Finished;
+}
+
+std::optional<StopInfo> ReplayTarget::lastStop() const {
+  std::lock_guard lock(mutex_);
+  return lastStop_;
+}
+
+bool ReplayTarget::write(ExternalWrite, std::string& error) {
+  error = kHistoryIsReadOnly;
+  return false;
+}
+
+bool ReplayTarget::reload(ReloadRequest, std::string& error) {
+  error = kHistoryIsReadOnly;
+  return false;
+}
+
+void ReplayTarget::terminate() {
+  {
+    std::lock_guard lock(mutex_);
+    terminating_ = true;
+    wake_.notify_all();
+  }
+  if (worker_.joinable()) worker_.join();
+  std::lock_guard lock(mutex_);
+  state_ = State::Finished;
+}
+
+std::optional<HistoryPosition> ReplayTarget::frameStart(size_t frame, std::string& error) {
+  const Vm& vm = replayer_->vm();
+  const std::vector<Frame> frames = vm.frames();
+  const replay::Position here = replayer_->position();
+  if (frame >= frames.size()) {
+    error = "no such frame";
+    return std::nullopt;
+  }
+  const replay::CycleSteps* steps = replayer_->steps(here.cycle, error);
+  if (!steps) return std::nullopt;
+  if (here.step >= steps->count()) {
+    error = "no frame is active at the end of a cycle";
+    return std::nullopt;
+  }
+  // The activations from the top level to the innermost: one per frame.
+  std::vector<uint32_t> chain;
+  for (uint32_t a = steps->activations[here.step];; a = steps->activationTable[a].parent) {
+    chain.insert(chain.begin(), a);
+    if (a == 0) break;
+  }
+  if (chain.size() != frames.size()) {
+    error = "the recorded call stack does not match this position's frames";
+    return std::nullopt;
+  }
+  const uint32_t activation = chain[frame];
+  const uint32_t pou = frames[frame].pou;
+  const uint64_t from = activation == 0 ? 0 : steps->activationTable[activation].callStep + 1;
+  const Program& program = replayer_->program();
+  for (uint64_t q = from; q <= here.step; ++q) {
+    if (steps->activations[q] != activation || program.statements[steps->statements[q]].pou != pou) continue;
+    return HistoryPosition{here.cycle, q};
+  }
+  error = "the frame's first statement is not in this cycle";
+  return std::nullopt;
+}
+
+std::optional<Timeline> ReplayTarget::timeline() const {
+  if (!paused()) return std::nullopt;
+  replay::History& history = replayer_->history();
+  Timeline t;
+  t.firstCycle = history.firstCycle();
+  t.lastCycle = history.endCycle() - 1;
+  auto startOf = [&](uint64_t cycle) {
+    std::shared_ptr<const trace::ChunkData> held;
+    replay::CycleRecord record;
+    std::string error;
+    return history.cycle(cycle, held, record, error) ? record.startNs : int64_t{0};
+  };
+  t.firstTimeNs = startOf(t.firstCycle);
+  t.lastTimeNs = startOf(t.lastCycle);
+  t.cycle = replayer_->position().cycle;
+  t.step = replayer_->position().step;
+  t.timeNs = startOf(t.cycle);
+  for (const trace::GapData& g : history.gaps()) t.gaps.push_back(Timeline::Gap{g.firstCycle, g.cycleCount});
+  if (history.fault()) t.fault = history.fault()->message;
+  return t;
+}
+
+bool ReplayTarget::atFault(const replay::Position& position) const {
+  const std::optional<trace::FaultData>& fault = replayer_->history().fault();
+  return fault && fault->cycle == position.cycle && fault->step > 0 && fault->step - 1 == position.step;
+}
+
+StopInfo ReplayTarget::describe(const replay::Stop& stop, const StopSet& stops,
+                                const std::vector<int64_t>& breakpointIds) {
+  StopInfo info;
+  info.task = replayer_->task();
+  switch (stop.reason) {
+    case replay::StopReason::Breakpoint:
+      info.reason = StopReason::Breakpoint;
+      if (stop.breakpoint >= 0 && static_cast<size_t>(stop.breakpoint) < breakpointIds.size())
+        info.breakpointIds.push_back(breakpointIds[static_cast<size_t>(stop.breakpoint)]);
+      break;
+    case replay::StopReason::DataWrite:
+      info.reason = StopReason::DataBreakpoint;
+      if (stop.breakpoint >= 0 && static_cast<size_t>(stop.breakpoint) < stops.dataWatches.size())
+        info.breakpointIds.push_back(stops.dataWatches[static_cast<size_t>(stop.breakpoint)].id);
+      break;
+    case replay::StopReason::Step:
+    case replay::StopReason::Start:
+    case replay::StopReason::End: info.reason = StopReason::Step; break;
+  }
+  if (!stop.note.empty())
+    listener_.output("console", fmt::format("{} (cycle {}, step {})\n", stop.note, stop.position.cycle, stop.position.step));
+  if (info.reason == StopReason::Step && atFault(stop.position)) {
+    // The last recorded statement is the one that faulted: shown as the fault it was.
+    const trace::FaultData& fault = *replayer_->history().fault();
+    info.reason = StopReason::Exception;
+    info.description = fault.message;
+    info.exceptionId = std::string(faultText(static_cast<FaultCode>(fault.code)));
+  }
+  return info;
+}
+
+std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& stops, std::string& error) {
+  replay::Replayer& r = *replayer_;
+  if (job.kind != Job::Kind::Move) {
+    std::optional<replay::Position> target = job.kind == Job::Kind::Jump ? std::optional(job.target) : startAt_;
+    if (!target) target = r.end();
+    if (!target || !r.seek(*target, error)) return std::nullopt;
+    StopInfo info;
+    info.task = r.task();
+    info.reason = job.kind == Job::Kind::Start ? StopReason::Entry : job.reason;
+    if (job.kind == Job::Kind::Start && atFault(*target)) {
+      info = describe(replay::Stop{*target, replay::StopReason::End, -1, {}}, stops, {});
+    }
+    return info;
+  }
+
+  // Breakpoints resolved for this program (a StopSet made for another is none of ours).
+  const bool ours = !stops.program || stops.program.get() == &r.program();
+  std::vector<replay::Breakpoint> breakpoints;
+  std::vector<int64_t> ids;
+  std::vector<const ResolvedBreakpoint*> logpoints;
+  if (ours) {
+    for (const auto& bp : stops.breakpoints) {
+      if (bp->logMessage) continue;
+      breakpoints.push_back(toReplay(bp, listener_));
+      ids.push_back(bp->id);
+    }
+  }
+  const size_t stopping = breakpoints.size();
+  std::vector<replay::Watch> watches;
+  if (ours)
+    for (const DataWatch& w : stops.dataWatches) watches.push_back(replay::Watch{w.offset, w.size, w.bit});
+
+  std::optional<replay::Stop> stop;
+  switch (job.move) {
+    case ResumeKind::Continue:
+      // Logpoints print as a forward continue passes them (never going backwards).
+      if (ours) {
+        for (const auto& bp : stops.breakpoints) {
+          if (!bp->logMessage) continue;
+          breakpoints.push_back(toReplay(bp, listener_));
+          logpoints.push_back(bp.get());
+        }
+      }
+      for (;;) {
+        stop = r.continueForward(breakpoints, watches, error);
+        if (!stop || stop->reason != replay::StopReason::Breakpoint || static_cast<size_t>(stop->breakpoint) < stopping)
+          break;
+        listener_.output("console", logpoints[static_cast<size_t>(stop->breakpoint) - stopping]->logMessage(r.vm()) + "\n");
+      }
+      break;
+    case ResumeKind::Next: stop = r.stepOver(breakpoints, error); break;
+    case ResumeKind::StepIn: stop = r.stepIn(breakpoints, error); break;
+    case ResumeKind::StepOut: stop = r.stepOut(breakpoints, error); break;
+    case ResumeKind::StepBack: stop = r.stepBack(breakpoints, error); break;
+    case ResumeKind::ReverseContinue: stop = r.reverseContinue(breakpoints, watches, error); break;
+    case ResumeKind::StepBackIn: stop = r.reverseStepIn(breakpoints, error); break;
+    case ResumeKind::StepBackOut: stop = r.reverseStepOut(breakpoints, error); break;
+  }
+  if (!stop) return std::nullopt;
+  StopInfo info = describe(*stop, stops, ids);
+  info.endsStep = job.move != ResumeKind::Continue && job.move != ResumeKind::ReverseContinue;
+  return info;
+}
+
+void ReplayTarget::workerLoop() {
+  for (;;) {
+    Job job;
+    std::shared_ptr<const StopSet> stops;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return terminating_ || job_.has_value(); });
+      if (terminating_) return;
+      job = *job_;
+      job_.reset();
+      stops = stops_;
+    }
+    std::string error;
+    std::optional<StopInfo> stop = execute(job, *stops, error);
+    std::unique_lock lock(mutex_);
+    if (terminating_) return;
+    if (!stop) {
+      // The move could not be made (a corrupt chunk on the way, say): it stops where the replayer is.
+      listener_.output("stderr", fmt::format("the move failed: {}\n", error));
+      stop = StopInfo{StopReason::Step, replayer_->task(), {}, error};
+    }
+    if ((stop->reason == StopReason::Breakpoint || stop->reason == StopReason::DataBreakpoint) &&
+        stops_->generation != stops->generation) {
+      stop->reason = StopReason::Step;  // a breakpoint of a set replaced meanwhile
+      stop->breakpointIds.clear();
+    }
+    if (pauseRequested_ && stop->reason != StopReason::Exception) {
+      stop->reason = StopReason::Pause;
+      stop->breakpointIds.clear();
+    }
+    pauseRequested_ = false;
+    state_ = State::Paused;
+    lastStop_ = *stop;
+    listener_.stopped(*stop);  // under the lock, as the live target does (the generation rule)
+  }
+}
+
+}  // namespace scanback::dap

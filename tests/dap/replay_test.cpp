@@ -1,0 +1,452 @@
+// Replay sessions and the reverse requests (the time-travel issue), over an in-memory pipe: one
+// test per rule, named after it. The traces are recorded here from small programs; every message
+// is validated against the official schema.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "recorder/recorder.h"
+#include "tests/dap/session_client.h"
+#include "vm/compiler/compiler.h"
+
+using namespace scanback;
+using namespace scanback::dap;
+using namespace scanback::dap::testing;
+
+namespace {
+
+const char* kMain = R"(CONFIGURATION Cfg
+  VAR_GLOBAL
+    gTotal : DINT;
+  END_VAR
+  RESOURCE Cpu ON PLC
+    TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
+    TASK Slow (INTERVAL := T#50ms, PRIORITY := 2);
+    PROGRAM Main WITH Fast : MainProg;
+    PROGRAM Watch WITH Slow : WatchProg;
+  END_RESOURCE
+END_CONFIGURATION
+
+PROGRAM MainProg
+VAR
+  n : INT;
+  d : INT;
+  c : Counter;
+END_VAR
+n := n + 1;
+c(step := Twice(n));
+gTotal := gTotal + 1;
+  IF n > 1000 THEN n := 0; END_IF
+END_PROGRAM
+
+PROGRAM WatchProg
+VAR ticks : INT; END_VAR
+ticks := ticks + 1;
+END_PROGRAM
+)";
+
+const char* kLib = R"(FUNCTION Twice : INT
+VAR_INPUT x : INT; END_VAR
+Twice := x * 2;
+END_FUNCTION
+
+FUNCTION_BLOCK Counter
+VAR_INPUT step : INT; END_VAR
+VAR count : INT; END_VAR
+count := count + step;
+IF count > 30000 THEN count := 0; END_IF
+END_FUNCTION_BLOCK
+)";
+
+// Faults with a division by zero in its third cycle.
+const char* kFaulty = R"(PROGRAM Faulty
+VAR n : INT; d : INT; END_VAR
+n := n + 1;
+d := 10 / (3 - n);
+END_PROGRAM
+)";
+
+// Line numbers in kMain and kLib.
+constexpr int kLineN = 19, kLineCall = 20, kLineTotal = 21, kLineTicks = 27;
+constexpr int kLineCountFirst = 9;
+
+class DapReplay : public ::testing::Test {
+ protected:
+  void TearDown() override { EXPECT_EQ(client_.schemaErrors(), ""); }
+
+  // Records `cycles` cycles of the project's `files` to a trace; its path.
+  std::string record(const std::vector<std::string>& files, uint64_t cycles, const std::string& name = "run.trace") {
+    Diagnostics diagnostics;
+    std::vector<std::string> paths;
+    for (const std::string& f : files) paths.push_back(project_.path(f));
+    SourceSet sources = loadSourceFiles(paths, diagnostics);
+    std::shared_ptr<const Program> program = compileProject(sources, diagnostics);
+    EXPECT_TRUE(program) << diagnostics.format(sources);
+    if (!program) return {};
+    Runtime rt(program);
+    recorder::RecorderOptions options;
+    options.path = project_.path(name);
+    options.keyframeEvery = 16;
+    std::string error;
+    auto rec = recorder::Recorder::start(rt, options, error);
+    EXPECT_TRUE(rec) << error;
+    if (!rec) return {};
+    for (uint64_t c = 0; c < cycles; ++c) {
+      if (rt.runCycle() != RunStatus::CycleDone) break;
+      while (rec->backlogged()) std::this_thread::yield();
+    }
+    EXPECT_TRUE(rec->finish(error)) << error;
+    return options.path;
+  }
+  std::string recordMain(uint64_t cycles = 100) { return record({"main.st", "lib.st"}, cycles); }
+
+  // initialize, launch the replay, configurationDone: the first stop.
+  json startReplay(const std::string& trace, json extra = json::object()) {
+    json args{{"trace", trace}};
+    args.update(extra);
+    client_.start(args);
+    client_.configured();
+    return client_.event("stopped");
+  }
+  json timeline() {
+    const json r = client_.request("scanback/timeline");
+    EXPECT_TRUE(r["success"]) << r.dump();
+    return r["body"];
+  }
+  std::pair<uint64_t, uint64_t> position() {
+    const json t = timeline();
+    return {t["cycle"].get<uint64_t>(), t["step"].get<uint64_t>()};
+  }
+  std::string evaluate(const std::string& expression) {
+    const json r = client_.request("evaluate", json{{"expression", expression}, {"frameId", 1}});
+    EXPECT_TRUE(r["success"]) << expression << ": " << r.dump();
+    return r["body"].value("result", std::string("?"));
+  }
+  json topFrame(int64_t thread = 1) {
+    const json r = client_.request("stackTrace", json{{"threadId", thread}});
+    EXPECT_FALSE(r["body"]["stackFrames"].empty()) << r.dump();
+    return r["body"]["stackFrames"].empty() ? json::object() : r["body"]["stackFrames"][0];
+  }
+  // Sends a move and returns its stopped event, checking that the response came first.
+  json move(const std::string& command, json args = json{{"threadId", 1}}) {
+    const size_t from = client_.messages().size();
+    const int64_t seq = client_.send(command, args);
+    const json response = client_.response(seq);
+    EXPECT_TRUE(response["success"]) << command << ": " << response.dump();
+    const json stopped = client_.event("stopped");
+    EXPECT_LT(client_.indexOfResponse(seq), client_.indexOfEvent("stopped", from)) << command;
+    return stopped;
+  }
+  // Whether an output event containing `text` was sent.
+  bool said(const std::string& text) {
+    for (const json& m : client_.messages())
+      if (m.value("event", "") == "output" && m["body"]["output"].get<std::string>().find(text) != std::string::npos)
+        return true;
+    return false;
+  }
+  json setBreakpoints(json breakpoints, const std::string& file = "main.st") {
+    return client_.request("setBreakpoints",
+                           json{{"source", json{{"path", project_.path(file)}}}, {"breakpoints", breakpoints}});
+  }
+
+  TempProject project_{{{"main.st", kMain}, {"lib.st", kLib}, {"faulty.st", kFaulty}}};
+  SessionClient client_;
+};
+
+TEST_F(DapReplay, AReplayLaunchStopsAtTheEndWithReasonEntryAndTheSourcesAreTheRecordedFiles) {
+  const std::string trace = recordMain(100);
+  const json stopped = startReplay(trace);
+  EXPECT_EQ(stopped["body"]["reason"], "entry");
+  const json t = timeline();
+  EXPECT_EQ(t["firstCycle"], 0);
+  EXPECT_EQ(t["lastCycle"], 99);
+  EXPECT_EQ(t["cycle"], 99);
+  EXPECT_EQ(t["tasks"].size(), 2u);
+  // The last recorded statement of the last cycle (a Fast cycle: the IF).
+  const json frame = topFrame(stopped["body"]["threadId"]);
+  EXPECT_EQ(frame["source"]["path"], project_.path("main.st"));
+  EXPECT_EQ(frame["line"], kLineTotal + 1);
+  const json threads = client_.request("threads");
+  EXPECT_EQ(threads["body"]["threads"].size(), 2u);
+}
+
+TEST_F(DapReplay, AReplayOfATraceEndingInAFaultStartsAtTheFaultWithReasonException) {
+  const std::string trace = record({"faulty.st"}, 10);
+  const json stopped = startReplay(trace);
+  EXPECT_EQ(stopped["body"]["reason"], "exception");
+  EXPECT_EQ(topFrame()["line"], 4);
+  EXPECT_EQ(evaluate("n"), "3");
+  const json info = client_.request("exceptionInfo", json{{"threadId", 1}});
+  ASSERT_TRUE(info["success"]) << info.dump();
+  EXPECT_EQ(info["body"]["exceptionId"], "division by zero");
+  EXPECT_NE(info["body"]["description"].get<std::string>().find("faulty.st:4:"), std::string::npos);
+}
+
+TEST_F(DapReplay, StartAtStartOrACycleStopsThereWithReasonEntry) {
+  const std::string trace = recordMain(50);
+  EXPECT_EQ(startReplay(trace, json{{"startAt", "start"}})["body"]["reason"], "entry");
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{0, 0}));
+  EXPECT_EQ(topFrame()["line"], kLineN);
+}
+
+TEST_F(DapReplay, StartAtACycleNumberStopsAtItsFirstStatement) {
+  const std::string trace = recordMain(50);
+  startReplay(trace, json{{"startAt", 7}});
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{7, 0}));
+}
+
+TEST_F(DapReplay, AStartAtOutsideTheRecordingFailsTheLaunchWithTheRange) {
+  const std::string trace = recordMain(50);
+  client_.request("initialize", json{{"adapterID", "scanback"}});
+  const json r = client_.request("launch", json{{"trace", trace}, {"startAt", 500}});
+  EXPECT_FALSE(r["success"]);
+  EXPECT_NE(r["message"].get<std::string>().find("cycles 0 to 49"), std::string::npos) << r.dump();
+  const json missing = client_.request("launch", json{{"trace", project_.path("none.trace")}});
+  EXPECT_FALSE(missing["success"]);
+}
+
+TEST_F(DapReplay, SourcesNotOnDiskAreServedBySourceReferenceAndBreakpointsAcceptBothIdentities) {
+  const std::string trace = recordMain(30);
+  const std::string lib = project_.path("lib.st");
+  std::filesystem::remove(lib);
+  startReplay(trace, json{{"startAt", "start"}});
+  // By the recorded path, though the file is gone.
+  const json set = setBreakpoints(json::array({{{"line", kLineCountFirst}}}), "lib.st");
+  ASSERT_TRUE(set["body"]["breakpoints"][0]["verified"]) << set.dump();
+  const json source = set["body"]["breakpoints"][0]["source"];
+  ASSERT_TRUE(source.contains("sourceReference")) << source.dump();
+  EXPECT_FALSE(source.contains("path"));
+  EXPECT_EQ(move("continue")["body"]["reason"], "breakpoint");
+  const json frame = topFrame();
+  EXPECT_EQ(frame["source"]["sourceReference"], source["sourceReference"]);
+  const json text = client_.request("source", json{{"source", source}, {"sourceReference", source["sourceReference"]}});
+  EXPECT_EQ(text["body"]["content"], kLib);
+  // By sourceReference.
+  const json again = client_.request(
+      "setBreakpoints", json{{"source", source}, {"breakpoints", json::array({{{"line", kLineCountFirst + 1}}})}});
+  EXPECT_TRUE(again["body"]["breakpoints"][0]["verified"]) << again.dump();
+}
+
+TEST_F(DapReplay, StepBackIsTheExactReverseOfNextAndHistoryShowsWhatTheForwardRunShowed) {
+  const std::string trace = recordMain(40);
+  startReplay(trace, json{{"startAt", "start"}});
+  struct Seen {
+    std::pair<uint64_t, uint64_t> at;
+    int64_t line;
+    std::string n, total, count, ticks;
+  };
+  auto look = [&] {
+    Seen s;
+    s.at = position();
+    s.line = topFrame(client_.messages().back()["body"].value("threadId", 1))["line"];
+    s.n = evaluate("Main.n");
+    s.total = evaluate("gTotal");
+    s.count = evaluate("Main.c.count");
+    s.ticks = evaluate("Watch.ticks");
+    return s;
+  };
+  std::vector<Seen> forward{look()};
+  for (int i = 0; i < 30; ++i) {
+    EXPECT_EQ(move("next")["body"]["reason"], "step");
+    forward.push_back(look());
+  }
+  for (int i = 29; i >= 0; --i) {
+    EXPECT_EQ(move("stepBack")["body"]["reason"], "step");
+    const Seen back = look();
+    EXPECT_EQ(back.at, forward[static_cast<size_t>(i)].at) << "step back " << 30 - i;
+    EXPECT_EQ(back.line, forward[static_cast<size_t>(i)].line);
+    EXPECT_EQ(back.n, forward[static_cast<size_t>(i)].n);
+    EXPECT_EQ(back.total, forward[static_cast<size_t>(i)].total);
+    EXPECT_EQ(back.count, forward[static_cast<size_t>(i)].count);
+    EXPECT_EQ(back.ticks, forward[static_cast<size_t>(i)].ticks);
+  }
+}
+
+TEST_F(DapReplay, StepBackOverACallDoesNotEnterItAndFromAPousFirstStatementGoesToTheCall) {
+  const std::string trace = recordMain(20);
+  startReplay(trace, json{{"startAt", 4}});  // a Fast cycle (0 Fast, 1 Slow, 2 Fast, 3 Fast, 4 Fast)
+  move("next");
+  move("next");
+  EXPECT_EQ(topFrame()["line"], kLineTotal);
+  move("stepBack");
+  EXPECT_EQ(topFrame()["line"], kLineCall);  // over the call, not into Counter
+  move("stepIn");
+  move("stepIn");
+  const json inside = client_.request("stackTrace", json{{"threadId", 1}})["body"];
+  ASSERT_EQ(inside["totalFrames"], 2);
+  EXPECT_EQ(inside["stackFrames"][0]["line"], kLineCountFirst);
+  move("stepBack");
+  EXPECT_EQ(topFrame()["line"], kLineCall);  // the caller's call statement
+}
+
+TEST_F(DapReplay, ReverseContinueStopsAtTheLastHitBeforeHereHonouringConditionAndHitCondition) {
+  const std::string trace = recordMain(100);
+  startReplay(trace);
+  const json set = setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal MOD 10 = 3"}}}));
+  const int64_t id = set["body"]["breakpoints"][0]["id"];
+  json stopped = move("reverseContinue");
+  EXPECT_EQ(stopped["body"]["reason"], "breakpoint");
+  EXPECT_EQ(stopped["body"]["hitBreakpointIds"], json::array({id}));
+  EXPECT_EQ(topFrame()["line"], kLineTotal);
+  const int64_t last = std::stoll(evaluate("gTotal"));
+  EXPECT_EQ(last % 10, 3);
+  move("reverseContinue");
+  EXPECT_EQ(std::stoll(evaluate("gTotal")), last - 10);
+  // The 2nd hit since the start of the recording: gTotal = 13.
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal MOD 10 = 3"}, {"hitCondition", "=2"}}}));
+  move("scanback/seek", json{{"cycle", 90}});
+  EXPECT_EQ(move("reverseContinue")["body"]["reason"], "breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "13");
+}
+
+TEST_F(DapReplay, ReverseContinueWithoutBreakpointsGoesToTheStartOfTheRecordingAndSaysSo) {
+  const std::string trace = recordMain(30);
+  startReplay(trace);
+  const json stopped = move("reverseContinue");
+  EXPECT_EQ(stopped["body"]["reason"], "step");
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{0, 0}));
+  EXPECT_TRUE(said("the start of the recording was reached"));
+  EXPECT_EQ(client_.indexOfEvent("terminated"), -1);
+}
+
+TEST_F(DapReplay, ReachingTheEndGoingForwardStopsThereWithAnOutputAndTheSessionGoesOn) {
+  const std::string trace = recordMain(30);
+  startReplay(trace, json{{"startAt", 25}});
+  EXPECT_EQ(move("continue")["body"]["reason"], "step");
+  EXPECT_EQ(position().first, 29u);
+  EXPECT_TRUE(said("the end of the recording was reached"));
+  EXPECT_EQ(client_.indexOfEvent("terminated"), -1);
+  EXPECT_EQ(move("stepBack")["body"]["reason"], "step");  // and it goes on
+}
+
+TEST_F(DapReplay, LogpointsPrintGoingForwardAndNeverStopGoingBackwards) {
+  const std::string trace = recordMain(30);
+  startReplay(trace, json{{"startAt", 20}});
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"logMessage", "total={gTotal}"}}}));
+  EXPECT_EQ(move("reverseContinue")["body"]["reason"], "step");  // to the start: the logpoint never stopped
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{0, 0}));
+  move("scanback/seek", json{{"cycle", 26}});
+  move("continue");
+  std::vector<std::string> printed;
+  for (const json& m : client_.messages())
+    if (m.value("event", "") == "output" && m["body"]["output"].get<std::string>().rfind("total=", 0) == 0)
+      printed.push_back(m["body"]["output"]);
+  // Every Fast cycle from 26 to the end printed gTotal before its write, one more each time.
+  ASSERT_GE(printed.size(), 2u);
+  for (size_t i = 1; i < printed.size(); ++i)
+    EXPECT_EQ(std::stoll(printed[i].substr(6)), std::stoll(printed[i - 1].substr(6)) + 1) << printed[i];
+}
+
+TEST_F(DapReplay, DataBreakpointsStopAfterTheWriteInBothDirections) {
+  const std::string trace = recordMain(60);
+  startReplay(trace, json{{"startAt", 30}});
+  const json info = client_.request("dataBreakpointInfo", json{{"name", "gTotal"}, {"frameId", 1}});
+  ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
+  const json set = client_.request("setDataBreakpoints", json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}}})}});
+  const int64_t id = set["body"]["breakpoints"][0]["id"];
+  const int64_t here = std::stoll(evaluate("gTotal"));
+  json stopped = move("reverseContinue");
+  EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(stopped["body"]["hitBreakpointIds"], json::array({id}));
+  EXPECT_EQ(topFrame()["line"], kLineTotal + 1);  // right after the write
+  EXPECT_EQ(std::stoll(evaluate("gTotal")), here);  // the last write before here made today's value
+  move("reverseContinue");
+  EXPECT_EQ(std::stoll(evaluate("gTotal")), here - 1);
+  stopped = move("continue");
+  EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(std::stoll(evaluate("gTotal")), here);
+}
+
+TEST_F(DapReplay, WritesAndReloadsAreRefusedBecauseHistoryIsReadOnly) {
+  const std::string trace = recordMain(20);
+  startReplay(trace);
+  const json scopes = client_.request("scopes", json{{"frameId", 1}});
+  const int64_t globals = scopes["body"]["scopes"][2]["variablesReference"];
+  const json set = client_.request("setVariable", json{{"variablesReference", globals}, {"name", "gTotal"}, {"value", "5"}});
+  EXPECT_FALSE(set["success"]);
+  EXPECT_NE(set["message"].get<std::string>().find("history is read-only"), std::string::npos) << set.dump();
+  const json expression = client_.request("setExpression", json{{"expression", "gTotal"}, {"value", "5"}, {"frameId", 1}});
+  EXPECT_FALSE(expression["success"]);
+  EXPECT_NE(expression["message"].get<std::string>().find("history is read-only"), std::string::npos);
+  const json reload = client_.request("stReload");
+  EXPECT_FALSE(reload["success"]);
+  EXPECT_NE(reload["message"].get<std::string>().find("history is read-only"), std::string::npos);
+}
+
+TEST_F(DapReplay, SeekJumpsAnywhereRespondingFirstThenStoppedWithReasonGoto) {
+  const std::string trace = recordMain(60);
+  startReplay(trace);
+  const json stopped = move("scanback/seek", json{{"cycle", 12}, {"step", 2}});
+  EXPECT_EQ(stopped["body"]["reason"], "goto");
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{12, 2}));
+  const json outside = client_.request("scanback/seek", json{{"cycle", 600}});
+  EXPECT_FALSE(outside["success"]);
+  EXPECT_NE(outside["message"].get<std::string>().find("not in the recording"), std::string::npos);
+  const json pastEnd = client_.request("scanback/seek", json{{"cycle", 12}, {"step", 99}});
+  EXPECT_FALSE(pastEnd["success"]);
+  EXPECT_TRUE(client_.noEvent("stopped", 100ms));
+}
+
+TEST_F(DapReplay, RestartFrameGoesBackToTheFirstStatementOfTheSelectedFrame) {
+  const std::string trace = recordMain(20);
+  startReplay(trace, json{{"startAt", 2}});
+  move("next");
+  move("stepIn");
+  move("stepIn");
+  move("next");
+  const json inside = client_.request("stackTrace", json{{"threadId", 1}})["body"];
+  ASSERT_EQ(inside["totalFrames"], 2);
+  EXPECT_EQ(inside["stackFrames"][0]["line"], kLineCountFirst + 1);
+  // The FB's frame: back to its first statement.
+  EXPECT_EQ(move("restartFrame", json{{"frameId", 1}})["body"]["reason"], "restart");
+  EXPECT_EQ(topFrame()["line"], kLineCountFirst);
+  // The program's frame: back to the first statement of the program body.
+  move("restartFrame", json{{"frameId", 2}});
+  EXPECT_EQ(topFrame()["line"], kLineN);
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{2, 0}));
+}
+
+TEST_F(DapReplay, StepBackInEntersTheCallThatEndedHereAndStepBackOutGoesToTheCall) {
+  const std::string trace = recordMain(20);
+  startReplay(trace, json{{"startAt", 2}});
+  move("next");
+  move("next");
+  EXPECT_EQ(topFrame()["line"], kLineTotal);
+  move("scanback/stepBackIn");
+  const json inside = client_.request("stackTrace", json{{"threadId", 1}})["body"];
+  ASSERT_EQ(inside["totalFrames"], 2) << inside.dump();
+  EXPECT_EQ(inside["stackFrames"][0]["line"], kLineCountFirst + 1);  // Counter's last statement
+  move("scanback/stepBackOut");
+  const json out = client_.request("stackTrace", json{{"threadId", 1}})["body"];
+  EXPECT_EQ(out["totalFrames"], 1);
+  EXPECT_EQ(out["stackFrames"][0]["line"], kLineCall);
+}
+
+TEST_F(DapReplay, TheTimelineNamesTheRecordingThePositionTheTasksAndTheFault) {
+  const std::string trace = record({"faulty.st"}, 10);
+  startReplay(trace);
+  const json t = timeline();
+  EXPECT_EQ(t["firstCycle"], 0);
+  EXPECT_EQ(t["lastCycle"], 2);
+  EXPECT_EQ(t["cycle"], 2);
+  EXPECT_EQ(t["lastTimeNs"], t["timeNs"]);
+  EXPECT_EQ(t["tasks"][0]["threadId"], 1);
+  EXPECT_TRUE(t["gaps"].empty());
+  EXPECT_NE(t["fault"].get<std::string>().find("division by zero"), std::string::npos);
+  EXPECT_FALSE(t["live"]);
+}
+
+TEST_F(DapReplay, ALiveSessionRefusesReverseMovesWithWhy) {
+  client_.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                     {"stopOnEntry", true},
+                     {"realtime", false}});
+  client_.configured();
+  client_.event("stopped");
+  const json back = client_.request("stepBack", json{{"threadId", 1}});
+  EXPECT_FALSE(back["success"]);
+  EXPECT_NE(back["message"].get<std::string>().find("no history"), std::string::npos) << back.dump();
+  EXPECT_FALSE(client_.request("scanback/timeline")["success"]);
+}
+
+}  // namespace
