@@ -77,8 +77,13 @@ Reply launchRequest(Session& session, const json& args) {
   session.setTarget(std::make_unique<LiveTarget>(program, std::move(options), session.targetListener()), program,
                     cwd.string());
   session.applyStops();
-  // Ready for configuration requests (breakpoints resolve against this program): `initialized`.
-  return Reply{json(), [&session] { session.sendEvent("initialized"); }};
+  // A live session keeps no history (yet): the client hides the reverse buttons. Then, ready for
+  // configuration requests (breakpoints resolve against this program): `initialized`.
+  return Reply{json(), [&session] {
+                 session.sendEvent("capabilities",
+                                   json{{"capabilities", json{{"supportsStepBack", false}, {"supportsRestartFrame", false}}}});
+                 session.sendEvent("initialized");
+               }};
 }
 
 }  // namespace scanback::dap

@@ -450,3 +450,49 @@ TEST_F(DapReplay, ALiveSessionRefusesReverseMovesWithWhy) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(DapReplay, ATraceCutOffByACrashReplaysUpToItsLastCompleteChunkAndSaysWhatWasLost) {
+  const std::string trace = recordMain(100);
+  const auto size = std::filesystem::file_size(trace);
+  std::filesystem::resize_file(trace, size * 2 / 3);  // as after a power loss
+  const json stopped = startReplay(trace);
+  EXPECT_EQ(stopped["body"]["reason"], "entry");
+  const json t = timeline();
+  EXPECT_GT(t["lastCycle"].get<uint64_t>(), 0u);
+  EXPECT_LT(t["lastCycle"].get<uint64_t>(), 99u);
+  EXPECT_TRUE(said("cut off")) << "the reader's warning goes out as output";
+  EXPECT_EQ(move("stepBack")["body"]["reason"], "step");
+}
+
+TEST_F(DapReplay, AFileThatIsNoTraceFailsTheLaunchWithAClearError) {
+  const std::string path = project_.path("main.st");  // ST text, not a trace
+  client_.request("initialize", json{{"adapterID", "scanback"}});
+  const json r = client_.request("launch", json{{"trace", path}});
+  EXPECT_FALSE(r["success"]);
+  EXPECT_NE(r["message"].get<std::string>().find("cannot replay"), std::string::npos) << r.dump();
+  const json both = client_.request("launch", json{{"trace", path}, {"program", path}});
+  EXPECT_FALSE(both["success"]);
+  EXPECT_NE(both["message"].get<std::string>().find("not both"), std::string::npos);
+  // The session goes on: a good launch still works.
+  const json ok = client_.request("launch", json{{"trace", recordMain(10)}});
+  EXPECT_TRUE(ok["success"]) << ok.dump();
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(DapReplay, ALiveLaunchTellsTheClientItCannotStepBackAndAReplayLaunchDoesNot) {
+  client_.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})}, {"realtime", false}});
+  const json caps = client_.event("capabilities");
+  EXPECT_EQ(caps["body"]["capabilities"]["supportsStepBack"], false);
+  EXPECT_LT(client_.indexOfEvent("capabilities"), client_.indexOfEvent("initialized"));
+  SessionClient replay;
+  replay.start(json{{"trace", recordMain(10)}});
+  EXPECT_TRUE(replay.noEvent("capabilities", 50ms));
+  EXPECT_EQ(replay.schemaErrors(), "");
+}
+
+}  // namespace
