@@ -88,16 +88,15 @@ void ReplayTarget::start(bool /*stopOnEntry*/) {
   if (state_ != State::Configuring) return;
   // A replay session always stops first (at the end, the start or the cycle asked for).
   state_ = State::Running;
-  job_ = Job{Job::Kind::Start, ResumeKind::Continue, {}, StopReason::Entry};
+  job_ = Job{Job::Kind::Start, ResumeKind::Continue, 0, {}, StopReason::Entry};
   for (const std::string& warning : replayer_->history().warnings()) listener_.output("console", warning + "\n");
   worker_ = std::thread([this] { workerLoop(); });
 }
 
-void ReplayTarget::resume(ResumeKind kind, uint32_t /*task*/) {
-  // Moves go through the recorded cycles of the current position's task (the one that stopped).
+void ReplayTarget::resume(ResumeKind kind, uint32_t task) {
   std::lock_guard lock(mutex_);
   if (state_ != State::Paused) return;
-  job_ = Job{Job::Kind::Move, kind, {}, StopReason::Step};
+  job_ = Job{Job::Kind::Move, kind, task, {}, StopReason::Step};
   state_ = State::Running;
   pauseRequested_ = false;
   lastStop_.reset();
@@ -107,7 +106,7 @@ void ReplayTarget::resume(ResumeKind kind, uint32_t /*task*/) {
 void ReplayTarget::jump(HistoryPosition position, StopReason reason) {
   std::lock_guard lock(mutex_);
   if (state_ != State::Paused) return;
-  job_ = Job{Job::Kind::Jump, ResumeKind::Continue, replay::Position{position.cycle, position.step}, reason};
+  job_ = Job{Job::Kind::Jump, ResumeKind::Continue, 0, replay::Position{position.cycle, position.step}, reason};
   state_ = State::Running;
   pauseRequested_ = false;
   lastStop_.reset();
@@ -285,6 +284,14 @@ std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& sto
     for (const DataWatch& w : stops.dataWatches) watches.push_back(replay::Watch{w.offset, w.size, w.bit});
 
   std::optional<replay::Stop> stop;
+  const bool step = job.move != ResumeKind::Continue && job.move != ResumeKind::ReverseContinue;
+  if (step && job.task != r.task()) {
+    stop = stepOtherTask(job.move, job.task, error);
+    if (!stop) return std::nullopt;
+    StopInfo info = describe(*stop, stops, ids);
+    info.endsStep = true;
+    return info;
+  }
   switch (job.move) {
     case ResumeKind::Continue:
       // Logpoints print as a forward continue passes them (never going backwards).
@@ -312,8 +319,29 @@ std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& sto
   }
   if (!stop) return std::nullopt;
   StopInfo info = describe(*stop, stops, ids);
-  info.endsStep = job.move != ResumeKind::Continue && job.move != ResumeKind::ReverseContinue;
+  info.endsStep = step;
   return info;
+}
+
+std::optional<replay::Stop> ReplayTarget::stepOtherTask(ResumeKind move, uint32_t task, std::string& error) {
+  replay::Replayer& r = *replayer_;
+  const uint64_t cycle = r.position().cycle;
+  const bool back = isReverse(move);
+  const std::optional<uint64_t> other = back ? r.previousCycleOfTask(cycle, task) : r.nextCycleOfTask(cycle, task);
+  if (!other) {
+    // None recorded that way: the step stays here, at the start or end of what the recording holds.
+    const std::string note = fmt::format("task {} has no recorded cycle {} this one", r.program().tasks.at(task).name,
+                                         back ? "before" : "after");
+    return replay::Stop{r.position(), back ? replay::StopReason::Start : replay::StopReason::End, -1, note};
+  }
+  uint64_t step = 0;
+  if (back) {  // the last statement of that cycle
+    const replay::CycleSteps* steps = r.steps(*other, error);
+    if (!steps) return std::nullopt;
+    step = steps->count() ? steps->count() - 1 : 0;
+  }
+  if (!r.seek(replay::Position{*other, step}, error)) return std::nullopt;
+  return replay::Stop{r.position(), replay::StopReason::Step, -1, {}};
 }
 
 void ReplayTarget::workerLoop() {

@@ -62,6 +62,7 @@ class ReplayTarget final : public Target {
   struct Job {
     enum class Kind { Start, Move, Jump } kind = Kind::Move;
     ResumeKind move = ResumeKind::Continue;
+    uint32_t task = 0;                      // Move: the thread the request named
     replay::Position target;                // Jump
     StopReason reason = StopReason::Goto;   // Jump
   };
@@ -72,6 +73,9 @@ class ReplayTarget final : public Target {
   std::optional<StopInfo> execute(const Job& job, const StopSet& stops, std::string& error);
   // The stop a replayer stop is reported as (a breakpoint's id, the fault at the end, ...).
   StopInfo describe(const replay::Stop& stop, const StopSet& stops, const std::vector<int64_t>& breakpointIds);
+  // A step named a task other than the current position's: that task's next (or, going back,
+  // previous) recorded cycle is where it ends, as a live step from another task's stop does.
+  std::optional<replay::Stop> stepOtherTask(ResumeKind move, uint32_t task, std::string& error);
   // Whether `position` is the fault the recording ends in.
   bool atFault(const replay::Position& position) const;
 

@@ -496,3 +496,25 @@ TEST_F(DapReplay, ALiveLaunchTellsTheClientItCannotStepBackAndAReplayLaunchDoesN
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(DapReplay, AStepNamingAnotherThreadEndsInThatTasksNextOrPreviousCycle) {
+  const std::string trace = recordMain(40);
+  startReplay(trace, json{{"startAt", 8}});  // Fast cycles 0, 2-5, 7-10 ...; Slow cycles 1, 6, 12 ...
+  ASSERT_EQ(move("next")["body"]["threadId"], 1);
+  json stopped = move("next", json{{"threadId", 2}});
+  EXPECT_EQ(stopped["body"]["reason"], "step");
+  EXPECT_EQ(stopped["body"]["threadId"], 2);
+  const uint64_t slow = position().first;
+  EXPECT_GT(slow, 8u);
+  EXPECT_EQ(position().second, 0u);
+  EXPECT_EQ(topFrame(2)["line"], kLineTicks);
+  move("scanback/seek", json{{"cycle", slow + 1}});
+  stopped = move("stepBack", json{{"threadId", 2}});
+  EXPECT_EQ(stopped["body"]["threadId"], 2);
+  EXPECT_EQ(position().first, slow);
+  EXPECT_EQ(topFrame(2)["line"], kLineTicks);
+}
+
+}  // namespace
