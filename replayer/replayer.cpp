@@ -223,6 +223,11 @@ Replayer::Replayer(std::unique_ptr<trace::TraceReader> reader, std::shared_ptr<c
 // ---------------------------------------------------------------- re-execution
 
 bool Replayer::startCycle(Vm& vm, const CycleRecord& record, std::string& error) {
+  // Only searches (on the scratch VM) are cut short: the current position is never left half-built.
+  if (cancel_ && &vm == &scratch_ && cancel_->load(std::memory_order_relaxed)) {
+    error = kCancelled;
+    return false;
+  }
   if (record.task >= program_->tasks.size()) {
     error = fmt::format("cycle {} names task {}, but the program has {} tasks", record.cycle, record.task,
                         program_->tasks.size());

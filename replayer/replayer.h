@@ -11,6 +11,7 @@
 // Not thread-safe: one Replayer per thread. Several replayers may share one Program.
 #pragma once
 
+#include <atomic>
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -187,6 +188,12 @@ class Replayer {
   // Divergences met so far by any replay.
   const std::vector<Divergence>& divergences() const { return divergences_; }
 
+  // A flag another thread sets to cut a long search short (a debugger's pause): the move in
+  // progress then fails with `kCancelled` as its error, and the position does not change. Checked
+  // before each cycle a search re-executes. Null: none.
+  static constexpr const char* kCancelled = "cancelled";
+  void setCancelFlag(const std::atomic<bool>* flag) { cancel_ = flag; }
+
   size_t checkpointCount() const { return checkpoints_.size(); }
   // The memory the checkpoints hold, bookkeeping included: what the budget limits.
   uint64_t checkpointBytes() const { return checkpoints_.size() * checkpointCost(); }
@@ -248,6 +255,7 @@ class Replayer {
   CycleSet verified_;                                     // cycles whose digest was checked
   std::vector<Divergence> divergences_;
   std::list<CycleSteps> stepsCache_;  // most recent first
+  const std::atomic<bool>* cancel_ = nullptr;
   std::map<std::pair<size_t, uint32_t>, uint64_t> runsInChunk_;  // (chunk, statement) -> runs, from paths
 };
 

@@ -42,7 +42,9 @@ std::unique_ptr<ReplayTarget> ReplayTarget::open(const std::string& path, Target
 }
 
 ReplayTarget::ReplayTarget(std::unique_ptr<replay::Replayer> replayer, TargetListener& listener)
-    : replayer_(std::move(replayer)), listener_(listener), stops_(std::make_shared<StopSet>()) {}
+    : replayer_(std::move(replayer)), listener_(listener), stops_(std::make_shared<StopSet>()) {
+  replayer_->setCancelFlag(&cancel_);
+}
 
 ReplayTarget::~ReplayTarget() { terminate(); }
 
@@ -97,6 +99,7 @@ void ReplayTarget::resume(ResumeKind kind, uint32_t task) {
   std::lock_guard lock(mutex_);
   if (state_ != State::Paused) return;
   job_ = Job{Job::Kind::Move, kind, task, {}, StopReason::Step};
+  cancel_.store(false, std::memory_order_relaxed);
   state_ = State::Running;
   pauseRequested_ = false;
   lastStop_.reset();
@@ -107,6 +110,7 @@ void ReplayTarget::jump(HistoryPosition position, StopReason reason) {
   std::lock_guard lock(mutex_);
   if (state_ != State::Paused) return;
   job_ = Job{Job::Kind::Jump, ResumeKind::Continue, 0, replay::Position{position.cycle, position.step}, reason};
+  cancel_.store(false, std::memory_order_relaxed);
   state_ = State::Running;
   pauseRequested_ = false;
   lastStop_.reset();
@@ -114,10 +118,12 @@ void ReplayTarget::jump(HistoryPosition position, StopReason reason) {
 }
 
 bool ReplayTarget::pause(uint32_t /*task*/) {
-  // A move cannot be cut short: it ends where it ends, and reports a pause.
+  // A search under way is cut short (the position stays where the move began); a move that is
+  // already placing the position ends where it ends. Either way the stop reports a pause.
   std::lock_guard lock(mutex_);
   if (state_ != State::Running) return false;
   pauseRequested_ = true;
+  cancel_.store(true, std::memory_order_relaxed);
   return true;
 }
 
@@ -360,7 +366,9 @@ void ReplayTarget::workerLoop() {
     std::optional<StopInfo> stop = execute(job, *stops, error);
     std::unique_lock lock(mutex_);
     if (terminating_) return;
-    if (!stop) {
+    if (!stop && error == replay::Replayer::kCancelled) {
+      stop = StopInfo{StopReason::Pause, replayer_->task()};
+    } else if (!stop) {
       // The move could not be made (a corrupt chunk on the way, say): it stops where the replayer is.
       listener_.output("stderr", fmt::format("the move failed: {}\n", error));
       stop = StopInfo{StopReason::Step, replayer_->task(), {}, error};

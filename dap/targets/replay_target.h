@@ -7,6 +7,7 @@
 // While paused, the session reads the replayer's VM.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,7 @@ class ReplayTarget final : public Target {
   State state_ = State::Configuring;
   bool terminating_ = false;
   bool pauseRequested_ = false;
+  std::atomic<bool> cancel_{false};  // set by pause(): the replayer cuts its search short
   std::optional<Job> job_;
   std::optional<StopInfo> lastStop_;
   std::shared_ptr<const StopSet> stops_;

@@ -76,7 +76,8 @@ class DapReplay : public ::testing::Test {
   void TearDown() override { EXPECT_EQ(client_.schemaErrors(), ""); }
 
   // Records `cycles` cycles of the project's `files` to a trace; its path.
-  std::string record(const std::vector<std::string>& files, uint64_t cycles, const std::string& name = "run.trace") {
+  std::string record(const std::vector<std::string>& files, uint64_t cycles, const std::string& name = "run.trace",
+                     uint32_t keyframeEvery = 16) {
     Diagnostics diagnostics;
     std::vector<std::string> paths;
     for (const std::string& f : files) paths.push_back(project_.path(f));
@@ -87,7 +88,7 @@ class DapReplay : public ::testing::Test {
     Runtime rt(program);
     recorder::RecorderOptions options;
     options.path = project_.path(name);
-    options.keyframeEvery = 16;
+    options.keyframeEvery = keyframeEvery;
     std::string error;
     auto rec = recorder::Recorder::start(rt, options, error);
     EXPECT_TRUE(rec) << error;
@@ -515,6 +516,28 @@ TEST_F(DapReplay, AStepNamingAnotherThreadEndsInThatTasksNextOrPreviousCycle) {
   EXPECT_EQ(stopped["body"]["threadId"], 2);
   EXPECT_EQ(position().first, slow);
   EXPECT_EQ(topFrame(2)["line"], kLineTicks);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(DapReplay, PauseCutsALongSearchShortAndStopsWhereTheMoveBeganWithReasonPause) {
+  // Few keyframes: each evaluation re-executes hundreds of cycles (seconds in all).
+  const std::string trace = record({"main.st", "lib.st"}, 12000, "long.trace", 4000);
+  startReplay(trace);
+  const std::pair<uint64_t, uint64_t> here = position();
+  // A condition that never holds: reverseContinue evaluates it at every earlier run of the
+  // statement, re-executing history for each, all the way to the start.
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal < 0"}}}));
+  const int64_t seq = client_.send("reverseContinue", json{{"threadId", 1}});
+  ASSERT_TRUE(client_.response(seq)["success"]);
+  std::this_thread::sleep_for(30ms);
+  const json pause = client_.request("pause", json{{"threadId", 1}});
+  EXPECT_TRUE(pause["success"]);
+  const json stopped = client_.event("stopped", 5s);
+  EXPECT_EQ(stopped["body"]["reason"], "pause");
+  EXPECT_EQ(position(), here);  // the search was cut short before it moved anything
 }
 
 }  // namespace

@@ -304,6 +304,24 @@ class ScanbackClient extends DebugClient {
     return { list, byName };
   }
 
+  // ---- replay sessions --------------------------------------------------------------------------
+
+  // The scanback/timeline body (replay sessions): the recorded range, the position, the tasks.
+  async timeline() {
+    return (await this.ok('scanback/timeline', {})).body;
+  }
+
+  // The current position in history as 'CYCLE:STEP' (from scanback/timeline).
+  async position() {
+    const t = await this.timeline();
+    return `${t.cycle}:${t.step}`;
+  }
+
+  // The text of every `output` event at or after index `from`.
+  outputsSince(from = 0) {
+    return this.eventsSince('output', from).map((o) => o.body.output);
+  }
+
   // Ends the session (disconnect, then the process is killed if it is still there).
   async close() {
     if (this._adapterProcess && !this.exitStatus) {

@@ -2,7 +2,9 @@
 'use strict';
 
 const assert = require('assert');
+const childProcess = require('child_process');
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { ScanbackClient, REPO, E2E_DIR, BINARY } = require('./client');
 
@@ -55,6 +57,46 @@ function firstColumn(file, line) {
   return text.search(/\S/) + 1;
 }
 
+// ---- traces (replay sessions) -------------------------------------------------------------------
+
+const plantFiles = [plant.config, plant.types, plant.fbs, plant.programs];
+const cellFiles = [cell.config, cell.lib, cell.fbs, cell.main];
+
+// A fresh temporary directory (the caller removes it).
+function tempDir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `scanback-e2e-${prefix}-`));
+}
+
+// Records `cycles` cycles of `files` to `trace` with `scanback run --record` (absolute paths, so
+// that the trace's sources are the files on disk). `inputs`: a stimulus CSV. `exitCode`: the
+// status expected (0; 3 when the run ends in a fault, the trace is complete all the same).
+function recordTrace(files, trace, { cycles, inputs, exitCode = 0 } = {}) {
+  const args = ['run', ...files.map((f) => path.resolve(f)), '--cycles', String(cycles), '--record', trace, '--quiet'];
+  if (inputs) args.push('--inputs', path.resolve(inputs));
+  const r = childProcess.spawnSync(BINARY, args, { encoding: 'utf8', timeout: 30000 });
+  assert.strictEqual(r.status, exitCode, `scanback ${args.join(' ')} exited with ${r.status}: ${r.stderr}`);
+  assert.ok(fs.existsSync(trace), `no trace at ${trace}`);
+  return trace;
+}
+
+// The recorded changes of `variable` up to the end of `trace`, newest first, as
+// `scanback trace why` reports them: [{ cycle, step, where, from, to }] (`where` is 'FILE:LINE' of
+// the writing statement, or 'scan inputs'; `to` is read up to the first blank, so use it for
+// numbers, booleans and enumerations). An independent oracle for the adapter's data breakpoints.
+function traceChanges(trace, variable, count = 20) {
+  const r = childProcess.spawnSync(BINARY, ['trace', 'why', trace, variable, '--count', String(count)],
+    { encoding: 'utf8', timeout: 30000 });
+  assert.strictEqual(r.status, 0, `scanback trace why ${variable}: ${r.stderr}`);
+  const changes = [];
+  for (const line of r.stdout.split('\n')) {
+    const m = /^\s+(\d+):(\d+)\s+(scan inputs|(\S+):(\d+):\d+)\s+(.*?) -> (\S+)/.exec(line);
+    if (!m) continue;
+    changes.push({ cycle: Number(m[1]), step: Number(m[2]), where: m[4] ? `${m[4]}:${m[5]}` : m[3], from: m[6], to: m[7] });
+  }
+  assert.ok(changes.length > 0, `no change of ${variable} in ${trace}: ${r.stdout}`);
+  return changes;
+}
+
 // The per-test harness. `ctx.it(title, fn)` declares a test that gets a fresh adapter process
 // (ctx.dc, started by beforeEach); when fn has run, the session is closed and every message the
 // adapter sent must have satisfied the schema and the seq rule, and every request the test sent
@@ -91,4 +133,7 @@ function useClient() {
   return ctx;
 }
 
-module.exports = { plant, cell, BROKEN_DIR, plantLaunch, cellLaunch, lineOf, firstColumn, useClient, REPO };
+module.exports = {
+  plant, cell, BROKEN_DIR, plantLaunch, cellLaunch, lineOf, firstColumn, useClient, REPO,
+  plantFiles, cellFiles, tempDir, recordTrace, traceChanges,
+};
