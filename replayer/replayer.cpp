@@ -591,9 +591,15 @@ std::optional<Stop> Replayer::moveTowards(std::optional<Position> target, bool f
   if (auto hit = breakpointBetween(breakpoints, position_, bound, forward, error))
     return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
   if (!error.empty()) return std::nullopt;
-  if (!target)
-    return stopAt(position_, forward ? StopReason::End : StopReason::Start, error, -1, forward ? kEndNote : kStartNote);
+  if (!target) return stopAtEdge(forward, error);
   return stopAt(*target, StopReason::Step, error);
+}
+
+std::optional<Stop> Replayer::stopAtEdge(bool forward, std::string& error) {
+  const std::optional<Position> edge = forward ? end() : start();
+  Position to = position_;
+  if (edge && (forward ? *edge > position_ : *edge < position_)) to = *edge;
+  return stopAt(to, forward ? StopReason::End : StopReason::Start, error, -1, forward ? kEndNote : kStartNote);
 }
 
 std::optional<Stop> Replayer::stepIn(const std::vector<Breakpoint>&, std::string& error) {
@@ -601,7 +607,7 @@ std::optional<Stop> Replayer::stepIn(const std::vector<Breakpoint>&, std::string
   if (!s) return std::nullopt;
   if (position_.step + 1 < s->count()) return stopAt({position_.cycle, position_.step + 1}, StopReason::Step, error);
   const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, s->task);
-  if (!next) return stopAt(position_, StopReason::End, error, -1, kEndNote);
+  if (!next) return stopAtEdge(true, error);
   return stopAt({*next, 0}, StopReason::Step, error);
 }
 
@@ -663,7 +669,7 @@ std::optional<Stop> Replayer::continueForward(const std::vector<Breakpoint>& bre
     if (change) return stopAt(change->position, StopReason::DataWrite, error, static_cast<int>(change->watch));
   }
   if (hit) return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
-  return stopAt(*last, StopReason::End, error, -1, kEndNote);
+  return stopAtEdge(true, error);  // never backwards, from past the last statement
 }
 
 // ---------------------------------------------------------------- backward
@@ -703,7 +709,7 @@ std::optional<Stop> Replayer::reverseStepIn(const std::vector<Breakpoint>&, std:
     return stopAt({position_.cycle, std::min<uint64_t>(position_.step, s->count()) - 1}, StopReason::Step, error);
   }
   const std::optional<uint64_t> previous = previousCycleOfTask(position_.cycle, s->task);
-  if (!previous) return stopAt(position_, StopReason::Start, error, -1, kStartNote);
+  if (!previous) return stopAtEdge(false, error);
   const std::optional<Position> last = lastBoundary(*previous, error);
   if (!last) return std::nullopt;
   return stopAt(*last, StopReason::Step, error);

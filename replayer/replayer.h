@@ -215,6 +215,9 @@ class Replayer {
   // Moves to `target` and reports it as a stop.
   std::optional<Stop> stopAt(Position target, StopReason reason, std::string& error, int breakpoint = -1,
                              std::string note = {});
+  // A step that has nowhere to go in the recording: to its end (the last recorded statement, the
+  // fault when it ends in one) or start, never moving the other way.
+  std::optional<Stop> stopAtEdge(bool forward, std::string& error);
   // Going forward, the first breakpoint hit strictly between `from` and `to`; in reverse
   // (`to` < `from`), the last one strictly between them.
   std::optional<Stop> breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from, Position to,

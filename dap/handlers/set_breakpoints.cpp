@@ -9,6 +9,7 @@ namespace scanback::dap {
 // the requested position and reported with its actual line and column.
 Reply setBreakpointsRequest(Session& session, const json& args) {
   const json source = requiredMember<json>(args, "source");
+  if (!source.is_object()) throw DapError("invalid arguments for 'setBreakpoints': 'source' must be a Source object");
   std::vector<SourceBreakpoint> requested;
   if (const auto list = optionalMember<std::vector<SourceBreakpoint>>(args, "breakpoints")) {
     requested = *list;

@@ -9,6 +9,18 @@
 
 namespace scanback::dap {
 
+namespace {
+
+// A client's Source for messages: its path, its name or its sourceReference.
+std::string describeSource(const json& source) {
+  if (source.contains("path") && source["path"].is_string()) return source["path"];
+  if (source.contains("name") && source["name"].is_string()) return source["name"];
+  if (source.contains("sourceReference")) return fmt::format("sourceReference {}", source["sourceReference"].dump());
+  return "the source";
+}
+
+}  // namespace
+
 std::optional<std::function<bool(uint64_t)>> parseHitCondition(const std::string& text, std::string& error) {
   size_t i = 0;
   auto skipBlanks = [&] {
@@ -98,7 +110,7 @@ std::pair<Breakpoint, std::shared_ptr<ResolvedBreakpoint>> BreakpointManager::re
 
 std::vector<Breakpoint> BreakpointManager::set(const SourceMap& sources, const json& source, std::optional<FileId> file,
                                                const std::vector<SourceBreakpoint>& requested) {
-  const std::string name = source.value("path", source.value("name", std::string("?")));
+  const std::string name = describeSource(source);
   FileBreakpoints entry{source, file, requested, {}, {}};
   for (const SourceBreakpoint& want : requested) {
     auto [report, resolved] = resolve(sources, file, name, want, newId());
@@ -121,7 +133,7 @@ std::vector<Breakpoint> BreakpointManager::rebind(std::shared_ptr<const Program>
   std::vector<Breakpoint> changed;
   for (FileBreakpoints& f : files_) {
     f.file = sources.find(f.source);
-    const std::string name = f.source.value("path", f.source.value("name", std::string("?")));
+    const std::string name = describeSource(f.source);
     f.resolved.clear();
     for (size_t i = 0; i < f.requested.size(); ++i) {
       auto [report, resolved] = resolve(sources, f.file, name, f.requested[i], *f.reported[i].id);
