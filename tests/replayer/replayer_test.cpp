@@ -656,6 +656,39 @@ TEST(Replayer, OpeningWithAnotherProgramNamesBothHashes) {
   fs::remove(path);
 }
 
+TEST(Replayer, AStepWithNowhereToGoEndsAtTheFaultTheRecordingEndsInNeverGoingBack) {
+  // Faults in its third cycle, inside the call of F.
+  auto program = compileText(
+      "FUNCTION F : INT\nVAR_INPUT x : INT; END_VAR\nF := 10 / (3 - x);\nEND_FUNCTION\n"
+      "PROGRAM Main\nVAR n : INT; r : INT; END_VAR\nn := n + 1;\nr := F(n);\nn := n + 0;\nEND_PROGRAM\n");
+  ASSERT_TRUE(program);
+  const fs::path path = tempTrace("edge");
+  record(program, path, 10, nullptr, 4);
+  std::string error;
+  auto replayer = replay::Replayer::open(path.string(), {}, error);
+  ASSERT_TRUE(replayer) << error;
+  const std::optional<replay::Position> end = replayer->end();
+  ASSERT_TRUE(end);
+  ASSERT_TRUE(replayer->history().fault());
+  // At `r := F(n);` of the faulting cycle: `next` has no later statement in this frame.
+  ASSERT_TRUE(replayer->seek(replay::Position{end->cycle, 1}, error)) << error;
+  std::optional<replay::Stop> stop = replayer->stepOver({}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->reason, replay::StopReason::End);
+  EXPECT_EQ(stop->position, *end);
+  fs::remove(path);
+  // Two cycles, no fault: from the end of the last cycle (past its last statement) a continue stays.
+  record(program, path, 2, nullptr, 4);
+  replayer = replay::Replayer::open(path.string(), {}, error);
+  ASSERT_TRUE(replayer) << error;
+  const replay::Position last = *replayer->end();
+  ASSERT_TRUE(replayer->seek(replay::Position{last.cycle, last.step + 1}, error)) << error;
+  stop = replayer->continueForward({}, {}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->position, (replay::Position{last.cycle, last.step + 1}));
+  fs::remove(path);
+}
+
 }  // namespace
 
 namespace {
