@@ -812,7 +812,10 @@ TEST(Recorder, FlightRecorderKeepsTheGapsInsideItsHistory) {
     ASSERT_FALSE(blocks.empty());
     EXPECT_EQ(blocks.front().kind, trace::BlockKind::Chunk);
     EXPECT_LE(chunkBlockSizes(blocks).total, 8'000u);
-    EXPECT_LT(gaps.size(), stats.gaps);
+    // The gaps kept are those inside the history held (how many fell before it depends on how
+    // often a loaded machine let the queue fill).
+    EXPECT_LE(gaps.size(), stats.gaps);
+    for (const trace::GapData& g : gaps) EXPECT_GT(g.firstCycle, blocks.front().firstCycle);
   }
 }
 
