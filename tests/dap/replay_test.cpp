@@ -6,15 +6,17 @@
 #include <filesystem>
 #include <thread>
 
-#include "recorder/recorder.h"
 #include "tests/dap/session_client.h"
-#include "vm/compiler/compiler.h"
+#include "tests/support/trace_support.h"
 
 using namespace scanback;
 using namespace scanback::dap;
 using namespace scanback::dap::testing;
 
 namespace {
+
+using test::mustCompileSourceFiles;
+using test::recordCycles;
 
 const char* kMain = R"(CONFIGURATION Cfg
   VAR_GLOBAL
@@ -78,27 +80,13 @@ class DapReplay : public ::testing::Test {
   // Records `cycles` cycles of the project's `files` to a trace; its path.
   std::string record(const std::vector<std::string>& files, uint64_t cycles, const std::string& name = "run.trace",
                      uint32_t keyframeEvery = 16) {
-    Diagnostics diagnostics;
     std::vector<std::string> paths;
     for (const std::string& f : files) paths.push_back(project_.path(f));
-    SourceSet sources = loadSourceFiles(paths, diagnostics);
-    std::shared_ptr<const Program> program = compileProject(sources, diagnostics);
-    EXPECT_TRUE(program) << diagnostics.format(sources);
+    const std::shared_ptr<const Program> program = mustCompileSourceFiles(paths);
     if (!program) return {};
-    Runtime rt(program);
-    recorder::RecorderOptions options;
-    options.path = project_.path(name);
-    options.keyframeEvery = keyframeEvery;
-    std::string error;
-    auto rec = recorder::Recorder::start(rt, options, error);
-    EXPECT_TRUE(rec) << error;
-    if (!rec) return {};
-    for (uint64_t c = 0; c < cycles; ++c) {
-      if (rt.runCycle() != RunStatus::CycleDone) break;
-      while (rec->backlogged()) std::this_thread::yield();
-    }
-    EXPECT_TRUE(rec->finish(error)) << error;
-    return options.path;
+    const std::string trace = project_.path(name);
+    recordCycles(program, trace, cycles, keyframeEvery);
+    return trace;
   }
   std::string recordMain(uint64_t cycles = 100) { return record({"main.st", "lib.st"}, cycles); }
 

@@ -11,9 +11,9 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/trace_support.h"
 #include "traces/framing.h"
 #include "traces/trace_reader.h"
-#include "vm/compiler/compiler.h"
 #include "vm/runtime/stimulus.h"
 #include "vm/runtime/values.h"
 
@@ -22,34 +22,27 @@ using namespace scanback;
 
 namespace {
 
-std::shared_ptr<const Program> compileText(const std::string& text) {
-  SourceSet sources;
-  sources.add("test.st", text);
-  Diagnostics d;
-  auto p = compileProject(sources, d);
-  EXPECT_TRUE(p) << d.format(sources);
-  return p;
-}
+using test::compilePlant;
+using test::mustCompile;
+using test::plantStimulus;
+using test::runCycles;
+using test::TempTrace;
 
-std::shared_ptr<const Program> compilePlant() {
-  const fs::path dir = fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant";
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".st") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  Diagnostics d;
-  SourceSet sources = loadSourceFiles(files, d);
-  auto p = compileProject(sources, d);
-  EXPECT_TRUE(p) << d.format(sources);
-  return p;
-}
-
-fs::path tempTrace(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("scanback_rec_" + name + "_" + std::to_string(::getpid()) + ".trace");
-  fs::remove(p);
-  fs::remove(p.string() + ".partial");
-  return p;
-}
+// Divides by zero in cycle 41, the one in which n reaches 42 (the division is on line 12).
+const char* kFaultsInCycle41 = R"(
+PROGRAM Main
+VAR
+  n : INT;
+  d : INT := 5;
+  q : INT;
+END_VAR
+n := n + 1;
+IF n = 42 THEN
+  d := 0;
+END_IF;
+q := 100 / d;
+END_PROGRAM
+)";
 
 // What an independent run observes per cycle: the reference the trace must equal.
 struct Observed {
@@ -164,10 +157,7 @@ Plant plant(uint64_t cycles) {
   Plant p;
   p.program = compilePlant();
   if (!p.program) return p;
-  const fs::path csv = fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant" / "stimulus.csv";
-  std::string error;
-  p.stimulus = Stimulus::load(csv.string(), *p.program, error);
-  EXPECT_TRUE(p.stimulus) << error;
+  p.stimulus = plantStimulus(*p.program);
   if (!p.stimulus) return p;
   Stimulus copy = *p.stimulus;
   p.expected = referenceRun(p.program, cycles, &copy);
@@ -189,19 +179,18 @@ void runPlant(Plant& p, Runtime& rt, const recorder::Recorder& rec, uint64_t end
 TEST(Recorder, RecordsEveryCycleExactlyAsItRan) {
   auto program = compilePlant();
   ASSERT_TRUE(program);
-  const fs::path csv = fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant" / "stimulus.csv";
-  std::string error;
-  auto stimulus = Stimulus::load(csv.string(), *program, error);
-  ASSERT_TRUE(stimulus) << error;
+  auto stimulus = plantStimulus(*program);
+  ASSERT_TRUE(stimulus);
   auto stimulus2 = *stimulus;
   const uint64_t kCycles = 700;
   const std::vector<Observed> expected = referenceRun(program, kCycles, &stimulus2);
 
-  const fs::path path = tempTrace("roundtrip");
+  const TempTrace path("roundtrip");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
   options.keyframeEvery = 100;
+  std::string error;
   auto rec = recorder::Recorder::start(rt, options, error);
   ASSERT_TRUE(rec) << error;
   std::vector<std::vector<uint8_t>> imagesBefore;  // the image at each cycle boundary
@@ -231,14 +220,13 @@ TEST(Recorder, RecordsEveryCycleExactlyAsItRan) {
     }
   }
   EXPECT_GT(changes, 0u);
-  fs::remove(path);
 }
 
 // A change to the live image that bypasses the scan inputs breaks the determinism contract: the
 // writer's re-execution can no longer follow, the recorder says so, and the next keyframe is the
 // live image, so the trace stays true to what ran.
 TEST(Recorder, StateChangedBehindTheRecordersBackIsADivergence) {
-  auto program = compileText(R"(
+  auto program = mustCompile(R"(
 PROGRAM Main
 VAR
   n : DINT;
@@ -254,7 +242,7 @@ END_IF
 END_PROGRAM
 )");
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("divergence");
+  const TempTrace path("divergence");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -277,11 +265,10 @@ END_PROGRAM
   int16_t keyframeMode = 0;
   std::memcpy(&keyframeMode, chunks[2].keyframe.data() + mode, 2);
   EXPECT_EQ(keyframeMode, 7) << "the keyframe after the divergence is the live image";
-  fs::remove(path);
 }
 
 TEST(Recorder, ExternalWritesAndInputChangesLandInTheirCycle) {
-  auto program = compileText(R"(
+  auto program = mustCompile(R"(
 PROGRAM Main
 VAR
   sensor AT %IW1 : WORD;
@@ -292,7 +279,7 @@ seen := WORD_TO_INT(sensor) + setpoint;
 END_PROGRAM
 )");
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("writes");
+  const TempTrace path("writes");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -326,26 +313,12 @@ END_PROGRAM
   ASSERT_EQ(c.writes.size(), 1u);
   EXPECT_EQ(c.writes[0].cycleIndex, 6u);
   EXPECT_EQ(c.writes[0].bytes, (std::vector<uint8_t>{7, 0}));
-  fs::remove(path);
 }
 
 TEST(Recorder, FaultEndsTheTraceWithTheFaultingCycle) {
-  auto program = compileText(R"(
-PROGRAM Main
-VAR
-  n : INT;
-  d : INT := 5;
-  q : INT;
-END_VAR
-n := n + 1;
-IF n = 42 THEN
-  d := 0;
-END_IF;
-q := 100 / d;
-END_PROGRAM
-)");
+  auto program = mustCompile(kFaultsInCycle41, "test.st");
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("fault");
+  const TempTrace path("fault");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -353,9 +326,7 @@ END_PROGRAM
   std::string error;
   auto rec = recorder::Recorder::start(rt, options, error);
   ASSERT_TRUE(rec) << error;
-  RunStatus st = RunStatus::CycleDone;
-  for (int c = 0; c < 100 && st != RunStatus::Faulted; ++c) st = rt.runCycle();
-  ASSERT_EQ(st, RunStatus::Faulted);
+  ASSERT_EQ(runCycles(rt, 100), RunStatus::Faulted);
   ASSERT_TRUE(rec->finish(error)) << error;
   std::vector<trace::BlockInfo> blocks;
   const auto chunks = readChunks(path, &blocks);
@@ -372,13 +343,12 @@ END_PROGRAM
   EXPECT_EQ(f.code, static_cast<uint32_t>(FaultCode::DivisionByZero));
   EXPECT_NE(f.message.find("division by zero"), std::string::npos) << f.message;
   EXPECT_NE(f.message.find("test.st:12:1"), std::string::npos) << f.message;
-  fs::remove(path);
 }
 
 TEST(Recorder, SlowWriterDropsCyclesWithGapsAndNeverBlocksTheScan) {
   auto program = compilePlant();
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("slow");
+  const TempTrace path("slow");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -421,13 +391,12 @@ TEST(Recorder, SlowWriterDropsCyclesWithGapsAndNeverBlocksTheScan) {
   EXPECT_EQ(droppedInGaps, s.cyclesDropped);
   // Every chunk, including those right after a gap, starts from the image its first cycle saw.
   for (const trace::ChunkData& c : chunks) EXPECT_EQ(c.keyframe, imagesBefore[c.firstCycle]) << c.firstCycle;
-  fs::remove(path);
 }
 
 TEST(Recorder, PartialTraceIsReadableWhileRecording) {
   auto program = compilePlant();
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("partial");
+  const TempTrace path("partial");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -442,13 +411,12 @@ TEST(Recorder, PartialTraceIsReadableWhileRecording) {
   EXPECT_GE(chunks.size(), 10u);
   ASSERT_TRUE(rec->finish(error)) << error;
   EXPECT_EQ(readChunks(path).size(), 11u);
-  fs::remove(path);
 }
 
 TEST(Recorder, FlightRecorderKeepsOnlyTheLatestHistory) {
   auto program = compilePlant();
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("ring");
+  const TempTrace path("ring");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -468,7 +436,6 @@ TEST(Recorder, FlightRecorderKeepsOnlyTheLatestHistory) {
   EXPECT_LE(span, int64_t{2'000'000'000} + oneChunk + 100'000'000);  // the limit plus at most one chunk
   EXPECT_GE(span, int64_t{2'000'000'000} - oneChunk);
   expectContiguous(chunks, chunks.front().firstCycle, 3000);
-  fs::remove(path);
 }
 
 // The limit counts what memory holds: each finished chunk as its compressed block, exactly the
@@ -478,7 +445,7 @@ TEST(Recorder, FlightRecorderLimitCountsCompressedBytes) {
   const uint64_t kLimit = 40'000;
   Plant p = plant(kCycles);
   ASSERT_TRUE(p.stimulus);
-  const fs::path path = tempTrace("ring_bytes");
+  const TempTrace path("ring_bytes");
   Runtime rt(p.program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -507,7 +474,6 @@ TEST(Recorder, FlightRecorderLimitCountsCompressedBytes) {
   EXPECT_GT(chunks.front().firstCycle, 0u);
   expectContiguous(chunks, chunks.front().firstCycle, kCycles);
   expectChunksAsRan(chunks, p.expected, p.imagesBefore);
-  fs::remove(path);
 }
 
 TEST(Recorder, FlightRecorderSnapshotHoldsTheHistoryUpToTheRequest) {
@@ -516,8 +482,8 @@ TEST(Recorder, FlightRecorderSnapshotHoldsTheHistoryUpToTheRequest) {
   const uint64_t kLimit = 40'000;
   Plant p = plant(kCycles);
   ASSERT_TRUE(p.stimulus);
-  const fs::path path = tempTrace("ring_snapshot");
-  const fs::path snapshot = tempTrace("ring_snapshot_2345");
+  const TempTrace path("ring_snapshot");
+  const TempTrace snapshot("ring_snapshot_2345");
   Runtime rt(p.program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -573,8 +539,6 @@ TEST(Recorder, FlightRecorderSnapshotHoldsTheHistoryUpToTheRequest) {
   EXPECT_EQ(snapshotHeader.startWallTimeNs, finalReader->header().startWallTimeNs);
   EXPECT_EQ(snapshotHeader.options.ringBytes, kLimit);
   EXPECT_EQ(snapshotHeader.sources.size(), finalReader->header().sources.size());
-  fs::remove(path);
-  fs::remove(snapshot);
 }
 
 // Any thread may ask; the snapshot holds every cycle that ended before it asked.
@@ -582,8 +546,8 @@ TEST(Recorder, FlightRecorderSnapshotFromAnotherThread) {
   const uint64_t kMaxCycles = 12000;
   Plant p = plant(kMaxCycles);
   ASSERT_TRUE(p.stimulus);
-  const fs::path path = tempTrace("ring_thread");
-  const fs::path snapshot = tempTrace("ring_thread_snapshot");
+  const TempTrace path("ring_thread");
+  const TempTrace snapshot("ring_thread_snapshot");
   Runtime rt(p.program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -622,16 +586,14 @@ TEST(Recorder, FlightRecorderSnapshotFromAnotherThread) {
   expectContiguous(chunks, r.firstCycle, r.endCycle);
   expectChunksAsRan(chunks, p.expected, p.imagesBefore);
   ASSERT_TRUE(rec->finish(error)) << error;
-  fs::remove(path);
-  fs::remove(snapshot);
 }
 
 // A request still waiting for its mark when the recording finishes is served then, with everything.
 TEST(Recorder, FlightRecorderSnapshotAskedAtTheEndHoldsEveryCycle) {
   Plant p = plant(250);
   ASSERT_TRUE(p.stimulus);
-  const fs::path path = tempTrace("ring_end");
-  const fs::path snapshot = tempTrace("ring_end_snapshot");
+  const TempTrace path("ring_end");
+  const TempTrace snapshot("ring_end_snapshot");
   Runtime rt(p.program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -653,8 +615,6 @@ TEST(Recorder, FlightRecorderSnapshotAskedAtTheEndHoldsEveryCycle) {
   expectChunksAsRan(chunks, p.expected, p.imagesBefore);
   // The final trace holds the same.
   EXPECT_EQ(readChunks(path), chunks);
-  fs::remove(path);
-  fs::remove(snapshot);
 }
 
 TEST(Recorder, SnapshotRequestsThatCannotBeServedSaySo) {
@@ -663,7 +623,7 @@ TEST(Recorder, SnapshotRequestsThatCannotBeServedSaySo) {
   std::string error;
   {
     // Not a flight recorder: refused at once.
-    const fs::path path = tempTrace("snap_full");
+    const TempTrace path("snap_full");
     Runtime rt(program);
     recorder::RecorderOptions options;
     options.path = path.string();
@@ -676,9 +636,8 @@ TEST(Recorder, SnapshotRequestsThatCannotBeServedSaySo) {
     EXPECT_NE(r.error.find("no flight recorder (--ring)"), std::string::npos) << r.error;
     EXPECT_NE(r.error.find(path.string() + ".partial"), std::string::npos) << r.error;
     ASSERT_TRUE(rec->finish(error)) << error;
-    fs::remove(path);
   }
-  const fs::path path = tempTrace("snap_refused");
+  const TempTrace path("snap_refused");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -708,27 +667,13 @@ TEST(Recorder, SnapshotRequestsThatCannotBeServedSaySo) {
   EXPECT_FALSE(fs::exists("/tmp/too-late.trace"));
   const auto chunks = readChunks(path);
   expectContiguous(chunks, 0, 240);
-  fs::remove(path);
 }
 
 // A fault still ends the flight recorder's trace, written to the recording's path at finish().
 TEST(Recorder, FlightRecorderFaultIsWrittenAfterTheKeptHistory) {
-  auto program = compileText(R"(
-PROGRAM Main
-VAR
-  n : INT;
-  d : INT := 5;
-  q : INT;
-END_VAR
-n := n + 1;
-IF n = 42 THEN
-  d := 0;
-END_IF;
-q := 100 / d;
-END_PROGRAM
-)");
+  auto program = mustCompile(kFaultsInCycle41);
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("ring_fault");
+  const TempTrace path("ring_fault");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -737,9 +682,7 @@ END_PROGRAM
   std::string error;
   auto rec = recorder::Recorder::start(rt, options, error);
   ASSERT_TRUE(rec) << error;
-  RunStatus st = RunStatus::CycleDone;
-  for (int c = 0; c < 100 && st != RunStatus::Faulted; ++c) st = rt.runCycle();
-  ASSERT_EQ(st, RunStatus::Faulted);
+  ASSERT_EQ(runCycles(rt, 100), RunStatus::Faulted);
   ASSERT_TRUE(rec->finish(error)) << error;
   std::vector<trace::BlockInfo> blocks;
   const auto chunks = readChunks(path, &blocks);
@@ -748,7 +691,6 @@ END_PROGRAM
   EXPECT_EQ(chunks[0].cycleCount(), 2u);  // cycle 41 (n = 42) faulted
   ASSERT_EQ(blocks.size(), 2u);
   EXPECT_EQ(blocks.back().kind, trace::BlockKind::Fault);
-  fs::remove(path);
 }
 
 // Cycles dropped while the writer is behind leave gaps; those inside the kept history stay in it,
@@ -758,7 +700,7 @@ TEST(Recorder, FlightRecorderKeepsTheGapsInsideItsHistory) {
   ASSERT_TRUE(program);
   auto record = [&](const std::string& name, uint64_t ringBytes, std::vector<trace::BlockInfo>& blocks,
                     std::vector<trace::GapData>& gaps, recorder::RecorderStats& stats) {
-    const fs::path path = tempTrace(name);
+    const TempTrace path(name);
     Runtime rt(program);
     recorder::RecorderOptions options;
     options.path = path.string();
@@ -789,7 +731,6 @@ TEST(Recorder, FlightRecorderKeepsTheGapsInsideItsHistory) {
       ASSERT_TRUE(reader->readGap(b, g, error)) << error;
       gaps.push_back(g);
     }
-    fs::remove(path);
   };
   {
     // Room for everything: every gap is in the trace.
@@ -822,7 +763,7 @@ TEST(Recorder, FlightRecorderKeepsTheGapsInsideItsHistory) {
 TEST(Recorder, WithoutStatementsNoPathsAreRecorded) {
   auto program = compilePlant();
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("nostmt");
+  const TempTrace path("nostmt");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -836,7 +777,6 @@ TEST(Recorder, WithoutStatementsNoPathsAreRecorded) {
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_TRUE(chunks[0].pathTable.empty());
   EXPECT_EQ(chunks[0].stepCounts.size(), 50u);
-  fs::remove(path);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/trace_support.h"
 #include "traces/trace_reader.h"
 
 namespace fs = std::filesystem;
@@ -86,8 +87,7 @@ TEST(RunRing, Sigusr1WritesASnapshotAndTheRunGoesOn) {
   const fs::path trace = dir / "plant.trace";
   const fs::path errFile = dir / "stderr.txt";
   std::vector<std::string> args = {binary.string(), "run"};
-  for (const auto& e : fs::directory_iterator(fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant"))
-    if (e.path().extension() == ".st") args.push_back(e.path().string());
+  for (const std::string& file : test::stFilesIn(test::plantDirectory())) args.push_back(file);
   // Many more cycles than it can run before it is interrupted.
   for (const char* a : {"--cycles", "1000000000", "--quiet", "--keyframe-every", "200", "--ring", "100KB", "--record"})
     args.push_back(a);

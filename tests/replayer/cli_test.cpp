@@ -19,10 +19,11 @@
 #include <vector>
 
 #include "replayer/replayer.h"
+#include "tests/support/trace_support.h"
+#include "tests/traces/trace_test_support.h"
 #include "traces/framing.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
-#include "vm/compiler/compiler.h"
 #include "vm/runtime/runtime.h"
 #include "vm/runtime/state_json.h"
 #include "vm/runtime/values.h"
@@ -32,6 +33,11 @@ using namespace scanback;
 using replay::Position;
 
 namespace {
+
+using test::mustCompile;
+using test::plantDirectory;
+using test::stFilesIn;
+using trace::testing::TempDir;
 
 // ---------------------------------------------------------------- helpers
 
@@ -47,22 +53,6 @@ std::string shellQuote(const std::string& s) {
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
-
-// A directory removed with everything in it at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("scanback_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 struct CliResult {
   int exitCode = -1;
@@ -115,15 +105,6 @@ std::string firstDifference(const std::string& a, const std::string& b) {
     if (!ha || !hb || la != lb)
       return "line " + std::to_string(line) + ": run: " + (ha ? la : "<end>") + " | replay: " + (hb ? lb : "<end>");
   }
-}
-
-std::shared_ptr<const Program> compileSources(const std::vector<std::pair<std::string, std::string>>& files) {
-  SourceSet sources;
-  for (const auto& [path, text] : files) sources.add(path, text);
-  Diagnostics d;
-  auto p = compileProject(sources, d);
-  EXPECT_TRUE(p) << d.format(sources);
-  return p;
 }
 
 // The state JSON of a fresh run of `cycles` cycles (no stimulus), as `run --print-state` prints it.
@@ -265,9 +246,7 @@ std::vector<Project> projects() {
     Project p;
     if (entry.is_directory()) {
       p.name = entry.path().filename().string();
-      for (const auto& f : fs::directory_iterator(entry.path()))
-        if (f.path().extension() == ".st") p.files.push_back(f.path().string());
-      std::sort(p.files.begin(), p.files.end());
+      p.files = stFilesIn(entry.path());
     } else if (entry.path().extension() == ".st") {
       p.name = entry.path().stem().string();
       p.files.push_back(entry.path().string());
@@ -281,10 +260,8 @@ std::vector<Project> projects() {
   std::sort(out.begin(), out.end(), [](const Project& a, const Project& b) { return a.name < b.name; });
   Project plant;
   plant.name = "examples_plant";
-  const fs::path dir = fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant";
-  for (const auto& f : fs::directory_iterator(dir))
-    if (f.path().extension() == ".st") plant.files.push_back(f.path().string());
-  std::sort(plant.files.begin(), plant.files.end());
+  const fs::path dir = plantDirectory();
+  plant.files = stFilesIn(dir);
   plant.runLength = "--cycles 300";  // several chunks, alarms and stimulus changes, a few seconds in Debug
   plant.inputs = (dir / "stimulus.csv").string();
   plant.keyframeEvery = 64;
@@ -646,7 +623,7 @@ TEST(TraceVerify, AnAlteredKeyframeIsAKeyframeMismatch) {
   const std::string good = recordText(dir, "good", kCounter, 20, 5);
   TraceContents t = readTrace(good);
   ASSERT_EQ(t.blocks.size(), 4u);
-  auto program = compileSources({{"x.st", kCounter}});
+  auto program = mustCompile(kCounter, "x.st");
   std::string error;
   const auto n = findVariable(*program, "Main.n", error);
   ASSERT_TRUE(n) << error;
@@ -668,7 +645,7 @@ TEST(TraceVerify, AnAlteredKeyframeIsAKeyframeMismatch) {
 // 20 cycles of kCounter in 4 chunks of 5.
 struct DamageFixture : ::testing::Test {
   void SetUp() override {
-    program = compileSources({{dir.file("counter.st"), kCounter}});
+    program = mustCompile(kCounter, dir.file("counter.st"));
     good = recordText(dir, "counter", kCounter, 20, 5);
     contents = readTrace(good);
     ASSERT_EQ(contents.infos.size(), 4u);
@@ -817,7 +794,7 @@ TEST_F(DamageFixture, AnotherProgramFailsNamingBothHashes) {
   std::string text = kCounter;
   text.replace(text.find("n * n"), 5, "n * 2");
   replay::ReplayOptions options;
-  options.program = compileSources({{dir.file("counter.st"), text}});
+  options.program = mustCompile(text, dir.file("counter.st"));
   ASSERT_TRUE(options.program);
   std::string error;
   EXPECT_FALSE(replay::Replayer::open(good, options, error));

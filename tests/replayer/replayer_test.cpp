@@ -13,7 +13,7 @@
 #include <random>
 
 #include "recorder/recorder.h"
-#include "vm/compiler/compiler.h"
+#include "tests/support/trace_support.h"
 #include "vm/runtime/stimulus.h"
 #include "vm/runtime/values.h"
 #include "vm/runtime/state_json.h"
@@ -24,56 +24,14 @@ using replay::Position;
 
 namespace {
 
-std::shared_ptr<const Program> compileText(const std::string& text) {
-  SourceSet sources;
-  sources.add("test.st", text);
-  Diagnostics d;
-  auto p = compileProject(sources, d);
-  EXPECT_TRUE(p) << d.format(sources);
-  return p;
-}
-
-std::shared_ptr<const Program> compilePlant() {
-  const fs::path dir = fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant";
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".st") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  Diagnostics d;
-  SourceSet sources = loadSourceFiles(files, d);
-  auto p = compileProject(sources, d);
-  EXPECT_TRUE(p) << d.format(sources);
-  return p;
-}
-
-fs::path tempTrace(const std::string& name) {
-  std::string file = name;
-  std::replace(file.begin(), file.end(), '/', '_');  // parameterized tests are named "Test/Param"
-  fs::path p = fs::temp_directory_path() / ("scanback_replay_" + file + "_" + std::to_string(::getpid()) + ".trace");
-  fs::remove(p);
-  fs::remove(p.string() + ".partial");
-  return p;
-}
-
-// Records `cycles` cycles of `program` (with the plant's stimulus when given).
-void record(std::shared_ptr<const Program> program, const fs::path& path, uint64_t cycles, Stimulus* stimulus,
-            uint32_t keyframeEvery, bool statementPaths = true) {
-  Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = keyframeEvery;
-  options.statements = statementPaths;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
-  for (uint64_t c = 0; c < cycles; ++c) {
-    if (stimulus) stimulus->apply(c, rt);
-    if (rt.runCycle() != RunStatus::CycleDone) break;
-    while (rec->backlogged()) std::this_thread::yield();
-  }
-  ASSERT_TRUE(rec->finish(error)) << error;
-  ASSERT_EQ(rec->stats().cyclesDropped, 0u);
-}
+using test::compilePlant;
+using test::mustCompile;
+using test::mustCompileSourceFiles;
+using test::plantStimulus;
+using test::recordCycles;
+using test::statementOnLine;
+using test::stFilesIn;
+using test::TempTrace;
 
 // What a live run shows at a position: the image, the frames and their declared variables.
 struct Snapshot {
@@ -190,27 +148,23 @@ class ReplayerFixture : public ::testing::Test {
   void open(std::shared_ptr<const Program> program, uint64_t cycles, uint32_t keyframeEvery,
             std::optional<Stimulus> stimulus = std::nullopt, bool statementPaths = true) {
     program_ = program;
-    path_ = tempTrace(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::optional<Stimulus> copy = stimulus;
-    record(program, path_, cycles, copy ? &*copy : nullptr, keyframeEvery, statementPaths);
+    recordCycles(program, path_, cycles, keyframeEvery, stimulus, statementPaths);
     std::string error;
     replayer_ = replay::Replayer::open(path_.string(), {}, error);
     ASSERT_TRUE(replayer_) << error;
   }
-  void TearDown() override { fs::remove(path_); }
 
   std::shared_ptr<const Program> program_;
-  fs::path path_;
+  const TempTrace path_{::testing::UnitTest::GetInstance()->current_test_info()->name()};
   std::unique_ptr<replay::Replayer> replayer_;
 };
 
 TEST_F(ReplayerFixture, EverySoughtPositionEqualsTheLiveState) {
   auto program = compilePlant();
   ASSERT_TRUE(program);
+  auto stimulus = plantStimulus(*program);
+  ASSERT_TRUE(stimulus);
   std::string error;
-  auto stimulus = Stimulus::load((fs::path(SCANBACK_SOURCE_DIR) / "examples/plant/stimulus.csv").string(), *program,
-                                 error);
-  ASSERT_TRUE(stimulus) << error;
   const uint64_t kCycles = 1200;
   open(program, kCycles, 250, *stimulus);
 
@@ -245,7 +199,7 @@ TEST_F(ReplayerFixture, EverySoughtPositionEqualsTheLiveState) {
 }
 
 TEST_F(ReplayerFixture, EndOfCycleEqualsTheStateAfterIt) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
   open(program, 40, 16);
   std::string error;
@@ -273,7 +227,7 @@ TEST_F(ReplayerFixture, EndOfCycleEqualsTheStateAfterIt) {
 // stepping over from there comes back; and stepping back from a POU's first statement lands on
 // the caller's call statement.
 TEST_F(ReplayerFixture, StepBackMirrorsStepOver) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
   open(program, 30, 8);
   std::string error;
@@ -308,7 +262,7 @@ TEST_F(ReplayerFixture, StepBackMirrorsStepOver) {
 }
 
 TEST_F(ReplayerFixture, StepOverSkipsCallsAndStepOutReturnsToTheCaller) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
   open(program, 10, 4);
   std::string error;
@@ -355,17 +309,12 @@ TEST_F(ReplayerFixture, StepOverSkipsCallsAndStepOutReturnsToTheCaller) {
 // condition) would stop; continue finds the first one after. Checked against a walk over every
 // boundary of every cycle.
 TEST_F(ReplayerFixture, ContinueBothWaysFindsWhatABruteForceWalkFinds) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
   open(program, 60, 10);
   std::string error;
   // The statement `b := b + c2.count;` runs every third cycle; `count := 0;` rarely.
-  auto statementAtLine = [&](uint32_t line) {
-    for (uint32_t i = 0; i < program->statements.size(); ++i)
-      if (program->statements[i].span.line == line) return i;
-    return UINT32_MAX;
-  };
-  const uint32_t addB = statementAtLine(29), resetCount = statementAtLine(12);
+  const uint32_t addB = statementOnLine(*program, 29), resetCount = statementOnLine(*program, 12);
   ASSERT_NE(addB, UINT32_MAX);
   ASSERT_NE(resetCount, UINT32_MAX);
   std::string e2;
@@ -441,16 +390,11 @@ TEST_F(ReplayerFixture, ContinueBothWaysFindsWhatABruteForceWalkFinds) {
 class HitConditions : public ReplayerFixture, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(HitConditions, StopWhereTheNumberedHitPasses) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
   open(program, 60, 10, std::nullopt, GetParam());
   std::string error;
-  auto statementAtLine = [&](uint32_t line) {
-    for (uint32_t i = 0; i < program->statements.size(); ++i)
-      if (program->statements[i].span.line == line) return i;
-    return UINT32_MAX;
-  };
-  const uint32_t addB = statementAtLine(29), addCount = statementAtLine(10);
+  const uint32_t addB = statementOnLine(*program, 29), addCount = statementOnLine(*program, 10);
   ASSERT_NE(addB, UINT32_MAX);
   ASSERT_NE(addCount, UINT32_MAX);
   const uint32_t nOffset = findVariable(*program, "Main.n", error)->offset;
@@ -531,7 +475,7 @@ INSTANTIATE_TEST_SUITE_P(Replayer, HitConditions, ::testing::Bool(),
 // The last writes of a variable, and reverse continue to a data write, against the values at
 // every boundary.
 TEST_F(ReplayerFixture, DataChangesMatchTheValuesAtEveryBoundary) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
   open(program, 40, 12);
   std::string error;
@@ -587,7 +531,7 @@ TEST_F(ReplayerFixture, DataChangesMatchTheValuesAtEveryBoundary) {
 // lastChanges searches back in windows (the recent cycles, then the rest of each chunk): every
 // count from anywhere, across window and chunk borders, against the values at every boundary.
 TEST_F(ReplayerFixture, LastChangesAcrossWindowsAndChunks) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
   constexpr uint64_t kCycles = 150;
   open(program, kCycles, 100);
@@ -623,7 +567,7 @@ TEST_F(ReplayerFixture, LastChangesAcrossWindowsAndChunks) {
 }
 
 TEST_F(ReplayerFixture, VerifyFindsNoDivergenceInAFaithfulTrace) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
   open(program, 100, 7);
   std::string error;
@@ -639,13 +583,13 @@ TEST_F(ReplayerFixture, VerifyFindsNoDivergenceInAFaithfulTrace) {
 }
 
 TEST(Replayer, OpeningWithAnotherProgramNamesBothHashes) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("mismatch");
-  record(program, path, 5, nullptr, 4);
+  const TempTrace path("mismatch");
+  recordCycles(program, path, 5, 4);
   std::string text = kCalls;
   text.replace(text.find("a MOD 100"), 9, "a MOD 101");
-  auto other = compileText(text);
+  auto other = mustCompile(text);
   ASSERT_TRUE(other);
   replay::ReplayOptions options;
   options.program = other;
@@ -653,17 +597,16 @@ TEST(Replayer, OpeningWithAnotherProgramNamesBothHashes) {
   EXPECT_FALSE(replay::Replayer::open(path.string(), options, error));
   EXPECT_NE(error.find(program->hash), std::string::npos) << error;
   EXPECT_NE(error.find(other->hash), std::string::npos) << error;
-  fs::remove(path);
 }
 
 TEST(Replayer, AStepWithNowhereToGoEndsAtTheFaultTheRecordingEndsInNeverGoingBack) {
   // Faults in its third cycle, inside the call of F.
-  auto program = compileText(
+  auto program = mustCompile(
       "FUNCTION F : INT\nVAR_INPUT x : INT; END_VAR\nF := 10 / (3 - x);\nEND_FUNCTION\n"
       "PROGRAM Main\nVAR n : INT; r : INT; END_VAR\nn := n + 1;\nr := F(n);\nn := n + 0;\nEND_PROGRAM\n");
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("edge");
-  record(program, path, 10, nullptr, 4);
+  const TempTrace path("edge");
+  recordCycles(program, path, 10, 4);
   std::string error;
   auto replayer = replay::Replayer::open(path.string(), {}, error);
   ASSERT_TRUE(replayer) << error;
@@ -678,7 +621,7 @@ TEST(Replayer, AStepWithNowhereToGoEndsAtTheFaultTheRecordingEndsInNeverGoingBac
   EXPECT_EQ(stop->position, *end);
   fs::remove(path);
   // Two cycles, no fault: from the end of the last cycle (past its last statement) a continue stays.
-  record(program, path, 2, nullptr, 4);
+  recordCycles(program, path, 2, 4);
   replayer = replay::Replayer::open(path.string(), {}, error);
   ASSERT_TRUE(replayer) << error;
   const replay::Position last = *replayer->end();
@@ -686,7 +629,6 @@ TEST(Replayer, AStepWithNowhereToGoEndsAtTheFaultTheRecordingEndsInNeverGoingBac
   stop = replayer->continueForward({}, {}, error);
   ASSERT_TRUE(stop) << error;
   EXPECT_EQ(stop->position, (replay::Position{last.cycle, last.step + 1}));
-  fs::remove(path);
 }
 
 }  // namespace
@@ -710,9 +652,7 @@ std::vector<GoldenCase> goldenCases() {
     GoldenCase c;
     c.name = e.path().stem().string();
     if (e.is_directory()) {
-      for (const auto& f : fs::directory_iterator(e.path()))
-        if (f.path().extension() == ".st") c.files.push_back(f.path().string());
-      std::sort(c.files.begin(), c.files.end());
+      c.files = stFilesIn(e.path());
     } else if (e.path().extension() == ".st") {
       c.files.push_back(e.path().string());
     }
@@ -748,10 +688,8 @@ TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
   for (const GoldenCase& g : goldenCases()) {
     if (g.expectExit == 1 || g.expectExit == 2) continue;  // nothing runs
     SCOPED_TRACE(g.name);
-    Diagnostics d;
-    SourceSet sources = loadSourceFiles(g.files, d);
-    auto program = compileProject(sources, d);
-    ASSERT_TRUE(program) << d.format(sources);
+    auto program = mustCompileSourceFiles(g.files);
+    ASSERT_TRUE(program);
     std::optional<Stimulus> stimulus;
     std::string error;
     if (!g.inputs.empty()) {
@@ -768,9 +706,8 @@ TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
         ++cycles;
       }
     }
-    const fs::path path = tempTrace("golden_" + g.name);
-    std::optional<Stimulus> forRecording = stimulus;
-    record(program, path, cycles, forRecording ? &*forRecording : nullptr, 3);
+    const TempTrace path("golden_" + g.name);
+    recordCycles(program, path, cycles, 3, stimulus);
     auto replayer = replay::Replayer::open(path.string(), {}, error);
     ASSERT_TRUE(replayer) << error;
     const uint64_t recorded = replayer->history().endCycle();
@@ -810,7 +747,6 @@ TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
     for (const replay::Divergence& dv : replayer->divergences()) ADD_FAILURE() << dv.what;
     positions += targets.size();
     ++programs;
-    fs::remove(path);
   }
   EXPECT_GT(programs, 70u);
   EXPECT_GT(positions, 1000u);
@@ -818,9 +754,9 @@ TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
 
 // A trace still being written: the replayer opens the `.partial` file and follows it.
 TEST(Replayer, FollowsATraceStillBeingRecorded) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("growing");
+  const TempTrace path("growing");
   Runtime rt(program);
   recorder::RecorderOptions options;
   options.path = path.string();
@@ -849,15 +785,14 @@ TEST(Replayer, FollowsATraceStillBeingRecorded) {
   ASSERT_TRUE(replayer->seek({45, 2}, error)) << error;
   EXPECT_TRUE(replayer->divergences().empty());
   ASSERT_TRUE(rec->finish(error)) << error;
-  fs::remove(path);
 }
 
 // Replaying never touches the live VM, runs on any thread, and replayers share one program.
 TEST(Replayer, ReplayersShareOneProgramOnSeveralThreads) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("threads");
-  record(program, path, 200, nullptr, 16);
+  const TempTrace path("threads");
+  recordCycles(program, path, 200, 16);
   replay::ReplayOptions options;
   options.program = program;
   std::vector<std::vector<uint8_t>> results[2];
@@ -878,14 +813,13 @@ TEST(Replayer, ReplayersShareOneProgramOnSeveralThreads) {
   b.join();
   EXPECT_EQ(results[0].size(), 60u);
   EXPECT_TRUE(results[0] == results[1]);
-  fs::remove(path);
 }
 
 TEST(Replayer, CheckpointsStayWithinTheBudget) {
-  auto program = compileText(kCalls);
+  auto program = mustCompile(kCalls);
   ASSERT_TRUE(program);
-  const fs::path path = tempTrace("budget");
-  record(program, path, 400, nullptr, 200);
+  const TempTrace path("budget");
+  recordCycles(program, path, 400, 200);
   std::string error;
   // What one checkpoint costs (the image and its bookkeeping), from an unlimited replayer.
   uint64_t each = 0;
@@ -907,5 +841,4 @@ TEST(Replayer, CheckpointsStayWithinTheBudget) {
     EXPECT_LE(replayer->checkpointBytes(), options.checkpointBudgetBytes);
   }
   EXPECT_GT(replayer->checkpointCount(), 6u);
-  fs::remove(path);
 }

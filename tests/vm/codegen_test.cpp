@@ -156,8 +156,11 @@ TEST(CodegenListings, KeyIdiomsUseTheirOpcodes) {
 
   const Decoded fb = decodeListing("fb_call");
   ASSERT_TRUE(fb.has(Op::CALLI)) << fb.listing;
-  for (const test::Instruction& i : fb.main)
-    if (i.op == Op::CALLI) EXPECT_EQ(fb.program->pous.at(i.operands[0]).name, "Counter");
+  for (const test::Instruction& i : fb.main) {
+    if (i.op == Op::CALLI) {
+      EXPECT_EQ(fb.program->pous.at(i.operands[0]).name, "Counter");
+    }
+  }
 
   const Decoded nat = decodeListing("std_fb");
   EXPECT_TRUE(nat.has(Op::NATFB)) << nat.listing;
@@ -165,8 +168,11 @@ TEST(CodegenListings, KeyIdiomsUseTheirOpcodes) {
 
   const Decoded m = decodeListing("method_call");
   ASSERT_TRUE(m.has(Op::CALLI)) << m.listing;
-  for (const test::Instruction& i : m.main)
-    if (i.op == Op::CALLI) EXPECT_EQ(m.program->pous.at(i.operands[0]).name, "Axis.MoveBy");
+  for (const test::Instruction& i : m.main) {
+    if (i.op == Op::CALLI) {
+      EXPECT_EQ(m.program->pous.at(i.operands[0]).name, "Axis.MoveBy");
+    }
+  }
 }
 
 // ------------------------------------------------------------------ the opcode table

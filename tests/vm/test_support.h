@@ -41,8 +41,8 @@ inline Compiled compile(std::string_view text, std::string path = "main.st") {
 }
 
 // Compiles text that must be valid; reports the diagnostics as a test failure otherwise.
-inline std::shared_ptr<const Program> mustCompile(std::string_view text) {
-  Compiled c = compile(text);
+inline std::shared_ptr<const Program> mustCompile(std::string_view text, std::string path = "main.st") {
+  Compiled c = compile(text, std::move(path));
   EXPECT_TRUE(c.program) << "compile failed:\n" << c.messages() << "\nsource:\n" << text;
   EXPECT_FALSE(c.diags.hasErrors()) << c.messages();
   return c.program;
