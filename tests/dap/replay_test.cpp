@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "tests/dap/session_client.h"
@@ -526,6 +527,67 @@ TEST_F(DapReplay, PauseCutsALongSearchShortAndStopsWhereTheMoveBeganWithReasonPa
   const json stopped = client_.event("stopped", 5s);
   EXPECT_EQ(stopped["body"]["reason"], "pause");
   EXPECT_EQ(position(), here);  // the search was cut short before it moved anything
+}
+
+}  // namespace
+
+namespace {
+
+// What a client sees at a stop: where (file, line, column, frame names) and the values.
+json observe(SessionClient& client, int64_t thread) {
+  const json trace = client.request("stackTrace", json{{"threadId", thread}})["body"];
+  json seen{{"thread", thread}, {"frames", json::array()}};
+  for (const json& f : trace["stackFrames"])
+    seen["frames"].push_back(json{{"name", f["name"]}, {"path", f["source"].value("path", "")}, {"line", f["line"]}, {"column", f["column"]}});
+  for (const char* e : {"Main.n", "Main.d", "Main.c.count", "gTotal", "Watch.ticks"})
+    seen[e] = client.request("evaluate", json{{"expression", e}, {"frameId", 1}})["body"].value("result", "?");
+  const json scopes = client.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
+  const json locals = client.request("variables", json{{"variablesReference", scopes[0]["variablesReference"]}})["body"];
+  for (const json& v : locals["variables"]) seen["locals"][v["name"].get<std::string>()] = v["value"];
+  return seen;
+}
+
+TEST_F(DapReplay, HistoryShowsExactlyWhatTheLiveRunShowedAtEveryStep) {
+  // The live run: stepIn through the first cycles of the program, both tasks running.
+  SessionClient live;
+  live.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                  {"stopOnEntry", true},
+                  {"realtime", false}});
+  live.configured();
+  std::vector<json> liveSeen;
+  int64_t thread = live.event("stopped")["body"]["threadId"];
+  liveSeen.push_back(observe(live, thread));
+  for (int i = 0; i < 60; ++i) {
+    live.request("stepIn", json{{"threadId", 1}});
+    thread = live.event("stopped")["body"]["threadId"];
+    liveSeen.push_back(observe(live, thread));
+  }
+  EXPECT_EQ(live.schemaErrors(), "");
+  // The run went through calls and cycles: there is something to compare.
+  std::set<std::string> totals;
+  size_t deepest = 0;
+  for (const json& s : liveSeen) {
+    totals.insert(s["gTotal"].get<std::string>());
+    deepest = std::max(deepest, s["frames"].size());
+  }
+  EXPECT_GE(totals.size(), 5u);
+  EXPECT_FALSE(totals.count("?"));
+  EXPECT_EQ(deepest, 2u);
+  // The same program recorded, replayed from its start with the same steps.
+  const std::string trace = recordMain(40);
+  startReplay(trace, json{{"startAt", "start"}});
+  std::vector<json> replaySeen{observe(client_, 1)};
+  for (int i = 0; i < 60; ++i) {
+    const json stopped = move("stepIn");
+    replaySeen.push_back(observe(client_, stopped["body"]["threadId"]));
+  }
+  ASSERT_EQ(replaySeen.size(), liveSeen.size());
+  for (size_t i = 0; i < liveSeen.size(); ++i) EXPECT_EQ(replaySeen[i], liveSeen[i]) << "stop " << i;
+  // And going back over the same steps shows them again.
+  for (size_t i = liveSeen.size() - 1; i > liveSeen.size() - 20; --i) {
+    const json stopped = move("scanback/stepBackIn");
+    EXPECT_EQ(observe(client_, stopped["body"]["threadId"]), liveSeen[i - 1]) << "back to stop " << i - 1;
+  }
 }
 
 }  // namespace
