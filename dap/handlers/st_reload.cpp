@@ -56,7 +56,7 @@ Reply stReloadRequest(Session& session, const json& args) {
                                     plan.kept);
   if (!plan.reset.empty()) summary += fmt::format("; from their initial value: {}", listed(plan.reset));
   if (!plan.removed.empty()) summary += fmt::format("; removed: {}", listed(plan.removed));
-  summary += target.paused() ? "; the cycle under way finishes on the previous version\n" : "\n";
+  summary += stop ? "; the cycle under way finishes on the previous version\n" : "\n";
 
   std::vector<Breakpoint> changed = session.replaceProgram(program);
   session.applyStops();  // resolved for the new version (off for the rest of a cycle of the old)

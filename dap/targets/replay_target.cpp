@@ -96,20 +96,17 @@ void ReplayTarget::start(bool /*stopOnEntry*/) {
 }
 
 void ReplayTarget::resume(ResumeKind kind, uint32_t task) {
-  std::lock_guard lock(mutex_);
-  if (state_ != State::Paused) return;
-  job_ = Job{Job::Kind::Move, kind, task, {}, StopReason::Step};
-  cancel_.store(false, std::memory_order_relaxed);
-  state_ = State::Running;
-  pauseRequested_ = false;
-  lastStop_.reset();
-  wake_.notify_all();
+  post(Job{Job::Kind::Move, kind, task, {}, StopReason::Step});
 }
 
 void ReplayTarget::jump(HistoryPosition position, StopReason reason) {
+  post(Job{Job::Kind::Jump, ResumeKind::Continue, 0, replay::Position{position.cycle, position.step}, reason});
+}
+
+void ReplayTarget::post(Job job) {
   std::lock_guard lock(mutex_);
   if (state_ != State::Paused) return;
-  job_ = Job{Job::Kind::Jump, ResumeKind::Continue, 0, replay::Position{position.cycle, position.step}, reason};
+  job_ = std::move(job);
   cancel_.store(false, std::memory_order_relaxed);
   state_ = State::Running;
   pauseRequested_ = false;

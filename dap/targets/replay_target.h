@@ -69,6 +69,8 @@ class ReplayTarget final : public Target {
   };
   enum class State { Configuring, Running, Paused, Finished };
 
+  // Hands a move to the worker; only while paused.
+  void post(Job job);
   void workerLoop();
   // Runs a job on the worker thread: where it stopped, or nullopt with `error`.
   std::optional<StopInfo> execute(const Job& job, const StopSet& stops, std::string& error);
