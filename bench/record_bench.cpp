@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "bench/plant_history.h"
 #include "recorder/recorder.h"
-#include "vm/compiler/compiler.h"
 #include "vm/runtime/stimulus.h"
 
 namespace fs = std::filesystem;
@@ -28,19 +28,7 @@ double threadCpuNs() {
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
-std::shared_ptr<const Program> plant() {
-  static std::shared_ptr<const Program> program = [] {
-    const fs::path dir = fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant";
-    std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".st") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    Diagnostics d;
-    SourceSet sources = loadSourceFiles(files, d);
-    return compileProject(sources, d);
-  }();
-  return program;
-}
+using bench::plant;
 
 Stimulus plantStimulus() {
   std::string error;
