@@ -55,6 +55,9 @@ constexpr uint8_t kGapOnly = 4;  // no cycle: cycles dropped at the end of the r
 // No cycle: every cycle before it has been handed over; `cycle` holds the number of snapshot
 // requests made when the scan thread placed it (they may all be served from here on).
 constexpr uint8_t kSnapshotMark = 16;
+// No cycle: every cycle before `cycle` has been handed over or dropped (`droppedBefore` of them
+// right before it); the writer closes its chunk and fulfils syncDone_.
+constexpr uint8_t kSyncMark = 32;
 
 // A counter only the scan thread writes: a plain load and store, not a locked read-modify-write.
 inline void bump(std::atomic<uint64_t>& counter) {
@@ -285,6 +288,64 @@ void Recorder::markSnapshot(uint64_t tickets) {
   }
 }
 
+SyncResult Recorder::sync() {
+  SyncResult result;
+  if (ringMode()) {
+    result.error = "a flight recorder keeps its history in memory: only a snapshot writes it to a file";
+    return result;
+  }
+  if (!attached_) {
+    result.error = "the recording has finished";
+    return result;
+  }
+  // The task is not scanning, so waiting for room in the queue slows nothing down.
+  flushStaged(true);
+  RecordHeader h{};
+  h.flags = kSyncMark;
+  h.cycle = runtime_.inCycle() ? runtime_.currentCycle().cycle : runtime_.cycle();
+  h.droppedBefore = droppedRun_;
+  uint8_t* out = reserve(sizeof h, true);
+  if (!out) {
+    result.error = "the recorder's writer has not taken anything for 5 seconds";
+    return result;
+  }
+  syncDone_ = std::promise<SyncResult>();
+  std::future<SyncResult> done = syncDone_.get_future();
+  std::memcpy(out, &h, sizeof h);
+  ring_.commit();  // (publishes syncDone_ to the writer)
+  if (droppedRun_) {
+    // The writer writes their gap: the next recorded cycle starts a chunk of its own.
+    bump(gaps_);
+    droppedRun_ = 0;
+    needKeyframe_ = true;
+  }
+  return done.get();
+}
+
+CycleInputs Recorder::currentInputs() const {
+  CycleInputs out;
+  auto decode = [](const std::vector<uint8_t>& encoded, bool withBit, std::vector<trace::ImageWriteData>& to) {
+    for (const uint8_t* q = encoded.data(); q < encoded.data() + encoded.size();) {
+      trace::ImageWriteData w;
+      std::memcpy(&w.offset, q, 4);
+      q += 4;
+      if (withBit) {
+        std::memcpy(&w.bit, q, 1);
+        q += 1;
+      }
+      uint16_t len;
+      std::memcpy(&len, q, 2);
+      q += 2;
+      w.bytes.assign(q, q + len);
+      q += len;
+      to.push_back(std::move(w));
+    }
+  };
+  decode(inputChanges_, false, out.inputChanges);
+  decode(writes_, true, out.writes);
+  return out;
+}
+
 uint8_t* Recorder::reserve(size_t size, bool mayWait) {
   uint8_t* out = ring_.reserve(size);
   // When the task has stopped (a fault, the end), waiting for the writer cannot slow a scan any
@@ -380,6 +441,7 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     servableTickets_ = std::max(servableTickets_, h.cycle);
     return;
   }
+  if (h.flags & kSyncMark) return serveSync(h);
   const bool ringMode = this->ringMode();
   if (h.droppedBefore) {
     flushChunk();
@@ -409,7 +471,16 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     }
     p += h.keyframeBytes;
   }
-  if (!chunkOpen_ || !vmValid_) return;  // cannot happen: every chunk's first record carries its keyframe
+  if (!chunkOpen_ && vmValid_) {
+    // The chunk before was closed early by a sync(): this one starts from the re-executed image
+    // (the live image is checked against it again at the next keyframe).
+    chunk_ = trace::ChunkData{};
+    chunk_.firstCycle = h.cycle;
+    chunk_.keyframe.assign(vm_.image(), vm_.image() + imageSize);
+    pathHashes_.clear();
+    chunkOpen_ = true;
+  }
+  if (!chunkOpen_ || !vmValid_) return;  // cannot happen: a chunk after a gap or fault starts with its keyframe
   const uint32_t index = chunk_.cycleCount();
   // The cycle's scan inputs, applied as Runtime::startCycle applies them: %I changes, then writes.
   auto readWrites = [&](const uint8_t* q, uint32_t bytes, bool withBit, std::vector<trace::ImageWriteData>& out) {
@@ -489,6 +560,24 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     vm_.reset();
     std::memcpy(vm_.image(), image.data(), imageSize);
   }
+}
+
+void Recorder::serveSync(const RecordHeader& mark) {
+  flushChunk();
+  if (mark.droppedBefore) {
+    vmValid_ = false;
+    const trace::GapData gap{mark.cycle - mark.droppedBefore, mark.droppedBefore};
+    if (writer_ && writeError_.empty() && !writer_->writeGap(gap)) writeError_ = writer_->lastError();
+  }
+  SyncResult result;
+  result.endCycle = mark.cycle;
+  if (!writeError_.empty()) {
+    result.error = writeError_;
+  } else {
+    result.ok = true;
+    if (vmValid_) result.image.assign(vm_.image(), vm_.image() + vm_.imageSize());
+  }
+  syncDone_.set_value(std::move(result));
 }
 
 void Recorder::flushChunk() {

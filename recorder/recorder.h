@@ -67,6 +67,22 @@ struct RecorderStats {
   uint64_t heldBytes = 0;     // flight recorder: compressed bytes of finished chunks held in memory
 };
 
+// What sync() made readable.
+struct SyncResult {
+  bool ok = false;
+  std::string error;
+  uint64_t endCycle = 0;       // the trace file holds every recorded cycle before this one
+  std::vector<uint8_t> image;  // the image before cycle endCycle, as re-executed; empty when the
+                               // cycles right before it were dropped (nothing to re-execute from)
+};
+
+// The scan inputs of the cycle under way, decoded: what replaying a cycle that has not ended yet
+// starts from.
+struct CycleInputs {
+  std::vector<trace::ImageWriteData> inputChanges;
+  std::vector<trace::ImageWriteData> writes;
+};
+
 // What requestSnapshot() did.
 struct SnapshotResult {
   bool ok = false;
@@ -118,6 +134,16 @@ class Recorder final : public CycleHooks {
   // While the writer writes a snapshot it processes no records: a long one can make the task drop
   // cycles (counted as usual), never wait.
   std::future<SnapshotResult> requestSnapshot(std::string path);
+  // Makes the trace file hold every cycle that has ended, so that a reader (a debugger stepping
+  // back from a paused live task) can replay up to the cycle under way. Hands the staged cycles to
+  // the writer and waits until it has written them: the chunk being filled is closed early, and
+  // the next one starts from the writer's re-executed image. Call it from the task's thread, or
+  // from another while the task's thread is parked behind a lock the call holds (a debugger's
+  // pause): only when the task is not scanning, since it waits. Refused for a flight recorder,
+  // whose history is in memory (requestSnapshot() writes it), and after finish().
+  SyncResult sync();
+  // The scan inputs of the cycle under way (same threads as sync(); inside a cycle).
+  CycleInputs currentInputs() const;
   // Makes the writer sleep this long per record: tests the never-blocking path.
   void setWriterDelayForTesting(std::chrono::microseconds delay) { writerDelayUs_ = delay.count(); }
 
@@ -132,6 +158,7 @@ class Recorder final : public CycleHooks {
   };
   bool ringMode() const { return options_.ringBytes || options_.ringDurationNs; }
   void markSnapshot(uint64_t tickets);
+  void serveSync(const RecordHeader& mark);
   void flushChunk();
   void keepChunk();
   bool writeHistory(trace::TraceWriter& writer, bool withOpenChunk);
@@ -178,6 +205,9 @@ class Recorder final : public CycleHooks {
   // the writer has finished.
   alignas(64) std::atomic<SnapshotRequest*> snapshotRequests_{nullptr};
   static SnapshotRequest closedStack_;
+
+  // ---- sync(): set by the caller before its mark crosses the queue, fulfilled by the writer
+  std::promise<SyncResult> syncDone_;
 
   // ---- writer thread
   Vm vm_;                             // re-executes the recorded cycles

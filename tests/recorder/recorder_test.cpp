@@ -780,3 +780,102 @@ TEST(Recorder, WithoutStatementsNoPathsAreRecorded) {
 }
 
 }  // namespace
+
+namespace {
+// Pauses the VM at step `at` of the next cycle it runs (a debugger's stop).
+class PauseAtStep : public VmObserver {
+ public:
+  explicit PauseAtStep(uint64_t at) : at_(at) {}
+  bool onStatement(uint32_t, uint64_t step) override { return step == at_; }
+
+ private:
+  uint64_t at_;
+};
+}  // namespace
+
+TEST(Recorder, SyncWritesEveryEndedCycleAndTheImageBeforeTheNext) {
+  auto program = compilePlant();
+  ASSERT_TRUE(program);
+  const TempTrace path("sync");
+  Runtime rt(program);
+  std::optional<Stimulus> stimulus = plantStimulus(*program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 1000;  // far more than run: only sync() closes chunks
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  uint64_t ran = 0;
+  for (const uint64_t upTo : {37u, 38u, 90u}) {
+    for (; ran < upTo; ++ran) {
+      if (stimulus) stimulus->apply(ran, rt);
+      ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+    }
+    const recorder::SyncResult synced = rec->sync();
+    ASSERT_TRUE(synced.ok) << synced.error;
+    EXPECT_EQ(synced.endCycle, upTo);
+    // The image before the next cycle, as the writer re-executed it: the live one.
+    ASSERT_EQ(synced.image.size(), rt.vm().imageSize());
+    EXPECT_EQ(0, std::memcmp(synced.image.data(), rt.vm().image(), synced.image.size()));
+    // Already in the file, without waiting for anything else.
+    std::vector<trace::BlockInfo> blocks;
+    const auto chunks = readChunks(path.string() + ".partial", &blocks);
+    ASSERT_FALSE(chunks.empty());
+    EXPECT_EQ(chunks.front().firstCycle, 0u);
+    EXPECT_EQ(chunks.back().firstCycle + chunks.back().cycleCount(), upTo);
+  }
+
+  // Inside a cycle (a paused task): the cycles before it are written, and its scan inputs are at hand.
+  rt.queueWrite(ExternalWrite{program->input.offset + program->input.size, -1, {7}});
+  if (stimulus) stimulus->apply(ran, rt);
+  PauseAtStep pause(3);
+  rt.vm().setObserver(&pause);
+  rt.startCycle();
+  ASSERT_EQ(rt.run(), RunStatus::Paused);
+  const recorder::SyncResult inCycle = rec->sync();
+  ASSERT_TRUE(inCycle.ok) << inCycle.error;
+  EXPECT_EQ(inCycle.endCycle, ran);
+  const recorder::CycleInputs inputs = rec->currentInputs();
+  ASSERT_EQ(inputs.writes.size(), 1u);
+  EXPECT_EQ(inputs.writes[0].offset, program->input.offset + program->input.size);
+  EXPECT_EQ(inputs.writes[0].bytes, std::vector<uint8_t>{7});
+  rt.vm().setObserver(nullptr);
+  ASSERT_EQ(rt.run(), RunStatus::CycleDone);
+  ++ran;
+  for (; ran < 150; ++ran) {
+    if (stimulus) stimulus->apply(ran, rt);
+    ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  }
+  ASSERT_TRUE(rec->finish(error)) << error;
+  EXPECT_EQ(rec->stats().divergences, 0u) << rec->firstDivergence();
+  EXPECT_EQ(rec->stats().cyclesDropped, 0u);
+  // Every cycle once, in contiguous chunks.
+  const auto chunks = readChunks(path);
+  uint64_t next = 0;
+  for (const trace::ChunkData& c : chunks) {
+    EXPECT_EQ(c.firstCycle, next);
+    next = c.firstCycle + c.cycleCount();
+  }
+  EXPECT_EQ(next, 150u);
+  EXPECT_GE(chunks.size(), 4u);
+}
+
+TEST(Recorder, SyncIsRefusedForAFlightRecorderAndAfterTheEnd) {
+  auto program = compilePlant();
+  ASSERT_TRUE(program);
+  const TempTrace path("sync-refused");
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.ringBytes = 1 << 20;
+  std::string error;
+  auto ring = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(ring) << error;
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  const recorder::SyncResult refused = ring->sync();
+  EXPECT_FALSE(refused.ok);
+  EXPECT_NE(refused.error.find("flight recorder"), std::string::npos) << refused.error;
+  ASSERT_TRUE(ring->finish(error)) << error;
+  const recorder::SyncResult ended = ring->sync();
+  EXPECT_FALSE(ended.ok);
+}
