@@ -42,7 +42,27 @@ bool History::refresh() {
   const size_t before = reader_->blocks().size();
   if (!reader_->refresh() && reader_->blocks().size() == before) return false;
   index();
+  appendOpenChunk();
   return true;
+}
+
+void History::setOpenChunk(std::shared_ptr<const trace::ChunkData> chunk) {
+  if (open_) chunks_.pop_back();
+  open_ = std::move(chunk);
+  appendOpenChunk();
+}
+
+void History::appendOpenChunk() {
+  if (!open_) return;
+  if (open_->cycleCount() != 1 || (!chunks_.empty() && open_->firstCycle != endCycle())) {
+    open_.reset();  // the recording has moved past it
+    return;
+  }
+  trace::BlockInfo b;
+  b.offset = UINT64_MAX;  // in memory only
+  b.firstCycle = open_->firstCycle;
+  b.cycleCount = 1;
+  chunks_.push_back(b);
 }
 
 std::optional<size_t> History::chunkOf(uint64_t cycle, std::string& error) const {
@@ -82,6 +102,7 @@ bool History::contiguous(size_t index) const {
 }
 
 std::shared_ptr<const trace::ChunkData> History::chunk(size_t index, std::string& error) {
+  if (open_ && index + 1 == chunks_.size()) return open_;
   for (auto it = cache_.begin(); it != cache_.end(); ++it) {
     if (it->first == index) {
       cache_.splice(cache_.begin(), cache_, it);
@@ -113,6 +134,7 @@ bool History::cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chu
   out.startNs = c.startTimes[i];
   out.stepCount = c.stepCounts[i];
   out.imageHash = c.imageHashes[i];
+  out.open = chunkData == open_;
   if (i < c.paths.size() && c.paths[i] != trace::kNoPath && c.paths[i] < c.pathTable.size())
     out.path = &c.pathTable[c.paths[i]];
   auto collect = [&](const std::vector<trace::ImageWriteData>& all, std::vector<const trace::ImageWriteData*>& to) {

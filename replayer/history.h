@@ -22,6 +22,9 @@ struct CycleRecord {
   uint32_t stepCount = 0;
   uint32_t imageHash = 0;
   const std::vector<uint32_t>* path = nullptr;  // null when not recorded
+  // The open cycle (History::setOpenChunk): it has begun and not ended, so it has positions up to
+  // step stepCount - 1 only, no end and no digest to check.
+  bool open = false;
   std::vector<const trace::ImageWriteData*> inputChanges;
   std::vector<const trace::ImageWriteData*> writes;
 };
@@ -34,7 +37,13 @@ class History {
   const trace::HeaderData& header() const { return reader_->header(); }
 
   // Picks up blocks appended since (a `.partial` trace being recorded). True when anything new.
+  // The open chunk stays when it still follows the recorded cycles, and is dropped otherwise.
   bool refresh();
+  // A cycle under way in the task being recorded (paused there by a debugger), as a one-cycle
+  // chunk after the recorded ones: its keyframe is the image before it, its step count the
+  // positions it has reached. Replaces the previous one; null removes it.
+  void setOpenChunk(std::shared_ptr<const trace::ChunkData> chunk);
+  bool hasOpenChunk() const { return open_ != nullptr; }
 
   bool empty() const { return chunks_.empty(); }
   uint64_t firstCycle() const { return chunks_.empty() ? 0 : chunks_.front().firstCycle; }
@@ -61,8 +70,11 @@ class History {
  private:
   void index();
 
+  void appendOpenChunk();
+
   std::unique_ptr<trace::TraceReader> reader_;
-  std::vector<trace::BlockInfo> chunks_;
+  std::vector<trace::BlockInfo> chunks_;  // the open chunk last, when there is one
+  std::shared_ptr<const trace::ChunkData> open_;
   std::vector<trace::GapData> gaps_;
   std::optional<trace::FaultData> fault_;
   std::list<std::pair<size_t, std::shared_ptr<const trace::ChunkData>>> cache_;  // most recent first

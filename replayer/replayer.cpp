@@ -29,8 +29,12 @@ class PauseAt final : public VmObserver {
 // Records every boundary of a cycle with its activation.
 class StepsRecorder final : public VmObserver {
  public:
-  explicit StepsRecorder(CycleSteps& out) : out_(out) { out_.activationTable.push_back({0, 0, UINT32_MAX}); }
-  bool onStatement(uint32_t statement, uint64_t) override {
+  // `limit`: pauses there, recording the boundaries before it only (an open cycle's end).
+  explicit StepsRecorder(CycleSteps& out, uint64_t limit = UINT64_MAX) : out_(out), limit_(limit) {
+    out_.activationTable.push_back({0, 0, UINT32_MAX});
+  }
+  bool onStatement(uint32_t statement, uint64_t step) override {
+    if (step >= limit_) return true;
     if (!stack_.empty()) stack_.back().current = static_cast<uint32_t>(out_.statements.size());
     out_.statements.push_back(statement);
     out_.activations.push_back(stack_.empty() ? 0 : stack_.back().id);
@@ -56,6 +60,7 @@ class StepsRecorder final : public VmObserver {
     uint32_t current;  // its latest boundary
   };
   CycleSteps& out_;
+  uint64_t limit_;
   std::vector<Level> stack_;
 };
 
@@ -243,6 +248,7 @@ bool Replayer::startCycle(Vm& vm, const CycleRecord& record, std::string& error)
 }
 
 void Replayer::checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status) {
+  if (record.open) return;  // it has not ended: there is nothing to compare with yet
   if (!verified_.insert(record.cycle)) return;
   const uint32_t hash = static_cast<uint32_t>(XXH3_64bits(vm.image(), vm.imageSize()));
   std::string what;
@@ -331,8 +337,9 @@ bool Replayer::seekOn(Vm& vm, Position target, std::string& error) {
   CycleRecord record;
   if (!history_.cycle(target.cycle, held, record, error)) return false;
   const bool faulted = history_.fault() && history_.fault()->cycle == target.cycle;
-  const uint64_t last = faulted ? record.stepCount - 1 : record.stepCount;  // a faulted cycle has no end
-  if (target.step > last || (faulted && record.stepCount == 0)) {
+  const bool noEnd = faulted || record.open;  // a faulted cycle has no end; an open one none yet
+  const uint64_t last = noEnd ? record.stepCount - 1 : record.stepCount;
+  if (target.step > last || (noEnd && record.stepCount == 0)) {
     error = fmt::format("cycle {} has {} steps{}: step {} is not in it", target.cycle, record.stepCount,
                         faulted ? " and ends in a fault" : "", target.step);
     return false;
@@ -382,15 +389,49 @@ const CycleSteps* Replayer::steps(uint64_t cycle, std::string& error) {
   CycleSteps s;
   s.cycle = cycle;
   s.task = record.task;
-  StepsRecorder recorder(s);
+  StepsRecorder recorder(s, record.open ? record.stepCount : UINT64_MAX);
   scratch_.setObserver(&recorder);
   const RunStatus status = scratch_.run();
   scratch_.setObserver(nullptr);
   checkDigest(scratch_, record, status);
-  s.faulted = status == RunStatus::Faulted;
+  s.faulted = status == RunStatus::Faulted && !record.open;
   stepsCache_.push_front(std::move(s));
   if (stepsCache_.size() > kCachedCycleSteps) stepsCache_.pop_back();
   return &stepsCache_.front();
+}
+
+void Replayer::setOpenCycle(const OpenCycle* open) {
+  if (history_.hasOpenChunk()) forgetCycle(history_.endCycle() - 1);
+  if (!open) {
+    history_.setOpenChunk(nullptr);
+    return;
+  }
+  auto chunk = std::make_shared<trace::ChunkData>();
+  chunk->firstCycle = open->cycle;
+  chunk->keyframe = open->imageBefore;
+  chunk->tasks.push_back(static_cast<uint16_t>(open->task));
+  chunk->startTimes.push_back(open->startNs);
+  chunk->stepCounts.push_back(static_cast<uint32_t>(open->untilStep + 1));
+  chunk->imageHashes.push_back(0);
+  chunk->inputChanges = open->inputChanges;
+  chunk->writes = open->writes;
+  for (trace::ImageWriteData& w : chunk->inputChanges) w.cycleIndex = 0;
+  for (trace::ImageWriteData& w : chunk->writes) w.cycleIndex = 0;
+  history_.setOpenChunk(std::move(chunk));
+}
+
+bool Replayer::refresh() {
+  const std::optional<uint64_t> open =
+      history_.hasOpenChunk() ? std::optional(history_.endCycle() - 1) : std::nullopt;
+  if (!history_.refresh()) return false;
+  if (open) forgetCycle(*open);  // recorded now, or to be replaced
+  return true;
+}
+
+void Replayer::forgetCycle(uint64_t cycle) {
+  stepsCache_.remove_if([&](const CycleSteps& s) { return s.cycle == cycle; });
+  runsInChunk_.clear();  // chunk indexes may have shifted
+  for (auto it = checkpoints_.upper_bound(cycle); it != checkpoints_.end();) it = checkpoints_.erase(it);
 }
 
 // ---------------------------------------------------------------- the recording's extent

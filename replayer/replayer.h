@@ -49,6 +49,18 @@ struct Position {
   auto operator<=>(const Position&) const = default;
 };
 
+// A cycle of a task still being recorded that has begun and not ended: the debugger paused the
+// task inside it. It replays from the image before it and its scan inputs up to `untilStep`, the
+// position where the task is paused (see Recorder::sync()).
+struct OpenCycle {
+  uint64_t cycle = 0;
+  uint32_t task = 0;
+  int64_t startNs = 0;
+  std::vector<uint8_t> imageBefore;
+  std::vector<trace::ImageWriteData> inputChanges, writes;
+  uint64_t untilStep = 0;
+};
+
 struct ReplayOptions {
   uint64_t checkpointBudgetBytes = 256ull << 20;
   // Replay with this program instead of compiling the trace's embedded sources; its hash must
@@ -139,7 +151,10 @@ class Replayer {
   History& history() { return history_; }
   const History& history() const { return history_; }
   // Follows a trace still being recorded: picks up what was appended. True when anything new.
-  bool refresh() { return history_.refresh(); }
+  bool refresh();
+  // Appends the cycle under way after the recorded ones (null: none); it replaces the previous
+  // one. Its last position, (cycle, untilStep), is then end().
+  void setOpenCycle(const OpenCycle* open);
 
   // The first and last positions a debugger stops at: (first cycle, 0) and the last statement
   // boundary of the last cycle (its faulting statement when the trace ends in a fault). The end of
@@ -210,6 +225,9 @@ class Replayer {
   // After a cycle ran to its end or fault: compares with the recorded digest (once per cycle).
   void checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status);
   void addCheckpoint(uint64_t cycle, const Vm& vm);
+  // Drops what was cached about `cycle` (an open cycle, replaced): its steps, and the checkpoints
+  // after it.
+  void forgetCycle(uint64_t cycle);
   uint64_t checkpointCost() const;
   void trimCheckpoints(uint64_t around);
   // Moves to `target` and reports it as a stop.

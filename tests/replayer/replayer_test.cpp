@@ -787,6 +787,95 @@ TEST(Replayer, FollowsATraceStillBeingRecorded) {
   ASSERT_TRUE(rec->finish(error)) << error;
 }
 
+// A task paused inside a cycle: the recording up to it plus the cycle under way replay up to
+// the paused position, which is the end, and equal the live state there at every step.
+TEST(Replayer, OpenCycleReplaysUpToWhereTheLiveTaskIsPaused) {
+  auto program = mustCompile(kCalls);
+  ASSERT_TRUE(program);
+  const TempTrace path("open-cycle");
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 16;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  while (rt.cycle() < 40) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  // Cycle 40, with a debugger write among its scan inputs, paused at step 3 and later at step 7.
+  auto b = findVariable(*program, "Main.b", error);
+  ASSERT_TRUE(b) << error;
+  rt.queueWrite(ExternalWrite{b->offset, -1, {0x34, 0x12}});
+  uint64_t cycle = 40;
+  std::vector<Position> pauses{{40, 3}, {40, 7}};
+  PauseAtPositions pause(pauses, cycle);
+  rt.vm().setObserver(&pause);
+  rt.startCycle();
+  std::unique_ptr<replay::Replayer> replayer;
+  for (const Position& at : pauses) {
+    ASSERT_EQ(rt.run(), RunStatus::Paused);
+    ++pause.next_;
+    const recorder::SyncResult synced = rec->sync();
+    ASSERT_TRUE(synced.ok) << synced.error;
+    ASSERT_EQ(synced.endCycle, 40u);
+    if (!replayer) {
+      replayer = replay::Replayer::open(path.string() + ".partial", {}, error);
+      ASSERT_TRUE(replayer) << error;
+    }
+    replayer->refresh();
+    EXPECT_EQ(replayer->history().endCycle(), replayer->history().hasOpenChunk() ? 41u : 40u);
+    replay::OpenCycle open;
+    open.cycle = 40;
+    open.task = rt.currentCycle().task;
+    open.startNs = rt.currentCycle().startNs;
+    open.imageBefore = synced.image;
+    recorder::CycleInputs inputs = rec->currentInputs();
+    open.inputChanges = std::move(inputs.inputChanges);
+    open.writes = std::move(inputs.writes);
+    open.untilStep = at.step;
+    replayer->setOpenCycle(&open);
+    ASSERT_EQ(replayer->end(), at);
+    ASSERT_TRUE(replayer->seek(at, error)) << error;
+    expectSame(snapshot(rt.vm()), snapshot(replayer->vm()), at);
+    EXPECT_FALSE(replayer->seek(Position{40, at.step + 1}, error)) << "past the live position";
+    error.clear();
+    // Forward moves end there: the live edge.
+    ASSERT_TRUE(replayer->seek(Position{39, 0}, error)) << error;
+    const std::optional<replay::Stop> edge = replayer->continueForward({}, {}, error);
+    ASSERT_TRUE(edge) << error;
+    EXPECT_EQ(edge->position, at);
+    EXPECT_EQ(edge->reason, replay::StopReason::End);
+    // And back from it step by step, through the cycle's start into the recorded ones.
+    ASSERT_TRUE(replayer->seek(at, error)) << error;
+    for (uint64_t k = at.step; k-- > 0;) {
+      const std::optional<replay::Stop> back = replayer->stepBack({}, error);
+      ASSERT_TRUE(back) << error;
+      if (back->position.cycle != 40) break;
+    }
+    EXPECT_LE(replayer->position().cycle, 40u);
+  }
+  // A breakpoint in the open cycle is found going back from its end.
+  const uint32_t callC1 = statementOnLine(*program, 26);  // c1(step := n MOD 5);
+  ASSERT_TRUE(replayer->seek(Position{40, 7}, error)) << error;
+  const std::optional<replay::Stop> hit = replayer->reverseContinue({replay::Breakpoint{callC1, {}, {}}}, {}, error);
+  ASSERT_TRUE(hit) << error;
+  EXPECT_EQ(hit->reason, replay::StopReason::Breakpoint);
+  EXPECT_EQ(hit->position.cycle, 40u);
+
+  // The task goes on: once the cycle is recorded, the open one gives way to it.
+  rt.vm().setObserver(nullptr);
+  ASSERT_EQ(rt.run(), RunStatus::CycleDone);
+  while (rt.cycle() < 45) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  ASSERT_TRUE(rec->sync().ok);
+  ASSERT_TRUE(replayer->refresh());
+  EXPECT_EQ(replayer->history().endCycle(), 45u);
+  EXPECT_FALSE(replayer->history().hasOpenChunk());
+  ASSERT_TRUE(replayer->seek(Position{40, 9}, error)) << error;
+  const std::vector<replay::Divergence> divergences = replayer->verify({}, error);
+  EXPECT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(divergences.empty()) << divergences.front().what;
+  ASSERT_TRUE(rec->finish(error)) << error;
+}
+
 // Replaying never touches the live VM, runs on any thread, and replayers share one program.
 TEST(Replayer, ReplayersShareOneProgramOnSeveralThreads) {
   auto program = mustCompile(kCalls);
