@@ -311,6 +311,9 @@ SyncResult Recorder::sync() {
   }
   syncDone_ = std::promise<SyncResult>();
   std::future<SyncResult> done = syncDone_.get_future();
+  // A cycle under way that starts a chunk has its keyframe here already: the image before it,
+  // even when the writer has nothing to re-execute (the first cycle, or after dropped ones).
+  const bool ownKeyframe = runtime_.inCycle() && needKeyframe_ && haveKeyframe_;
   std::memcpy(out, &h, sizeof h);
   ring_.commit();  // (publishes syncDone_ to the writer)
   if (droppedRun_) {
@@ -319,7 +322,9 @@ SyncResult Recorder::sync() {
     droppedRun_ = 0;
     needKeyframe_ = true;
   }
-  return done.get();
+  SyncResult synced = done.get();
+  if (synced.ok && ownKeyframe) synced.image = keyframe_;
+  return synced;
 }
 
 CycleInputs Recorder::currentInputs() const {

@@ -1,11 +1,15 @@
 #include <fmt/format.h>
 
+#include <atomic>
 #include <filesystem>
+
+#include <unistd.h>
 
 #include "dap/handlers/handlers.h"
 #include "dap/session/program_loader.h"
 #include "dap/session/session.h"
 #include "dap/targets/live_target.h"
+#include "dap/targets/recorded_live_target.h"
 #include "dap/targets/replay_target.h"
 
 namespace scanback::dap {
@@ -52,6 +56,22 @@ Reply launchReplay(Session& session, const json& args, const fs::path& cwd) {
   return Reply{json(), [&session] { session.sendEvent("initialized"); }};
 }
 
+// `record`: a trace path, true (the default: a temporary trace) or false (no history). Empty: none.
+std::string recordArgument(const json& args, const fs::path& cwd, bool& temporary) {
+  temporary = false;
+  const json value = args.contains("record") ? args["record"] : json(true);
+  if (value == false) return {};
+  if (value == true) {
+    static std::atomic<uint64_t> sessions{0};
+    temporary = true;
+    return (fs::temp_directory_path() / fmt::format("scanback-{}-{}.trace", ::getpid(), sessions++)).string();
+  }
+  if (!value.is_string() || value.get<std::string>().empty())
+    throw DapError(fmt::format("'record' must be a trace path, true or false, not {}", value.dump()));
+  const fs::path path(value.get<std::string>());
+  return (path.is_absolute() ? path : cwd / path).string();
+}
+
 }  // namespace
 
 Reply launchRequest(Session& session, const json& args) {
@@ -72,13 +92,29 @@ Reply launchRequest(Session& session, const json& args) {
   options.realtime = optionalMember<bool>(args, "realtime").value_or(true);
   if (const auto inputs = optionalMember<std::string>(args, "inputs"))
     options.stimulus = loadInputsArgument(*inputs, cwd, *program);
+  bool temporary = false;
+  options.recordPath = recordArgument(args, cwd, temporary);
+  const bool keepTrace = !temporary || optionalMember<bool>(args, "keepTrace").value_or(false);
   session.stopOnEntry = optionalMember<bool>(args, "stopOnEntry").value_or(false);
   session.launchArguments = args;
+  if (!options.recordPath.empty()) {
+    const std::string path = options.recordPath;
+    auto target = std::make_unique<RecordedLiveTarget>(program, std::move(options), keepTrace, session.targetListener());
+    std::string error;
+    if (!target->startRecording(error)) throw DapError(fmt::format("cannot record the session: {}", error));
+    session.output("console", keepTrace ? fmt::format("recording to {}\n", path)
+                                        : fmt::format("recording to {} (removed at the end: set 'keepTrace' to keep "
+                                                      "it)\n",
+                                                      path));
+    session.setTarget(std::move(target), program, cwd.string());
+    session.applyStops();
+    return Reply{json(), [&session] { session.sendEvent("initialized"); }};
+  }
   session.setTarget(std::make_unique<LiveTarget>(program, std::move(options), session.targetListener()), program,
                     cwd.string());
   session.applyStops();
-  // A live session keeps no history (yet): the client hides the reverse buttons. Then, ready for
-  // configuration requests (breakpoints resolve against this program): `initialized`.
+  // Without a recording there is no history: the client hides the reverse buttons. Then, ready
+  // for configuration requests (breakpoints resolve against this program): `initialized`.
   return Reply{json(), [&session] {
                  session.sendEvent("capabilities",
                                    json{{"capabilities", json{{"supportsStepBack", false}, {"supportsRestartFrame", false}}}});

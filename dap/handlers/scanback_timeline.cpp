@@ -7,8 +7,9 @@ namespace scanback::dap {
 // fault it ends in), the current position and the tasks.
 Reply timelineRequest(Session& session, const json&) {
   Target& target = session.pausedTarget();
-  const std::optional<Timeline> t = target.timeline();
-  if (!t) throw DapError("this session keeps no history: replay a trace (launch with 'trace')");
+  std::string error;
+  const std::optional<Timeline> t = target.timeline(error);
+  if (!t) throw DapError(error);
   json tasks = json::array();
   const Program& program = session.program();
   for (size_t i = 0; i < program.tasks.size(); ++i)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <filesystem>
 
 namespace scanback::dap {
 
@@ -56,6 +57,9 @@ void LiveTarget::setStops(std::shared_ptr<const StopSet> stops) {
   std::lock_guard lock(mutex_);
   stops_ = std::move(stops);
   stopsGeneration_.store(stops_->generation, std::memory_order_release);
+  // Paused (the thread parked behind this lock): the new data watches start from the values here,
+  // so that the statement about to run is checked too when it writes one.
+  if (state_ == State::Paused || state_ == State::Configuring) takeStops();
 }
 
 void LiveTarget::start(bool stopOnEntry) {
@@ -70,19 +74,27 @@ void LiveTarget::start(bool stopOnEntry) {
 void LiveTarget::resume(ResumeKind kind, uint32_t task) {
   std::lock_guard lock(mutex_);
   if (state_ != State::Paused) return;
-  pauseRequested_.store(false, std::memory_order_relaxed);
-  step_.reset();
+  std::optional<Step> step;
   if (kind != ResumeKind::Continue) {
     const Vm& vm = runtime_.vm();
-    Step s;
-    s.kind = kind;
-    s.task = task;
-    s.cycle = runtime_.currentCycle().cycle;
-    // Stepping from another task's stop: that task's next statement is where a step ends.
-    s.depth = vm.inCycle() && vm.currentTask() == task ? vm.callDepth() : 0;
-    if (s.depth == 0) s.kind = ResumeKind::StepIn;
-    step_ = s;
+    const bool here = vm.inCycle() && vm.currentTask() == task;
+    step = Step{kind, task, runtime_.currentCycle().cycle, here ? vm.callDepth() : 0};
   }
+  resumeLocked(step);
+}
+
+void LiveTarget::resumeStep(ResumeKind kind, uint32_t task, uint64_t cycle, uint32_t depth) {
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Paused) return;
+  resumeLocked(kind == ResumeKind::Continue ? std::nullopt : std::optional(Step{kind, task, cycle, depth}));
+}
+
+void LiveTarget::resumeLocked(std::optional<Step> step) {
+  pauseRequested_.store(false, std::memory_order_relaxed);
+  // Stepping from outside any call of the task (another task's stop): its next statement is where
+  // the step ends.
+  if (step && step->depth == 0) step->kind = ResumeKind::StepIn;
+  step_ = step;
   resumed_ = true;
   state_ = State::Running;
   lastStop_.reset();
@@ -142,7 +154,21 @@ bool LiveTarget::reload(ReloadRequest request, std::string& error) {
 
 void LiveTarget::applyReloads(std::vector<ReloadRequest> reloads) {
   for (ReloadRequest& r : reloads) {
+    // A trace holds one program: the recording of the old version ends here, and a new one
+    // begins with the new version.
+    const bool wasRecording = recorder_ != nullptr;
+    if (wasRecording) finishRecording();
     const size_t dropped = runtime_.replaceProgram(r.program, r.plan);
+    if (wasRecording) {
+      std::string error;
+      if (startRecording(error)) {
+        listener_.output("console", fmt::format("the recording goes on in {} from cycle {}: stepping back reaches "
+                                                "this reload at most (the cycles before it are in {})\n",
+                                                tracePaths_.back(), runtime_.cycle(), tracePaths_[tracePaths_.size() - 2]));
+      } else {
+        listener_.output("stderr", fmt::format("the recording stops at this reload: {}\n", error));
+      }
+    }
     options_.stimulus = std::move(r.stimulus);
     std::string text = fmt::format("the new program version runs from cycle {}\n", runtime_.cycle());
     if (dropped)
@@ -161,14 +187,108 @@ void LiveTarget::terminate() {
     wake_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
+  finishRecording();
   std::lock_guard lock(mutex_);
   state_ = State::Finished;
+}
+
+// ---------------------------------------------------------------- recording
+
+bool LiveTarget::startRecording(std::string& error) {
+  if (options_.recordPath.empty()) {
+    error = "no trace path";
+    return false;
+  }
+  // The first trace has the path asked for; each after a reload gets -2, -3, ... before its extension.
+  std::string path = options_.recordPath;
+  if (!tracePaths_.empty()) {
+    const std::filesystem::path p(options_.recordPath);
+    path = (p.parent_path() / fmt::format("{}-{}{}", p.stem().string(), tracePaths_.size() + 1, p.extension().string()))
+               .string();
+  }
+  recorder::RecorderOptions options;
+  options.path = path;
+  std::unique_ptr<recorder::Recorder> recorder = recorder::Recorder::start(runtime_, options, error);
+  if (!recorder) return false;
+  std::lock_guard lock(mutex_);
+  recorder_ = std::move(recorder);
+  tracePaths_.push_back(path);
+  return true;
+}
+
+void LiveTarget::finishRecording() {
+  std::unique_ptr<recorder::Recorder> recorder;
+  {
+    std::lock_guard lock(mutex_);
+    recorder = std::move(recorder_);
+  }
+  if (!recorder) return;
+  std::string error;
+  if (!recorder->finish(error)) listener_.output("stderr", fmt::format("the recording failed: {}\n", error));
+  const recorder::RecorderStats stats = recorder->stats();
+  if (stats.cyclesDropped)
+    listener_.output("console", fmt::format("the recording dropped {} cycle(s) in {} gap(s): the recorder could not "
+                                            "keep up with the task\n",
+                                            stats.cyclesDropped, stats.gaps));
+}
+
+std::vector<std::string> LiveTarget::tracePaths() const {
+  std::lock_guard lock(mutex_);
+  return tracePaths_;
+}
+
+bool LiveTarget::history(LiveHistory& out, std::string& error) {
+  // Under the lock a paused thread waits behind: the recorder's scan-thread side is ours meanwhile.
+  std::lock_guard lock(mutex_);
+  if (state_ != State::Paused) {
+    error = "the program is running";
+    return false;
+  }
+  if (!recorder_) {
+    error = "this session does not record (launch with 'record' other than false to keep history)";
+    return false;
+  }
+  const recorder::SyncResult synced = recorder_->sync();
+  if (!synced.ok) {
+    error = fmt::format("the recording cannot be read back: {}", synced.error);
+    return false;
+  }
+  out = LiveHistory{};
+  out.partialPath = tracePaths_.back() + ".partial";
+  out.program = runtime_.vm().programPtr();
+  out.segment = tracePaths_.size() - 1;
+  out.endCycle = synced.endCycle;
+  const Vm& vm = runtime_.vm();
+  const bool atFault = lastStop_ && lastStop_->reason == StopReason::Exception;
+  if (vm.inCycle() && !atFault) {
+    if (synced.image.empty()) {
+      error = fmt::format("the cycles right before cycle {} were dropped (the recorder could not keep up): the cycle "
+                          "under way cannot be replayed",
+                          runtime_.currentCycle().cycle);
+      return false;
+    }
+    replay::OpenCycle open;
+    open.cycle = runtime_.currentCycle().cycle;
+    open.task = runtime_.currentCycle().task;
+    open.startNs = runtime_.currentCycle().startNs;
+    open.imageBefore = synced.image;
+    recorder::CycleInputs inputs = recorder_->currentInputs();
+    open.inputChanges = std::move(inputs.inputChanges);
+    open.writes = std::move(inputs.writes);
+    open.untilStep = vm.steps() - 1;  // the paused boundary (the statement there has not run)
+    out.open = std::move(open);
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------- the execution thread
 
 void LiveTarget::refreshStops() {
   std::lock_guard lock(mutex_);
+  takeStops();
+}
+
+void LiveTarget::takeStops() {
   cached_ = stops_;
   cachedGeneration_ = cached_->generation;
   watchValues_.assign(cached_->dataWatches.size(), {});
@@ -296,7 +416,17 @@ void LiveTarget::pace(int64_t startNs) {
   if (pauseRequested_.load(std::memory_order_relaxed)) reanchor_ = true;
 }
 
+bool LiveTarget::terminatingNow() const {
+  std::lock_guard lock(mutex_);
+  return terminating_;
+}
+
 void LiveTarget::finish(int exitCode) {
+  {
+    std::lock_guard lock(mutex_);
+    if (terminating_) return;
+  }
+  finishRecording();  // the trace is complete before anyone hears that the program ended
   {
     std::lock_guard lock(mutex_);
     if (terminating_) return;
@@ -323,6 +453,10 @@ void LiveTarget::runLoop() {
     if (!reloads.empty()) applyReloads(std::move(reloads));
     const CycleStart next = runtime_.nextCycle();
     pace(next.startNs);
+    // Faster than real time, the task may wait for the recorder between cycles and lose none; in
+    // real time the recorder drops cycles instead (the task never waits).
+    if (!options_.realtime && recorder_)
+      while (recorder_->backlogged() && !terminatingNow()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     if (options_.stimulus) options_.stimulus->apply(next.cycle, runtime_);
     runtime_.startCycle();
     RunStatus status = runtime_.run();

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "dap/targets/target.h"
+#include "recorder/recorder.h"
+#include "replayer/replayer.h"
 #include "vm/runtime/stimulus.h"
 
 namespace scanback::dap {
@@ -20,6 +22,19 @@ struct LiveOptions {
   std::optional<uint64_t> cycles;  // end after this many cycles
   bool realtime = true;            // pace cycles by the task intervals
   std::optional<Stimulus> stimulus;
+  // Record every cycle to this trace (written as `path.partial` while the task runs); empty: no
+  // recording. A reload finishes the trace and goes on in a new one (see RecordingSegment).
+  std::string recordPath;
+};
+
+// What a recorded live task's history holds while it is paused: the trace file (the cycles that
+// ended) and the cycle under way, replayable up to the paused position.
+struct LiveHistory {
+  std::string partialPath;               // the trace being written
+  std::shared_ptr<const Program> program;  // the version it records
+  uint64_t segment = 0;                  // which trace: a reload starts the next one
+  uint64_t endCycle = 0;                 // the file holds the recorded cycles before this one
+  std::optional<replay::OpenCycle> open;  // none when paused at a fault (its cycle has ended)
 };
 
 class LiveTarget final : public Target, private VmObserver {
@@ -39,6 +54,20 @@ class LiveTarget final : public Target, private VmObserver {
   bool reload(ReloadRequest request, std::string& error) override;
   void terminate() override;
 
+  // ---- recording (LiveOptions::recordPath)
+  // Starts the recording, before start(). False with `error` when the trace cannot be created.
+  bool startRecording(std::string& error);
+  bool recording() const { return recorder_ != nullptr; }
+  // While paused: makes the trace hold every ended cycle and describes the cycle under way.
+  // False with `error` when the recording cannot give it (it failed, or cycles were dropped
+  // right before this one).
+  bool history(LiveHistory& out, std::string& error);
+  // Resumes a step that began at a history position (cycle, call depth) of `task` and found no
+  // end before the paused position: it goes on live as if it had begun there.
+  void resumeStep(ResumeKind kind, uint32_t task, uint64_t cycle, uint32_t depth);
+  // The traces written so far (one per program version), finished once terminate() returns.
+  std::vector<std::string> tracePaths() const;
+
  private:
   enum class State { Configuring, Running, Paused, Finished };
   struct Step {
@@ -55,9 +84,14 @@ class LiveTarget final : public Target, private VmObserver {
   // Waits until the wall-clock time of the next cycle, a pause request or termination.
   void pace(int64_t startNs);
   void refreshStops();
+  void takeStops();  // refreshStops() with mutex_ held
   // Swaps in the reloads requested so far (between cycles, or before the thread starts).
   void applyReloads(std::vector<ReloadRequest> reloads);
   void finish(int exitCode);
+  bool terminatingNow() const;
+  void resumeLocked(std::optional<Step> step);
+  // Finishes the trace (renamed from .partial to its name); says so when it fails.
+  void finishRecording();
 
   LiveOptions options_;
   TargetListener& listener_;
@@ -76,6 +110,9 @@ class LiveTarget final : public Target, private VmObserver {
   std::atomic<uint32_t> pauseTask_{0};
   std::optional<Step> step_;  // set by resume(), read by the thread
   std::vector<ReloadRequest> reloads_;  // taken by the thread at the next cycle start
+  // Replaced by the thread between cycles only (a reload); read by others while paused.
+  std::unique_ptr<recorder::Recorder> recorder_;
+  std::vector<std::string> tracePaths_;
 
   // ---- the execution thread only
   std::shared_ptr<const StopSet> cached_;

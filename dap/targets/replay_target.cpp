@@ -41,6 +41,51 @@ std::unique_ptr<ReplayTarget> ReplayTarget::open(const std::string& path, Target
   return std::unique_ptr<ReplayTarget>(new ReplayTarget(std::move(replayer), listener));
 }
 
+std::unique_ptr<ReplayTarget> ReplayTarget::follow(const std::string& partialPath,
+                                                   std::shared_ptr<const Program> program, HandOver handOver,
+                                                   TargetListener& listener, std::string& error) {
+  replay::ReplayOptions options;
+  options.program = std::move(program);
+  std::unique_ptr<replay::Replayer> replayer = replay::Replayer::open(partialPath, options, error);
+  if (!replayer) return nullptr;
+  std::unique_ptr<ReplayTarget> target(new ReplayTarget(std::move(replayer), listener));
+  target->handOver_ = std::move(handOver);
+  return target;
+}
+
+bool ReplayTarget::moveToLive(const replay::OpenCycle* open, const std::optional<StopInfo>& stop,
+                              std::string& error) {
+  std::unique_lock lock(mutex_);
+  // (A move that has just handed over to the live task may still be on its way to idle.)
+  wake_.wait(lock, [&] { return state_ != State::Running || terminating_; });
+  if (terminating_ || state_ == State::Finished) {
+    error = "the session is ending";
+    return false;
+  }
+  replayer_->refresh();
+  replayer_->setOpenCycle(open);
+  const std::optional<replay::Position> end = replayer_->end();
+  if (!end) {
+    error = "the recording holds no cycle yet";
+    return false;
+  }
+  if (!replayer_->seek(*end, error)) return false;
+  state_ = State::Paused;
+  lastStop_ = stop;
+  if (!worker_.joinable()) worker_ = std::thread([this] { workerLoop(); });
+  return true;
+}
+
+bool ReplayTarget::atEnd() const {
+  std::lock_guard lock(mutex_);
+  return state_ == State::Paused && replayer_->end() == replayer_->position();
+}
+
+bool ReplayTarget::pauseWanted() const {
+  std::lock_guard lock(mutex_);
+  return pauseRequested_;
+}
+
 ReplayTarget::ReplayTarget(std::unique_ptr<replay::Replayer> replayer, TargetListener& listener)
     : replayer_(std::move(replayer)), listener_(listener), stops_(std::make_shared<StopSet>()) {
   replayer_->setCancelFlag(&cancel_);
@@ -196,8 +241,11 @@ std::optional<HistoryPosition> ReplayTarget::frameStart(size_t frame, std::strin
   return std::nullopt;
 }
 
-std::optional<Timeline> ReplayTarget::timeline() const {
-  if (!paused()) return std::nullopt;
+std::optional<Timeline> ReplayTarget::timeline(std::string& error) const {
+  if (!paused()) {
+    error = "the history is moving: pause first";
+    return std::nullopt;
+  }
   replay::History& history = replayer_->history();
   Timeline t;
   t.firstCycle = history.firstCycle();
@@ -215,6 +263,7 @@ std::optional<Timeline> ReplayTarget::timeline() const {
   t.timeNs = startOf(t.cycle);
   for (const trace::GapData& g : history.gaps()) t.gaps.push_back(Timeline::Gap{g.firstCycle, g.cycleCount});
   if (history.fault()) t.fault = history.fault()->message;
+  t.live = handOver_ != nullptr;
   return t;
 }
 
@@ -242,7 +291,7 @@ StopInfo ReplayTarget::describe(const replay::Stop& stop, const StopSet& stops,
     case replay::StopReason::Start:
     case replay::StopReason::End: info.reason = StopReason::Step; break;
   }
-  if (!stop.note.empty())
+  if (!stop.note.empty() && !(handOver_ && stop.reason == replay::StopReason::End))
     listener_.output("console", fmt::format("{} (cycle {}, step {})\n", stop.note, stop.position.cycle, stop.position.step));
   if (info.reason == StopReason::Step && atFault(stop.position)) {
     // The last recorded statement is the one that faulted: shown as the fault it was.
@@ -254,7 +303,8 @@ StopInfo ReplayTarget::describe(const replay::Stop& stop, const StopSet& stops,
   return info;
 }
 
-std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& stops, std::string& error) {
+std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& stops, bool& atLiveEdge,
+                                              std::string& error) {
   replay::Replayer& r = *replayer_;
   if (job.kind != Job::Kind::Move) {
     std::optional<replay::Position> target = job.kind == Job::Kind::Jump ? std::optional(job.target) : startAt_;
@@ -288,9 +338,15 @@ std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& sto
 
   std::optional<replay::Stop> stop;
   const bool step = job.move != ResumeKind::Continue && job.move != ResumeKind::ReverseContinue;
+  // Following a live task, the end is the live position: a forward move that gets there without
+  // a reason to stop goes on live.
+  auto reachedLive = [&](const replay::Stop& s) {
+    return handOver_ && !isReverse(job.move) && s.reason == replay::StopReason::End;
+  };
   if (step && job.task != r.task()) {
     stop = stepOtherTask(job.move, job.task, error);
     if (!stop) return std::nullopt;
+    if ((atLiveEdge = reachedLive(*stop))) return StopInfo{StopReason::Step, r.task()};
     StopInfo info = describe(*stop, stops, ids);
     info.endsStep = true;
     return info;
@@ -321,6 +377,7 @@ std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& sto
     case ResumeKind::StepBackOut: stop = r.reverseStepOut(breakpoints, error); break;
   }
   if (!stop) return std::nullopt;
+  if ((atLiveEdge = reachedLive(*stop))) return StopInfo{StopReason::Step, r.task()};
   StopInfo info = describe(*stop, stops, ids);
   info.endsStep = step;
   return info;
@@ -360,7 +417,17 @@ void ReplayTarget::workerLoop() {
       stops = stops_;
     }
     std::string error;
-    std::optional<StopInfo> stop = execute(job, *stops, error);
+    bool atLiveEdge = false;
+    std::optional<StopInfo> stop = execute(job, *stops, atLiveEdge, error);
+    if (atLiveEdge && handOver_(job.move, job.task)) {
+      // The live task goes on with the move: nothing stops here. Idle until moved to the live
+      // position again.
+      std::lock_guard lock(mutex_);
+      state_ = State::Paused;
+      lastStop_.reset();
+      wake_.notify_all();
+      continue;
+    }
     std::unique_lock lock(mutex_);
     if (terminating_) return;
     if (!stop && error == replay::Replayer::kCancelled) {

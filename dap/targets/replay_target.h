@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,28 @@ class ReplayTarget final : public Target {
  public:
   // Opens the trace and compiles the program it carries. Null with `error` when it cannot.
   static std::unique_ptr<ReplayTarget> open(const std::string& path, TargetListener& listener, std::string& error);
+  // The history of a live task still being recorded to `partialPath` (see RecordedLiveTarget): it
+  // may hold no ended cycle yet, and its end is where the live task is paused (the live position).
+  // A forward move that finds no stop before the live position is handed to `handOver` (on the
+  // target's thread): when that returns true the live task has taken the move over, and no stop
+  // is reported here.
+  using HandOver = std::function<bool(ResumeKind move, uint32_t task)>;
+  // `program` is the live task's (the breakpoints are resolved for it).
+  static std::unique_ptr<ReplayTarget> follow(const std::string& partialPath, std::shared_ptr<const Program> program,
+                                              HandOver handOver, TargetListener& listener, std::string& error);
+  // Following a live task: picks up what the trace gained, appends the cycle under way (none when
+  // the task is paused at a fault) and moves to the live position, paused there with `stop`.
+  // Only while the target is not moving (before start(), or paused).
+  bool moveToLive(const replay::OpenCycle* open, const std::optional<StopInfo>& stop, std::string& error);
+  // The current position (while paused).
+  HistoryPosition position() const {
+    const replay::Position p = replayer_->position();
+    return HistoryPosition{p.cycle, p.step};
+  }
+  // Whether the current position is the live position (following a live task) or the end.
+  bool atEnd() const;
+  // Whether pause() was asked for during the move under way.
+  bool pauseWanted() const;
   ~ReplayTarget() override;
 
   const std::shared_ptr<const Program>& program() const { return replayer_->programPtr(); }
@@ -55,7 +78,7 @@ class ReplayTarget final : public Target {
                                                   std::string& error) override;
   std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) override;
   void jump(HistoryPosition position, StopReason reason) override;
-  std::optional<Timeline> timeline() const override;
+  std::optional<Timeline> timeline(std::string& error) const override;
 
  private:
   ReplayTarget(std::unique_ptr<replay::Replayer> replayer, TargetListener& listener);
@@ -72,8 +95,9 @@ class ReplayTarget final : public Target {
   // Hands a move to the worker; only while paused.
   void post(Job job);
   void workerLoop();
-  // Runs a job on the worker thread: where it stopped, or nullopt with `error`.
-  std::optional<StopInfo> execute(const Job& job, const StopSet& stops, std::string& error);
+  // Runs a job on the worker thread: where it stopped, or nullopt with `error`. `atLiveEdge`: a
+  // forward move that reached the live position without a reason to stop there.
+  std::optional<StopInfo> execute(const Job& job, const StopSet& stops, bool& atLiveEdge, std::string& error);
   // The stop a replayer stop is reported as (a breakpoint's id, the fault at the end, ...).
   StopInfo describe(const replay::Stop& stop, const StopSet& stops, const std::vector<int64_t>& breakpointIds);
   // A step named a task other than the current position's: that task's next (or, going back,
@@ -84,6 +108,7 @@ class ReplayTarget final : public Target {
 
   std::unique_ptr<replay::Replayer> replayer_;
   TargetListener& listener_;
+  HandOver handOver_;  // set when following a live task
   std::optional<replay::Position> startAt_;  // null: the end
   std::thread worker_;
 

@@ -166,7 +166,11 @@ class Target {
   }
   // Moves a paused target to a position found by the two above; a stop with `reason` follows.
   virtual void jump(HistoryPosition /*position*/, StopReason /*reason*/) {}
-  virtual std::optional<Timeline> timeline() const { return std::nullopt; }
+  // Nullopt with `error` when there is none (no history, or running).
+  virtual std::optional<Timeline> timeline(std::string& error) const {
+    error = "this session keeps no history: it was launched with 'record': false";
+    return std::nullopt;
+  }
 
   // Ends execution for good (disconnect, terminate); no exited event follows.
   virtual void terminate() = 0;

@@ -427,10 +427,11 @@ TEST_F(DapReplay, TheTimelineNamesTheRecordingThePositionTheTasksAndTheFault) {
   EXPECT_FALSE(t["live"]);
 }
 
-TEST_F(DapReplay, ALiveSessionRefusesReverseMovesWithWhy) {
+TEST_F(DapReplay, ALiveSessionThatDoesNotRecordRefusesReverseMovesWithWhy) {
   client_.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
                      {"stopOnEntry", true},
-                     {"realtime", false}});
+                     {"realtime", false},
+                     {"record", false}});
   client_.configured();
   client_.event("stopped");
   const json back = client_.request("stepBack", json{{"threadId", 1}});
@@ -474,14 +475,21 @@ TEST_F(DapReplay, AFileThatIsNoTraceFailsTheLaunchWithAClearError) {
 
 namespace {
 
-TEST_F(DapReplay, ALiveLaunchTellsTheClientItCannotStepBackAndAReplayLaunchDoesNot) {
-  client_.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})}, {"realtime", false}});
+TEST_F(DapReplay, OnlyALiveLaunchWithoutRecordingTellsTheClientItCannotStepBack) {
+  client_.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                     {"realtime", false},
+                     {"record", false}});
   const json caps = client_.event("capabilities");
   EXPECT_EQ(caps["body"]["capabilities"]["supportsStepBack"], false);
   EXPECT_LT(client_.indexOfEvent("capabilities"), client_.indexOfEvent("initialized"));
+  SessionClient recorded;
+  recorded.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                      {"realtime", false}});
+  EXPECT_TRUE(recorded.noEvent("capabilities", 50ms));
   SessionClient replay;
   replay.start(json{{"trace", recordMain(10)}});
   EXPECT_TRUE(replay.noEvent("capabilities", 50ms));
+  EXPECT_EQ(recorded.schemaErrors(), "");
   EXPECT_EQ(replay.schemaErrors(), "");
 }
 
@@ -588,6 +596,204 @@ TEST_F(DapReplay, HistoryShowsExactlyWhatTheLiveRunShowedAtEveryStep) {
     const json stopped = move("scanback/stepBackIn");
     EXPECT_EQ(observe(client_, stopped["body"]["threadId"]), liveSeen[i - 1]) << "back to stop " << i - 1;
   }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- live sessions keep their history
+
+namespace {
+
+class DapLiveHistory : public DapReplay {
+ protected:
+  // A live launch of main.st + lib.st as fast as it goes, recording (the default) unless `extra` says otherwise.
+  void startLive(json extra = json::object()) {
+    json args{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})}, {"realtime", false}};
+    args.update(extra);
+    client_.start(args);
+  }
+  // From a pause, on to a live stop on line 21 (gTotal := gTotal + 1) where gTotal = `total`
+  // before it runs.
+  json runToTotal(int total) {
+    setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal = " + std::to_string(total)}}}));
+    return move("continue");
+  }
+};
+
+TEST_F(DapLiveHistory, StepBackFromALivePauseShowsHistoryAndNextReturnsToTheLiveTaskWhichRunsOn) {
+  startLive();
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal = 20"}}}));
+  client_.configured();
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "breakpoint");
+  const auto live = position();
+  EXPECT_EQ(evaluate("gTotal"), "20");
+  const std::string n = evaluate("Main.n");
+  setBreakpoints(json::array());
+  // Back over the call, and into the previous cycles of the task.
+  std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>> seen;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(move("stepBack")["body"]["reason"], "step");
+    seen.emplace_back(position(), evaluate("gTotal"));
+    EXPECT_LT(seen.back().first, live);
+  }
+  EXPECT_EQ(seen.front().first.first, live.first) << "the first step back stays in the cycle under way";
+  EXPECT_EQ(topFrame()["line"], kLineTotal) << "eight statements back (4 per cycle of Main)";
+  EXPECT_EQ(evaluate("gTotal"), "18");
+  // A write is refused in history.
+  const json write = client_.request("setExpression", json{{"expression", "gTotal"}, {"value", "7"}, {"frameId", 1}});
+  EXPECT_FALSE(write["success"]);
+  EXPECT_NE(write["message"].get<std::string>().find("history"), std::string::npos) << write.dump();
+  // Forward again by replay, to exactly where the task is paused.
+  for (int i = 6; i >= 0; --i) {
+    move("next");
+    EXPECT_EQ(position(), seen[static_cast<size_t>(i)].first);
+    EXPECT_EQ(evaluate("gTotal"), seen[static_cast<size_t>(i)].second);
+  }
+  move("next");
+  EXPECT_EQ(position(), live);
+  EXPECT_EQ(evaluate("Main.n"), n);
+  // And on: the task itself executes the next statement, and then the program runs on live.
+  EXPECT_EQ(move("next")["body"]["reason"], "step");
+  EXPECT_EQ(evaluate("gTotal"), "21");
+  const json again = runToTotal(60);
+  EXPECT_EQ(again["body"]["reason"], "breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "60");
+  EXPECT_GT(position().first, live.first);
+}
+
+TEST_F(DapLiveHistory, ReverseContinueFindsEarlierHitsAndContinueComesBackToTheLiveOneThenGoesOnLive) {
+  startLive();
+  const json set = setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal MOD 10 = 3"}}}));
+  const int64_t id = set["body"]["breakpoints"][0]["id"];
+  client_.configured();
+  client_.event("stopped");
+  EXPECT_EQ(evaluate("gTotal"), "3");
+  client_.request("continue", json{{"threadId", 1}});
+  client_.event("stopped");
+  client_.request("continue", json{{"threadId", 1}});
+  client_.event("stopped");
+  EXPECT_EQ(evaluate("gTotal"), "23");
+  json stopped = move("reverseContinue");
+  EXPECT_EQ(stopped["body"]["reason"], "breakpoint");
+  EXPECT_EQ(stopped["body"]["hitBreakpointIds"], json::array({id}));
+  EXPECT_EQ(evaluate("gTotal"), "13");
+  move("reverseContinue");
+  EXPECT_EQ(evaluate("gTotal"), "3");
+  EXPECT_EQ(move("reverseContinue")["body"]["reason"], "step") << "no hit before the first: the start";
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{0, 0}));
+  // Forward: the hits again, by replay, up to the live one; then live execution finds the next.
+  move("continue");
+  EXPECT_EQ(evaluate("gTotal"), "3");
+  move("continue");
+  EXPECT_EQ(evaluate("gTotal"), "13");
+  move("continue");
+  EXPECT_EQ(evaluate("gTotal"), "23");
+  stopped = move("continue");
+  EXPECT_EQ(stopped["body"]["reason"], "breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "33");
+  // Writes work again at the live position.
+  const json write = client_.request("setExpression", json{{"expression", "Main.d"}, {"value", "7"}, {"frameId", 1}});
+  EXPECT_TRUE(write["success"]) << write.dump();
+}
+
+TEST_F(DapLiveHistory, DataBreakpointsFindTheLastWriteInHistoryFromALivePause) {
+  startLive(json{{"stopOnEntry", true}});
+  client_.configured();
+  client_.event("stopped");
+  runToTotal(12);
+  const json info = client_.request("dataBreakpointInfo", json{{"name", "gTotal"}});
+  ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
+  client_.request("setDataBreakpoints",
+                  json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}, {"accessType", "write"}}})}});
+  setBreakpoints(json::array());
+  const json stopped = move("reverseContinue");
+  EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "12") << "right after the statement that made it 12";
+  EXPECT_EQ(topFrame()["line"], kLineTotal + 1);
+  move("reverseContinue");
+  EXPECT_EQ(evaluate("gTotal"), "11");
+  // Forward: the live position comes before the next write, then live execution makes it.
+  move("continue");
+  EXPECT_EQ(evaluate("gTotal"), "12");
+  const json live = move("continue");
+  EXPECT_EQ(live["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "13");
+}
+
+TEST_F(DapLiveHistory, TheTimelineOfALiveSessionEndsWhereTheTaskIsPausedAndSaysItIsLive) {
+  startLive(json{{"stopOnEntry", true}});
+  client_.configured();
+  client_.event("stopped");
+  json t = timeline();
+  EXPECT_EQ(t["live"], true);
+  EXPECT_EQ(t["cycle"], 0);
+  EXPECT_EQ(t["lastCycle"], 0);
+  // Nothing before the first statement: the step back stays, and says so.
+  EXPECT_EQ(move("stepBack")["body"]["reason"], "step");
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{0, 0}));
+  EXPECT_TRUE(said("the start of the recording was reached"));
+  runToTotal(30);
+  t = timeline();
+  EXPECT_GT(t["lastCycle"].get<uint64_t>(), 30u);
+  EXPECT_EQ(t["cycle"], t["lastCycle"]);
+  move("scanback/seek", json{{"cycle", 5}});
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{5, 0}));
+}
+
+TEST_F(DapLiveHistory, TheTraceIsRemovedAtTheEndUnlessKeptOrNamed) {
+  auto recordingPath = [&](SessionClient& client) {
+    for (const json& m : client.messages()) {
+      if (m.value("event", "") != "output") continue;
+      const std::string text = m["body"]["output"];
+      if (text.rfind("recording to ", 0) == 0) return text.substr(13, text.find_first_of(" \n", 13) - 13);
+    }
+    return std::string();
+  };
+  std::string temporary, kept;
+  {
+    SessionClient client;
+    client.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                      {"realtime", false},
+                      {"cycles", 50}});
+    client.configured();
+    client.event("exited");
+    temporary = recordingPath(client);
+    ASSERT_FALSE(temporary.empty());
+    EXPECT_TRUE(std::filesystem::exists(temporary)) << "finished when the program ended";
+    client.request("disconnect");
+  }
+  EXPECT_FALSE(std::filesystem::exists(temporary));
+  {
+    SessionClient client;
+    client.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                      {"realtime", false},
+                      {"cycles", 50},
+                      {"keepTrace", true}});
+    client.configured();
+    client.event("exited");
+    kept = recordingPath(client);
+    client.request("disconnect");
+  }
+  EXPECT_TRUE(std::filesystem::exists(kept));
+  std::filesystem::remove(kept);
+  const std::string named = project_.path("named.trace");
+  {
+    SessionClient client;
+    client.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                      {"realtime", false},
+                      {"cycles", 50},
+                      {"record", "named.trace"},
+                      {"cwd", project_.dir().string()}});
+    client.configured();
+    client.event("exited");
+    client.request("disconnect");
+  }
+  // A whole trace of the 50 cycles: a replay session opens it.
+  SessionClient replay;
+  replay.start(json{{"trace", named}});
+  replay.configured();
+  replay.event("stopped");
+  EXPECT_EQ(replay.request("scanback/timeline")["body"]["lastCycle"], 49);
 }
 
 }  // namespace
