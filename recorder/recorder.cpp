@@ -204,8 +204,9 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     std::memcpy(out, &r, sizeof r);
     if (r.inputBytes) std::memcpy(out + sizeof r, inputChanges_.data(), r.inputBytes);
     stagedBytes_ += sizeof r + r.inputBytes;
-    ++stagedCycles_;
-    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles) && !flushStaged(false)) return;
+    if (stagedCycles_++ == 0) firstStagedNs_ = c.startNs;
+    const bool due = options_.handOverEveryNs && c.startNs - firstStagedNs_ >= options_.handOverEveryNs;
+    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles || due) && !flushStaged(false)) return;
     if (++cyclesInChunk_ >= options_.keyframeEvery) needKeyframe_ = true;
     return;
   }
@@ -244,8 +245,10 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     // records never start after a gap).
     put(staging_.get() + stagedBytes_);  // (a vector's resize would zero-fill first: rep stos)
     stagedBytes_ += size;
-    ++stagedCycles_;
-    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles || faulted) && !flushStaged(faulted)) return;
+    if (stagedCycles_++ == 0) firstStagedNs_ = c.startNs;
+    const bool due = options_.handOverEveryNs && c.startNs - firstStagedNs_ >= options_.handOverEveryNs;
+    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles || faulted || due) && !flushStaged(faulted))
+      return;
   } else {
     // Keyframes and big records cross on their own, after the staged cycles that precede them.
     if (!flushStaged(faulted) && h.keyframeBytes == 0) {
@@ -399,6 +402,10 @@ void Recorder::writerLoop() {
         continue;
       }
       serveSnapshots(false);
+      if (options_.flushEveryNs && chunkOpen_ && !ringMode() &&
+          std::chrono::steady_clock::now() - chunkOpenedAt_ >= std::chrono::nanoseconds(options_.flushEveryNs)) {
+        flushChunk();  // a reader following the trace sees the cycles so far (the next chunk starts from vm_)
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;
     }
@@ -464,6 +471,7 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     chunk_.keyframe.assign(p, p + h.keyframeBytes);
     pathHashes_.clear();
     chunkOpen_ = true;
+    chunkOpenedAt_ = std::chrono::steady_clock::now();
     if (h.keyframeBytes == imageSize) {
       if (vmValid_ && std::memcmp(vm_.image(), p, imageSize) != 0) {
         uint32_t at = 0;
@@ -484,6 +492,7 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     chunk_.keyframe.assign(vm_.image(), vm_.image() + imageSize);
     pathHashes_.clear();
     chunkOpen_ = true;
+    chunkOpenedAt_ = std::chrono::steady_clock::now();
   }
   if (!chunkOpen_ || !vmValid_) return;  // cannot happen: a chunk after a gap or fault starts with its keyframe
   const uint32_t index = chunk_.cycleCount();

@@ -54,6 +54,12 @@ struct RecorderOptions {
   int64_t ringDurationNs = 0;           // flight recorder: keep about this much virtual time (0: off)
   size_t queueBytes = 4u << 20;         // capacity of the scan -> writer queue (small: stays in cache)
   uint32_t maxStatementsPerCycle = 1u << 20;  // longer paths are recorded as "not recorded"
+  // For a reader following the trace as it grows (a debugger beside a task that never stops): the
+  // scan thread hands its staged cycles over once they span this much virtual time, and the
+  // writer closes a chunk that has been open this long (wall time) when it has nothing else to
+  // do. 0: off (cycles are handed over in batches, chunks closed every keyframeEvery cycles).
+  int64_t handOverEveryNs = 0;
+  int64_t flushEveryNs = 0;
 };
 
 struct RecorderStats {
@@ -188,6 +194,7 @@ class Recorder final : public CycleHooks {
   std::unique_ptr<uint8_t[]> staging_; // records not yet handed to the writer (stays in L1)
   size_t stagedBytes_ = 0;
   uint32_t stagedCycles_ = 0;
+  int64_t firstStagedNs_ = 0;          // the start time of the first staged cycle
   bool needKeyframe_ = true;
   bool haveKeyframe_ = false;          // keyframe_ holds the image before the current cycle
   uint32_t cyclesInChunk_ = 0;
@@ -216,6 +223,7 @@ class Recorder final : public CycleHooks {
   trace::ChunkData chunk_;
   std::vector<size_t> pathHashes_;
   bool chunkOpen_ = false;
+  std::chrono::steady_clock::time_point chunkOpenedAt_;  // (flushEveryNs)
   std::atomic<uint64_t> chunks_{0};
   std::atomic<uint64_t> bytesWritten_{0};
   std::atomic<uint64_t> rawBytes_{0};

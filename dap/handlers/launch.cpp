@@ -95,11 +95,15 @@ Reply launchRequest(Session& session, const json& args) {
   bool temporary = false;
   options.recordPath = recordArgument(args, cwd, temporary);
   const bool keepTrace = !temporary || optionalMember<bool>(args, "keepTrace").value_or(false);
+  const bool nonstop = optionalMember<bool>(args, "nonstop").value_or(false);
+  if (nonstop && options.recordPath.empty())
+    throw DapError("'nonstop' works on the recorded history: it cannot be combined with 'record': false");
   session.stopOnEntry = optionalMember<bool>(args, "stopOnEntry").value_or(false);
   session.launchArguments = args;
   if (!options.recordPath.empty()) {
     const std::string path = options.recordPath;
-    auto target = std::make_unique<RecordedLiveTarget>(program, std::move(options), keepTrace, session.targetListener());
+    auto target =
+        std::make_unique<RecordedLiveTarget>(program, std::move(options), keepTrace, nonstop, session.targetListener());
     std::string error;
     if (!target->startRecording(error)) throw DapError(fmt::format("cannot record the session: {}", error));
     session.output("console", keepTrace ? fmt::format("recording to {}\n", path)

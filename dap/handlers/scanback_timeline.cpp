@@ -21,6 +21,11 @@ Reply timelineRequest(Session& session, const json&) {
             {"timeNs", t->timeNs},         {"tasks", std::move(tasks)},     {"gaps", std::move(gaps)},
             {"live", t->live}};
   if (!t->fault.empty()) body["fault"] = t->fault;
+  if (t->cycleTime)
+    body["cycleTime"] = json{{"cycles", t->cycleTime->cycles},
+                             {"medianNs", t->cycleTime->medianNs},
+                             {"p99Ns", t->cycleTime->p99Ns},
+                             {"maxNs", t->cycleTime->maxNs}};
   return Reply{std::move(body)};
 }
 

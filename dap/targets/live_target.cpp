@@ -208,6 +208,8 @@ bool LiveTarget::startRecording(std::string& error) {
   }
   recorder::RecorderOptions options;
   options.path = path;
+  options.handOverEveryNs = options_.recordLatencyNs / 2;
+  options.flushEveryNs = options_.recordLatencyNs / 2;
   std::unique_ptr<recorder::Recorder> recorder = recorder::Recorder::start(runtime_, options, error);
   if (!recorder) return false;
   std::lock_guard lock(mutex_);
@@ -458,8 +460,12 @@ void LiveTarget::runLoop() {
     if (!options_.realtime && recorder_)
       while (recorder_->backlogged() && !terminatingNow()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     if (options_.stimulus) options_.stimulus->apply(next.cycle, runtime_);
+    const auto began = std::chrono::steady_clock::now();
     runtime_.startCycle();
     RunStatus status = runtime_.run();
+    if (status != RunStatus::Paused)
+      cycleTimes_.record(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began).count()));
     while (status == RunStatus::Paused) {
       // The stop was published by onStatement. A resume may have come in already (resumed_ is
       // then set): wait only if it has not.

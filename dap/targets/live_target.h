@@ -13,6 +13,7 @@
 
 #include "dap/targets/target.h"
 #include "recorder/recorder.h"
+#include "vm/runtime/cycle_times.h"
 #include "replayer/replayer.h"
 #include "vm/runtime/stimulus.h"
 
@@ -23,8 +24,11 @@ struct LiveOptions {
   bool realtime = true;            // pace cycles by the task intervals
   std::optional<Stimulus> stimulus;
   // Record every cycle to this trace (written as `path.partial` while the task runs); empty: no
-  // recording. A reload finishes the trace and goes on in a new one (see RecordingSegment).
+  // recording. A reload finishes the trace and goes on in a new one.
   std::string recordPath;
+  // For a debugger following the trace as it grows (nonstop): the recorded cycles reach the file
+  // within about this much time (see RecorderOptions::flushEveryNs). 0: in chunks of 1000 cycles.
+  int64_t recordLatencyNs = 0;
 };
 
 // What a recorded live task's history holds while it is paused: the trace file (the cycles that
@@ -67,6 +71,9 @@ class LiveTarget final : public Target, private VmObserver {
   void resumeStep(ResumeKind kind, uint32_t task, uint64_t cycle, uint32_t depth);
   // The traces written so far (one per program version), finished once terminate() returns.
   std::vector<std::string> tracePaths() const;
+  std::shared_ptr<const Program> programPtr() const { return runtime_.vm().programPtr(); }
+  // How long the cycles took to execute (those the debugger did not pause in).
+  const CycleTimes& cycleTimes() const { return cycleTimes_; }
 
  private:
   enum class State { Configuring, Running, Paused, Finished };
@@ -113,6 +120,7 @@ class LiveTarget final : public Target, private VmObserver {
   // Replaced by the thread between cycles only (a reload); read by others while paused.
   std::unique_ptr<recorder::Recorder> recorder_;
   std::vector<std::string> tracePaths_;
+  CycleTimes cycleTimes_;  // recorded by the thread
 
   // ---- the execution thread only
   std::shared_ptr<const StopSet> cached_;

@@ -6,17 +6,51 @@
 
 namespace scanback::dap {
 
+namespace {
+// Nonstop: the recorded cycles reach the trace within about this much time.
+constexpr int64_t kNonstopLatencyNs = 100'000'000;
+
+LiveOptions nonstopOptions(LiveOptions options, bool nonstop) {
+  if (nonstop) options.recordLatencyNs = kNonstopLatencyNs;
+  return options;
+}
+}  // namespace
+
 RecordedLiveTarget::RecordedLiveTarget(std::shared_ptr<const Program> program, LiveOptions options, bool keepTrace,
-                                       TargetListener& listener)
-    : listener_(listener), live_(std::move(program), std::move(options), listener), keepTrace_(keepTrace),
-      stops_(std::make_shared<StopSet>()) {}
+                                       bool nonstop, TargetListener& listener)
+    : listener_(listener), live_(std::move(program), nonstopOptions(std::move(options), nonstop), listener),
+      keepTrace_(keepTrace), nonstop_(nonstop), stops_(std::make_shared<StopSet>()) {
+  if (nonstop_) {
+    // The live task never halts, not even at a fault (the program then ends, as without a debugger).
+    auto none = std::make_shared<StopSet>();
+    none->stopOnFaults = false;
+    live_.setStops(none);
+  }
+}
+
+void RecordedLiveTarget::start(bool stopOnEntry) {
+  if (!nonstop_) return live_.start(stopOnEntry);
+  live_.start(false);
+  const std::vector<std::string> traces = live_.tracePaths();
+  std::string error;
+  std::lock_guard lock(switch_);
+  if (traces.empty() || !(history_ = ReplayTarget::follow(traces.back() + ".partial", live_.programPtr(), nullptr,
+                                                           *this, error))) {
+    listener_.output("stderr", fmt::format("cannot follow the recording: {}\n", error));
+    return;
+  }
+  history_->followGrowth();
+  history_->setStops(stops_);
+  mode_ = Mode::History;
+  history_->start(stopOnEntry);
+}
 
 RecordedLiveTarget::~RecordedLiveTarget() { terminate(); }
 
 void RecordedLiveTarget::setStops(std::shared_ptr<const StopSet> stops) {
   std::lock_guard lock(switch_);
   stops_ = stops;
-  live_.setStops(stops);
+  if (!nonstop_) live_.setStops(stops);
   if (history_) history_->setStops(stops);
 }
 
@@ -54,12 +88,14 @@ bool RecordedLiveTarget::handOver(ResumeKind move, uint32_t task) {
 
 bool RecordedLiveTarget::pause(uint32_t task) {
   std::lock_guard lock(switch_);
-  return mode_ == Mode::Live ? live_.pause(task) : history_->pause(task);
+  if (mode_ == Mode::History) return history_->pause(task);
+  return !nonstop_ && live_.pause(task);
 }
 
 bool RecordedLiveTarget::paused() const {
   std::lock_guard lock(switch_);
-  return mode_ == Mode::Live ? live_.paused() : history_->paused();
+  if (mode_ == Mode::History) return history_->paused();
+  return !nonstop_ && live_.paused();
 }
 
 std::optional<StopInfo> RecordedLiveTarget::lastStop() const {
@@ -78,6 +114,10 @@ bool RecordedLiveTarget::readOnly() const {
 
 bool RecordedLiveTarget::write(ExternalWrite write, std::string& error) {
   std::lock_guard lock(switch_);
+  if (nonstop_) {
+    error = "a nonstop session shows history, which is read-only: the program runs on untouched";
+    return false;
+  }
   if (!atLivePosition()) {
     error = "this is history, which is read-only: go forward to where the program is paused (continue, or step "
             "forward) to write values";
@@ -89,6 +129,10 @@ bool RecordedLiveTarget::write(ExternalWrite write, std::string& error) {
 
 bool RecordedLiveTarget::reload(ReloadRequest request, std::string& error) {
   std::lock_guard lock(switch_);
+  if (nonstop_) {
+    error = "stReload is not available in a nonstop session (its history follows one program)";
+    return false;
+  }
   if (!atLivePosition()) {
     error = "this is history: go forward to where the program is paused (continue, or step forward) to reload it";
     return false;
@@ -132,6 +176,10 @@ bool RecordedLiveTarget::enterHistory(std::string& error) {
 
 bool RecordedLiveTarget::inHistory(std::string& error) {
   if (mode_ == Mode::History) return true;
+  if (nonstop_) {
+    error = "the recording cannot be followed";
+    return false;
+  }
   if (!live_.paused()) {
     error = "the program is running: pause it first";
     return false;
@@ -165,7 +213,12 @@ std::optional<Timeline> RecordedLiveTarget::timeline(std::string& error) const {
   auto* self = const_cast<RecordedLiveTarget*>(this);
   std::lock_guard lock(switch_);
   if (!self->inHistory(error)) return std::nullopt;
-  return history_->timeline(error);
+  std::optional<Timeline> t = history_->timeline(error);
+  if (t) {
+    const CycleTimes& times = live_.cycleTimes();
+    t->cycleTime = Timeline::CycleTime{times.count(), times.quantileNs(0.5), times.quantileNs(0.99), times.maxNs()};
+  }
+  return t;
 }
 
 }  // namespace scanback::dap

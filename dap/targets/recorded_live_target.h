@@ -24,8 +24,9 @@ namespace scanback::dap {
 class RecordedLiveTarget final : public Target, private TargetListener {
  public:
   // `options.recordPath` is the trace; `keepTrace`: leave it (and the traces after reloads) on
-  // disk at the end, else they are removed.
-  RecordedLiveTarget(std::shared_ptr<const Program> program, LiveOptions options, bool keepTrace,
+  // disk at the end, else they are removed. `nonstop`: the live task is never halted; the session
+  // works on the history only, which follows the trace as it grows (ReplayTarget::followGrowth).
+  RecordedLiveTarget(std::shared_ptr<const Program> program, LiveOptions options, bool keepTrace, bool nonstop,
                      TargetListener& listener);
   ~RecordedLiveTarget() override;
 
@@ -33,7 +34,7 @@ class RecordedLiveTarget final : public Target, private TargetListener {
   bool startRecording(std::string& error) { return live_.startRecording(error); }
 
   void setStops(std::shared_ptr<const StopSet> stops) override;
-  void start(bool stopOnEntry) override { live_.start(stopOnEntry); }
+  void start(bool stopOnEntry) override;
   void resume(ResumeKind kind, uint32_t task) override;
   bool pause(uint32_t task) override;
   bool paused() const override;
@@ -51,6 +52,8 @@ class RecordedLiveTarget final : public Target, private TargetListener {
   std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) override;
   void jump(HistoryPosition position, StopReason reason) override;
   std::optional<Timeline> timeline(std::string& error) const override;
+  // The live task's cycle times (for the timeline and benchmarks).
+  const CycleTimes& cycleTimes() const { return live_.cycleTimes(); }
 
  private:
   enum class Mode { Live, History };
@@ -78,6 +81,7 @@ class RecordedLiveTarget final : public Target, private TargetListener {
   TargetListener& listener_;
   LiveTarget live_;
   bool keepTrace_ = false;
+  bool nonstop_ = false;
 
   mutable std::mutex switch_;  // mode changes, pause()
   std::atomic<Mode> mode_{Mode::Live};

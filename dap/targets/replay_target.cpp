@@ -130,10 +130,12 @@ void ReplayTarget::setStops(std::shared_ptr<const StopSet> stops) {
   stops_ = std::move(stops);
 }
 
-void ReplayTarget::start(bool /*stopOnEntry*/) {
+void ReplayTarget::start(bool stopOnEntry) {
   std::lock_guard lock(mutex_);
   if (state_ != State::Configuring) return;
-  // A replay session always stops first (at the end, the start or the cycle asked for).
+  // A replay session always stops first (at the end, the start or the cycle asked for); beside a
+  // task that never stops, only when asked to.
+  stopOnEntry_ = stopOnEntry;
   state_ = State::Running;
   job_ = Job{Job::Kind::Start, ResumeKind::Continue, 0, {}, StopReason::Entry};
   for (const std::string& warning : replayer_->history().warnings()) listener_.output("console", warning + "\n");
@@ -166,6 +168,7 @@ bool ReplayTarget::pause(uint32_t /*task*/) {
   if (state_ != State::Running) return false;
   pauseRequested_ = true;
   cancel_.store(true, std::memory_order_relaxed);
+  wake_.notify_all();  // (a wait for the trace to grow)
   return true;
 }
 
@@ -246,6 +249,7 @@ std::optional<Timeline> ReplayTarget::timeline(std::string& error) const {
     error = "the history is moving: pause first";
     return std::nullopt;
   }
+  if (growing_) replayer_->refresh();  // (paused: the worker does not touch the replayer)
   replay::History& history = replayer_->history();
   Timeline t;
   t.firstCycle = history.firstCycle();
@@ -263,7 +267,7 @@ std::optional<Timeline> ReplayTarget::timeline(std::string& error) const {
   t.timeNs = startOf(t.cycle);
   for (const trace::GapData& g : history.gaps()) t.gaps.push_back(Timeline::Gap{g.firstCycle, g.cycleCount});
   if (history.fault()) t.fault = history.fault()->message;
-  t.live = handOver_ != nullptr;
+  t.live = handOver_ != nullptr || growing_;
   return t;
 }
 
@@ -291,7 +295,10 @@ StopInfo ReplayTarget::describe(const replay::Stop& stop, const StopSet& stops,
     case replay::StopReason::Start:
     case replay::StopReason::End: info.reason = StopReason::Step; break;
   }
-  if (!stop.note.empty() && !(handOver_ && stop.reason == replay::StopReason::End))
+  if (growing_ && stop.reason == replay::StopReason::End) {
+    listener_.output("console", fmt::format("the newest recorded position (cycle {}, step {}): the task runs on\n",
+                                            stop.position.cycle, stop.position.step));
+  } else if (!stop.note.empty() && !(handOver_ && stop.reason == replay::StopReason::End))
     listener_.output("console", fmt::format("{} (cycle {}, step {})\n", stop.note, stop.position.cycle, stop.position.step));
   if (info.reason == StopReason::Step && atFault(stop.position)) {
     // The last recorded statement is the one that faulted: shown as the fault it was.
@@ -303,9 +310,48 @@ StopInfo ReplayTarget::describe(const replay::Stop& stop, const StopSet& stops,
   return info;
 }
 
+bool ReplayTarget::waitForGrowth() {
+  for (;;) {
+    if (replayer_->refresh()) return true;
+    std::unique_lock lock(mutex_);
+    if (wake_.wait_for(lock, std::chrono::milliseconds(20), [&] { return terminating_ || pauseRequested_; }))
+      return false;
+  }
+}
+
+std::optional<replay::Stop> ReplayTarget::followForward(const std::vector<replay::Breakpoint>& breakpoints,
+                                                        const std::vector<replay::Watch>& watches,
+                                                        std::string& error) {
+  replay::Replayer& r = *replayer_;
+  for (;;) {
+    std::optional<replay::Stop> stop = r.continueForward(breakpoints, watches, error);
+    if (!stop || stop->reason != replay::StopReason::End) return stop;
+    // Nothing up to the newest recorded position: wait for the task to record more.
+    if (!waitForGrowth()) return stop;
+  }
+}
+
 std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& stops, bool& atLiveEdge,
                                               std::string& error) {
   replay::Replayer& r = *replayer_;
+  if (growing_) {
+    r.refresh();
+    if (job.kind == Job::Kind::Start) {
+      // The first recorded cycle may not be in the file yet.
+      while (!r.start()) {
+        if (!waitForGrowth() && !r.start()) {
+          error = replay::Replayer::kCancelled;
+          return std::nullopt;
+        }
+      }
+      if (!r.seek(*r.start(), error)) return std::nullopt;
+      if (stopOnEntry_) return StopInfo{StopReason::Entry, r.task()};
+      Job follow = job;
+      follow.kind = Job::Kind::Move;
+      follow.move = ResumeKind::Continue;
+      return execute(follow, stops, atLiveEdge, error);
+    }
+  }
   if (job.kind != Job::Kind::Move) {
     std::optional<replay::Position> target = job.kind == Job::Kind::Jump ? std::optional(job.target) : startAt_;
     if (!target) target = r.end();
@@ -362,7 +408,7 @@ std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& sto
         }
       }
       for (;;) {
-        stop = r.continueForward(breakpoints, watches, error);
+        stop = growing_ ? followForward(breakpoints, watches, error) : r.continueForward(breakpoints, watches, error);
         if (!stop || stop->reason != replay::StopReason::Breakpoint || static_cast<size_t>(stop->breakpoint) < stopping)
           break;
         listener_.output("console", logpoints[static_cast<size_t>(stop->breakpoint) - stopping]->logMessage(r.vm()) + "\n");
@@ -431,6 +477,9 @@ void ReplayTarget::workerLoop() {
     std::unique_lock lock(mutex_);
     if (terminating_) return;
     if (!stop && error == replay::Replayer::kCancelled) {
+      // Beside a task that never stops, a pause shows the newest recorded position.
+      std::string ignored;
+      if (growing_ && replayer_->end()) replayer_->seek(*replayer_->end(), ignored);
       stop = StopInfo{StopReason::Pause, replayer_->task()};
     } else if (!stop) {
       // The move could not be made (a corrupt chunk on the way, say): it stops where the replayer is.

@@ -41,6 +41,11 @@ class ReplayTarget final : public Target {
   // `program` is the live task's (the breakpoints are resolved for it).
   static std::unique_ptr<ReplayTarget> follow(const std::string& partialPath, std::shared_ptr<const Program> program,
                                               HandOver handOver, TargetListener& listener, std::string& error);
+  // Beside a live task that never stops (nonstop): the trace grows while the session looks at it.
+  // Before start(). A `continue` then follows the growing end until a stop, `pause` stops at the
+  // newest recorded position, and a forward step that reaches the end stops there (it never waits
+  // for the task). start() without stopOnEntry begins with such a continue.
+  void followGrowth() { growing_ = true; }
   // Following a live task: picks up what the trace gained, appends the cycle under way (none when
   // the task is paused at a fault) and moves to the live position, paused there with `stop`.
   // Only while the target is not moving (before start(), or paused).
@@ -103,6 +108,12 @@ class ReplayTarget final : public Target {
   // A step named a task other than the current position's: that task's next (or, going back,
   // previous) recorded cycle is where it ends, as a live step from another task's stop does.
   std::optional<replay::Stop> stepOtherTask(ResumeKind move, uint32_t task, std::string& error);
+  // Growing: waits until the trace gains cycles. False when paused or ending meanwhile.
+  bool waitForGrowth();
+  // Growing: a continue that follows the end as it grows, until a stop, a pause or the end of
+  // the session.
+  std::optional<replay::Stop> followForward(const std::vector<replay::Breakpoint>& breakpoints,
+                                            const std::vector<replay::Watch>& watches, std::string& error);
   // Whether `position` is the fault the recording ends in.
   bool atFault(const replay::Position& position) const;
 
@@ -110,6 +121,8 @@ class ReplayTarget final : public Target {
   TargetListener& listener_;
   HandOver handOver_;  // set when following a live task
   std::optional<replay::Position> startAt_;  // null: the end
+  bool growing_ = false;
+  bool stopOnEntry_ = true;  // growing: whether the first stop is at the start
   std::thread worker_;
 
   mutable std::mutex mutex_;

@@ -106,6 +106,11 @@ struct Timeline {
   std::vector<Gap> gaps;
   std::string fault;  // the fault the recording ends in ("" when none)
   bool live = false;  // the end still grows (a live session's recording)
+  // Live sessions: how long the live task's cycles took to execute (those not paused in).
+  struct CycleTime {
+    uint64_t cycles = 0, medianNs = 0, p99Ns = 0, maxNs = 0;
+  };
+  std::optional<CycleTime> cycleTime;
 };
 
 // Why a write (setVariable, setExpression, stReload) is refused on a target with readOnly().

@@ -797,3 +797,96 @@ TEST_F(DapLiveHistory, TheTraceIsRemovedAtTheEndUnlessKeptOrNamed) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- nonstop: the live task never halts
+
+namespace {
+
+class DapNonstop : public DapLiveHistory {
+ protected:
+  // A nonstop launch, paced in real time (Fast every 10 ms), with a breakpoint on line 21 where
+  // gTotal = `total` set before it starts.
+  json startNonstop(int total) {
+    startLive(json{{"nonstop", true}, {"realtime", true}});
+    setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal = " + std::to_string(total)}}}));
+    client_.configured();
+    return client_.event("stopped");
+  }
+  uint64_t lastCycle() { return timeline()["lastCycle"].get<uint64_t>(); }
+  // Waits until the recording holds more than `cycle` (the live task ran on).
+  bool growsPast(uint64_t cycle) {
+    for (int i = 0; i < 200; ++i) {
+      if (lastCycle() > cycle) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+};
+
+TEST_F(DapNonstop, ABreakpointHitIsReportedFromHistoryWhileTheTaskKeepsScanning) {
+  const json hit = startNonstop(5);
+  EXPECT_EQ(hit["body"]["reason"], "breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "5");
+  EXPECT_EQ(topFrame()["line"], kLineTotal);
+  const json t = timeline();
+  EXPECT_EQ(t["live"], true);
+  const uint64_t at = t["cycle"].get<uint64_t>();
+  EXPECT_TRUE(growsPast(at + 10)) << "the task scans on while the session is stopped";
+  EXPECT_EQ(timeline()["cycle"], at) << "and the session stays where it stopped";
+  EXPECT_EQ(evaluate("gTotal"), "5");
+  EXPECT_GT(timeline()["cycleTime"]["cycles"].get<uint64_t>(), at);
+}
+
+TEST_F(DapNonstop, SteppingBackWhileTheCycleCountAdvances) {
+  startNonstop(8);
+  uint64_t end = lastCycle();
+  auto here = position();
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(move("stepBack")["body"]["reason"], "step");
+    EXPECT_LT(position(), here);
+    here = position();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  EXPECT_EQ(evaluate("gTotal"), "7") << "six statements back (four per Main cycle)";
+  EXPECT_TRUE(growsPast(end + 5));
+  end = lastCycle();
+  // Forward steps move through history and never wait for the task.
+  move("next");
+  EXPECT_GT(position(), here);
+}
+
+TEST_F(DapNonstop, ContinueFollowsTheGrowingRecordingToTheNextHitAndPauseShowsTheNewestPosition) {
+  startNonstop(4);
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal MOD 10 = 0"}}}));
+  EXPECT_EQ(move("continue")["body"]["reason"], "breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "10");
+  EXPECT_EQ(move("continue")["body"]["reason"], "breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "20");
+  const uint64_t hitCycle = position().first;
+  setBreakpoints(json::array());
+  client_.request("continue", json{{"threadId", 1}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  client_.request("pause", json{{"threadId", 1}});
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "pause");
+  // The newest position recorded when the pause came (the recording has grown since): 400 ms of
+  // 10 ms cycles later, less what had not reached the trace yet (at most about 100 ms).
+  const json t = timeline();
+  EXPECT_LE(t["cycle"].get<uint64_t>(), t["lastCycle"].get<uint64_t>());
+  EXPECT_GT(t["cycle"].get<uint64_t>(), hitCycle + 15);
+  EXPECT_GT(std::stoll(evaluate("gTotal")), 30);
+  // History is read-only, and the task is never touched.
+  const json write = client_.request("setExpression", json{{"expression", "gTotal"}, {"value", "7"}, {"frameId", 1}});
+  EXPECT_FALSE(write["success"]);
+}
+
+TEST_F(DapNonstop, NonstopNeedsTheRecording) {
+  client_.send("initialize", json{{"adapterID", "scanback"}});
+  const json launch = client_.request(
+      "launch", json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                     {"nonstop", true},
+                     {"record", false}});
+  EXPECT_FALSE(launch["success"]);
+  EXPECT_NE(launch["message"].get<std::string>().find("record"), std::string::npos) << launch.dump();
+}
+
+}  // namespace
