@@ -60,6 +60,7 @@ bool parseTarget(const std::string& option, const std::string& text, Target& out
 struct CycleExtent {
   uint32_t stepCount = 0;
   bool faulted = false;
+  bool open = false;  // the recording finished inside it (see trace::OpenCycleData)
 };
 
 std::optional<CycleExtent> extentOf(Replayer& r, uint64_t cycle, std::string& error) {
@@ -67,7 +68,7 @@ std::optional<CycleExtent> extentOf(Replayer& r, uint64_t cycle, std::string& er
   replay::CycleRecord record;
   if (!r.history().cycle(cycle, held, record, error)) return std::nullopt;
   const auto& fault = r.history().fault();
-  return CycleExtent{record.stepCount, fault && fault->cycle == cycle};
+  return CycleExtent{record.stepCount, fault && fault->cycle == cycle, record.open};
 }
 
 // The position a target names. A cycle that ends in a fault has no end: its last position is the
@@ -89,6 +90,12 @@ std::optional<Position> resolve(Replayer& r, const Target& t, std::string& note,
   if (extent->faulted && extent->stepCount > 0) {
     if (!t.end)
       note = fmt::format("cycle {} ends in a fault: showing the faulting statement (step {})", cycle,
+                         extent->stepCount - 1);
+    return Position{cycle, extent->stepCount - 1};
+  }
+  if (extent->open && extent->stepCount > 0) {
+    if (!t.end)
+      note = fmt::format("cycle {} did not end: the recording finished while the task was paused at step {}", cycle,
                          extent->stepCount - 1);
     return Position{cycle, extent->stepCount - 1};
   }
@@ -153,6 +160,9 @@ void printSummary(Replayer& r, Position at, const CycleExtent& extent) {
   std::cout << "position   ";
   if (at.step >= extent.stepCount)
     std::cout << fmt::format("end of cycle {} (after its {} steps)\n", at.cycle, extent.stepCount);
+  else if (extent.open)
+    std::cout << fmt::format("cycle {}, step {} of the {} it reached ({})\n", at.cycle, at.step, extent.stepCount,
+                             positionText(at));
   else
     std::cout << fmt::format("cycle {}, step {} of {} ({})\n", at.cycle, at.step, extent.stepCount, positionText(at));
   if (task < program.tasks.size())
@@ -165,6 +175,8 @@ void printSummary(Replayer& r, Position at, const CycleExtent& extent) {
   const auto& fault = r.history().fault();
   if (extent.faulted && at.step + 1 == extent.stepCount && fault)
     std::cout << fmt::format("fault      the recording faulted at this statement: {}\n", fault->message);
+  if (extent.open && at.step + 1 == extent.stepCount)
+    std::cout << "end        the recording finished here, with the task paused before this statement\n";
   const std::vector<Frame> frames = vm.frames();
   if (frames.empty()) {
     std::cout << "call stack empty (between cycles)\n";

@@ -746,7 +746,7 @@ SnapshotResult Recorder::writeSnapshot(const std::string& path) {
   return r;
 }
 
-bool Recorder::finish(std::string& error) {
+bool Recorder::finish(std::string& error, const trace::OpenCycleData* open) {
   if (attached_) {
     runtime_.setHooks(nullptr);
     attached_ = false;
@@ -774,6 +774,7 @@ bool Recorder::finish(std::string& error) {
     thread_.join();
   }
   if (writer_) {
+    if (open && writeError_.empty() && !writer_->writeOpenCycle(*open)) writeError_ = writer_->lastError();
     if (!writer_->close() && writeError_.empty()) writeError_ = writer_->lastError();
     publishSizes();
   }

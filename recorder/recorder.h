@@ -110,8 +110,9 @@ class Recorder final : public CycleHooks {
   void afterCycle(const Runtime& runtime, RunStatus status) override;
 
   // Detaches, drains the queue, writes the index and renames the trace to its final name.
-  // False (with `error`) when writing failed at any point.
-  bool finish(std::string& error);
+  // False (with `error`) when writing failed at any point. `open`: the cycle under way, when the
+  // task is paused inside it (see sync() and currentInputs()), kept as the trace's last block.
+  bool finish(std::string& error, const trace::OpenCycleData* open = nullptr);
 
   RecorderStats stats() const;
   // The first divergence, described (cycle, what differed); empty when there was none. Valid

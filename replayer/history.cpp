@@ -10,7 +10,10 @@ namespace {
 constexpr size_t kCachedChunks = 4;
 }
 
-History::History(std::unique_ptr<trace::TraceReader> reader) : reader_(std::move(reader)) { index(); }
+History::History(std::unique_ptr<trace::TraceReader> reader) : reader_(std::move(reader)) {
+  index();
+  appendOpenChunk();
+}
 
 void History::index() {
   chunks_.clear();
@@ -32,6 +35,12 @@ void History::index() {
         if (reader_->readFault(b, f, error)) fault_ = f;
         break;
       }
+      case trace::BlockKind::OpenCycle: {
+        // The recording finished while the task was paused inside this cycle.
+        trace::OpenCycleData o;
+        if (reader_->readOpenCycle(b, o, error)) open_ = openChunk(o);
+        break;
+      }
       default:
         break;
     }
@@ -44,6 +53,21 @@ bool History::refresh() {
   index();
   appendOpenChunk();
   return true;
+}
+
+std::shared_ptr<const trace::ChunkData> History::openChunk(const trace::OpenCycleData& open) {
+  auto chunk = std::make_shared<trace::ChunkData>();
+  chunk->firstCycle = open.cycle;
+  chunk->keyframe = open.keyframe;
+  chunk->tasks.push_back(static_cast<uint16_t>(open.task));
+  chunk->startTimes.push_back(open.startNs);
+  chunk->stepCounts.push_back(static_cast<uint32_t>(open.untilStep + 1));  // positions 0 .. untilStep
+  chunk->imageHashes.push_back(0);
+  chunk->inputChanges = open.inputChanges;
+  chunk->writes = open.writes;
+  for (trace::ImageWriteData& w : chunk->inputChanges) w.cycleIndex = 0;
+  for (trace::ImageWriteData& w : chunk->writes) w.cycleIndex = 0;
+  return chunk;
 }
 
 void History::setOpenChunk(std::shared_ptr<const trace::ChunkData> chunk) {

@@ -43,6 +43,8 @@ class History {
   // chunk after the recorded ones: its keyframe is the image before it, its step count the
   // positions it has reached. Replaces the previous one; null removes it.
   void setOpenChunk(std::shared_ptr<const trace::ChunkData> chunk);
+  // An open cycle as such a chunk.
+  static std::shared_ptr<const trace::ChunkData> openChunk(const trace::OpenCycleData& open);
   bool hasOpenChunk() const { return open_ != nullptr; }
 
   bool empty() const { return chunks_.empty(); }

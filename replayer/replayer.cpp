@@ -406,18 +406,7 @@ void Replayer::setOpenCycle(const OpenCycle* open) {
     history_.setOpenChunk(nullptr);
     return;
   }
-  auto chunk = std::make_shared<trace::ChunkData>();
-  chunk->firstCycle = open->cycle;
-  chunk->keyframe = open->imageBefore;
-  chunk->tasks.push_back(static_cast<uint16_t>(open->task));
-  chunk->startTimes.push_back(open->startNs);
-  chunk->stepCounts.push_back(static_cast<uint32_t>(open->untilStep + 1));
-  chunk->imageHashes.push_back(0);
-  chunk->inputChanges = open->inputChanges;
-  chunk->writes = open->writes;
-  for (trace::ImageWriteData& w : chunk->inputChanges) w.cycleIndex = 0;
-  for (trace::ImageWriteData& w : chunk->writes) w.cycleIndex = 0;
-  history_.setOpenChunk(std::move(chunk));
+  history_.setOpenChunk(History::openChunk(*open));
 }
 
 bool Replayer::refresh() {

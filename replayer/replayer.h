@@ -50,16 +50,10 @@ struct Position {
 };
 
 // A cycle of a task still being recorded that has begun and not ended: the debugger paused the
-// task inside it. It replays from the image before it and its scan inputs up to `untilStep`, the
-// position where the task is paused (see Recorder::sync()).
-struct OpenCycle {
-  uint64_t cycle = 0;
-  uint32_t task = 0;
-  int64_t startNs = 0;
-  std::vector<uint8_t> imageBefore;
-  std::vector<trace::ImageWriteData> inputChanges, writes;
-  uint64_t untilStep = 0;
-};
+// task inside it. It replays from its keyframe (the image before it) and scan inputs up to
+// `untilStep`, the position where the task is paused (see Recorder::sync()). A trace that
+// finished while the task was paused ends with one (an OpenCycle block).
+using OpenCycle = trace::OpenCycleData;
 
 struct ReplayOptions {
   uint64_t checkpointBudgetBytes = 256ull << 20;

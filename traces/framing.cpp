@@ -37,12 +37,13 @@ const char* blockKindName(BlockKind kind) {
     case BlockKind::ProgramChange: return "program change";
     case BlockKind::Fault: return "fault";
     case BlockKind::Index: return "index";
+    case BlockKind::OpenCycle: return "open cycle";
   }
   return "unknown";
 }
 
 bool validBlockKind(uint8_t kind) {
-  return kind >= static_cast<uint8_t>(BlockKind::Header) && kind <= static_cast<uint8_t>(BlockKind::Index);
+  return kind >= static_cast<uint8_t>(BlockKind::Header) && kind <= static_cast<uint8_t>(BlockKind::OpenCycle);
 }
 
 uint64_t payloadHash(const void* data, size_t size) { return XXH3_64bits(data, size); }

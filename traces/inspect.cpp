@@ -24,6 +24,7 @@ struct Summary {
   std::optional<int64_t> firstStartNs, lastStartNs;
   std::optional<FaultData> fault;
   bool endsInFault = false;
+  std::optional<OpenCycleData> open;  // the trace ends inside this cycle (a task paused there)
   uint64_t rawBytes = 0, storedBytes = 0;
   std::vector<std::string> errors;  // blocks that could not be read for the summary
 };
@@ -62,6 +63,16 @@ Summary summarize(const TraceReader& reader) {
         std::string error;
         if (reader.readFault(b, f, error)) {
           s.fault = f;
+        } else {
+          s.errors.push_back(error);
+        }
+        break;
+      }
+      case BlockKind::OpenCycle: {
+        OpenCycleData o;
+        std::string error;
+        if (reader.readOpenCycle(b, o, error)) {
+          s.open = std::move(o);
         } else {
           s.errors.push_back(error);
         }
@@ -222,6 +233,9 @@ std::string traceInfoText(const TraceReader& reader) {
     line("end", fmt::format("fault in cycle {} (step {}): {}", s.fault->cycle, s.fault->step, s.fault->message));
   } else if (s.endsInFault) {
     line("end", "fault (unreadable)");
+  } else if (s.open) {
+    line("end", fmt::format("inside cycle {} (task {}), paused at step {}: the recording finished there",
+                            s.open->cycle, taskName(h, static_cast<uint16_t>(s.open->task)), s.open->untilStep));
   } else if (reader.corruptOffset()) {
     line("end", fmt::format("unknown: a corrupt block at offset {} stops the trace there", *reader.corruptOffset()));
   } else if (reader.complete()) {
@@ -289,6 +303,11 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
                   {"message", utf8(s.fault->message)}};
   } else {
     j["fault"] = nullptr;
+  }
+  if (s.open) {
+    j["openCycle"] = {{"cycle", s.open->cycle}, {"task", s.open->task}, {"untilStep", s.open->untilStep}};
+  } else {
+    j["openCycle"] = nullptr;
   }
   j["complete"] = reader.complete();
   j["sizes"] = {{"fileBytes", reader.fileSize()}, {"rawBytes", s.rawBytes}, {"storedBytes", s.storedBytes}};
@@ -418,6 +437,20 @@ void traceDump(TraceReader& reader, uint64_t fromCycle, uint64_t toCycle, std::o
         }
         out << fmt::format("fault @{}: cycle {} step {} statement {} code {}: {}\n", b.offset, f.cycle, f.step,
                            f.statement, f.code, f.message);
+        break;
+      }
+      case BlockKind::OpenCycle: {
+        if (b.firstCycle < fromCycle || b.firstCycle > toCycle) break;
+        OpenCycleData o;
+        if (!reader.readOpenCycle(b, o, error)) {
+          out << fmt::format("open cycle @{}: ERROR {}\n", b.offset, error);
+          break;
+        }
+        out << fmt::format("open cycle @{}: cycle {} task {} start {}, up to step {} (the recording finished there)\n",
+                           b.offset, o.cycle, taskName(h, static_cast<uint16_t>(o.task)), formatDuration(o.startNs), o.untilStep);
+        out << fmt::format("  keyframe {} bytes, hash {:08x}\n", o.keyframe.size(), imageHash32(o.keyframe));
+        for (const ImageWriteData& w : o.inputChanges) out << "    input " << writeText(w) << "\n";
+        for (const ImageWriteData& w : o.writes) out << "    write " << writeText(w) << "\n";
         break;
       }
       default: break;

@@ -114,6 +114,21 @@ struct Fault {
   message @4 :Text;       # "file:line:col: fault: ..." as the runtime printed it
 }
 
+# A cycle the task began and did not end: the recording finished while a debugger held the task
+# paused inside it (after `untilStep` statement boundaries, before the statement there ran). It
+# replays from its keyframe (the image before it) and scan inputs up to that position, which is
+# the end of the trace; there is no digest to check. At most one, the last block before the
+# index, with cycle = the cycle after the last chunk's. Readers that do not know it stop before it.
+struct OpenCycle {
+  cycle @0 :UInt64;
+  task @1 :UInt16;
+  startNs @2 :Int64;
+  untilStep @3 :UInt64;
+  keyframe @4 :Data;
+  inputChanges @5 :List(ImageWrite);  # cycleIndex 0
+  writes @6 :List(ImageWrite);        # cycleIndex 0
+}
+
 # One block of the trace, as its frame header describes it. The Index lists every block between
 # the Header and the Index itself, in file order; the blocks are contiguous, so a reader checks
 # offset[i] + 48 + storedSize[i] == offset[i+1] and falls back to a scan when that fails.
@@ -143,5 +158,6 @@ struct Block {
     programChange @3 :ProgramChange;
     fault @4 :Fault;
     index @5 :Index;
+    openCycle @6 :OpenCycle;
   }
 }

@@ -90,6 +90,7 @@ const char* whichName(Block::Which which) {
     case Block::PROGRAM_CHANGE: return "program change";
     case Block::FAULT: return "fault";
     case Block::INDEX: return "index";
+    case Block::OPEN_CYCLE: return "open cycle";
   }
   return "unknown";
 }
@@ -255,6 +256,22 @@ std::vector<uint8_t> encodeProgramChange(const ProgramChangeData& p) {
   return toBytes(builder);
 }
 
+std::vector<uint8_t> encodeOpenCycle(const OpenCycleData& o) {
+  size_t estimate = o.keyframe.size() + 256;
+  for (const auto& w : o.inputChanges) estimate += w.bytes.size() + 32;
+  for (const auto& w : o.writes) estimate += w.bytes.size() + 32;
+  capnp::MallocMessageBuilder builder(words(estimate));
+  auto m = builder.initRoot<Block>().initOpenCycle();
+  m.setCycle(o.cycle);
+  m.setTask(static_cast<uint16_t>(o.task));
+  m.setStartNs(o.startNs);
+  m.setUntilStep(o.untilStep);
+  m.setKeyframe(kj::arrayPtr(o.keyframe.data(), o.keyframe.size()));
+  setWrites(m.initInputChanges(static_cast<unsigned>(o.inputChanges.size())), o.inputChanges);
+  setWrites(m.initWrites(static_cast<unsigned>(o.writes.size())), o.writes);
+  return toBytes(builder);
+}
+
 std::vector<uint8_t> encodeFault(const FaultData& f) {
   capnp::MallocMessageBuilder builder(words(f.message.size() + 128));
   auto m = builder.initRoot<Block>().initFault();
@@ -404,6 +421,27 @@ bool decodeProgramChange(std::span<const uint8_t> message, uint64_t offset, Prog
     out.imageSize = m.getImageSize();
     out.statementCount = m.getStatementCount();
     return true;
+  });
+}
+
+bool decodeOpenCycle(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, OpenCycleData& out,
+                     std::string& error) {
+  return withBlock(message, offset, Block::OPEN_CYCLE, error, [&](Block::Reader block, std::string& inner) {
+    auto m = block.getOpenCycle();
+    out.cycle = m.getCycle();
+    out.task = m.getTask();
+    out.startNs = m.getStartNs();
+    out.untilStep = m.getUntilStep();
+    capnp::Data::Reader keyframe = m.getKeyframe();
+    out.keyframe.assign(keyframe.begin(), keyframe.end());
+    getWrites(m.getInputChanges(), out.inputChanges);
+    getWrites(m.getWrites(), out.writes);
+    if (out.keyframe.size() != limits.imageSize) {
+      inner = fmt::format("keyframe size {} != image size {}", out.keyframe.size(), limits.imageSize);
+      return false;
+    }
+    return validateWrites(out.inputChanges, "input change", 1, limits.imageSize, inner) &&
+           validateWrites(out.writes, "write", 1, limits.imageSize, inner);
   });
 }
 

@@ -28,6 +28,7 @@ std::vector<uint8_t> encodeChunk(const ChunkData& chunk);
 std::vector<uint8_t> encodeGap(const GapData& gap);
 std::vector<uint8_t> encodeProgramChange(const ProgramChangeData& change);
 std::vector<uint8_t> encodeFault(const FaultData& fault);
+std::vector<uint8_t> encodeOpenCycle(const OpenCycleData& open);
 // The Index lists `blocks` (offset, kind, cycles, sizes) in order.
 std::vector<uint8_t> encodeIndex(const std::vector<BlockInfo>& blocks);
 
@@ -47,6 +48,9 @@ bool decodeGap(std::span<const uint8_t> message, uint64_t offset, GapData& out, 
 bool decodeProgramChange(std::span<const uint8_t> message, uint64_t offset, ProgramChangeData& out,
                          std::string& error);
 bool decodeFault(std::span<const uint8_t> message, uint64_t offset, FaultData& out, std::string& error);
+// Checked as a one-cycle chunk would be: keyframe size == imageSize, scan inputs inside the image.
+bool decodeOpenCycle(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, OpenCycleData& out,
+                     std::string& error);
 // Entries come back as BlockInfo (kinds are checked to be valid BlockKind values).
 bool decodeIndex(std::span<const uint8_t> message, uint64_t offset, std::vector<BlockInfo>& out,
                  std::string& error);

@@ -14,7 +14,15 @@ inline constexpr uint32_t kFormatVersion = 1;
 inline constexpr uint32_t kMinReaderVersion = 1;
 inline constexpr uint32_t kNoPath = 0xFFFFFFFFu;
 
-enum class BlockKind : uint8_t { Header = 1, Chunk = 2, Gap = 3, ProgramChange = 4, Fault = 5, Index = 6 };
+enum class BlockKind : uint8_t {
+  Header = 1,
+  Chunk = 2,
+  Gap = 3,
+  ProgramChange = 4,
+  Fault = 5,
+  Index = 6,
+  OpenCycle = 7,
+};
 const char* blockKindName(BlockKind kind);
 
 struct TaskData {
@@ -67,6 +75,19 @@ struct ChunkData {
   std::vector<ImageWriteData> writes;        // sorted by cycleIndex
   uint32_t cycleCount() const { return static_cast<uint32_t>(tasks.size()); }
   bool operator==(const ChunkData&) const = default;
+};
+
+// A cycle begun and not ended when the recording finished (a task paused by a debugger): it
+// replays up to step `untilStep`, the trace's last position.
+struct OpenCycleData {
+  uint64_t cycle = 0;
+  uint32_t task = 0;
+  int64_t startNs = 0;
+  uint64_t untilStep = 0;
+  std::vector<uint8_t> keyframe;  // the image before it
+  std::vector<ImageWriteData> inputChanges;
+  std::vector<ImageWriteData> writes;
+  bool operator==(const OpenCycleData&) const = default;
 };
 
 struct GapData {

@@ -518,6 +518,23 @@ bool TraceReader::readFault(const BlockInfo& block, FaultData& out, std::string&
   return true;
 }
 
+bool TraceReader::readOpenCycle(const BlockInfo& block, OpenCycleData& out, std::string& error) const {
+  std::vector<uint64_t> words;
+  size_t size = 0;
+  FrameHeader h;
+  if (!loadBlock(block.offset, BlockKind::OpenCycle, words, size, &h, error)) return false;
+  if (!sameFrame(block, h)) {
+    error = mismatch(block, h);
+    return false;
+  }
+  if (!decodeOpenCycle(bytesOf(words, size), block.offset, limitsAt(block.offset), out, error)) return false;
+  if (out.cycle != h.firstCycle) {
+    error = fmt::format("block at offset {}: open cycle {}, its frame says {}", block.offset, out.cycle, h.firstCycle);
+    return false;
+  }
+  return true;
+}
+
 bool TraceReader::readProgramChange(const BlockInfo& block, ProgramChangeData& out, std::string& error) const {
   std::vector<uint64_t> words;
   size_t size = 0;

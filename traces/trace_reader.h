@@ -57,6 +57,7 @@ class TraceReader {
   bool readChunk(const BlockInfo& block, ChunkData& out, std::string& error) const;
   bool readGap(const BlockInfo& block, GapData& out, std::string& error) const;
   bool readFault(const BlockInfo& block, FaultData& out, std::string& error) const;
+  bool readOpenCycle(const BlockInfo& block, OpenCycleData& out, std::string& error) const;
   bool readProgramChange(const BlockInfo& block, ProgramChangeData& out, std::string& error) const;
   // The program in effect for the block at `offset`: the header's, or that of the last program
   // change before it (what its keyframe size and statement ids are checked against).

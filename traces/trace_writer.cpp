@@ -130,7 +130,7 @@ bool TraceWriter::appendBlock(std::span<const uint8_t> block, BlockKind kind, ui
 
 bool TraceWriter::writeChunk(const ChunkData& chunk) {
   if (!usable()) return false;
-  if (faulted_) return fail("a chunk after the fault: a fault ends the trace");
+  if (endedBy_) return fail(fmt::format("a chunk after the {}: it ends the trace", endedBy_));
   if (chunk.firstCycle < nextCycle_) {
     return fail(fmt::format("chunk starts at cycle {}, before the end of the previous chunk or gap (cycle {})",
                             chunk.firstCycle, nextCycle_));
@@ -147,7 +147,7 @@ bool TraceWriter::writeChunk(const ChunkData& chunk) {
 bool TraceWriter::writeEncodedChunk(const EncodedChunk& chunk) {
   if (!usable()) return false;
   if (chunk.empty()) return fail("an empty encoded chunk (not made by BlockEncoder::encodeChunk)");
-  if (faulted_) return fail("a chunk after the fault: a fault ends the trace");
+  if (endedBy_) return fail(fmt::format("a chunk after the {}: it ends the trace", endedBy_));
   if (chunk.firstCycle() < nextCycle_) {
     return fail(fmt::format("chunk starts at cycle {}, before the end of the previous chunk or gap (cycle {})",
                             chunk.firstCycle(), nextCycle_));
@@ -181,7 +181,7 @@ bool TraceWriter::writeEncodedChunk(const EncodedChunk& chunk) {
 
 bool TraceWriter::writeGap(const GapData& gap) {
   if (!usable()) return false;
-  if (faulted_) return fail("a gap after the fault: a fault ends the trace");
+  if (endedBy_) return fail(fmt::format("a gap after the {}: it ends the trace", endedBy_));
   if (gap.firstCycle < nextCycle_) {
     return fail(fmt::format("gap starts at cycle {}, before the end of the previous chunk or gap (cycle {})",
                             gap.firstCycle, nextCycle_));
@@ -198,7 +198,7 @@ bool TraceWriter::writeGap(const GapData& gap) {
 
 bool TraceWriter::writeProgramChange(const ProgramChangeData& change) {
   if (!usable()) return false;
-  if (faulted_) return fail("a program change after the fault: a fault ends the trace");
+  if (endedBy_) return fail(fmt::format("a program change after the {}: it ends the trace", endedBy_));
   if (change.atCycle < nextCycle_) {
     return fail(fmt::format("program change at cycle {}, before the end of the previous chunk or gap (cycle {})",
                             change.atCycle, nextCycle_));
@@ -213,11 +213,28 @@ bool TraceWriter::writeProgramChange(const ProgramChangeData& change) {
 
 bool TraceWriter::writeFault(const FaultData& fault) {
   if (!usable()) return false;
-  if (faulted_) return fail("a second fault: a fault ends the trace");
+  if (endedBy_) return fail(fmt::format("a fault after the {}: it ends the trace", endedBy_));
   BlockInfo info;
   if (!writeBlock(BlockKind::Fault, fault.cycle, 0, encodeFault(fault), &info)) return false;
   blocks_.push_back(info);
-  faulted_ = true;
+  endedBy_ = "fault";
+  return true;
+}
+
+bool TraceWriter::writeOpenCycle(const OpenCycleData& open) {
+  if (!usable()) return false;
+  if (endedBy_) return fail(fmt::format("an open cycle after the {}: it ends the trace", endedBy_));
+  if (open.cycle < nextCycle_) {
+    return fail(fmt::format("open cycle {}, before the end of the previous chunk or gap (cycle {})", open.cycle,
+                            nextCycle_));
+  }
+  if (open.keyframe.size() != limits_.imageSize)
+    return fail(fmt::format("open cycle {}: keyframe size {} != image size {}", open.cycle, open.keyframe.size(),
+                            limits_.imageSize));
+  BlockInfo info;
+  if (!writeBlock(BlockKind::OpenCycle, open.cycle, 0, encodeOpenCycle(open), &info)) return false;
+  blocks_.push_back(info);
+  endedBy_ = "open cycle";
   return true;
 }
 

@@ -47,6 +47,8 @@ class TraceWriter {
   bool writeGap(const GapData& gap);
   bool writeProgramChange(const ProgramChangeData& change);
   bool writeFault(const FaultData& fault);
+  // The cycle under way when the recording finished (a task paused by a debugger): the last block.
+  bool writeOpenCycle(const OpenCycleData& open);
   // Makes the blocks written so far durable (fdatasync). Readers see every block as soon as its
   // write returns, flush or not.
   bool flush();
@@ -80,7 +82,7 @@ class TraceWriter {
   BlockEncoder encoder_;
   ChunkLimits limits_;
   uint64_t nextCycle_ = 0;
-  bool faulted_ = false;
+  const char* endedBy_ = nullptr;  // the block that ended the trace (a fault, an open cycle)
   bool failed_ = false;
   uint64_t bytesWritten_ = 0;
   uint64_t rawBytes_ = 0;

@@ -226,7 +226,15 @@ void LiveTarget::finishRecording() {
   }
   if (!recorder) return;
   std::string error;
-  if (!recorder->finish(error)) listener_.output("stderr", fmt::format("the recording failed: {}\n", error));
+  // Ended while paused inside a cycle (the thread has stopped): the trace keeps that cycle up to
+  // where it was paused, as the session's history had it.
+  std::optional<replay::OpenCycle> open;
+  if (!thread_.joinable() && pausedInCycle()) {
+    recorder::SyncResult synced = recorder->sync();
+    if (synced.ok && !synced.image.empty()) open = openCycle(*recorder, std::move(synced.image));
+  }
+  if (!recorder->finish(error, open ? &*open : nullptr))
+    listener_.output("stderr", fmt::format("the recording failed: {}\n", error));
   const recorder::RecorderStats stats = recorder->stats();
   if (stats.cyclesDropped)
     listener_.output("console", fmt::format("the recording dropped {} cycle(s) in {} gap(s): the recorder could not "
@@ -250,7 +258,7 @@ bool LiveTarget::history(LiveHistory& out, std::string& error) {
     error = "this session does not record (launch with 'record' other than false to keep history)";
     return false;
   }
-  const recorder::SyncResult synced = recorder_->sync();
+  recorder::SyncResult synced = recorder_->sync();
   if (!synced.ok) {
     error = fmt::format("the recording cannot be read back: {}", synced.error);
     return false;
@@ -260,27 +268,34 @@ bool LiveTarget::history(LiveHistory& out, std::string& error) {
   out.program = runtime_.vm().programPtr();
   out.segment = tracePaths_.size() - 1;
   out.endCycle = synced.endCycle;
-  const Vm& vm = runtime_.vm();
-  const bool atFault = lastStop_ && lastStop_->reason == StopReason::Exception;
-  if (vm.inCycle() && !atFault) {
+  if (pausedInCycle()) {
     if (synced.image.empty()) {
       error = fmt::format("the cycles right before cycle {} were dropped (the recorder could not keep up): the cycle "
                           "under way cannot be replayed",
                           runtime_.currentCycle().cycle);
       return false;
     }
-    replay::OpenCycle open;
-    open.cycle = runtime_.currentCycle().cycle;
-    open.task = runtime_.currentCycle().task;
-    open.startNs = runtime_.currentCycle().startNs;
-    open.imageBefore = synced.image;
-    recorder::CycleInputs inputs = recorder_->currentInputs();
-    open.inputChanges = std::move(inputs.inputChanges);
-    open.writes = std::move(inputs.writes);
-    open.untilStep = vm.steps() - 1;  // the paused boundary (the statement there has not run)
-    out.open = std::move(open);
+    out.open = openCycle(*recorder_, std::move(synced.image));
   }
   return true;
+}
+
+bool LiveTarget::pausedInCycle() const {
+  const bool atFault = lastStop_ && lastStop_->reason == StopReason::Exception;
+  return runtime_.vm().inCycle() && !atFault;
+}
+
+replay::OpenCycle LiveTarget::openCycle(const recorder::Recorder& recorder, std::vector<uint8_t> imageBefore) const {
+  replay::OpenCycle open;
+  open.cycle = runtime_.currentCycle().cycle;
+  open.task = runtime_.currentCycle().task;
+  open.startNs = runtime_.currentCycle().startNs;
+  open.keyframe = std::move(imageBefore);
+  recorder::CycleInputs inputs = recorder.currentInputs();
+  open.inputChanges = std::move(inputs.inputChanges);
+  open.writes = std::move(inputs.writes);
+  open.untilStep = runtime_.vm().steps() - 1;  // the paused boundary (the statement there has not run)
+  return open;
 }
 
 // ---------------------------------------------------------------- the execution thread

@@ -99,6 +99,10 @@ class LiveTarget final : public Target, private VmObserver {
   void resumeLocked(std::optional<Step> step);
   // Finishes the trace (renamed from .partial to its name); says so when it fails.
   void finishRecording();
+  // Whether the task is paused inside a cycle (not at a fault, which ended its cycle).
+  bool pausedInCycle() const;
+  // The cycle under way, replayable up to the paused position.
+  replay::OpenCycle openCycle(const recorder::Recorder& recorder, std::vector<uint8_t> imageBefore) const;
 
   LiveOptions options_;
   TargetListener& listener_;

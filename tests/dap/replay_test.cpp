@@ -798,6 +798,40 @@ TEST_F(DapLiveHistory, TheTraceIsRemovedAtTheEndUnlessKeptOrNamed) {
 
 }  // namespace
 
+namespace {
+
+TEST_F(DapLiveHistory, ATraceThatEndsWhileThePausedTaskIsInsideACycleKeepsThatCycleUpToWhereItWasPaused) {
+  const std::string named = project_.path("paused.trace");
+  std::pair<uint64_t, uint64_t> live;
+  std::string total, n;
+  {
+    startLive(json{{"record", named}});
+    setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal = 9"}}}));
+    client_.configured();
+    client_.event("stopped");
+    live = position();
+    total = evaluate("gTotal");
+    n = evaluate("Main.n");
+    client_.request("disconnect");
+  }
+  EXPECT_GT(live.second, 0u) << "inside the cycle";
+  SessionClient replay;
+  replay.start(json{{"trace", named}});
+  replay.configured();
+  EXPECT_EQ(replay.event("stopped")["body"]["reason"], "entry");
+  const json t = replay.request("scanback/timeline")["body"];
+  EXPECT_EQ((std::pair<uint64_t, uint64_t>{t["cycle"], t["step"]}), live) << "the end is where the task was paused";
+  EXPECT_EQ(t["lastCycle"], live.first);
+  auto value = [&](const std::string& expression) {
+    return replay.request("evaluate", json{{"expression", expression}, {"frameId", 1}})["body"].value("result", "?");
+  };
+  EXPECT_EQ(value("gTotal"), total);
+  EXPECT_EQ(value("Main.n"), n);
+  EXPECT_EQ(replay.schemaErrors(), "");
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------- nonstop: the live task never halts
 
 namespace {

@@ -827,7 +827,7 @@ TEST(Replayer, OpenCycleReplaysUpToWhereTheLiveTaskIsPaused) {
     open.cycle = 40;
     open.task = rt.currentCycle().task;
     open.startNs = rt.currentCycle().startNs;
-    open.imageBefore = synced.image;
+    open.keyframe = synced.image;
     recorder::CycleInputs inputs = rec->currentInputs();
     open.inputChanges = std::move(inputs.inputChanges);
     open.writes = std::move(inputs.writes);

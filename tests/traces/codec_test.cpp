@@ -77,6 +77,55 @@ TEST(TraceCodec, OtherBlocksRoundTrip) {
   }
 }
 
+TEST(TraceCodec, OpenCycleRoundTripsAndIsCheckedAgainstTheImage) {
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    Rng rng(seed);
+    const uint32_t imageSize = static_cast<uint32_t>(uniform(rng, 1, 2048));
+    OpenCycleData open;
+    open.cycle = uniform(rng, 0, 1ull << 40);
+    open.task = static_cast<uint32_t>(uniform(rng, 0, 65535));
+    open.startNs = static_cast<int64_t>(uniform(rng, 0, 1ull << 50));
+    open.untilStep = uniform(rng, 0, 1 << 20);
+    for (uint32_t i = 0; i < imageSize; ++i) open.keyframe.push_back(static_cast<uint8_t>(uniform(rng, 0, 255)));
+    open.inputChanges = randomWrites(rng, 1, imageSize, 10);
+    open.writes = randomWrites(rng, 1, imageSize, 4);
+    const std::vector<uint8_t> message = encodeOpenCycle(open);
+    OpenCycleData back;
+    std::string error;
+    ASSERT_TRUE(decodeOpenCycle(bytes(message), 77, ChunkLimits{imageSize, 10}, back, error)) << error;
+    EXPECT_EQ(back, open) << "seed " << seed;
+    EXPECT_FALSE(decodeOpenCycle(bytes(message), 77, ChunkLimits{imageSize + 1, 10}, back, error));
+    EXPECT_NE(error.find("block at offset 77"), std::string::npos) << error;
+    EXPECT_NE(error.find("keyframe size"), std::string::npos) << error;
+  }
+}
+
+TEST(TraceWriterReader, AnOpenCycleEndsTheTrace) {
+  TempDir dir;
+  const std::string path = dir.file("open.trace");
+  Rng rng(3);
+  HeaderData h = randomHeader(rng, 64, 10);
+  std::string error;
+  auto writer = TraceWriter::create(path, h, error);
+  ASSERT_TRUE(writer) << error;
+  const ChunkData chunk = randomChunk(rng, 0, 5, 64, 10, static_cast<uint32_t>(h.tasks.size()));
+  ASSERT_TRUE(writer->writeChunk(chunk)) << writer->lastError();
+  OpenCycleData open;
+  open.keyframe.assign(64, 7);
+  open.untilStep = 3;
+  {
+    auto other = TraceWriter::create(dir.file("other.trace"), h, error);
+    ASSERT_TRUE(other->writeChunk(chunk));
+    open.cycle = 4;  // inside the chunk
+    EXPECT_FALSE(other->writeOpenCycle(open));
+    EXPECT_NE(other->lastError().find("before the end of the previous chunk"), std::string::npos) << other->lastError();
+  }
+  open.cycle = 5;
+  ASSERT_TRUE(writer->writeOpenCycle(open)) << writer->lastError();
+  EXPECT_FALSE(writer->writeChunk(randomChunk(rng, 6, 1, 64, 10, 1)));
+  EXPECT_NE(writer->lastError().find("after the open cycle"), std::string::npos) << writer->lastError();
+}
+
 TEST(TraceCodec, UnalignedInputIsCopied) {
   Rng rng(7);
   const ChunkData c = randomChunk(rng, 5, 20, 64, 30, 2);
