@@ -30,7 +30,6 @@ RecordedLiveTarget::RecordedLiveTarget(std::shared_ptr<const Program> program, L
 
 void RecordedLiveTarget::start(bool stopOnEntry) {
   if (!nonstop_) return live_.start(stopOnEntry);
-  live_.start(false);
   const std::vector<std::string> traces = live_.tracePaths();
   std::string error;
   std::lock_guard lock(switch_);
@@ -39,6 +38,7 @@ void RecordedLiveTarget::start(bool stopOnEntry) {
     listener_.output("stderr", fmt::format("cannot follow the recording: {}\n", error));
     return;
   }
+  live_.start(false);
   history_->followGrowth();
   history_->setStops(stops_);
   mode_ = Mode::History;
@@ -76,6 +76,7 @@ void RecordedLiveTarget::resume(ResumeKind kind, uint32_t task) {
 
 bool RecordedLiveTarget::handOver(ResumeKind move, uint32_t task) {
   std::lock_guard lock(switch_);
+  if (!history_) return false;                // ending: terminate() has taken it
   if (history_->pauseWanted()) return false;  // the pause stops the move at the live position
   mode_ = Mode::Live;
   if (move == ResumeKind::Continue || task != moveStart_.task) {

@@ -105,7 +105,7 @@ TEST(EncodedChunk, WriterKeepsItsChecks) {
       << writer->lastError();
   EXPECT_TRUE(writer->writeFault(FaultData{9, 1, 0, 1, "boom"}));
   EXPECT_FALSE(writer->writeEncodedChunk(encode(randomChunk(rng, 10, 4, 48, 3, 1), ChunkLimits{48, 3})));
-  EXPECT_NE(writer->lastError().find("fault ends the trace"), std::string::npos) << writer->lastError();
+  EXPECT_NE(writer->lastError().find("after the fault: it ends the trace"), std::string::npos) << writer->lastError();
   ASSERT_TRUE(writer->close()) << writer->lastError();
   EXPECT_FALSE(writer->writeEncodedChunk(encode(randomChunk(rng, 20, 4, 48, 3, 1), ChunkLimits{48, 3})));
   EXPECT_NE(writer->lastError().find("closed"), std::string::npos) << writer->lastError();

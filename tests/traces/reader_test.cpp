@@ -419,7 +419,7 @@ TEST(TraceWriter, RefusesInvalidBlocksAndStaysUsable) {
   EXPECT_TRUE(writer->writeChunk(randomChunk(rng, 6, 4, 48, 3, 1))) << writer->lastError();
   EXPECT_TRUE(writer->writeFault(FaultData{9, 1, 0, 1, "boom"}));
   EXPECT_FALSE(writer->writeChunk(randomChunk(rng, 10, 4, 48, 3, 1)));
-  EXPECT_NE(writer->lastError().find("fault ends the trace"), std::string::npos);
+  EXPECT_NE(writer->lastError().find("after the fault: it ends the trace"), std::string::npos);
   EXPECT_FALSE(writer->writeFault(FaultData{9, 1, 0, 1, "boom"}));
   EXPECT_TRUE(writer->flush());
   const uint64_t beforeClose = writer->bytesWritten();
