@@ -11,7 +11,7 @@
 // chunk's path table, for the step count of each cycle and the breakpoint cases (see analyse()
 // and kDistances). Then a
 // scanback::dap::Session runs on its own thread behind an in-memory pipe (MemoryPipe::pair(), as
-// dap_bench.cpp does), and this process is its client: initialize, launch {trace, startAt: "end"},
+// dap_bench.cpp does), and this process is its client (bench/dap_client.h): initialize, launch {trace, startAt: "end"},
 // configurationDone, and the `stopped` event. That one session (and so one Replayer, with its
 // default 256 MB checkpoint budget) serves every benchmark, in the order below: like a debugging
 // session, later benchmarks find the checkpoints that earlier ones left.
@@ -39,23 +39,15 @@
 #include <time.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <random>
 #include <string_view>
-#include <thread>
 #include <tuple>
 
+#include "bench/dap_client.h"
 #include "bench/plant_history.h"
-#include "dap/session/session.h"
-#include "dap/transport/message_reader.h"
-#include "dap/transport/message_writer.h"
-#include "dap/transport/stream.h"
 
 namespace fs = std::filesystem;
 using namespace scanback;
@@ -80,167 +72,6 @@ constexpr uint64_t kThreadsSamples = 2000, kStepBackSamples = 2000, kInspectSamp
 // The CPU clock of the samples: every thread of this process's, the client, the session and the
 // replay target's worker.
 constexpr clockid_t kCpuClock = CLOCK_PROCESS_CPUTIME_ID;
-
-// ---------------------------------------------------------------- the DAP client
-
-// Thrown when the session answers wrongly, ends or hangs.
-struct ClientError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// A client of one Session running on its own thread behind an in-memory pipe. A watchdog closes
-// the pipe when a request goes unanswered for --timeout-seconds: the waiting call then throws.
-class DapClient {
- public:
-  DapClient() {
-    dap::MemoryPipe::Pair pipe = dap::MemoryPipe::pair();
-    client_ = std::move(pipe.client);
-    server_ = std::move(pipe.server);
-    session_ = std::thread([this] {
-      dap::Session session(*server_, [](const std::string& text) {
-        std::fprintf(stderr, "dap_replay_bench: the session logged: %s\n", text.c_str());
-      });
-      session.run();
-    });
-    reader_ = std::make_unique<dap::MessageReader>(*client_);
-    writer_ = std::make_unique<dap::MessageWriter>(*client_);
-    watchdog_ = std::thread([this] { watch(); });
-  }
-  ~DapClient() { close(); }
-
-  // Disconnects and joins the session (abandons it after a hang).
-  void close() {
-    if (closed_) return;
-    closed_ = true;
-    if (!hung_) {
-      try {
-        request("disconnect", json::object());
-      } catch (const std::exception&) {
-      }
-    }
-    client_->close();
-    {
-      std::lock_guard lock(watchMutex_);
-      stopWatch_ = true;
-    }
-    watchWake_.notify_all();
-    watchdog_.join();
-    if (hung_)
-      session_.detach();  // its thread may never return
-    else
-      session_.join();
-  }
-  bool hung() const { return hung_; }
-
-  // A request and its response's body. Events read meanwhile are dropped (output is kept for
-  // error messages); a `stopped` event here is an error: no request of this kind moves.
-  json request(const std::string& command, json arguments) {
-    const int64_t seq = send(command, std::move(arguments));
-    json body = awaitResponse(seq, command);
-    pendingSince_ = 0;
-    return body;
-  }
-
-  // A request that moves the session: its response, then the `stopped` event, whose body is
-  // returned.
-  json move(const std::string& command, json arguments) {
-    const int64_t seq = send(command, std::move(arguments));
-    awaitResponse(seq, command);
-    json stop = awaitStopped(command);
-    pendingSince_ = 0;
-    return stop;
-  }
-
- private:
-  int64_t send(const std::string& command, json arguments) {
-    const int64_t seq = seq_++;
-    {
-      std::lock_guard lock(watchMutex_);
-      pendingCommand_ = command;
-    }
-    pendingSince_ = nowNs();
-    writer_->send(
-        json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", std::move(arguments)}});
-    return seq;
-  }
-
-  json next(const std::string& waitingFor) {
-    dap::ReadResult r = reader_->next();
-    if (!r.isMessage()) {
-      if (hung_)
-        throw ClientError("no answer to '" + waitingFor + "' within " + std::to_string(config.timeoutSeconds) +
-                          " s: the session hangs" + lastOutput());
-      throw ClientError("the session ended while waiting for '" + waitingFor + "'" + lastOutput());
-    }
-    json& m = r.message;
-    if (m["type"] == "event") {
-      const std::string event = m.value("event", "");
-      if (event == "output") {
-        const json& body = m["body"];
-        const std::string text = body.value("output", "");
-        outputs_.push_back(body.value("category", "console") + ": " + text);
-        if (outputs_.size() > 8) outputs_.erase(outputs_.begin());
-      } else if (event == "terminated" || event == "exited") {
-        throw ClientError("the session sent '" + event + "' while waiting for '" + waitingFor + "'" + lastOutput());
-      }
-    }
-    return std::move(m);
-  }
-
-  json awaitResponse(int64_t seq, const std::string& command) {
-    for (;;) {
-      json m = next(command);
-      if (m["type"] == "event" && m["event"] == "stopped")
-        throw ClientError("a 'stopped' event came before the response to '" + command + "': " + m.dump());
-      if (m["type"] == "response" && m["request_seq"] == seq) {
-        if (!m.value("success", false)) throw ClientError("'" + command + "' failed: " + m.value("message", m.dump()));
-        return m.contains("body") ? m["body"] : json::object();
-      }
-    }
-  }
-
-  json awaitStopped(const std::string& command) {
-    for (;;) {
-      json m = next(command);
-      if (m["type"] == "event" && m["event"] == "stopped") return m["body"];
-    }
-  }
-
-  std::string lastOutput() const {
-    std::string s;
-    for (const std::string& o : outputs_) s += "\n  output " + o;
-    return s.empty() ? s : "; the last output events:" + s;
-  }
-
-  void watch() {
-    std::unique_lock lock(watchMutex_);
-    while (!stopWatch_) {
-      watchWake_.wait_for(lock, std::chrono::milliseconds(500));
-      const double since = pendingSince_;
-      if (stopWatch_ || since == 0 || nowNs() - since < config.timeoutSeconds * 1e9) continue;
-      std::fprintf(stderr, "dap_replay_bench: '%s' unanswered for %.0f s: the session hangs; closing the pipe\n",
-                   pendingCommand_.c_str(), config.timeoutSeconds);
-      hung_ = true;
-      client_->close();
-      return;
-    }
-  }
-
-  std::unique_ptr<dap::Stream> client_, server_;
-  std::thread session_;
-  std::unique_ptr<dap::MessageReader> reader_;
-  std::unique_ptr<dap::MessageWriter> writer_;
-  int64_t seq_ = 1;
-  std::vector<std::string> outputs_;
-  std::atomic<double> pendingSince_{0};
-  std::string pendingCommand_;  // under watchMutex_
-  std::thread watchdog_;
-  std::mutex watchMutex_;
-  std::condition_variable watchWake_;
-  bool stopWatch_ = false;
-  std::atomic<bool> hung_{false};
-  bool closed_ = false;
-};
 
 // ---------------------------------------------------------------- the recording
 
@@ -292,7 +123,7 @@ void printCases(Setup& s) {
 
 // Launches the replay session on the trace: it stops at the end.
 bool launch(Setup& s) {
-  s.client = std::make_unique<DapClient>();
+  s.client = std::make_unique<DapClient>("dap_replay_bench", config.timeoutSeconds);
   try {
     const double t0 = nowNs();
     s.client->request("initialize", json{{"adapterID", "dap_replay_bench"}, {"linesStartAt1", true},
