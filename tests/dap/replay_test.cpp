@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -799,6 +800,53 @@ TEST_F(DapLiveHistory, TheTraceIsRemovedAtTheEndUnlessKeptOrNamed) {
 }  // namespace
 
 namespace {
+
+// At random positions of a live session's history: stepBack then next comes back to the same
+// position with the same values (the exactness rule). At a POU's first statement stepBack goes out
+// to the call, so there the mirror pair is stepBackIn then stepIn.
+TEST_F(DapLiveHistory, AtRandomPositionsStepBackThenNextReturnsToTheSamePositionAndValues) {
+  startLive();
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal = 60"}}}));
+  client_.configured();
+  client_.event("stopped");
+  setBreakpoints(json::array());
+  const uint64_t lastCycle = timeline()["lastCycle"];
+  auto values = [&] {
+    return std::vector<std::string>{evaluate("gTotal"), evaluate("Main.n"), evaluate("Main.c.count"),
+                                     evaluate("Watch.ticks")};
+  };
+  auto depth = [&](int64_t thread) {
+    return client_.request("stackTrace", json{{"threadId", thread}})["body"]["stackFrames"].size();
+  };
+  std::mt19937_64 random(11);
+  int sameFrame = 0, firstStatements = 0;
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t cycle = 1 + random() % (lastCycle - 1);
+    const uint64_t step = random() % 8;
+    const json seek = client_.request("scanback/seek", json{{"cycle", cycle}, {"step", step}});
+    if (!seek["success"]) continue;  // past the end of that cycle
+    const int64_t thread = client_.event("stopped")["body"]["threadId"];
+    const auto at = position();
+    const size_t frames = depth(thread);
+    if (frames == 0) continue;  // the end of a cycle: no statement there
+    const std::vector<std::string> before = values();
+    move("stepBack", json{{"threadId", thread}});
+    std::string forward = "next";
+    if (depth(thread) < frames) {  // out of the callee: its first statement
+      move("scanback/seek", json{{"cycle", at.first}, {"step", at.second}});
+      move("scanback/stepBackIn", json{{"threadId", thread}});
+      forward = "stepIn";
+      ++firstStatements;
+    } else {
+      ++sameFrame;
+    }
+    EXPECT_EQ(move(forward, json{{"threadId", thread}})["body"]["reason"], "step");
+    EXPECT_EQ(position(), at) << forward << " back to cycle " << at.first << " step " << at.second;
+    EXPECT_EQ(values(), before) << "at cycle " << at.first << " step " << at.second;
+  }
+  EXPECT_GT(sameFrame, 10);
+  EXPECT_GT(firstStatements, 2);
+}
 
 TEST_F(DapLiveHistory, ATraceThatEndsWhileThePausedTaskIsInsideACycleKeepsThatCycleUpToWhereItWasPaused) {
   const std::string named = project_.path("paused.trace");
