@@ -1,5 +1,7 @@
 #include "replayer/replayer.h"
 
+#include <thread>
+
 #include <fmt/format.h>
 #include <xxhash.h>
 
@@ -229,6 +231,10 @@ Replayer::Replayer(std::unique_ptr<trace::TraceReader> reader, std::shared_ptr<c
 
 bool Replayer::startCycle(Vm& vm, const CycleRecord& record, std::string& error) {
   // Only searches (on the scratch VM) are cut short: the current position is never left half-built.
+  if (giveWay_) {
+    // A live cycle takes tens of microseconds: wait it out (a replayed cycle takes about one).
+    while (giveWay_->load(std::memory_order_relaxed)) std::this_thread::yield();
+  }
   if (cancel_ && &vm == &scratch_ && cancel_->load(std::memory_order_relaxed)) {
     error = kCancelled;
     return false;

@@ -202,6 +202,10 @@ class Replayer {
   // before each cycle a search re-executes. Null: none.
   static constexpr const char* kCancelled = "cancelled";
   void setCancelFlag(const std::atomic<bool>* flag) { cancel_ = flag; }
+  // A flag a live task beside this replayer sets while it executes a cycle (nonstop debugging):
+  // before each cycle it re-executes, the replayer waits while it is set, so that replaying never
+  // shares the machine's cores with the task's cycles. Null: none.
+  void setGiveWayFlag(const std::atomic<bool>* flag) { giveWay_ = flag; }
 
   size_t checkpointCount() const { return checkpoints_.size(); }
   // The memory the checkpoints hold, bookkeeping included: what the budget limits.
@@ -271,6 +275,7 @@ class Replayer {
   std::vector<Divergence> divergences_;
   std::list<CycleSteps> stepsCache_;  // most recent first
   const std::atomic<bool>* cancel_ = nullptr;
+  const std::atomic<bool>* giveWay_ = nullptr;
   std::map<std::pair<size_t, uint32_t>, uint64_t> runsInChunk_;  // (chunk, statement) -> runs, from paths
 };
 

@@ -475,9 +475,11 @@ void LiveTarget::runLoop() {
     if (!options_.realtime && recorder_)
       while (recorder_->backlogged() && !terminatingNow()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     if (options_.stimulus) options_.stimulus->apply(next.cycle, runtime_);
+    executing_.store(true, std::memory_order_relaxed);
     const auto began = std::chrono::steady_clock::now();
     runtime_.startCycle();
     RunStatus status = runtime_.run();
+    executing_.store(false, std::memory_order_relaxed);
     if (status != RunStatus::Paused)
       cycleTimes_.record(static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began).count()));
@@ -489,7 +491,9 @@ void LiveTarget::runLoop() {
       if (terminating_) return;
       reanchor_ = true;  // pacing restarts from the moment of resuming
       lock.unlock();
+      executing_.store(true, std::memory_order_relaxed);
       status = runtime_.run();
+      executing_.store(false, std::memory_order_relaxed);
     }
     if (status == RunStatus::Faulted) {
       const std::string message = runtime_.faultMessage();

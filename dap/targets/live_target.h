@@ -72,6 +72,8 @@ class LiveTarget final : public Target, private VmObserver {
   // The traces written so far (one per program version), finished once terminate() returns.
   std::vector<std::string> tracePaths() const;
   std::shared_ptr<const Program> programPtr() const { return runtime_.vm().programPtr(); }
+  // Set while the task executes a cycle (not while paused): what a replayer beside it gives way to.
+  const std::atomic<bool>& executing() const { return executing_; }
   // How long the cycles took to execute (those the debugger did not pause in).
   const CycleTimes& cycleTimes() const { return cycleTimes_; }
 
@@ -125,6 +127,7 @@ class LiveTarget final : public Target, private VmObserver {
   std::unique_ptr<recorder::Recorder> recorder_;
   std::vector<std::string> tracePaths_;
   CycleTimes cycleTimes_;  // recorded by the thread
+  std::atomic<bool> executing_{false};
 
   // ---- the execution thread only
   std::shared_ptr<const StopSet> cached_;

@@ -39,7 +39,7 @@ void RecordedLiveTarget::start(bool stopOnEntry) {
     return;
   }
   live_.start(false);
-  history_->followGrowth();
+  history_->followGrowth(&live_.executing());
   history_->setStops(stops_);
   mode_ = Mode::History;
   history_->start(stopOnEntry);

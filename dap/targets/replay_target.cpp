@@ -1,6 +1,8 @@
 #include "dap/targets/replay_target.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace scanback::dap {
 
@@ -451,6 +453,9 @@ std::optional<replay::Stop> ReplayTarget::stepOtherTask(ResumeKind move, uint32_
 }
 
 void ReplayTarget::workerLoop() {
+  // Beside a task that never stops, replaying gives way to the task whenever both want a core: a
+  // lower priority for this thread only (raising one's nice value needs no privilege).
+  if (growing_) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNonstopNice);
   for (;;) {
     Job job;
     std::shared_ptr<const StopSet> stops;

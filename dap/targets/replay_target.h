@@ -45,7 +45,12 @@ class ReplayTarget final : public Target {
   // Before start(). A `continue` then follows the growing end until a stop, `pause` stops at the
   // newest recorded position, and a forward step that reaches the end stops there (it never waits
   // for the task). start() without stopOnEntry begins with such a continue.
-  void followGrowth() { growing_ = true; }
+  // `executing`: set while the task executes a cycle; replaying waits it out (see
+  // Replayer::setGiveWayFlag).
+  void followGrowth(const std::atomic<bool>* executing) {
+    growing_ = true;
+    replayer_->setGiveWayFlag(executing);
+  }
   // Following a live task: picks up what the trace gained, appends the cycle under way (none when
   // the task is paused at a fault) and moves to the live position, paused there with `stop`.
   // Only while the target is not moving (before start(), or paused).
@@ -122,6 +127,7 @@ class ReplayTarget final : public Target {
   HandOver handOver_;  // set when following a live task
   std::optional<replay::Position> startAt_;  // null: the end
   bool growing_ = false;
+  static constexpr int kNonstopNice = 10;  // the worker's nice value when growing_
   bool stopOnEntry_ = true;  // growing: whether the first stop is at the start
   std::thread worker_;
 
