@@ -90,6 +90,28 @@ void encodeChanges(const uint8_t* now, const uint8_t* before, uint32_t size, uin
   }
 }
 
+// Decodes scan inputs as the scan thread encodes them (offset u32, [bit i8,] length u16, bytes)
+// and appends them to `out`, for the cycle at `cycleIndex` of its chunk.
+void decodeWrites(const uint8_t* q, size_t bytes, bool withBit, uint32_t cycleIndex,
+                  std::vector<trace::ImageWriteData>& out) {
+  for (const uint8_t* end = q + bytes; q < end;) {
+    trace::ImageWriteData w;
+    w.cycleIndex = cycleIndex;
+    std::memcpy(&w.offset, q, 4);
+    q += 4;
+    if (withBit) {
+      std::memcpy(&w.bit, q, 1);
+      q += 1;
+    }
+    uint16_t len;
+    std::memcpy(&len, q, 2);
+    q += 2;
+    w.bytes.assign(q, q + len);
+    q += len;
+    out.push_back(std::move(w));
+  }
+}
+
 }  // namespace
 
 // A snapshot asked for, on its way to the writer thread.
@@ -332,25 +354,8 @@ SyncResult Recorder::sync() {
 
 CycleInputs Recorder::currentInputs() const {
   CycleInputs out;
-  auto decode = [](const std::vector<uint8_t>& encoded, bool withBit, std::vector<trace::ImageWriteData>& to) {
-    for (const uint8_t* q = encoded.data(); q < encoded.data() + encoded.size();) {
-      trace::ImageWriteData w;
-      std::memcpy(&w.offset, q, 4);
-      q += 4;
-      if (withBit) {
-        std::memcpy(&w.bit, q, 1);
-        q += 1;
-      }
-      uint16_t len;
-      std::memcpy(&len, q, 2);
-      q += 2;
-      w.bytes.assign(q, q + len);
-      q += len;
-      to.push_back(std::move(w));
-    }
-  };
-  decode(inputChanges_, false, out.inputChanges);
-  decode(writes_, true, out.writes);
+  decodeWrites(inputChanges_.data(), inputChanges_.size(), false, 0, out.inputChanges);
+  decodeWrites(writes_.data(), writes_.size(), true, 0, out.writes);
   return out;
 }
 
@@ -498,24 +503,10 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
   const uint32_t index = chunk_.cycleCount();
   // The cycle's scan inputs, applied as Runtime::startCycle applies them: %I changes, then writes.
   auto readWrites = [&](const uint8_t* q, uint32_t bytes, bool withBit, std::vector<trace::ImageWriteData>& out) {
-    const uint8_t* end = q + bytes;
-    while (q < end) {
-      trace::ImageWriteData w;
-      w.cycleIndex = index;
-      std::memcpy(&w.offset, q, 4);
-      q += 4;
-      if (withBit) {
-        std::memcpy(&w.bit, q, 1);
-        q += 1;
-      }
-      uint16_t len;
-      std::memcpy(&len, q, 2);
-      q += 2;
-      w.bytes.assign(q, q + len);
-      q += len;
-      applyWrite(vm_.image(), imageSize, ExternalWrite{w.offset, w.bit, w.bytes});
-      out.push_back(std::move(w));
-    }
+    const size_t from = out.size();
+    decodeWrites(q, bytes, withBit, index, out);
+    for (size_t i = from; i < out.size(); ++i)
+      applyWrite(vm_.image(), imageSize, ExternalWrite{out[i].offset, out[i].bit, out[i].bytes});
   };
   readWrites(p, h.inputBytes, false, chunk_.inputChanges);
   p += h.inputBytes;
