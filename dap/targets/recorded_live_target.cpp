@@ -18,8 +18,9 @@ LiveOptions nonstopOptions(LiveOptions options, bool nonstop) {
 
 RecordedLiveTarget::RecordedLiveTarget(std::shared_ptr<const Program> program, LiveOptions options, bool keepTrace,
                                        bool nonstop, TargetListener& listener)
-    : listener_(listener), live_(std::move(program), nonstopOptions(std::move(options), nonstop), listener),
-      keepTrace_(keepTrace), nonstop_(nonstop), stops_(std::make_shared<StopSet>()) {
+    : listener_(listener), nonstop_(nonstop),
+      live_(std::move(program), nonstopOptions(std::move(options), nonstop), liveReports_), keepTrace_(keepTrace),
+      stops_(std::make_shared<StopSet>()) {
   if (nonstop_) {
     // The live task never halts, not even at a fault (the program then ends, as without a debugger).
     auto none = std::make_shared<StopSet>();
@@ -74,6 +75,17 @@ void RecordedLiveTarget::resume(ResumeKind kind, uint32_t task) {
   history_->resume(kind, task);
 }
 
+void RecordedLiveTarget::liveEnded(int exitCode) {
+  if (!nonstop_) return listener_.exited(exitCode);
+  // The trace is complete (the live target finished it before reporting): the history follows it
+  // to its end and stays open.
+  listener_.output("console", fmt::format("the program has ended (exit code {}); its history stays open until the "
+                                          "session ends\n",
+                                          exitCode));
+  std::lock_guard lock(switch_);
+  if (history_) history_->growthEnded();
+}
+
 bool RecordedLiveTarget::handOver(ResumeKind move, uint32_t task) {
   std::lock_guard lock(switch_);
   if (!history_) return false;                // ending: terminate() has taken it
@@ -97,6 +109,11 @@ bool RecordedLiveTarget::paused() const {
   std::lock_guard lock(switch_);
   if (mode_ == Mode::History) return history_->paused();
   return !nonstop_ && live_.paused();
+}
+
+bool RecordedLiveTarget::finished() const {
+  std::lock_guard lock(switch_);
+  return nonstop_ && history_ ? history_->finished() : live_.finished();
 }
 
 std::optional<StopInfo> RecordedLiveTarget::lastStop() const {

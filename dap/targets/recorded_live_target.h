@@ -38,7 +38,8 @@ class RecordedLiveTarget final : public Target, private TargetListener {
   void resume(ResumeKind kind, uint32_t task) override;
   bool pause(uint32_t task) override;
   bool paused() const override;
-  bool finished() const override { return live_.finished(); }
+  // Nonstop: the history stays open after the program has ended.
+  bool finished() const override;
   std::optional<StopInfo> lastStop() const override;
   const Vm& vm() const override;
   bool write(ExternalWrite write, std::string& error) override;
@@ -69,6 +70,22 @@ class RecordedLiveTarget final : public Target, private TargetListener {
   void output(std::string_view category, const std::string& text) override { listener_.output(category, text); }
   void exited(int exitCode) override { listener_.exited(exitCode); }
 
+  // The live target's reports: as they are, except the end of the program in a nonstop session,
+  // where the history stays open (the session follows the recording to its end: the fault, say).
+  class LiveReports final : public TargetListener {
+   public:
+    explicit LiveReports(RecordedLiveTarget& owner) : owner_(owner) {}
+    void stopped(const StopInfo& stop) override { owner_.listener_.stopped(stop); }
+    void output(std::string_view category, const std::string& text) override {
+      owner_.listener_.output(category, text);
+    }
+    void exited(int exitCode) override { owner_.liveEnded(exitCode); }
+
+   private:
+    RecordedLiveTarget& owner_;
+  };
+  void liveEnded(int exitCode);
+
   // With switch_ held and the live task paused: the history up to the live position, paused there.
   bool enterHistory(std::string& error);
   // In history with switch_ held; enters it first when live. False with `error` when it cannot.
@@ -79,9 +96,10 @@ class RecordedLiveTarget final : public Target, private TargetListener {
   bool atLivePosition() const;
 
   TargetListener& listener_;
+  bool nonstop_ = false;
+  LiveReports liveReports_{*this};
   LiveTarget live_;
   bool keepTrace_ = false;
-  bool nonstop_ = false;
 
   mutable std::mutex switch_;  // mode changes, pause()
   std::atomic<Mode> mode_{Mode::Live};

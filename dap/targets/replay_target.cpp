@@ -298,8 +298,12 @@ StopInfo ReplayTarget::describe(const replay::Stop& stop, const StopSet& stops,
     case replay::StopReason::End: info.reason = StopReason::Step; break;
   }
   if (growing_ && stop.reason == replay::StopReason::End) {
-    listener_.output("console", fmt::format("the newest recorded position (cycle {}, step {}): the task runs on\n",
-                                            stop.position.cycle, stop.position.step));
+    listener_.output("console",
+                     growthEnded_.load(std::memory_order_acquire)
+                         ? fmt::format("the end of the recording (cycle {}, step {}): the program has ended\n",
+                                       stop.position.cycle, stop.position.step)
+                         : fmt::format("the newest recorded position (cycle {}, step {}): the task runs on\n",
+                                       stop.position.cycle, stop.position.step));
   } else if (!stop.note.empty() && !(handOver_ && stop.reason == replay::StopReason::End))
     listener_.output("console", fmt::format("{} (cycle {}, step {})\n", stop.note, stop.position.cycle, stop.position.step));
   if (info.reason == StopReason::Step && atFault(stop.position)) {
@@ -314,7 +318,9 @@ StopInfo ReplayTarget::describe(const replay::Stop& stop, const StopSet& stops,
 
 bool ReplayTarget::waitForGrowth() {
   for (;;) {
+    const bool ended = growthEnded_.load(std::memory_order_acquire);
     if (replayer_->refresh()) return true;
+    if (ended) return false;  // (refreshed after the end: nothing more will come)
     std::unique_lock lock(mutex_);
     if (wake_.wait_for(lock, std::chrono::milliseconds(20), [&] { return terminating_ || pauseRequested_; }))
       return false;

@@ -51,6 +51,8 @@ class ReplayTarget final : public Target {
     growing_ = true;
     replayer_->setGiveWayFlag(executing);
   }
+  // Growing: the task has ended and the trace is complete; a continue then stops at its end.
+  void growthEnded() { growthEnded_.store(true, std::memory_order_release); }
   // Following a live task: picks up what the trace gained, appends the cycle under way (none when
   // the task is paused at a fault) and moves to the live position, paused there with `stop`.
   // Only while the target is not moving (before start(), or paused).
@@ -127,6 +129,7 @@ class ReplayTarget final : public Target {
   HandOver handOver_;  // set when following a live task
   std::optional<replay::Position> startAt_;  // null: the end
   bool growing_ = false;
+  std::atomic<bool> growthEnded_{false};
   static constexpr int kNonstopNice = 10;  // the worker's nice value when growing_
   bool stopOnEntry_ = true;  // growing: whether the first stop is at the start
   std::thread worker_;

@@ -961,6 +961,23 @@ TEST_F(DapNonstop, ContinueFollowsTheGrowingRecordingToTheNextHitAndPauseShowsTh
   EXPECT_FALSE(write["success"]);
 }
 
+TEST_F(DapNonstop, WhenTheProgramFaultsTheSessionStopsAtTheFaultInHistoryAndStaysOpen) {
+  client_.start(json{{"program", project_.path("faulty.st")}, {"nonstop", true}, {"realtime", false}});
+  client_.configured();
+  const json stopped = client_.event("stopped");
+  EXPECT_EQ(stopped["body"]["reason"], "exception");
+  EXPECT_NE(stopped["body"]["description"].get<std::string>().find("division by zero"), std::string::npos)
+      << stopped.dump();
+  EXPECT_TRUE(said("the program has ended (exit code 3)"));
+  EXPECT_EQ(client_.indexOfEvent("terminated"), -1) << "the history stays open";
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{2, 1}));
+  EXPECT_EQ(evaluate("Faulty.n"), "3");
+  EXPECT_EQ(move("stepBack")["body"]["reason"], "step");
+  EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{2, 0}));
+  // Forward again: the end, where the program faulted.
+  EXPECT_EQ(move("continue")["body"]["reason"], "exception");
+}
+
 TEST_F(DapNonstop, NonstopNeedsTheRecording) {
   client_.send("initialize", json{{"adapterID", "scanback"}});
   const json launch = client_.request(
