@@ -185,6 +185,12 @@ bool RecordedLiveTarget::enterHistory(std::string& error) {
         now.partialPath, now.program, [this](ResumeKind move, uint32_t task) { return handOver(move, task); }, *this, error);
     if (!history_) return false;
     history_->setStops(stops_);
+    if (now.segment > 0) {
+      const std::vector<std::string> traces = live_.tracePaths();
+      history_->setStartNote(fmt::format("the start of the history since the last stReload: the cycles before it are "
+                                         "in {}",
+                                         traces[now.segment - 1]));
+    }
     segment_ = now.segment;
   }
   if (!history_->moveToLive(now.open ? &*now.open : nullptr, live_.lastStop(), error)) return false;

@@ -304,6 +304,9 @@ StopInfo ReplayTarget::describe(const replay::Stop& stop, const StopSet& stops,
                                        stop.position.cycle, stop.position.step)
                          : fmt::format("the newest recorded position (cycle {}, step {}): the task runs on\n",
                                        stop.position.cycle, stop.position.step));
+  } else if (stop.reason == replay::StopReason::Start && !startNote_.empty()) {
+    listener_.output("console", fmt::format("{} (cycle {}, step {})\n", startNote_, stop.position.cycle,
+                                            stop.position.step));
   } else if (!stop.note.empty() && !(handOver_ && stop.reason == replay::StopReason::End))
     listener_.output("console", fmt::format("{} (cycle {}, step {})\n", stop.note, stop.position.cycle, stop.position.step));
   if (info.reason == StopReason::Step && atFault(stop.position)) {

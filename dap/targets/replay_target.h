@@ -62,6 +62,9 @@ class ReplayTarget final : public Target {
     const replay::Position p = replayer_->position();
     return HistoryPosition{p.cycle, p.step};
   }
+  // Said instead of "the start of the recording was reached" when a move reaches the start (a live
+  // session's trace that begins at a reload). Before the first move.
+  void setStartNote(std::string note) { startNote_ = std::move(note); }
   // Whether the current position is the live position (following a live task) or the end.
   bool atEnd() const;
   // Whether pause() was asked for during the move under way.
@@ -127,6 +130,7 @@ class ReplayTarget final : public Target {
   std::unique_ptr<replay::Replayer> replayer_;
   TargetListener& listener_;
   HandOver handOver_;  // set when following a live task
+  std::string startNote_;
   std::optional<replay::Position> startAt_;  // null: the end
   bool growing_ = false;
   std::atomic<bool> growthEnded_{false};

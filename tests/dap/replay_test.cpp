@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
 #include <thread>
@@ -846,6 +847,33 @@ TEST_F(DapLiveHistory, AtRandomPositionsStepBackThenNextReturnsToTheSamePosition
   }
   EXPECT_GT(sameFrame, 10);
   EXPECT_GT(firstStatements, 2);
+}
+
+// A trace holds one program version: stReload ends it and the history goes on in a new one, so
+// stepping back reaches the reload at most, and says where the earlier cycles are.
+TEST_F(DapLiveHistory, AfterAStReloadHistoryGoesBackToTheReloadAndSaysWhereTheEarlierCyclesAre) {
+  startLive(json{{"stopOnEntry", true}});
+  client_.configured();
+  client_.event("stopped");
+  runToTotal(10);
+  const uint64_t before = position().first;
+  std::string text = kMain;
+  text.replace(text.find("IF n > 1000"), 11, "IF n > 2000");
+  std::ofstream(project_.path("main.st"), std::ios::trunc) << text;
+  const json reload = client_.request("stReload");
+  ASSERT_TRUE(reload["success"]) << reload.dump();
+  EXPECT_EQ(client_.event("stopped")["body"]["reason"], "pause") << "paused, the client refreshes";
+  runToTotal(20);
+  EXPECT_EQ(move("reverseContinue")["body"]["reason"], "step");
+  const uint64_t start = position().first;
+  EXPECT_GT(start, before) << "not before the reload";
+  EXPECT_EQ(position().second, 0u);
+  EXPECT_TRUE(said("the start of the history since the last stReload")) << "and where the rest is";
+  const json first = timeline();
+  EXPECT_EQ(first["firstCycle"], start);
+  // Forward again to the live position, and on live.
+  EXPECT_EQ(move("continue")["body"]["reason"], "breakpoint");
+  EXPECT_EQ(evaluate("gTotal"), "20");
 }
 
 TEST_F(DapLiveHistory, ATraceThatEndsWhileThePausedTaskIsInsideACycleKeepsThatCycleUpToWhereItWasPaused) {
