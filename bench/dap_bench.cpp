@@ -3,6 +3,13 @@
 // reading the response, over an in-memory pipe to a Session on its own thread. Target: < 1 ms
 // each. The round trip of `threads` (the smallest request) is measured in the same run as the
 // baseline: each result is also reported as a ratio to it (`x_threads`).
+//
+// BM_LiveStepBack (issue 6; the session records, as every live launch does by default): the
+// first move from a live pause into history, a `stepBack` timed from its request to its `stopped`
+// event. It makes the recorder write every ended cycle to the trace (Recorder::sync), reads them,
+// replays the cycle under way up to the paused statement and steps back from there. Before each
+// one, untimed: `continue` twice (replaying forward to the live position, then on live to the
+// breakpoint's next hit).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -88,6 +95,11 @@ class PausedSession {
       }
     }
   }
+  // A request that moves: its response, then its `stopped` event.
+  void move(const std::string& command) {
+    request(command, json{{"threadId", 1}});
+    waitEvent("stopped");
+  }
   void waitEvent(const std::string& name) {
     for (;;) {
       ReadResult r = reader_->next();
@@ -170,10 +182,31 @@ void BM_Evaluate(benchmark::State& state) {
 
 }  // namespace
 
+void BM_LiveStepBack(benchmark::State& state) {
+  PausedSession& s = session();
+  std::vector<double> us;
+  for (auto _ : state) {
+    s.move("continue");  // (back to the live position, if in history)
+    s.move("continue");  // on live, to the next hit
+    const auto t0 = std::chrono::steady_clock::now();
+    s.move("stepBack");
+    const double elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    us.push_back(elapsed);
+    state.SetIterationTime(elapsed / 1e6);
+  }
+  std::sort(us.begin(), us.end());
+  const double median = us[us.size() / 2];
+  state.counters["median_us"] = median;
+  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  if (gThreadsMedianUs > 0) state.counters["x_threads"] = median / gThreadsMedianUs;
+  state.SetLabel(median < 10'000 ? "target stepBack < 10 ms (met)" : "target stepBack < 10 ms (NOT met)");
+}
+
 BENCHMARK(BM_Threads)->UseManualTime()->Iterations(2000);
 BENCHMARK(BM_StackTrace)->UseManualTime()->Iterations(2000);
 BENCHMARK(BM_Scopes)->UseManualTime()->Iterations(2000);
 BENCHMARK(BM_VariablesArrayPaged)->UseManualTime()->Iterations(2000);
 BENCHMARK(BM_Evaluate)->UseManualTime()->Iterations(2000);
+BENCHMARK(BM_LiveStepBack)->UseManualTime()->Iterations(500);
 
 BENCHMARK_MAIN();
