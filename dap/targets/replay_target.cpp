@@ -330,19 +330,7 @@ bool ReplayTarget::waitForGrowth() {
   }
 }
 
-std::optional<replay::Stop> ReplayTarget::followForward(const std::vector<replay::Breakpoint>& breakpoints,
-                                                        const std::vector<replay::Watch>& watches,
-                                                        std::string& error) {
-  replay::Replayer& r = *replayer_;
-  for (;;) {
-    std::optional<replay::Stop> stop = r.continueForward(breakpoints, watches, error);
-    if (!stop || stop->reason != replay::StopReason::End) return stop;
-    // Nothing up to the newest recorded position: wait for the task to record more.
-    if (!waitForGrowth()) return stop;
-  }
-}
-
-std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& stops, bool& atLiveEdge,
+std::optional<StopInfo> ReplayTarget::execute(const Job& job, std::shared_ptr<const StopSet>& stops, bool& atLiveEdge,
                                               std::string& error) {
   replay::Replayer& r = *replayer_;
   if (growing_) {
@@ -371,27 +359,41 @@ std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& sto
     info.task = r.task();
     info.reason = job.kind == Job::Kind::Start ? StopReason::Entry : job.reason;
     if (job.kind == Job::Kind::Start && atFault(*target)) {
-      info = describe(replay::Stop{*target, replay::StopReason::End, -1, {}}, stops, {});
+      info = describe(replay::Stop{*target, replay::StopReason::End, -1, {}}, *stops, {});
     }
     return info;
   }
 
-  // Breakpoints resolved for this program (a StopSet made for another is none of ours).
-  const bool ours = !stops.program || stops.program.get() == &r.program();
+  // The stops as the replayer checks them: the breakpoints that stop (then, for a forward
+  // continue, the logpoints, which print as it passes them, never going backwards) and the data
+  // watches. Only those resolved for this program (a StopSet made for another is none of ours).
   std::vector<replay::Breakpoint> breakpoints;
   std::vector<int64_t> ids;
   std::vector<const ResolvedBreakpoint*> logpoints;
-  if (ours) {
-    for (const auto& bp : stops.breakpoints) {
+  std::vector<replay::Watch> watches;
+  size_t stopping = 0;
+  auto collect = [&] {
+    breakpoints.clear();
+    ids.clear();
+    logpoints.clear();
+    watches.clear();
+    if (stops->program && stops->program.get() != &r.program()) return;
+    for (const auto& bp : stops->breakpoints) {
       if (bp->logMessage) continue;
       breakpoints.push_back(toReplay(bp, listener_));
       ids.push_back(bp->id);
     }
-  }
-  const size_t stopping = breakpoints.size();
-  std::vector<replay::Watch> watches;
-  if (ours)
-    for (const DataWatch& w : stops.dataWatches) watches.push_back(replay::Watch{w.offset, w.size, w.bit});
+    stopping = breakpoints.size();
+    if (job.move == ResumeKind::Continue) {
+      for (const auto& bp : stops->breakpoints) {
+        if (!bp->logMessage) continue;
+        breakpoints.push_back(toReplay(bp, listener_));
+        logpoints.push_back(bp.get());
+      }
+    }
+    for (const DataWatch& w : stops->dataWatches) watches.push_back(replay::Watch{w.offset, w.size, w.bit});
+  };
+  collect();
 
   std::optional<replay::Stop> stop;
   const bool step = job.move != ResumeKind::Continue && job.move != ResumeKind::ReverseContinue;
@@ -404,25 +406,30 @@ std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& sto
     stop = stepOtherTask(job.move, job.task, error);
     if (!stop) return std::nullopt;
     if ((atLiveEdge = reachedLive(*stop))) return StopInfo{StopReason::Step, r.task()};
-    StopInfo info = describe(*stop, stops, ids);
+    StopInfo info = describe(*stop, *stops, ids);
     info.endsStep = true;
     return info;
   }
   switch (job.move) {
     case ResumeKind::Continue:
-      // Logpoints print as a forward continue passes them (never going backwards).
-      if (ours) {
-        for (const auto& bp : stops.breakpoints) {
-          if (!bp->logMessage) continue;
-          breakpoints.push_back(toReplay(bp, listener_));
-          logpoints.push_back(bp.get());
-        }
-      }
       for (;;) {
-        stop = growing_ ? followForward(breakpoints, watches, error) : r.continueForward(breakpoints, watches, error);
-        if (!stop || stop->reason != replay::StopReason::Breakpoint || static_cast<size_t>(stop->breakpoint) < stopping)
-          break;
-        listener_.output("console", logpoints[static_cast<size_t>(stop->breakpoint) - stopping]->logMessage(r.vm()) + "\n");
+        stop = r.continueForward(breakpoints, watches, error);
+        if (stop && stop->reason == replay::StopReason::Breakpoint && static_cast<size_t>(stop->breakpoint) >= stopping) {
+          listener_.output("console",
+                           logpoints[static_cast<size_t>(stop->breakpoint) - stopping]->logMessage(r.vm()) + "\n");
+          continue;
+        }
+        // Beside a task that never stops: nothing up to the newest recorded position, so wait for
+        // the task to record more, with the breakpoints set meanwhile.
+        if (growing_ && stop && stop->reason == replay::StopReason::End && waitForGrowth()) {
+          std::lock_guard lock(mutex_);
+          if (stops_->generation != stops->generation) {
+            stops = stops_;
+            collect();
+          }
+          continue;
+        }
+        break;
       }
       break;
     case ResumeKind::Next: stop = r.stepOver(breakpoints, error); break;
@@ -435,7 +442,7 @@ std::optional<StopInfo> ReplayTarget::execute(const Job& job, const StopSet& sto
   }
   if (!stop) return std::nullopt;
   if ((atLiveEdge = reachedLive(*stop))) return StopInfo{StopReason::Step, r.task()};
-  StopInfo info = describe(*stop, stops, ids);
+  StopInfo info = describe(*stop, *stops, ids);
   info.endsStep = step;
   return info;
 }
@@ -478,7 +485,7 @@ void ReplayTarget::workerLoop() {
     }
     std::string error;
     bool atLiveEdge = false;
-    std::optional<StopInfo> stop = execute(job, *stops, atLiveEdge, error);
+    std::optional<StopInfo> stop = execute(job, stops, atLiveEdge, error);  // (may take a newer set)
     if (atLiveEdge && handOver_(job.move, job.task)) {
       // The live task goes on with the move: nothing stops here. Idle until moved to the live
       // position again.

@@ -112,7 +112,10 @@ class ReplayTarget final : public Target {
   void workerLoop();
   // Runs a job on the worker thread: where it stopped, or nullopt with `error`. `atLiveEdge`: a
   // forward move that reached the live position without a reason to stop there.
-  std::optional<StopInfo> execute(const Job& job, const StopSet& stops, bool& atLiveEdge, std::string& error);
+  // `stops` is the set the move began with; a continue following a growing trace takes newer sets
+  // as they come, and leaves the one its stop was found with.
+  std::optional<StopInfo> execute(const Job& job, std::shared_ptr<const StopSet>& stops, bool& atLiveEdge,
+                                  std::string& error);
   // The stop a replayer stop is reported as (a breakpoint's id, the fault at the end, ...).
   StopInfo describe(const replay::Stop& stop, const StopSet& stops, const std::vector<int64_t>& breakpointIds);
   // A step named a task other than the current position's: that task's next (or, going back,
@@ -120,10 +123,6 @@ class ReplayTarget final : public Target {
   std::optional<replay::Stop> stepOtherTask(ResumeKind move, uint32_t task, std::string& error);
   // Growing: waits until the trace gains cycles. False when paused or ending meanwhile.
   bool waitForGrowth();
-  // Growing: a continue that follows the end as it grows, until a stop, a pause or the end of
-  // the session.
-  std::optional<replay::Stop> followForward(const std::vector<replay::Breakpoint>& breakpoints,
-                                            const std::vector<replay::Watch>& watches, std::string& error);
   // Whether `position` is the fault the recording ends in.
   bool atFault(const replay::Position& position) const;
 

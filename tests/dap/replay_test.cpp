@@ -1006,6 +1006,17 @@ TEST_F(DapNonstop, WhenTheProgramFaultsTheSessionStopsAtTheFaultInHistoryAndStay
   EXPECT_EQ(move("continue")["body"]["reason"], "exception");
 }
 
+TEST_F(DapNonstop, ABreakpointSetWhileTheSessionFollowsTheRecordingStopsIt) {
+  startLive(json{{"nonstop", true}, {"realtime", true}});
+  client_.configured();  // no breakpoint: the session follows the recording
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(client_.noEvent("stopped", std::chrono::milliseconds(10)));
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal > 30"}}}));
+  const json stopped = client_.event("stopped");
+  EXPECT_EQ(stopped["body"]["reason"], "breakpoint");
+  EXPECT_GT(std::stoll(evaluate("gTotal")), 30);
+}
+
 TEST_F(DapNonstop, NonstopNeedsTheRecording) {
   client_.send("initialize", json{{"adapterID", "scanback"}});
   const json launch = client_.request(
