@@ -341,6 +341,11 @@ SyncResult Recorder::sync() {
   const bool ownKeyframe = runtime_.inCycle() && needKeyframe_ && haveKeyframe_;
   std::memcpy(out, &h, sizeof h);
   ring_.commit();  // (publishes syncDone_ to the writer)
+  {
+    std::lock_guard lock(kickMutex_);
+    kicked_ = true;
+  }
+  kick_.notify_one();
   if (droppedRun_) {
     // The writer writes their gap: the next recorded cycle starts a chunk of its own.
     bump(gaps_);
@@ -411,7 +416,10 @@ void Recorder::writerLoop() {
           std::chrono::steady_clock::now() - chunkOpenedAt_ >= std::chrono::nanoseconds(options_.flushEveryNs)) {
         flushChunk();  // a reader following the trace sees the cycles so far (the next chunk starts from vm_)
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      // Idle: poll again in a millisecond, or at once when sync() asks (a debugger waits for it).
+      std::unique_lock lock(kickMutex_);
+      kick_.wait_for(lock, std::chrono::milliseconds(1), [&] { return kicked_; });
+      kicked_ = false;
       continue;
     }
     if (const int64_t delay = writerDelayUs_.load(std::memory_order_relaxed); delay > 0) {

@@ -23,10 +23,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -214,8 +216,12 @@ class Recorder final : public CycleHooks {
   alignas(64) std::atomic<SnapshotRequest*> snapshotRequests_{nullptr};
   static SnapshotRequest closedStack_;
 
-  // ---- sync(): set by the caller before its mark crosses the queue, fulfilled by the writer
+  // ---- sync(): set by the caller before its mark crosses the queue, fulfilled by the writer;
+  // the caller wakes the idle writer (the scan thread never does: it only ever polls)
   std::promise<SyncResult> syncDone_;
+  std::mutex kickMutex_;
+  std::condition_variable kick_;
+  bool kicked_ = false;
 
   // ---- writer thread
   Vm vm_;                             // re-executes the recorded cycles
