@@ -2,6 +2,10 @@
 // intervals (or as fast as it goes). Stops are taken at statement boundaries by a VmObserver that
 // consults the StopSet (DESIGN.md invariants 3 and 4: breakpoints are a side table, not patched
 // code); while stopped, the thread waits for resume() and the session reads the VM.
+//
+// With a trace path (LiveOptions::recordPath) it records every cycle through the Recorder, and
+// while paused hands its history to a replayer (history(): the ended cycles in the trace, the
+// cycle under way from its scan inputs); RecordedLiveTarget builds time travel on that.
 #pragma once
 
 #include <atomic>
@@ -13,8 +17,8 @@
 
 #include "dap/targets/target.h"
 #include "recorder/recorder.h"
-#include "vm/runtime/cycle_times.h"
 #include "replayer/replayer.h"
+#include "vm/runtime/cycle_times.h"
 #include "vm/runtime/stimulus.h"
 
 namespace scanback::dap {
@@ -61,7 +65,6 @@ class LiveTarget final : public Target, private VmObserver {
   // ---- recording (LiveOptions::recordPath)
   // Starts the recording, before start(). False with `error` when the trace cannot be created.
   bool startRecording(std::string& error);
-  bool recording() const { return recorder_ != nullptr; }
   // While paused: makes the trace hold every ended cycle and describes the cycle under way.
   // False with `error` when the recording cannot give it (it failed, or cycles were dropped
   // right before this one).
