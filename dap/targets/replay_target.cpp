@@ -124,6 +124,16 @@ std::optional<HistoryPosition> ReplayTarget::recordedPosition(uint64_t cycle, st
     error = fmt::format("cycle {} has {} statement boundaries: step {} is past its end", cycle, steps->count(), *step);
     return std::nullopt;
   }
+  // A cycle that faulted, or has not ended (the live task is paused in it), has no end position.
+  std::shared_ptr<const trace::ChunkData> held;
+  replay::CycleRecord record;
+  std::string ignored;
+  if (step && *step == steps->count() &&
+      (steps->faulted || (history.cycle(cycle, held, record, ignored) && record.open))) {
+    error = fmt::format("cycle {} {} after {} statement boundaries: step {} is not in it", cycle,
+                        steps->faulted ? "faulted" : "has gone no further", steps->count(), *step);
+    return std::nullopt;
+  }
   return HistoryPosition{cycle, step.value_or(0)};
 }
 

@@ -738,6 +738,10 @@ TEST_F(DapLiveHistory, TheTimelineOfALiveSessionEndsWhereTheTaskIsPausedAndSaysI
   t = timeline();
   EXPECT_GT(t["lastCycle"].get<uint64_t>(), 30u);
   EXPECT_EQ(t["cycle"], t["lastCycle"]);
+  // Nothing after the live position: the cycle under way has gone no further.
+  const json past = client_.request("scanback/seek", json{{"cycle", t["cycle"]}, {"step", t["step"].get<uint64_t>() + 1}});
+  EXPECT_FALSE(past["success"]);
+  EXPECT_NE(past["message"].get<std::string>().find("has gone no further"), std::string::npos) << past.dump();
   move("scanback/seek", json{{"cycle", 5}});
   EXPECT_EQ(position(), (std::pair<uint64_t, uint64_t>{5, 0}));
 }
