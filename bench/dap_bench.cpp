@@ -16,6 +16,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <string>
 #include <thread>
 
 #include "dap/session/session.h"
@@ -124,11 +126,14 @@ PausedSession& session() {
 
 double gThreadsMedianUs = 0;
 
-// Times `call` per iteration; reports the median and p99 round trip in microseconds.
+// Times `call` per iteration (after `prepare`, not timed); reports the median and p99 round trip in
+// microseconds, and whether the median meets `targetUs` (`target` names it).
 template <class F>
-void measure(benchmark::State& state, F&& call, bool baseline = false) {
+void measure(benchmark::State& state, F&& call, bool baseline = false, double targetUs = 1000,
+             const std::string& target = "target < 1 ms", const std::function<void()>& prepare = {}) {
   std::vector<double> us;
   for (auto _ : state) {
+    if (prepare) prepare();
     const auto t0 = std::chrono::steady_clock::now();
     call();
     const double elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -141,7 +146,7 @@ void measure(benchmark::State& state, F&& call, bool baseline = false) {
   state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
   if (baseline) gThreadsMedianUs = median;
   if (gThreadsMedianUs > 0) state.counters["x_threads"] = median / gThreadsMedianUs;
-  state.SetLabel(baseline ? "baseline" : (median < 1000 ? "target < 1 ms (met)" : "target < 1 ms (NOT met)"));
+  state.SetLabel(baseline ? "baseline" : target + (median < targetUs ? " (met)" : " (NOT met)"));
 }
 
 void BM_Threads(benchmark::State& state) {
@@ -180,27 +185,17 @@ void BM_Evaluate(benchmark::State& state) {
   });
 }
 
-}  // namespace
-
 void BM_LiveStepBack(benchmark::State& state) {
   PausedSession& s = session();
-  std::vector<double> us;
-  for (auto _ : state) {
-    s.move("continue");  // (back to the live position, if in history)
-    s.move("continue");  // on live, to the next hit
-    const auto t0 = std::chrono::steady_clock::now();
-    s.move("stepBack");
-    const double elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    us.push_back(elapsed);
-    state.SetIterationTime(elapsed / 1e6);
-  }
-  std::sort(us.begin(), us.end());
-  const double median = us[us.size() / 2];
-  state.counters["median_us"] = median;
-  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
-  if (gThreadsMedianUs > 0) state.counters["x_threads"] = median / gThreadsMedianUs;
-  state.SetLabel(median < 10'000 ? "target stepBack < 10 ms (met)" : "target stepBack < 10 ms (NOT met)");
+  measure(
+      state, [&] { s.move("stepBack"); }, false, 10'000, "target stepBack < 10 ms",
+      [&] {
+        s.move("continue");  // (back to the live position, if in history)
+        s.move("continue");  // on live, to the next hit
+      });
 }
+
+}  // namespace
 
 BENCHMARK(BM_Threads)->UseManualTime()->Iterations(2000);
 BENCHMARK(BM_StackTrace)->UseManualTime()->Iterations(2000);
