@@ -401,6 +401,7 @@ const CycleSteps* Replayer::steps(uint64_t cycle, std::string& error) {
   scratch_.setObserver(nullptr);
   checkDigest(scratch_, record, status);
   s.faulted = status == RunStatus::Faulted && !record.open;
+  s.open = record.open;
   stepsCache_.push_front(std::move(s));
   if (stepsCache_.size() > kCachedCycleSteps) stepsCache_.pop_back();
   return &stepsCache_.front();
@@ -408,11 +409,7 @@ const CycleSteps* Replayer::steps(uint64_t cycle, std::string& error) {
 
 void Replayer::setOpenCycle(const OpenCycle* open) {
   if (history_.hasOpenChunk()) forgetCycle(history_.endCycle() - 1);
-  if (!open) {
-    history_.setOpenChunk(nullptr);
-    return;
-  }
-  history_.setOpenChunk(History::openChunk(*open));
+  history_.setOpenChunk(open ? History::openChunk(*open) : nullptr);
 }
 
 bool Replayer::refresh() {

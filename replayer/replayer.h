@@ -90,6 +90,7 @@ struct CycleSteps {
   };
   std::vector<Activation> activationTable;  // [0] is the top level
   bool faulted = false;                     // the cycle ends in a fault at its last boundary
+  bool open = false;                        // the open cycle: its last boundary is where it has got to
   uint32_t count() const { return static_cast<uint32_t>(statements.size()); }
   // True when activation `a` is `of` or one of its callers.
   bool encloses(uint32_t a, uint32_t of) const;

@@ -267,7 +267,6 @@ bool LiveTarget::history(LiveHistory& out, std::string& error) {
   out.partialPath = tracePaths_.back() + ".partial";
   out.program = runtime_.vm().programPtr();
   out.segment = tracePaths_.size() - 1;
-  out.endCycle = synced.endCycle;
   if (pausedInCycle()) {
     if (synced.image.empty()) {
       error = fmt::format("the cycles right before cycle {} were dropped (the recorder could not keep up): the cycle "

@@ -41,7 +41,6 @@ struct LiveHistory {
   std::string partialPath;               // the trace being written
   std::shared_ptr<const Program> program;  // the version it records
   uint64_t segment = 0;                  // which trace: a reload starts the next one
-  uint64_t endCycle = 0;                 // the file holds the recorded cycles before this one
   std::optional<replay::OpenCycle> open;  // none when paused at a fault (its cycle has ended)
 };
 

@@ -125,11 +125,7 @@ std::optional<HistoryPosition> ReplayTarget::recordedPosition(uint64_t cycle, st
     return std::nullopt;
   }
   // A cycle that faulted, or has not ended (the live task is paused in it), has no end position.
-  std::shared_ptr<const trace::ChunkData> held;
-  replay::CycleRecord record;
-  std::string ignored;
-  if (step && *step == steps->count() &&
-      (steps->faulted || (history.cycle(cycle, held, record, ignored) && record.open))) {
+  if (step && *step == steps->count() && (steps->faulted || steps->open)) {
     error = fmt::format("cycle {} {} after {} statement boundaries: step {} is not in it", cycle,
                         steps->faulted ? "faulted" : "has gone no further", steps->count(), *step);
     return std::nullopt;
