@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
   replayCmd
       ->add_option("--to", replayArgs.to,
                    "CYCLE (the end of that cycle), CYCLE:STEP (before the STEP-th statement of the cycle, from "
-                   "0) or end (the end of the last cycle, or its faulting statement)")
+                   "0) or end (the end of the last cycle, its faulting statement, or where the recording "
+                   "finished inside it)")
       ->default_val("end");
   replayCmd->add_flag("--print-state", replayArgs.printState,
                       "Print the state there as JSON on stdout, exactly as run --print-state does");

@@ -346,8 +346,11 @@ bool Replayer::seekOn(Vm& vm, Position target, std::string& error) {
   const bool noEnd = faulted || record.open;  // a faulted cycle has no end; an open one none yet
   const uint64_t last = noEnd ? record.stepCount - 1 : record.stepCount;
   if (target.step > last || (noEnd && record.stepCount == 0)) {
-    error = fmt::format("cycle {} has {} steps{}: step {} is not in it", target.cycle, record.stepCount,
-                        faulted ? " and ends in a fault" : "", target.step);
+    const char* why = faulted       ? " and ends in a fault"
+                      : record.open ? " and has gone no further (the recording finished inside it)"
+                                    : "";
+    error = fmt::format("cycle {} has {} steps{}: step {} is not in it", target.cycle, record.stepCount, why,
+                        target.step);
     return false;
   }
   if (!restoreBefore(vm, target.cycle, error) || !startCycle(vm, record, error)) return false;
