@@ -18,6 +18,9 @@ cmake --build build-asan -j"$jobs"
 echo "== tests under ASan + UBSan"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
 
+echo "== traces between builds: recorded with -O2, verified with -O0 + ASan, and the reverse"
+tests/portability/cross_build_verify.sh build/scanback build-asan/scanback
+
 echo "== build (ThreadSanitizer: the recorder's scan and writer threads, replayers on several threads, DAP sessions beside a running target)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_TSAN=ON -DSCANBACK_BENCH=OFF >/dev/null
 cmake --build build-tsan --target recorder_tests replayer_tests dap_tests -j"$jobs"

@@ -61,15 +61,75 @@ struct Rs {
   uint8_t Q1;
 };
 
+#define SB_FIELD(S, F, KIND, SECTION) NativeField{#F, TypeKind::KIND, VarSection::SECTION, offsetof(S, F), sizeof(S::F), false}
+#define SB_HIDDEN(S, F, KIND) NativeField{#F, TypeKind::KIND, VarSection::Var, offsetof(S, F), sizeof(S::F), true}
+
+const NativeField kTimerFields[] = {
+    SB_FIELD(Timer, IN, Bool, Input),   SB_FIELD(Timer, PT, Time, Input),  SB_FIELD(Timer, Q, Bool, Output),
+    SB_FIELD(Timer, ET, Time, Output),  SB_HIDDEN(Timer, prevIn, Bool),    SB_HIDDEN(Timer, running, Bool),
+    SB_HIDDEN(Timer, start, Time),
+};
+const NativeField kTrigFields[] = {
+    SB_FIELD(Trig, CLK, Bool, Input),
+    SB_FIELD(Trig, Q, Bool, Output),
+    SB_HIDDEN(Trig, M, Bool),
+};
+const NativeField kCtuFields[] = {
+    SB_FIELD(Ctu, CU, Bool, Input), SB_FIELD(Ctu, RESET, Bool, Input), SB_FIELD(Ctu, PV, Int, Input),
+    SB_FIELD(Ctu, Q, Bool, Output), SB_FIELD(Ctu, CV, Int, Output),     SB_HIDDEN(Ctu, prevCu, Bool),
+};
+const NativeField kCtdFields[] = {
+    SB_FIELD(Ctd, CD, Bool, Input), SB_FIELD(Ctd, LOAD, Bool, Input), SB_FIELD(Ctd, PV, Int, Input),
+    SB_FIELD(Ctd, Q, Bool, Output), SB_FIELD(Ctd, CV, Int, Output),    SB_HIDDEN(Ctd, prevCd, Bool),
+};
+const NativeField kCtudFields[] = {
+    SB_FIELD(Ctud, CU, Bool, Input),    SB_FIELD(Ctud, CD, Bool, Input),   SB_FIELD(Ctud, RESET, Bool, Input),
+    SB_FIELD(Ctud, LOAD, Bool, Input),  SB_FIELD(Ctud, PV, Int, Input),    SB_FIELD(Ctud, QU, Bool, Output),
+    SB_FIELD(Ctud, QD, Bool, Output),   SB_FIELD(Ctud, CV, Int, Output),   SB_HIDDEN(Ctud, prevCu, Bool),
+    SB_HIDDEN(Ctud, prevCd, Bool),
+};
+const NativeField kSrFields[] = {
+    SB_FIELD(Sr, S1, Bool, Input),
+    SB_FIELD(Sr, R, Bool, Input),
+    SB_FIELD(Sr, Q1, Bool, Output),
+};
+const NativeField kRsFields[] = {
+    SB_FIELD(Rs, S, Bool, Input),
+    SB_FIELD(Rs, R1, Bool, Input),
+    SB_FIELD(Rs, Q1, Bool, Output),
+};
+
+template <class T>
+std::span<const NativeField> fieldsOf();
+template <>
+std::span<const NativeField> fieldsOf<Timer>() { return kTimerFields; }
+template <>
+std::span<const NativeField> fieldsOf<Trig>() { return kTrigFields; }
+template <>
+std::span<const NativeField> fieldsOf<Ctu>() { return kCtuFields; }
+template <>
+std::span<const NativeField> fieldsOf<Ctd>() { return kCtdFields; }
+template <>
+std::span<const NativeField> fieldsOf<Ctud>() { return kCtudFields; }
+template <>
+std::span<const NativeField> fieldsOf<Sr>() { return kSrFields; }
+template <>
+std::span<const NativeField> fieldsOf<Rs>() { return kRsFields; }
+
+// An instance is read into its struct field by field and written back the same way: the struct's
+// padding is never copied into the image, because an optimising compiler may rebuild the struct
+// from registers and leave anything in its padding. The image must be a pure function of the
+// program and its scan inputs on every build (docs/architecture.md, determinism).
 template <class T>
 T load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
+  T v{};
+  for (const NativeField& f : fieldsOf<T>()) std::memcpy(reinterpret_cast<uint8_t*>(&v) + f.offset, p + f.offset, f.size);
   return v;
 }
 template <class T>
 void store(uint8_t* p, const T& v) {
-  std::memcpy(p, &v, sizeof v);
+  for (const NativeField& f : fieldsOf<T>())
+    std::memcpy(p + f.offset, reinterpret_cast<const uint8_t*>(&v) + f.offset, f.size);
 }
 
 void runTon(uint8_t* p, int64_t now) {
@@ -200,51 +260,11 @@ std::span<const uint8_t> zeroBytes() {
 std::span<const uint8_t> fTrigInit() {
   static const auto bytes = [] {
     std::array<uint8_t, sizeof(Trig)> b{};
-    Trig t{};
-    t.M = 1;  // IEC: F_TRIG's memory starts TRUE, so a FALSE input does not fire on the first call
-    std::memcpy(b.data(), &t, sizeof t);
+    b[offsetof(Trig, M)] = 1;  // IEC: F_TRIG's memory starts TRUE, so a FALSE input does not fire on the first call
     return b;
   }();
   return bytes;
 }
-
-#define SB_FIELD(S, F, KIND, SECTION) NativeField{#F, TypeKind::KIND, VarSection::SECTION, offsetof(S, F), false}
-#define SB_HIDDEN(S, F, KIND) NativeField{#F, TypeKind::KIND, VarSection::Var, offsetof(S, F), true}
-
-const NativeField kTimerFields[] = {
-    SB_FIELD(Timer, IN, Bool, Input),   SB_FIELD(Timer, PT, Time, Input),  SB_FIELD(Timer, Q, Bool, Output),
-    SB_FIELD(Timer, ET, Time, Output),  SB_HIDDEN(Timer, prevIn, Bool),    SB_HIDDEN(Timer, running, Bool),
-    SB_HIDDEN(Timer, start, Time),
-};
-const NativeField kTrigFields[] = {
-    SB_FIELD(Trig, CLK, Bool, Input),
-    SB_FIELD(Trig, Q, Bool, Output),
-    SB_HIDDEN(Trig, M, Bool),
-};
-const NativeField kCtuFields[] = {
-    SB_FIELD(Ctu, CU, Bool, Input), SB_FIELD(Ctu, RESET, Bool, Input), SB_FIELD(Ctu, PV, Int, Input),
-    SB_FIELD(Ctu, Q, Bool, Output), SB_FIELD(Ctu, CV, Int, Output),     SB_HIDDEN(Ctu, prevCu, Bool),
-};
-const NativeField kCtdFields[] = {
-    SB_FIELD(Ctd, CD, Bool, Input), SB_FIELD(Ctd, LOAD, Bool, Input), SB_FIELD(Ctd, PV, Int, Input),
-    SB_FIELD(Ctd, Q, Bool, Output), SB_FIELD(Ctd, CV, Int, Output),    SB_HIDDEN(Ctd, prevCd, Bool),
-};
-const NativeField kCtudFields[] = {
-    SB_FIELD(Ctud, CU, Bool, Input),    SB_FIELD(Ctud, CD, Bool, Input),   SB_FIELD(Ctud, RESET, Bool, Input),
-    SB_FIELD(Ctud, LOAD, Bool, Input),  SB_FIELD(Ctud, PV, Int, Input),    SB_FIELD(Ctud, QU, Bool, Output),
-    SB_FIELD(Ctud, QD, Bool, Output),   SB_FIELD(Ctud, CV, Int, Output),   SB_HIDDEN(Ctud, prevCu, Bool),
-    SB_HIDDEN(Ctud, prevCd, Bool),
-};
-const NativeField kSrFields[] = {
-    SB_FIELD(Sr, S1, Bool, Input),
-    SB_FIELD(Sr, R, Bool, Input),
-    SB_FIELD(Sr, Q1, Bool, Output),
-};
-const NativeField kRsFields[] = {
-    SB_FIELD(Rs, S, Bool, Input),
-    SB_FIELD(Rs, R1, Bool, Input),
-    SB_FIELD(Rs, Q1, Bool, Output),
-};
 
 #define SB_NATIVE(NAME, S, FIELDS, RUN, INIT) NativeFbInfo{NAME, sizeof(S), alignof(S), FIELDS, RUN, INIT}
 

@@ -17,6 +17,7 @@ struct NativeField {
   TypeKind kind;
   VarSection section;
   uint32_t offset;
+  uint32_t size;
   bool hidden;  // internal state, not shown in printed state
 };
 
