@@ -43,7 +43,9 @@ TEST(NativeFunctionBlocks, InitialBytesAreZeroOutsideFields) {
     ASSERT_EQ(init.size(), fb.size) << fb.name;
     const auto covered = fieldBytes(fb);
     for (uint32_t i = 0; i < fb.size; ++i) {
-      if (!covered[i]) EXPECT_EQ(init[i], 0) << fb.name << " padding byte " << i;
+      if (!covered[i]) {
+        EXPECT_EQ(init[i], 0) << fb.name << " padding byte " << i;
+      }
     }
   }
 }
@@ -73,10 +75,11 @@ TEST(NativeFunctionBlocks, CallsNeverWritePaddingAndIgnoreIt) {
       fb.run(withSentinel.data(), now);
       fb.run(withZeros.data(), now);
       for (uint32_t i = 0; i < fb.size; ++i) {
-        if (covered[i])
+        if (covered[i]) {
           ASSERT_EQ(withSentinel[i], withZeros[i]) << fb.name << " field byte " << i << " at call " << call;
-        else
+        } else {
           ASSERT_EQ(withSentinel[i], kSentinel) << fb.name << " wrote padding byte " << i << " at call " << call;
+        }
       }
     }
   }
