@@ -150,7 +150,8 @@ void measure(benchmark::State& state, F&& call, bool baseline = false, double ta
 }
 
 void BM_Threads(benchmark::State& state) {
-  measure(state, [] { session().request("threads", json::object()); }, true);
+  measure(
+      state, [] { session().request("threads", json::object()); }, true);
 }
 
 void BM_StackTrace(benchmark::State& state) {
@@ -164,7 +165,8 @@ void BM_Scopes(benchmark::State& state) {
 void BM_VariablesArrayPaged(benchmark::State& state) {
   // The Locals of Filler, then the levels array, one page of 100 elements at a time (10 pages).
   const json scopes = session().request("scopes", json{{"frameId", 1}});
-  const json locals = session().request("variables", json{{"variablesReference", scopes["scopes"][0]["variablesReference"]}});
+  const json locals =
+      session().request("variables", json{{"variablesReference", scopes["scopes"][0]["variablesReference"]}});
   int64_t array = 0;
   for (const json& v : locals["variables"])
     if (v["name"] == "levels") array = v["variablesReference"];
@@ -180,8 +182,9 @@ void BM_VariablesArrayPaged(benchmark::State& state) {
 
 void BM_Evaluate(benchmark::State& state) {
   measure(state, [] {
-    session().request("evaluate", json{{"expression", "levels[count MOD 1000 + 1] * 2 + step"}, {"frameId", 1},
-                                       {"context", "watch"}});
+    session().request(
+        "evaluate",
+        json{{"expression", "levels[count MOD 1000 + 1] * 2 + step"}, {"frameId", 1}, {"context", "watch"}});
   });
 }
 

@@ -81,8 +81,7 @@ int64_t DapClient::send(const std::string& command, json arguments) {
   }
   requestOutputs_.clear();
   pendingSince_ = nowNs();
-  writer_->send(
-      json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", std::move(arguments)}});
+  writer_->send(json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", std::move(arguments)}});
   return seq;
 }
 

@@ -74,8 +74,8 @@ class DapClient {
   std::unique_ptr<dap::MessageReader> reader_;
   std::unique_ptr<dap::MessageWriter> writer_;
   int64_t seq_ = 1;
-  std::vector<std::string> outputs_;          // the last 8, with their category, for error messages
-  std::vector<std::string> requestOutputs_;   // see outputsOfLastRequest()
+  std::vector<std::string> outputs_;         // the last 8, with their category, for error messages
+  std::vector<std::string> requestOutputs_;  // see outputsOfLastRequest()
   std::atomic<double> pendingSince_{0};
   std::string pendingCommand_;  // under watchMutex_
   std::thread watchdog_;

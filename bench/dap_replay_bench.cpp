@@ -126,13 +126,14 @@ bool launch(Setup& s) {
   s.client = std::make_unique<DapClient>("dap_replay_bench", config.timeoutSeconds);
   try {
     const double t0 = nowNs();
-    s.client->request("initialize", json{{"adapterID", "dap_replay_bench"}, {"linesStartAt1", true},
-                                         {"columnsStartAt1", true}});
+    s.client->request("initialize",
+                      json{{"adapterID", "dap_replay_bench"}, {"linesStartAt1", true}, {"columnsStartAt1", true}});
     s.client->request("launch", json{{"trace", s.tracePath}, {"startAt", "end"}});
     const json stop = s.client->move("configurationDone", json::object());
     s.threadId = stop.value("threadId", int64_t{1});
     const json timeline = s.client->request("scanback/timeline", json::object());
-    std::fprintf(stderr, "dap_replay_bench: launched the replay session in %.0f ms: stopped (%s) at cycle %s of %s..%s\n",
+    std::fprintf(stderr,
+                 "dap_replay_bench: launched the replay session in %.0f ms: stopped (%s) at cycle %s of %s..%s\n",
                  (nowNs() - t0) / 1e6, stop.value("reason", "?").c_str(), timeline["cycle"].dump().c_str(),
                  timeline["firstCycle"].dump().c_str(), timeline["lastCycle"].dump().c_str());
     if (timeline["lastCycle"] != s.cycles - 1) {
@@ -215,7 +216,9 @@ Position here(DapClient& client) {
   return Position{t["cycle"].get<uint64_t>(), t["step"].get<uint64_t>()};
 }
 
-std::string at(const Position& p) { return "(cycle " + std::to_string(p.cycle) + ", step " + std::to_string(p.step) + ")"; }
+std::string at(const Position& p) {
+  return "(cycle " + std::to_string(p.cycle) + ", step " + std::to_string(p.step) + ")";
+}
 
 // scanback/seek to `p`, checked with scanback/timeline (untimed); the thread of the stop.
 int64_t seek(DapClient& client, const Position& p) {
@@ -321,8 +324,9 @@ void BM_DapReverseContinue(benchmark::State& state) {
       }
       const Position start{c.hit + distance, 0};
       const int64_t thread = seek(*client, start);
-      const json stop =
-          samples.time(state, [&] { return client->move("reverseContinue", json{{"threadId", thread}}); });
+      const json stop = samples.time(state, [&] {
+        return client->move("reverseContinue", json{{"threadId", thread}});
+      });
       // The check: a breakpoint stop of ours, in cycle `hit`, at the statement.
       const Position now = here(*client);
       const SourceSpan& span = program.statement(c.statement).span;
@@ -337,7 +341,8 @@ void BM_DapReverseContinue(benchmark::State& state) {
             client->request("stackTrace", json{{"threadId", stop.value("threadId", int64_t{1})}})["stackFrames"];
         if (frames.empty() || frames[0].value("line", int64_t{0}) != span.line ||
             frames[0].value("column", int64_t{0}) != span.column)
-          wrong = "the top frame is not at the statement: " + (frames.empty() ? std::string("no frames") : frames[0].dump());
+          wrong = "the top frame is not at the statement: " +
+                  (frames.empty() ? std::string("no frames") : frames[0].dump());
       }
       if (!wrong.empty()) {
         state.SkipWithError(("reverseContinue from " + at(start) + " with a breakpoint on statement " +
@@ -363,8 +368,9 @@ void BM_DapReverseContinue(benchmark::State& state) {
   // No breakpoint stays for the benchmarks after this one.
   if (fileWithBreakpoint && !client->hung()) {
     try {
-      client->request("setBreakpoints", json{{"source", json{{"path", plant()->sources.file(*fileWithBreakpoint).path}}},
-                                             {"breakpoints", json::array()}});
+      client->request("setBreakpoints",
+                      json{{"source", json{{"path", plant()->sources.file(*fileWithBreakpoint).path}}},
+                           {"breakpoints", json::array()}});
     } catch (const std::exception&) {
     }
   }
@@ -427,13 +433,12 @@ void registerBenchmarks() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::optional<std::vector<char*>> rest =
-      parseFlags(argc, argv, "dap_replay_bench", [](std::string_view arg) {
-        std::string value;
-        if (!parseFlag(arg, "--timeout-seconds", value)) return false;
-        config.timeoutSeconds = std::stod(value);
-        return true;
-      });
+  const std::optional<std::vector<char*>> rest = parseFlags(argc, argv, "dap_replay_bench", [](std::string_view arg) {
+    std::string value;
+    if (!parseFlag(arg, "--timeout-seconds", value)) return false;
+    config.timeoutSeconds = std::stod(value);
+    return true;
+  });
   if (!rest) return 1;
   if (commonFlags.cycles < 2) {
     std::fprintf(stderr, "dap_replay_bench: --cycles must be at least 2\n");

@@ -69,7 +69,7 @@ struct Config {
 } config;
 
 constexpr auto kIdleRequestPeriod = std::chrono::milliseconds(100);
-constexpr uint64_t kMovesPerSeek = 200;     // then back near the live end
+constexpr uint64_t kMovesPerSeek = 200;    // then back near the live end
 constexpr uint64_t kMovesPerInspect = 10;  // stackTrace + scopes + variables
 
 bool gHung = false;  // a session was abandoned: the process ends with _Exit(2)
@@ -94,7 +94,8 @@ std::vector<std::string> plantFiles() {
 // A fresh nonstop session on the plant, stopped at its entry.
 std::unique_ptr<DapClient> launch() {
   auto client = std::make_unique<DapClient>("nonstop_bench", config.timeoutSeconds);
-  client->request("initialize", json{{"adapterID", "nonstop_bench"}, {"linesStartAt1", true}, {"columnsStartAt1", true}});
+  client->request("initialize",
+                  json{{"adapterID", "nonstop_bench"}, {"linesStartAt1", true}, {"columnsStartAt1", true}});
   client->request("launch", json{{"program", plantFiles()},
                                  {"nonstop", true},
                                  {"realtime", true},
@@ -130,10 +131,10 @@ CycleTime finish(benchmark::State& state, const char* name, DapClient& client, d
   state.counters["max_us"] = r.maxUs;
   state.counters["gaps"] = static_cast<double>(t.value("gaps", json::array()).size());
   state.counters["process_cpu_pct"] = 100 * cpuNs / wallNs;
-  std::fprintf(stderr,
-               "nonstop_bench: %s: %llu cycles (timeline %s..%s), cycle time median %.2f us, p99 %.2f us, max %.2f us\n",
-               name, static_cast<unsigned long long>(r.cycles), t["firstCycle"].dump().c_str(),
-               t["lastCycle"].dump().c_str(), r.medianUs, r.p99Us, r.maxUs);
+  std::fprintf(
+      stderr, "nonstop_bench: %s: %llu cycles (timeline %s..%s), cycle time median %.2f us, p99 %.2f us, max %.2f us\n",
+      name, static_cast<unsigned long long>(r.cycles), t["firstCycle"].dump().c_str(), t["lastCycle"].dump().c_str(),
+      r.medianUs, r.p99Us, r.maxUs);
   return r;
 }
 

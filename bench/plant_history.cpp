@@ -87,8 +87,8 @@ std::shared_ptr<const Program> plant() {
 }
 
 PlantInputs::PlantInputs(std::string& error) {
-  auto s = Stimulus::load((fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant" / "stimulus.csv").string(),
-                          *plant(), error);
+  auto s =
+      Stimulus::load((fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant" / "stimulus.csv").string(), *plant(), error);
   if (s) original_ = *s;
   current_ = original_;
 }

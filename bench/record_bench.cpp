@@ -32,8 +32,8 @@ using bench::plant;
 
 Stimulus plantStimulus() {
   std::string error;
-  auto s = Stimulus::load((fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant" / "stimulus.csv").string(), *plant(),
-                          error);
+  auto s =
+      Stimulus::load((fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant" / "stimulus.csv").string(), *plant(), error);
   return *s;
 }
 

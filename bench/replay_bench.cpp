@@ -127,9 +127,11 @@ void printCases(Setup& s) {
     std::map<uint32_t, uint64_t> seen;
     for (const BreakpointCase& c : s.cases[500'000]) seen[c.statement] = c.hit;
     for (const auto& [statement, hit] : seen)
-      std::fprintf(stderr, "replay_bench:   500000 back: statement %u (%s), ran in %llu cycles, last before the start in cycle %llu\n",
-                   statement, describe(*plant(), statement).c_str(),
-                   static_cast<unsigned long long>(s.statementCycles[statement]), static_cast<unsigned long long>(hit));
+      std::fprintf(
+          stderr,
+          "replay_bench:   500000 back: statement %u (%s), ran in %llu cycles, last before the start in cycle %llu\n",
+          statement, describe(*plant(), statement).c_str(),
+          static_cast<unsigned long long>(s.statementCycles[statement]), static_cast<unsigned long long>(hit));
   }
 }
 
@@ -300,9 +302,10 @@ void BM_ReverseContinueToWrite(benchmark::State& state, const std::string& name,
     // The live run saw the value change at the end of the cycles in `changes`: the stop is in
     // the last of them before the start's cycle, or in the start's cycle itself.
     const auto it = std::lower_bound(changes.begin(), changes.end(), start.cycle);
-    const bool ok = stop->reason == replay::StopReason::DataWrite
-                        ? stop->position.cycle == start.cycle || (it != changes.begin() && *std::prev(it) == stop->position.cycle)
-                        : stop->reason == replay::StopReason::Start && it == changes.begin();
+    const bool ok =
+        stop->reason == replay::StopReason::DataWrite
+            ? stop->position.cycle == start.cycle || (it != changes.begin() && *std::prev(it) == stop->position.cycle)
+            : stop->reason == replay::StopReason::Start && it == changes.begin();
     if (!ok) ++wrong;
     distances.push_back(static_cast<double>(start.cycle - stop->position.cycle));
   }
@@ -447,7 +450,10 @@ void registerBenchmarks() {
         ->UseManualTime()
         ->Unit(kMillisecond);
   }
-  benchmark::RegisterBenchmark("BM_ForwardReplay", BM_ForwardReplay)->Iterations(1)->UseManualTime()->Unit(kMillisecond);
+  benchmark::RegisterBenchmark("BM_ForwardReplay", BM_ForwardReplay)
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(kMillisecond);
   benchmark::RegisterBenchmark("BM_PeakMemory", BM_PeakMemory)->Iterations(1)->UseManualTime()->Unit(kMillisecond);
 }
 

@@ -20,6 +20,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -37,8 +39,6 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 #include "vm/compiler/compiler.h"
@@ -115,9 +115,9 @@ struct LuaTiming {
 
 // `lua5.4 bench/lua/run.lua NAME n` once: its "NAME ns_per_cycle" line.
 std::optional<double> runLuaOnce(const std::string& lua, const std::string& name, uint64_t n, std::string& error) {
-  const std::string command = fmt::format("{} {} {} {} 2>&1", shellQuote(lua),
-                                          shellQuote((kSourceDir / "bench" / "lua" / "run.lua").string()),
-                                          shellQuote(name), n);
+  const std::string command =
+      fmt::format("{} {} {} {} 2>&1", shellQuote(lua), shellQuote((kSourceDir / "bench" / "lua" / "run.lua").string()),
+                  shellQuote(name), n);
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) {
     error = fmt::format("cannot run {}: {}", command, std::strerror(errno));

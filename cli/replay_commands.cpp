@@ -129,9 +129,7 @@ std::string sourceText(const Program& program, uint32_t statement) {
   return out.substr(first, last - first + 1);
 }
 
-std::string positionText(Position p) {
-  return fmt::format("{}:{}", p.cycle, p.step);
-}
+std::string positionText(Position p) { return fmt::format("{}:{}", p.cycle, p.step); }
 
 // Opens the trace and prints the reader's warnings; null (error printed) when it cannot be replayed.
 std::unique_ptr<Replayer> openReplayer(const std::string& path) {

@@ -75,7 +75,8 @@ bool parseRing(const std::string& text, recorder::RecorderOptions& options, std:
   const struct {
     const char* unit;
     double bytes;
-  } sizes[] = {{"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"KIB", 1024.0}, {"MIB", 1048576.0}, {"GIB", 1073741824.0}};
+  } sizes[] = {{"B", 1},        {"KB", 1e3},        {"MB", 1e6},          {"GB", 1e9},
+               {"KIB", 1024.0}, {"MIB", 1048576.0}, {"GIB", 1073741824.0}};
   for (const auto& s : sizes) {
     if (unit == s.unit) {
       if (n <= 0) break;
@@ -213,8 +214,8 @@ int runCommand(const RunArgs& args) {
       std::cerr << fmt::format("scanback: recording to {} failed: {}\n", args.record, error);
       if (exitCode == kExitOk) exitCode = kExitUsage;
     } else if (!args.quiet) {
-      std::cerr << fmt::format("  recorded {} cycles to {} ({} chunks, {} bytes, {:.1f} bytes per cycle)", s.cyclesRecorded,
-                               args.record, s.chunks, s.bytesWritten,
+      std::cerr << fmt::format("  recorded {} cycles to {} ({} chunks, {} bytes, {:.1f} bytes per cycle)",
+                               s.cyclesRecorded, args.record, s.chunks, s.bytesWritten,
                                s.cyclesRecorded ? static_cast<double>(s.bytesWritten) / s.cyclesRecorded : 0.0);
       if (s.cyclesDropped) std::cerr << fmt::format(", {} cycles dropped in {} gaps", s.cyclesDropped, s.gaps);
       std::cerr << "\n";

@@ -27,8 +27,10 @@ std::unique_ptr<trace::TraceReader> openTrace(const std::string& path) {
 int traceInfoCommand(const std::string& path, bool json) {
   auto reader = openTrace(path);
   if (!reader) return kExitUsage;
-  if (json) std::cout << trace::traceInfoJson(*reader).dump(2) << "\n";
-  else std::cout << trace::traceInfoText(*reader);
+  if (json)
+    std::cout << trace::traceInfoJson(*reader).dump(2) << "\n";
+  else
+    std::cout << trace::traceInfoText(*reader);
   return kExitOk;
 }
 
@@ -57,8 +59,10 @@ int traceHitsCommand(const std::string& path, const std::string& fileLine, bool 
     return kExitUsage;
   }
   for (const std::string& w : hits->warnings) std::cerr << fmt::format("scanback: warning: {}\n", w);
-  if (json) std::cout << trace::hitsJson(*hits).dump(2) << "\n";
-  else std::cout << trace::hitsText(*hits);
+  if (json)
+    std::cout << trace::hitsJson(*hits).dump(2) << "\n";
+  else
+    std::cout << trace::hitsText(*hits);
   return kExitOk;
 }
 

@@ -220,8 +220,14 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
   if (status == RunStatus::CycleDone && !startsChunk && writes_.empty() && inputChanges_.size() <= kBatchBytes / 2) {
     // The common case, kept short: staged, and handed over with the next batch. (A cycle that
     // follows dropped ones always starts a chunk, so it never takes this path.)
-    const ShortRecord r{kShort, 0, static_cast<uint16_t>(c.task), static_cast<uint32_t>(vm.steps()), c.cycle,
-                        c.startNs, static_cast<uint32_t>(inputChanges_.size()), 0};
+    const ShortRecord r{kShort,
+                        0,
+                        static_cast<uint16_t>(c.task),
+                        static_cast<uint32_t>(vm.steps()),
+                        c.cycle,
+                        c.startNs,
+                        static_cast<uint32_t>(inputChanges_.size()),
+                        0};
     uint8_t* out = staging_.get() + stagedBytes_;
     std::memcpy(out, &r, sizeof r);
     if (r.inputBytes) std::memcpy(out + sizeof r, inputChanges_.data(), r.inputBytes);
@@ -472,8 +478,10 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     flushChunk();
     vmValid_ = false;  // the dropped cycles are not re-executed
     trace::GapData gap{h.cycle - h.droppedBefore, h.droppedBefore};
-    if (ringMode) ringGaps_.push_back(gap);
-    else if (writer_ && writeError_.empty() && !writer_->writeGap(gap)) writeError_ = writer_->lastError();
+    if (ringMode)
+      ringGaps_.push_back(gap);
+    else if (writer_ && writeError_.empty() && !writer_->writeGap(gap))
+      writeError_ = writer_->lastError();
   }
   if (h.flags & kGapOnly) return;
   const uint32_t imageSize = vm_.imageSize();
@@ -489,8 +497,8 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
       if (vmValid_ && std::memcmp(vm_.image(), p, imageSize) != 0) {
         uint32_t at = 0;
         while (vm_.image()[at] == p[at]) ++at;
-        noteDivergence(fmt::format("the image before cycle {} differs from the re-executed one (first at byte {})",
-                                   h.cycle, at));
+        noteDivergence(
+            fmt::format("the image before cycle {} differs from the re-executed one (first at byte {})", h.cycle, at));
       }
       std::memcpy(vm_.image(), p, imageSize);  // the live image wins
       vmValid_ = true;
@@ -526,8 +534,8 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
   const RunStatus status = vm_.run();
   const bool liveFaulted = (h.flags & kFaulted) != 0;
   if ((status == RunStatus::Faulted) != liveFaulted || vm_.steps() != h.steps) {
-    noteDivergence(fmt::format("cycle {}: the live task {} after {} statements, the re-execution {} after {}",
-                               h.cycle, liveFaulted ? "faulted" : "ended", h.steps,
+    noteDivergence(fmt::format("cycle {}: the live task {} after {} statements, the re-execution {} after {}", h.cycle,
+                               liveFaulted ? "faulted" : "ended", h.steps,
                                status == RunStatus::Faulted ? "faulted" : "ended", vm_.steps()));
   }
   chunk_.tasks.push_back(h.task);
@@ -564,8 +572,10 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     f.message.assign(reinterpret_cast<const char*>(p), h.faultMessageBytes);
     flushChunk();
     vmValid_ = false;
-    if (ringMode) fault_ = f;
-    else if (writer_ && writeError_.empty() && !writer_->writeFault(f)) writeError_ = writer_->lastError();
+    if (ringMode)
+      fault_ = f;
+    else if (writer_ && writeError_.empty() && !writer_->writeFault(f))
+      writeError_ = writer_->lastError();
   } else if (status == RunStatus::Faulted) {
     // Diverged: the live task goes on, so the re-execution does too, from its own image (the next
     // keyframe puts the live image back).
@@ -682,9 +692,10 @@ std::future<SnapshotResult> Recorder::requestSnapshot(std::string path) {
     return std::move(result);
   };
   if (!ringMode()) {
-    return refuse(fmt::format("cannot write a snapshot to {}: the recording is no flight recorder (--ring); its "
-                              "history is in {}.partial already",
-                              request->path, options_.path));
+    return refuse(
+        fmt::format("cannot write a snapshot to {}: the recording is no flight recorder (--ring); its "
+                    "history is in {}.partial already",
+                    request->path, options_.path));
   }
   request->ticket = snapshotTickets_.fetch_add(1, std::memory_order_relaxed);
   SnapshotRequest* head = snapshotRequests_.load(std::memory_order_relaxed);

@@ -48,13 +48,13 @@ namespace scanback::recorder {
 struct RecordHeader;
 
 struct RecorderOptions {
-  std::string path;                     // final trace path; written as path + ".partial" until finished
-  uint32_t keyframeEvery = 1000;        // cycles per chunk
+  std::string path;               // final trace path; written as path + ".partial" until finished
+  uint32_t keyframeEvery = 1000;  // cycles per chunk
   int zstdLevel = 3;
-  bool statements = true;               // record statement paths
-  uint64_t ringBytes = 0;               // flight recorder: keep this many bytes of compressed chunks (0: off)
-  int64_t ringDurationNs = 0;           // flight recorder: keep about this much virtual time (0: off)
-  size_t queueBytes = 4u << 20;         // capacity of the scan -> writer queue (small: stays in cache)
+  bool statements = true;                     // record statement paths
+  uint64_t ringBytes = 0;                     // flight recorder: keep this many bytes of compressed chunks (0: off)
+  int64_t ringDurationNs = 0;                 // flight recorder: keep about this much virtual time (0: off)
+  size_t queueBytes = 4u << 20;               // capacity of the scan -> writer queue (small: stays in cache)
   uint32_t maxStatementsPerCycle = 1u << 20;  // longer paths are recorded as "not recorded"
   // For a reader following the trace as it grows (a debugger beside a task that never stops): the
   // scan thread hands its staged cycles over once they span this much virtual time, and the
@@ -192,20 +192,20 @@ class Recorder final : public CycleHooks {
 
   // ---- scan thread
   std::vector<uint8_t> keyframe_;
-  std::vector<uint8_t> inputChanges_;  // encoded (offset u32, length u16, bytes)
-  std::vector<uint8_t> writes_;        // encoded (offset u32, bit i8, length u16, bytes)
-  std::unique_ptr<uint8_t[]> staging_; // records not yet handed to the writer (stays in L1)
+  std::vector<uint8_t> inputChanges_;   // encoded (offset u32, length u16, bytes)
+  std::vector<uint8_t> writes_;         // encoded (offset u32, bit i8, length u16, bytes)
+  std::unique_ptr<uint8_t[]> staging_;  // records not yet handed to the writer (stays in L1)
   size_t stagedBytes_ = 0;
   uint32_t stagedCycles_ = 0;
-  int64_t firstStagedNs_ = 0;          // the start time of the first staged cycle
+  int64_t firstStagedNs_ = 0;  // the start time of the first staged cycle
   bool needKeyframe_ = true;
-  bool haveKeyframe_ = false;          // keyframe_ holds the image before the current cycle
+  bool haveKeyframe_ = false;  // keyframe_ holds the image before the current cycle
   uint32_t cyclesInChunk_ = 0;
-  uint64_t droppedRun_ = 0;            // cycles dropped since the last recorded one
+  uint64_t droppedRun_ = 0;  // cycles dropped since the last recorded one
   std::atomic<uint64_t> recorded_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> gaps_{0};
-  uint64_t markedTickets_ = 0;         // snapshot requests covered by the last mark handed over
+  uint64_t markedTickets_ = 0;  // snapshot requests covered by the last mark handed over
 
   // ---- any thread: snapshot requests
   // Requests made so far; the scan thread reads it once per cycle (its own cache line: requests
@@ -224,9 +224,9 @@ class Recorder final : public CycleHooks {
   bool kicked_ = false;
 
   // ---- writer thread
-  Vm vm_;                             // re-executes the recorded cycles
+  Vm vm_;  // re-executes the recorded cycles
   std::vector<uint32_t> statementLog_;
-  bool vmValid_ = false;              // vm_ holds the image at the end of the last record
+  bool vmValid_ = false;  // vm_ holds the image at the end of the last record
   trace::ChunkData chunk_;
   std::vector<size_t> pathHashes_;
   bool chunkOpen_ = false;

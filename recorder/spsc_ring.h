@@ -90,7 +90,9 @@ class SpscRing {
     tail_.store(tail + frontSize_, std::memory_order_release);
   }
 
-  size_t used() const { return static_cast<size_t>(head_.load(std::memory_order_acquire) - tail_.load(std::memory_order_acquire)); }
+  size_t used() const {
+    return static_cast<size_t>(head_.load(std::memory_order_acquire) - tail_.load(std::memory_order_acquire));
+  }
 
  private:
   static constexpr size_t kHeader = 8;

@@ -22,9 +22,7 @@ void History::index() {
   for (const trace::BlockInfo& b : reader_->blocks()) {
     std::string error;
     switch (b.kind) {
-      case trace::BlockKind::Chunk:
-        chunks_.push_back(b);
-        break;
+      case trace::BlockKind::Chunk: chunks_.push_back(b); break;
       case trace::BlockKind::Gap: {
         trace::GapData g;
         if (reader_->readGap(b, g, error)) gaps_.push_back(g);
@@ -41,8 +39,7 @@ void History::index() {
         if (reader_->readOpenCycle(b, o, error)) open_ = openChunk(o);
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -104,9 +101,8 @@ std::optional<size_t> History::chunkOf(uint64_t cycle, std::string& error) const
     }
   }
   if (chunks_.empty()) {
-    error = reader_->corruptOffset()
-                ? fmt::format("the trace has no readable cycle: {}", reader_->corruptError())
-                : std::string("the trace has no recorded cycle");
+    error = reader_->corruptOffset() ? fmt::format("the trace has no readable cycle: {}", reader_->corruptError())
+                                     : std::string("the trace has no recorded cycle");
     return std::nullopt;
   }
   if (cycle < firstCycle()) {

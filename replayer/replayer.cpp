@@ -185,9 +185,10 @@ std::unique_ptr<Replayer> Replayer::open(std::unique_ptr<trace::TraceReader> rea
   const trace::HeaderData& h = reader->header();
   for (const trace::BlockInfo& b : reader->blocks()) {
     if (b.kind == trace::BlockKind::ProgramChange) {
-      error = fmt::format("the trace changes program at cycle {} (hot reload): replaying program changes is not "
-                          "supported yet",
-                          b.firstCycle);
+      error = fmt::format(
+          "the trace changes program at cycle {} (hot reload): replaying program changes is not "
+          "supported yet",
+          b.firstCycle);
       return nullptr;
     }
   }
@@ -203,15 +204,17 @@ std::unique_ptr<Replayer> Replayer::open(std::unique_ptr<trace::TraceReader> rea
     }
   }
   if (program->hash != h.programHash) {
-    error = fmt::format("the program does not match the trace: the trace was recorded with program {}, this program "
-                        "is {}",
-                        h.programHash, program->hash);
+    error = fmt::format(
+        "the program does not match the trace: the trace was recorded with program {}, this program "
+        "is {}",
+        h.programHash, program->hash);
     return nullptr;
   }
   if (program->imageSize() != h.imageSize || program->statements.size() != h.statementCount) {
-    error = fmt::format("the program compiles differently from the recording: image {} bytes and {} statements "
-                        "recorded, {} bytes and {} statements now",
-                        h.imageSize, h.statementCount, program->imageSize(), program->statements.size());
+    error = fmt::format(
+        "the program compiles differently from the recording: image {} bytes and {} statements "
+        "recorded, {} bytes and {} statements now",
+        h.imageSize, h.statementCount, program->imageSize(), program->statements.size());
     return nullptr;
   }
   return std::unique_ptr<Replayer>(new Replayer(std::move(reader), std::move(program), options));
@@ -268,9 +271,9 @@ void Replayer::checkDigest(const Vm& vm, const CycleRecord& record, RunStatus st
   const bool recordedFault = history_.fault() && history_.fault()->cycle == record.cycle;
   if (what.empty() && (status == RunStatus::Faulted) != recordedFault) {
     kind = DivergenceKind::Fault;
-    what = status == RunStatus::Faulted ? fmt::format("the replay faulted ({}), the recording did not",
-                                                      faultText(vm.fault().code))
-                                        : "the recording faulted here, the replay did not";
+    what = status == RunStatus::Faulted
+               ? fmt::format("the replay faulted ({}), the recording did not", faultText(vm.fault().code))
+               : "the recording faulted here, the replay did not";
   }
   if (!what.empty()) divergences_.push_back({Position{record.cycle, record.stepCount}, kind, what});
 }
@@ -303,8 +306,8 @@ bool Replayer::restoreBefore(Vm& vm, uint64_t cycle, std::string& error) {
     const RunStatus status = vm.run();
     checkDigest(vm, record, status);
     if (status != RunStatus::CycleDone) {
-      error = fmt::format("cycle {} faulted on replay, but the recording goes on to cycle {}: the replay diverged",
-                          c, cycle);
+      error = fmt::format("cycle {} faulted on replay, but the recording goes on to cycle {}: the replay diverged", c,
+                          cycle);
       return false;
     }
     // Checkpoints thin out with the distance to the target: 1, 2, 4, 8, ... cycles before it.
@@ -349,8 +352,8 @@ bool Replayer::seekOn(Vm& vm, Position target, std::string& error) {
     const char* why = faulted       ? " and ends in a fault"
                       : record.open ? " and has gone no further (the recording finished inside it)"
                                     : "";
-    error = fmt::format("cycle {} has {} steps{}: step {} is not in it", target.cycle, record.stepCount, why,
-                        target.step);
+    error =
+        fmt::format("cycle {} has {} steps{}: step {} is not in it", target.cycle, record.stepCount, why, target.step);
     return false;
   }
   if (!restoreBefore(vm, target.cycle, error) || !startCycle(vm, record, error)) return false;
@@ -380,9 +383,7 @@ bool Replayer::seek(Position target, std::string& error) {
   return true;
 }
 
-uint32_t Replayer::statement() const {
-  return positioned_ && vm_.inCycle() ? vm_.pausedStatement() : UINT32_MAX;
-}
+uint32_t Replayer::statement() const { return positioned_ && vm_.inCycle() ? vm_.pausedStatement() : UINT32_MAX; }
 
 const CycleSteps* Replayer::steps(uint64_t cycle, std::string& error) {
   for (auto it = stepsCache_.begin(); it != stepsCache_.end(); ++it) {
@@ -416,8 +417,7 @@ void Replayer::setOpenCycle(const OpenCycle* open) {
 }
 
 bool Replayer::refresh() {
-  const std::optional<uint64_t> open =
-      history_.hasOpenChunk() ? std::optional(history_.endCycle() - 1) : std::nullopt;
+  const std::optional<uint64_t> open = history_.hasOpenChunk() ? std::optional(history_.endCycle() - 1) : std::nullopt;
   if (!history_.refresh()) return false;
   if (open) forgetCycle(*open);  // recorded now, or to be replaced
   return true;
@@ -489,7 +489,8 @@ bool Replayer::conditionHolds(const Breakpoint& bp, Position at, std::string& er
   return bp.condition(scratch_);
 }
 
-std::vector<uint64_t> Replayer::candidateCycles(const trace::ChunkData& chunk, const std::vector<uint32_t>& statements) {
+std::vector<uint64_t> Replayer::candidateCycles(const trace::ChunkData& chunk,
+                                                const std::vector<uint32_t>& statements) {
   std::vector<uint64_t> candidates;
   if (chunk.paths.empty()) {
     for (uint32_t k = 0; k < chunk.cycleCount(); ++k) candidates.push_back(chunk.firstCycle + k);
@@ -549,8 +550,8 @@ std::optional<uint64_t> Replayer::hitsBefore(const Breakpoint& bp, Position p, s
   return hits;
 }
 
-std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from,
-                                                Position to, bool forward, std::string& error) {
+std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from, Position to,
+                                                bool forward, std::string& error) {
   if (breakpoints.empty() || history_.empty()) return std::nullopt;
   std::vector<uint32_t> statements;
   for (const Breakpoint& bp : breakpoints) statements.push_back(bp.statement);
@@ -692,15 +693,19 @@ std::optional<Stop> Replayer::continueForward(const std::vector<Breakpoint>& bre
     error = "the trace has no recorded cycle";
     return std::nullopt;
   }
-  std::optional<Stop> hit = breakpointBetween(breakpoints, position_, Position{last->cycle, last->step + 1}, true, error);
+  std::optional<Stop> hit =
+      breakpointBetween(breakpoints, position_, Position{last->cycle, last->step + 1}, true, error);
   if (!error.empty()) return std::nullopt;
   const Position bound = hit ? hit->position : Position{last->cycle, last->step + 1};
   if (!watches.empty()) {
     std::optional<Change> change;
-    if (!scanChanges(watches, position_, bound, [&](size_t, Change&& c) {
-          change = std::move(c);
-          return false;
-        }, error))
+    if (!scanChanges(
+            watches, position_, bound,
+            [&](size_t, Change&& c) {
+              change = std::move(c);
+              return false;
+            },
+            error))
       return std::nullopt;
     if (change) return stopAt(change->position, StopReason::DataWrite, error, static_cast<int>(change->watch));
   }
@@ -909,10 +914,13 @@ bool Replayer::scanChangesFrom(const std::vector<Watch>& watches, uint64_t fromC
     if (now != before[i] && Position{fromCycle, 0} < until)
       out.push_back(Change{Position{fromCycle, 0}, before[i], now, true, UINT32_MAX, static_cast<uint32_t>(i)});
   }
-  return scanChanges(watches, Position{fromCycle, 0}, until, [&](size_t, Change&& c) {
-    out.push_back(std::move(c));
-    return true;
-  }, error);
+  return scanChanges(
+      watches, Position{fromCycle, 0}, until,
+      [&](size_t, Change&& c) {
+        out.push_back(std::move(c));
+        return true;
+      },
+      error);
 }
 
 std::vector<Change> Replayer::lastChanges(const Watch& watch, Position at, size_t count, std::string& error) {

@@ -113,7 +113,7 @@ struct Stop {
 // set before the recording began, whichever way the search goes.
 struct Breakpoint {
   uint32_t statement = 0;
-  std::function<bool(const Vm&)> condition;      // the VM paused at the statement
+  std::function<bool(const Vm&)> condition;    // the VM paused at the statement
   std::function<bool(uint64_t)> hitCondition;  // the hit's number (from 1)
 };
 
@@ -258,8 +258,8 @@ class Replayer {
                    const std::function<bool(size_t, Change&&)>& found, std::string& error);
   // Every change from the start of `fromCycle` (a recorded cycle, with the cycle before it in the
   // same chunk or a keyframe) up to `until`, including those its scan inputs made.
-  bool scanChangesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until,
-                       std::vector<Change>& out, std::string& error);
+  bool scanChangesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until, std::vector<Change>& out,
+                       std::string& error);
   // The last `count` changes before `before` and not before `notBefore`, newest first.
   std::vector<Change> lastChangesOf(const std::vector<Watch>& watches, Position before, size_t count,
                                     Position notBefore, std::string& error);

@@ -12,9 +12,7 @@ namespace scanback::trace {
 
 BlockEncoder::BlockEncoder(int zstdLevel) : zstdLevel_(zstdLevel), cctx_(ZSTD_createCCtx()) {}
 
-BlockEncoder::~BlockEncoder() {
-  ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_));
-}
+BlockEncoder::~BlockEncoder() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_)); }
 
 std::span<const uint8_t> BlockEncoder::frame(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
                                              std::span<const uint8_t> message, std::string& error) {

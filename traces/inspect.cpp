@@ -166,9 +166,12 @@ std::string utf8(const std::string& text) {
       ++i;
       continue;
     }
-    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    if ((c & 0xE0) == 0xC0)
+      len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0)
+      len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0)
+      len = 4, cp = c & 0x07;
     bool ok = len != 0 && i + len <= n;
     for (size_t k = 1; ok && k < len; ++k) {
       ok = (p[i + k] & 0xC0) == 0x80;
@@ -234,8 +237,8 @@ std::string traceInfoText(const TraceReader& reader) {
   } else if (s.endsInFault) {
     line("end", "fault (unreadable)");
   } else if (s.open) {
-    line("end", fmt::format("inside cycle {} (task {}), paused at step {}: the recording finished there",
-                            s.open->cycle, taskName(h, static_cast<uint16_t>(s.open->task)), s.open->untilStep));
+    line("end", fmt::format("inside cycle {} (task {}), paused at step {}: the recording finished there", s.open->cycle,
+                            taskName(h, static_cast<uint16_t>(s.open->task)), s.open->untilStep));
   } else if (reader.corruptOffset()) {
     line("end", fmt::format("unknown: a corrupt block at offset {} stops the trace there", *reader.corruptOffset()));
   } else if (reader.complete()) {
@@ -275,12 +278,9 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
     tasks.push_back({{"name", utf8(t.name)}, {"intervalNs", t.intervalNs}, {"priority", t.priority}});
   }
   j["tasks"] = tasks;
-  j["options"] = {{"keyframeEvery", h.options.keyframeEvery},
-                  {"zstdLevel", h.options.zstdLevel},
-                  {"statements", h.options.statements},
-                  {"ringBytes", h.options.ringBytes},
-                  {"ringDurationNs", h.options.ringDurationNs},
-                  {"statementBudget", h.options.statementBudget}};
+  j["options"] = {{"keyframeEvery", h.options.keyframeEvery},   {"zstdLevel", h.options.zstdLevel},
+                  {"statements", h.options.statements},         {"ringBytes", h.options.ringBytes},
+                  {"ringDurationNs", h.options.ringDurationNs}, {"statementBudget", h.options.statementBudget}};
   j["cycles"] = {{"recorded", s.cycles},
                  {"first", s.firstCycle ? ordered_json(*s.firstCycle) : ordered_json()},
                  {"last", s.lastCycle ? ordered_json(*s.lastCycle) : ordered_json()}};
@@ -447,7 +447,8 @@ void traceDump(TraceReader& reader, uint64_t fromCycle, uint64_t toCycle, std::o
           break;
         }
         out << fmt::format("open cycle @{}: cycle {} task {} start {}, up to step {} (the recording finished there)\n",
-                           b.offset, o.cycle, taskName(h, static_cast<uint16_t>(o.task)), formatDuration(o.startNs), o.untilStep);
+                           b.offset, o.cycle, taskName(h, static_cast<uint16_t>(o.task)), formatDuration(o.startNs),
+                           o.untilStep);
         out << fmt::format("  keyframe {} bytes, hash {:08x}\n", o.keyframe.size(), imageHash32(o.keyframe));
         for (const ImageWriteData& w : o.inputChanges) out << "    input " << writeText(w) << "\n";
         for (const ImageWriteData& w : o.writes) out << "    write " << writeText(w) << "\n";
@@ -611,8 +612,8 @@ std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& file
       }
       current = resolveLine(change.sources, file, line);
       if (!current.error.empty()) {
-        result.warnings.push_back(fmt::format("program version {} (from cycle {}): {}", version, change.atCycle,
-                                              current.error));
+        result.warnings.push_back(
+            fmt::format("program version {} (from cycle {}): {}", version, change.atCycle, current.error));
       }
       continue;
     }
@@ -641,8 +642,8 @@ std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& file
 std::string hitsText(const HitsResult& hits) {
   std::string ids;
   for (size_t i = 0; i < hits.statements.size(); ++i) ids += fmt::format("{}{}", i ? ", " : "", hits.statements[i]);
-  std::string out = fmt::format("{}:{} (statement{} {}): executed {} time{} in {} of {} cycles\n", hits.file,
-                                hits.line, hits.statements.size() == 1 ? "" : "s", ids, hits.totalHits,
+  std::string out = fmt::format("{}:{} (statement{} {}): executed {} time{} in {} of {} cycles\n", hits.file, hits.line,
+                                hits.statements.size() == 1 ? "" : "s", ids, hits.totalHits,
                                 hits.totalHits == 1 ? "" : "s", hits.cycles.size(), hits.cyclesSearched);
   if (hits.cyclesWithoutPath) {
     out += fmt::format("({} recorded cycles have no statement path and were not searched)\n", hits.cyclesWithoutPath);

@@ -41,14 +41,14 @@ std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chun
 
 // `scanback trace hits FILE:LINE`.
 struct HitsResult {
-  std::string file;                 // the source file as recorded in the trace
+  std::string file;  // the source file as recorded in the trace
   uint32_t line = 0;
-  std::vector<uint32_t> statements;  // ids of the statements starting on that line (header's program)
+  std::vector<uint32_t> statements;                   // ids of the statements starting on that line (header's program)
   std::vector<std::pair<uint64_t, uint32_t>> cycles;  // (cycle, times executed), ascending
-  uint64_t totalHits = 0;           // sum of the counts
-  uint64_t cyclesSearched = 0;      // recorded cycles with a statement path
-  uint64_t cyclesWithoutPath = 0;   // recorded cycles without one
-  std::vector<std::string> warnings;  // unreadable chunks, program versions without the line, ...
+  uint64_t totalHits = 0;                             // sum of the counts
+  uint64_t cyclesSearched = 0;                        // recorded cycles with a statement path
+  uint64_t cyclesWithoutPath = 0;                     // recorded cycles without one
+  std::vector<std::string> warnings;                  // unreadable chunks, program versions without the line, ...
 };
 // FILE may be the recorded path, a path ending in it (or it in FILE), or just the file's name.
 // Errors (with nullopt): bad FILE:LINE, unknown or ambiguous file, no statement starts on that line

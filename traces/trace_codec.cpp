@@ -134,8 +134,7 @@ bool withBlock(std::span<const uint8_t> message, uint64_t offset, Block::Which e
     }
     return true;
   } catch (const kj::Exception& e) {
-    error = fmt::format("block at offset {}: {}: invalid capnp message: {}", offset, what,
-                        e.getDescription().cStr());
+    error = fmt::format("block at offset {}: {}: invalid capnp message: {}", offset, what, e.getDescription().cStr());
     return false;
   } catch (const std::exception& e) {
     error = fmt::format("block at offset {}: {}: {}", offset, what, e.what());
@@ -457,8 +456,7 @@ bool decodeFault(std::span<const uint8_t> message, uint64_t offset, FaultData& o
   });
 }
 
-bool decodeIndex(std::span<const uint8_t> message, uint64_t offset, std::vector<BlockInfo>& out,
-                 std::string& error) {
+bool decodeIndex(std::span<const uint8_t> message, uint64_t offset, std::vector<BlockInfo>& out, std::string& error) {
   return withBlock(message, offset, Block::INDEX, error, [&](Block::Reader block, std::string& inner) {
     auto entries = block.getIndex().getEntries();
     out.clear();

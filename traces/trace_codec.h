@@ -35,7 +35,8 @@ std::vector<uint8_t> encodeIndex(const std::vector<BlockInfo>& blocks);
 // Column lengths equal cycleCount (paths may also be empty: not recorded), path indices are
 // < pathTable size (or kNoPath), statement ids < statementCount, scan inputs are sorted by
 // cycleIndex with cycleIndex < cycleCount, offset + size <= imageSize, bit in -1..7 (at most one
-// byte when >= 0, the bit is set when it is nonzero, as the runtime applies it), keyframe size == imageSize, firstCycle + cycleCount does not overflow.
+// byte when >= 0, the bit is set when it is nonzero, as the runtime applies it), keyframe size == imageSize, firstCycle
+// + cycleCount does not overflow.
 bool validateChunk(const ChunkData& chunk, const ChunkLimits& limits, std::string& error);
 
 // `message` is the decompressed payload of the block at file offset `offset` (used in errors).
@@ -45,14 +46,12 @@ bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData&
 bool decodeChunk(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, ChunkData& out,
                  std::string& error);
 bool decodeGap(std::span<const uint8_t> message, uint64_t offset, GapData& out, std::string& error);
-bool decodeProgramChange(std::span<const uint8_t> message, uint64_t offset, ProgramChangeData& out,
-                         std::string& error);
+bool decodeProgramChange(std::span<const uint8_t> message, uint64_t offset, ProgramChangeData& out, std::string& error);
 bool decodeFault(std::span<const uint8_t> message, uint64_t offset, FaultData& out, std::string& error);
 // Checked as a one-cycle chunk would be: keyframe size == imageSize, scan inputs inside the image.
 bool decodeOpenCycle(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, OpenCycleData& out,
                      std::string& error);
 // Entries come back as BlockInfo (kinds are checked to be valid BlockKind values).
-bool decodeIndex(std::span<const uint8_t> message, uint64_t offset, std::vector<BlockInfo>& out,
-                 std::string& error);
+bool decodeIndex(std::span<const uint8_t> message, uint64_t offset, std::vector<BlockInfo>& out, std::string& error);
 
 }  // namespace scanback::trace

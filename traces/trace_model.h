@@ -35,8 +35,8 @@ struct RecordingOptions {
   uint32_t keyframeEvery = 1000;  // cycles per chunk
   int32_t zstdLevel = 3;
   bool statements = true;
-  uint64_t ringBytes = 0;       // flight-recorder mode
-  int64_t ringDurationNs = 0;   // flight-recorder mode
+  uint64_t ringBytes = 0;        // flight-recorder mode
+  int64_t ringDurationNs = 0;    // flight-recorder mode
   uint64_t statementBudget = 0;  // 0: the VM's default
 };
 
@@ -64,12 +64,12 @@ struct ImageWriteData {
 
 struct ChunkData {
   uint64_t firstCycle = 0;
-  std::vector<uint8_t> keyframe;          // image before firstCycle
-  std::vector<uint16_t> tasks;            // one per cycle
-  std::vector<int64_t> startTimes;        // one per cycle
-  std::vector<uint32_t> stepCounts;       // one per cycle
-  std::vector<uint32_t> imageHashes;      // one per cycle
-  std::vector<uint32_t> paths;            // one per cycle (kNoPath when not recorded), or empty
+  std::vector<uint8_t> keyframe;      // image before firstCycle
+  std::vector<uint16_t> tasks;        // one per cycle
+  std::vector<int64_t> startTimes;    // one per cycle
+  std::vector<uint32_t> stepCounts;   // one per cycle
+  std::vector<uint32_t> imageHashes;  // one per cycle
+  std::vector<uint32_t> paths;        // one per cycle (kNoPath when not recorded), or empty
   std::vector<std::vector<uint32_t>> pathTable;
   std::vector<ImageWriteData> inputChanges;  // sorted by cycleIndex
   std::vector<ImageWriteData> writes;        // sorted by cycleIndex

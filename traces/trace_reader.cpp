@@ -128,8 +128,8 @@ bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_
   }
   const uint64_t available = fileSize_ - offset - kFrameHeaderBytes;
   if (h->storedSize > available) {
-    error = fmt::format("block at offset {}: payload of {} bytes runs past the end of the file ({} bytes left)",
-                        offset, h->storedSize, available);
+    error = fmt::format("block at offset {}: payload of {} bytes runs past the end of the file ({} bytes left)", offset,
+                        h->storedSize, available);
     return false;
   }
   if (h->compression == 1 && static_cast<uint64_t>(h->rawSize) > static_cast<uint64_t>(h->storedSize) * kMaxZstdRatio) {
@@ -221,9 +221,10 @@ bool TraceReader::init(std::string& error) {
     return false;
   }
   if (header_.minReaderVersion > kFormatVersion) {
-    error = fmt::format("the trace has format version {} and needs a reader of version {} or later; this scanback "
-                        "reads format version {}",
-                        header_.formatVersion, header_.minReaderVersion, kFormatVersion);
+    error = fmt::format(
+        "the trace has format version {} and needs a reader of version {} or later; this scanback "
+        "reads format version {}",
+        header_.formatVersion, header_.minReaderVersion, kFormatVersion);
     return false;
   }
   headerBlock_ = BlockInfo{at, BlockKind::Header, 0, 0, frame->storedSize, frame->rawSize};
@@ -334,14 +335,15 @@ void TraceReader::scan(uint64_t from) {
   auto corrupt = [&](const std::string& why) {
     corruptOffset_ = off;
     corruptError_ = why;
-    notes_.push_back(fmt::format("corrupt block: {}; scanning stopped there, the {} blocks before it are readable",
-                                 why, blocks_.size()));
+    notes_.push_back(fmt::format("corrupt block: {}; scanning stopped there, the {} blocks before it are readable", why,
+                                 blocks_.size()));
   };
   auto cut = [&](uint64_t remaining) {
     size_t chunks = 0;
     for (const BlockInfo& b : blocks_) chunks += b.kind == BlockKind::Chunk;
-    tailWarning_ = fmt::format("trace ends {} bytes into a block at offset {} (cut off): {} complete chunk{} {} readable",
-                               remaining, off, chunks, chunks == 1 ? "" : "s", chunks == 1 ? "is" : "are");
+    tailWarning_ =
+        fmt::format("trace ends {} bytes into a block at offset {} (cut off): {} complete chunk{} {} readable",
+                    remaining, off, chunks, chunks == 1 ? "" : "s", chunks == 1 ? "is" : "are");
   };
   std::vector<uint8_t> buffer;
   const std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(), XXH3_freeState);
@@ -395,8 +397,8 @@ void TraceReader::scan(uint64_t from) {
     }
     const uint64_t hash = XXH3_64bits_digest(state.get());
     if (hash != h->payloadHash) {
-      corrupt(fmt::format("block at offset {}: payload hash {:016x} != {:016x} in the frame header (corrupt data)",
-                          off, hash, h->payloadHash));
+      corrupt(fmt::format("block at offset {}: payload hash {:016x} != {:016x} in the frame header (corrupt data)", off,
+                          hash, h->payloadHash));
       break;
     }
     const BlockInfo info{off, h->kind, h->firstCycle, h->cycleCount, h->storedSize, h->rawSize};
@@ -511,8 +513,8 @@ bool TraceReader::readFault(const BlockInfo& block, FaultData& out, std::string&
   }
   if (!decodeFault(bytesOf(words, size), block.offset, out, error)) return false;
   if (out.cycle != h.firstCycle) {
-    error = fmt::format("block at offset {}: fault in cycle {}, its frame says {}", block.offset, out.cycle,
-                        h.firstCycle);
+    error =
+        fmt::format("block at offset {}: fault in cycle {}, its frame says {}", block.offset, out.cycle, h.firstCycle);
     return false;
   }
   return true;
@@ -546,8 +548,8 @@ bool TraceReader::readProgramChange(const BlockInfo& block, ProgramChangeData& o
   }
   if (!decodeProgramChange(bytesOf(words, size), block.offset, out, error)) return false;
   if (out.atCycle != h.firstCycle) {
-    error = fmt::format("block at offset {}: program change at cycle {}, its frame says {}", block.offset,
-                        out.atCycle, h.firstCycle);
+    error = fmt::format("block at offset {}: program change at cycle {}, its frame says {}", block.offset, out.atCycle,
+                        h.firstCycle);
     return false;
   }
   return true;

@@ -79,8 +79,8 @@ class TraceReader {
   void scan(uint64_t from);
   // Reads and checks the block at `offset` (whose frame must be of `kind`), returning its
   // decompressed message in `words`.
-  bool loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_t>& words, size_t& size,
-                 FrameHeader* frame, std::string& error) const;
+  bool loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_t>& words, size_t& size, FrameHeader* frame,
+                 std::string& error) const;
   bool addProgramChange(const BlockInfo& block, std::string& error);
   void rebuildWarnings();
 
@@ -95,8 +95,8 @@ class TraceReader {
   uint64_t nextCycle_ = 0;  // end of the last chunk or gap
   bool usedIndex_ = false;
   bool complete_ = false;
-  std::vector<std::string> notes_;   // lasting warnings (unusable index, corrupt block)
-  std::string tailWarning_;          // the cut-off end, re-evaluated by refresh()
+  std::vector<std::string> notes_;  // lasting warnings (unusable index, corrupt block)
+  std::string tailWarning_;         // the cut-off end, re-evaluated by refresh()
   std::vector<std::string> warnings_;
   std::optional<uint64_t> corruptOffset_;
   std::string corruptError_;

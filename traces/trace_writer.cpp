@@ -47,8 +47,8 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
     return nullptr;
   }
   if (header.options.zstdLevel < ZSTD_minCLevel() || header.options.zstdLevel > ZSTD_maxCLevel()) {
-    error = fmt::format("zstd level {} out of range {}..{}", header.options.zstdLevel, ZSTD_minCLevel(),
-                        ZSTD_maxCLevel());
+    error =
+        fmt::format("zstd level {} out of range {}..{}", header.options.zstdLevel, ZSTD_minCLevel(), ZSTD_maxCLevel());
     return nullptr;
   }
   const std::string partial = path + ".partial";
@@ -136,7 +136,8 @@ bool TraceWriter::writeChunk(const ChunkData& chunk) {
                             chunk.firstCycle, nextCycle_));
   }
   std::string why;
-  if (!validateChunk(chunk, limits_, why)) return fail(fmt::format("invalid chunk at cycle {}: {}", chunk.firstCycle, why));
+  if (!validateChunk(chunk, limits_, why))
+    return fail(fmt::format("invalid chunk at cycle {}: {}", chunk.firstCycle, why));
   BlockInfo info;
   if (!writeBlock(BlockKind::Chunk, chunk.firstCycle, chunk.cycleCount(), encodeChunk(chunk), &info)) return false;
   blocks_.push_back(info);
@@ -225,8 +226,8 @@ bool TraceWriter::writeOpenCycle(const OpenCycleData& open) {
   if (!usable()) return false;
   if (endedBy_) return fail(fmt::format("an open cycle after the {}: it ends the trace", endedBy_));
   if (open.cycle < nextCycle_) {
-    return fail(fmt::format("open cycle {}, before the end of the previous chunk or gap (cycle {})", open.cycle,
-                            nextCycle_));
+    return fail(
+        fmt::format("open cycle {}, before the end of the previous chunk or gap (cycle {})", open.cycle, nextCycle_));
   }
   if (open.keyframe.size() != limits_.imageSize)
     return fail(fmt::format("open cycle {}: keyframe size {} != image size {}", open.cycle, open.keyframe.size(),

@@ -27,8 +27,7 @@ class TraceWriter {
  public:
   // Creates (truncates) `path + ".partial"` and writes the file magic and the header block.
   // Null on failure, with the reason in `error`.
-  static std::unique_ptr<TraceWriter> create(const std::string& path, const HeaderData& header,
-                                             std::string& error);
+  static std::unique_ptr<TraceWriter> create(const std::string& path, const HeaderData& header, std::string& error);
   // Without close() the `.partial` file stays behind as it is: a readable trace without an index.
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;

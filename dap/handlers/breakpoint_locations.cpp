@@ -9,8 +9,8 @@ Reply breakpointLocationsRequest(Session& session, const json& args) {
   json locations = json::array();
   if (!file) return Reply{json{{"breakpoints", locations}}};
   const int64_t line = session.lineIn(requiredMember<int64_t>(args, "line"));
-  const int64_t endLine = session.lineIn(optionalMember<int64_t>(args, "endLine").value_or(session.lineOut(
-      static_cast<uint32_t>(line))));
+  const int64_t endLine =
+      session.lineIn(optionalMember<int64_t>(args, "endLine").value_or(session.lineOut(static_cast<uint32_t>(line))));
   const std::optional<int64_t> column = optionalMember<int64_t>(args, "column");
   const std::optional<int64_t> endColumn = optionalMember<int64_t>(args, "endColumn");
   const Program& program = session.program();

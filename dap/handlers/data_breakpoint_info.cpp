@@ -25,8 +25,10 @@ Reply dataBreakpointInfoRequest(Session& session, const json& args) {
     if (const auto frameId = optionalMember<int64_t>(args, "frameId")) frame = session.frame(*frameId);
     const std::optional<Evaluated> result =
         evaluateExpression(target.vm().program(), target.vm(), frame ? &*frame : nullptr, name, error);
-    if (result && result->slot) slot = result->slot;
-    else if (result) error = fmt::format("'{}' is a value, not a variable", name);
+    if (result && result->slot)
+      slot = result->slot;
+    else if (result)
+      error = fmt::format("'{}' is a value, not a variable", name);
   }
   if (!slot || slot->offset >= target.vm().imageSize()) {
     return Reply{json{{"dataId", nullptr},
@@ -36,8 +38,8 @@ Reply dataBreakpointInfoRequest(Session& session, const json& args) {
   const uint32_t size = slot->bit >= 0 ? 1u : std::max<uint32_t>(slot->type->size, 1);
   // The VM may still be finishing a cycle of the version before a reload: then the offset is of
   // an older layout than the session's, and the version says so.
-  const uint32_t version = &target.vm().program() == session.programPtr().get() ? session.programVersion()
-                                                                                : session.programVersion() - 1;
+  const uint32_t version =
+      &target.vm().program() == session.programPtr().get() ? session.programVersion() : session.programVersion() - 1;
   return Reply{json{{"dataId", fmt::format("{}:{}:{}:{}:{}", version, slot->offset, size, int{slot->bit}, path)},
                     {"description", fmt::format("{} (written)", path)},
                     {"accessTypes", json::array({"write"})},

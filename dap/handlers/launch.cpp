@@ -120,8 +120,9 @@ Reply launchRequest(Session& session, const json& args) {
   // Without a recording there is no history: the client hides the reverse buttons. Then, ready
   // for configuration requests (breakpoints resolve against this program): `initialized`.
   return Reply{json(), [&session] {
-                 session.sendEvent("capabilities",
-                                   json{{"capabilities", json{{"supportsStepBack", false}, {"supportsRestartFrame", false}}}});
+                 session.sendEvent(
+                     "capabilities",
+                     json{{"capabilities", json{{"supportsStepBack", false}, {"supportsRestartFrame", false}}}});
                  session.sendEvent("initialized");
                }};
 }

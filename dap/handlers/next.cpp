@@ -2,8 +2,6 @@
 
 namespace scanback::dap {
 
-Reply nextRequest(Session& session, const json& args) {
-  return resumeReply(session, args, ResumeKind::Next, json());
-}
+Reply nextRequest(Session& session, const json& args) { return resumeReply(session, args, ResumeKind::Next, json()); }
 
 }  // namespace scanback::dap

@@ -15,7 +15,8 @@ inline Reply resumeReply(Session& session, const json& args, ResumeKind kind, js
   if (isReverse(kind) && !target.hasHistory())
     throw DapError("this session keeps no history to step back in: it was launched with 'record': false");
   session.resuming();
-  return Reply{std::move(body), [&target, kind, threadId] { target.resume(kind, static_cast<uint32_t>(threadId - 1)); }};
+  return Reply{std::move(body),
+               [&target, kind, threadId] { target.resume(kind, static_cast<uint32_t>(threadId - 1)); }};
 }
 
 }  // namespace scanback::dap

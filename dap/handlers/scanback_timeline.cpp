@@ -13,12 +13,20 @@ Reply timelineRequest(Session& session, const json&) {
   json tasks = json::array();
   const Program& program = session.program();
   for (size_t i = 0; i < program.tasks.size(); ++i)
-    tasks.push_back(json{{"threadId", i + 1}, {"name", program.tasks[i].name}, {"intervalNs", program.tasks[i].intervalNs}});
+    tasks.push_back(
+        json{{"threadId", i + 1}, {"name", program.tasks[i].name}, {"intervalNs", program.tasks[i].intervalNs}});
   json gaps = json::array();
-  for (const Timeline::Gap& g : t->gaps) gaps.push_back(json{{"firstCycle", g.firstCycle}, {"cycleCount", g.cycleCount}});
-  json body{{"firstCycle", t->firstCycle}, {"lastCycle", t->lastCycle},     {"firstTimeNs", t->firstTimeNs},
-            {"lastTimeNs", t->lastTimeNs}, {"cycle", t->cycle},             {"step", t->step},
-            {"timeNs", t->timeNs},         {"tasks", std::move(tasks)},     {"gaps", std::move(gaps)},
+  for (const Timeline::Gap& g : t->gaps)
+    gaps.push_back(json{{"firstCycle", g.firstCycle}, {"cycleCount", g.cycleCount}});
+  json body{{"firstCycle", t->firstCycle},
+            {"lastCycle", t->lastCycle},
+            {"firstTimeNs", t->firstTimeNs},
+            {"lastTimeNs", t->lastTimeNs},
+            {"cycle", t->cycle},
+            {"step", t->step},
+            {"timeNs", t->timeNs},
+            {"tasks", std::move(tasks)},
+            {"gaps", std::move(gaps)},
             {"live", t->live}};
   if (!t->fault.empty()) body["fault"] = t->fault;
   if (t->cycleTime)

@@ -43,8 +43,8 @@ Reply setDataBreakpointsRequest(Session& session, const json& args) {
       bit = again->bit;
     }
     if (access != "write") {
-      out.push_back(json{{"verified", false},
-                         {"message", fmt::format("only writes can be watched, not '{}' access", access)}});
+      out.push_back(
+          json{{"verified", false}, {"message", fmt::format("only writes can be watched, not '{}' access", access)}});
       continue;
     }
     w.id = session.breakpoints().newId();

@@ -8,7 +8,8 @@ namespace scanback::dap {
 // The text of a program file the client cannot open itself (one recorded elsewhere).
 Reply sourceRequest(Session& session, const json& args) {
   json source = args.contains("source") ? args["source"] : json::object();
-  if (const auto ref = optionalMember<int64_t>(args, "sourceReference"); ref && *ref > 0 && !source.contains("sourceReference"))
+  if (const auto ref = optionalMember<int64_t>(args, "sourceReference");
+      ref && *ref > 0 && !source.contains("sourceReference"))
     source["sourceReference"] = *ref;
   const std::optional<FileId> file = session.sources().find(source);
   if (!file) throw DapError("no such source in the launched program");

@@ -34,7 +34,8 @@ Reply stReloadRequest(Session& session, const json& args) {
   if (target.finished()) throw DapError("the program has ended: launch it again to run the new version");
   const std::optional<StopInfo> stop = target.paused() ? target.lastStop() : std::nullopt;
   if (stop && stop->reason == StopReason::Exception)
-    throw DapError("the program is stopped at a fault and ends when it goes on: launch it again to run the new version");
+    throw DapError(
+        "the program is stopped at a fault and ends when it goes on: launch it again to run the new version");
   const json& launch = session.launchArguments;
   const fs::path cwd = launch.value("cwd", fs::current_path().string());
   const json programArgument = args.contains("program") ? args["program"] : launch.value("program", json());
@@ -48,12 +49,9 @@ Reply stReloadRequest(Session& session, const json& args) {
   if (const auto inputs = optionalMember<std::string>(launch, "inputs"))
     request.stimulus = loadInputsArgument(*inputs, cwd, *program);
   const ReloadPlan& plan = request.plan;
-  json body{{"programHash", program->hash},
-            {"kept", plan.kept},
-            {"reset", plan.reset},
-            {"removed", plan.removed}};
-  std::string summary = fmt::format("reloaded the program (version {}): {} value(s) kept", program->hash.substr(0, 12),
-                                    plan.kept);
+  json body{{"programHash", program->hash}, {"kept", plan.kept}, {"reset", plan.reset}, {"removed", plan.removed}};
+  std::string summary =
+      fmt::format("reloaded the program (version {}): {} value(s) kept", program->hash.substr(0, 12), plan.kept);
   if (!plan.reset.empty()) summary += fmt::format("; from their initial value: {}", listed(plan.reset));
   if (!plan.removed.empty()) summary += fmt::format("; removed: {}", listed(plan.removed));
   summary += stop ? "; the cycle under way finishes on the previous version\n" : "\n";

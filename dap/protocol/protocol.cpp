@@ -76,8 +76,6 @@ void to_json(json& j, const Variable& v) {
   }
 }
 
-void to_json(json& j, const Thread& t) {
-  j = json{{"id", t.id}, {"name", t.name}};
-}
+void to_json(json& j, const Thread& t) { j = json{{"id", t.id}, {"name", t.name}}; }
 
 }  // namespace scanback::dap

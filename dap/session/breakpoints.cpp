@@ -59,9 +59,11 @@ std::optional<std::function<bool(uint64_t)>> parseHitCondition(const std::string
   return std::nullopt;
 }
 
-std::pair<Breakpoint, std::shared_ptr<ResolvedBreakpoint>> BreakpointManager::resolve(
-    const SourceMap& sources, std::optional<FileId> file, const std::string& sourceName, const SourceBreakpoint& want,
-    int64_t id) const {
+std::pair<Breakpoint, std::shared_ptr<ResolvedBreakpoint>> BreakpointManager::resolve(const SourceMap& sources,
+                                                                                      std::optional<FileId> file,
+                                                                                      const std::string& sourceName,
+                                                                                      const SourceBreakpoint& want,
+                                                                                      int64_t id) const {
   Breakpoint b;
   b.id = id;
   b.line = std::max<int64_t>(want.line, 1);
@@ -76,11 +78,12 @@ std::pair<Breakpoint, std::shared_ptr<ResolvedBreakpoint>> BreakpointManager::re
   if (!file) return failed(fmt::format("{} is not a source file of the launched program", sourceName));
   b.source = sources.source(*file);
   const std::optional<uint32_t> statement =
-      want.line > 0 ? sources.resolve(*file, static_cast<uint32_t>(want.line),
-                                      want.column ? std::optional<uint32_t>(static_cast<uint32_t>(*want.column))
-                                                  : std::nullopt)
-                    : std::nullopt;
-  if (!statement) return failed(fmt::format("no statement at or after line {} of {}", want.line, sources.source(*file).name));
+      want.line > 0
+          ? sources.resolve(*file, static_cast<uint32_t>(want.line),
+                            want.column ? std::optional<uint32_t>(static_cast<uint32_t>(*want.column)) : std::nullopt)
+          : std::nullopt;
+  if (!statement)
+    return failed(fmt::format("no statement at or after line {} of {}", want.line, sources.source(*file).name));
   const Program& program = *program_;
   const SourceSpan& span = program.statements[*statement].span;
   b.line = span.line;
@@ -120,8 +123,9 @@ std::vector<Breakpoint> BreakpointManager::set(const SourceMap& sources, const j
   std::vector<Breakpoint> response = entry.reported;
   // The same file named again (by path, reference or name): its entry is replaced.
   auto same = [&](const FileBreakpoints& f) {
-    return file ? f.file == file : (!f.file && f.source.value("path", "") == source.value("path", "") &&
-                                    f.source.value("name", "") == source.value("name", ""));
+    return file ? f.file == file
+                : (!f.file && f.source.value("path", "") == source.value("path", "") &&
+                   f.source.value("name", "") == source.value("name", ""));
   };
   std::erase_if(files_, same);
   if (!requested.empty()) files_.push_back(std::move(entry));

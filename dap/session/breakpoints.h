@@ -48,8 +48,8 @@ class BreakpointManager {
  private:
   // The breakpoints of one file, as requested and as resolved in the current version.
   struct FileBreakpoints {
-    json source;                  // how the client named the file
-    std::optional<FileId> file;   // in the current version
+    json source;                 // how the client named the file
+    std::optional<FileId> file;  // in the current version
     std::vector<SourceBreakpoint> requested;
     std::vector<Breakpoint> reported;                           // per request
     std::vector<std::shared_ptr<ResolvedBreakpoint>> resolved;  // the verified ones

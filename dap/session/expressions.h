@@ -25,7 +25,7 @@ std::function<std::string(const Vm&)> compileLogMessage(const Program& program, 
                                                         const std::string& text, std::string& error);
 
 struct Evaluated {
-  std::string value;                // as the Variables view shows it
+  std::string value;  // as the Variables view shows it
   const Type* type = nullptr;
   std::optional<VariableSlot> slot;  // when the expression designates storage
 };

@@ -34,7 +34,8 @@ std::vector<std::string> programFiles(const json& program, const fs::path& cwd) 
     }
     glob_t matches{};
     if (::glob(full.c_str(), 0, nullptr, &matches) == 0) {
-      for (size_t i = 0; i < matches.gl_pathc; ++i) files.push_back(fs::path(matches.gl_pathv[i]).lexically_normal().string());
+      for (size_t i = 0; i < matches.gl_pathc; ++i)
+        files.push_back(fs::path(matches.gl_pathv[i]).lexically_normal().string());
     }
     globfree(&matches);
     if (matches.gl_pathc == 0) throw DapError(fmt::format("no file matches '{}'", pattern));

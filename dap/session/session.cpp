@@ -90,12 +90,12 @@ void Session::dispatch(const json& message) {
 }
 
 void Session::respond(const json& request, bool success, const json& body, const std::string& message) {
-  json response{{"type", "response"},
-                {"request_seq", request.value("seq", int64_t{0})},
-                {"success", success},
-                {"command", request.contains("command") && request["command"].is_string()
-                                ? request["command"].get<std::string>()
-                                : std::string()}};
+  json response{
+      {"type", "response"},
+      {"request_seq", request.value("seq", int64_t{0})},
+      {"success", success},
+      {"command", request.contains("command") && request["command"].is_string() ? request["command"].get<std::string>()
+                                                                                : std::string()}};
   if (!success) {
     response["message"] = message;
     response["body"] = json{{"error", json{{"id", 1}, {"format", message}, {"showUser", true}}}};

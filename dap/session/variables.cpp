@@ -91,8 +91,8 @@ std::vector<Scope> VariableStore::scopes(const Frame& frame, const Vm& vm) {
     instance.frame = frame;
     out.push_back(Scope{"Instance", std::nullopt, add(instance), std::nullopt, std::nullopt, false});
   }
-  for (auto [kind, name] : {std::pair{Container::Kind::Globals, "Globals"}, std::pair{Container::Kind::Retain, "Retain"},
-                            std::pair{Container::Kind::Io, "I/O"}}) {
+  for (auto [kind, name] : {std::pair{Container::Kind::Globals, "Globals"},
+                            std::pair{Container::Kind::Retain, "Retain"}, std::pair{Container::Kind::Io, "I/O"}}) {
     Container c;
     c.kind = kind;
     out.push_back(Scope{name, std::nullopt, add(c), std::nullopt, std::nullopt, false});
@@ -203,7 +203,8 @@ std::vector<Variable> VariableStore::variables(const Container& c, const Vm& vm,
   for (const VariableSlot& s : slots(c, vm)) {
     Variable v = describe(s.name, s, vm);  // a dap::Variable
     // In the I/O scope the address is metadata: "BOOL AT %IX0.3".
-    if (c.kind == Container::Kind::Io && !s.location.empty()) v.type = fmt::format("{} AT {}", s.type->name, s.location);
+    if (c.kind == Container::Kind::Io && !s.location.empty())
+      v.type = fmt::format("{} AT {}", s.type->name, s.location);
     out.push_back(std::move(v));
   }
   return out;
@@ -233,8 +234,9 @@ std::optional<VariableSlot> VariableStore::child(const Container& c, const Vm& v
       if (k < 0 || static_cast<uint64_t>(k) >= array.dims[d].count) return std::nullopt;
       flat = flat * array.dims[d].count + static_cast<uint64_t>(k);
     }
-    return VariableSlot{name, c.offset + static_cast<uint32_t>(flat * array.base->size), -1, array.base,
-                        c.evaluateName + name, false, {}};
+    return VariableSlot{
+        name, c.offset + static_cast<uint32_t>(flat * array.base->size), -1, array.base, c.evaluateName + name, false,
+        {}};
   }
   for (const VariableSlot& s : slots(c, vm))
     if (s.name == name) return s;

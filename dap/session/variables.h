@@ -5,9 +5,9 @@
 
 #include <cstdint>
 #include <map>
-#include <tuple>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dap/protocol/protocol.h"
@@ -20,10 +20,10 @@ namespace scanback::dap {
 struct Container {
   enum class Kind { Locals, Instance, Globals, Retain, Io, Value };
   Kind kind = Kind::Value;
-  Frame frame;                    // Locals, Instance
-  uint32_t offset = 0;            // Value: where it is in memory
-  const Type* type = nullptr;     // Value: a struct, FB instance or array
-  std::string evaluateName;       // Value: the expression that designates it
+  Frame frame;                 // Locals, Instance
+  uint32_t offset = 0;         // Value: where it is in memory
+  const Type* type = nullptr;  // Value: a struct, FB instance or array
+  std::string evaluateName;    // Value: the expression that designates it
 };
 
 // A struct, FB instance or array: shown by its type's name and expanded through a reference.

@@ -162,9 +162,10 @@ void LiveTarget::applyReloads(std::vector<ReloadRequest> reloads) {
     if (wasRecording) {
       std::string error;
       if (startRecording(error)) {
-        listener_.output("console", fmt::format("the recording goes on in {} from cycle {}: stepping back reaches "
-                                                "this reload at most (the cycles before it are in {})\n",
-                                                tracePaths_.back(), runtime_.cycle(), tracePaths_[tracePaths_.size() - 2]));
+        listener_.output("console",
+                         fmt::format("the recording goes on in {} from cycle {}: stepping back reaches "
+                                     "this reload at most (the cycles before it are in {})\n",
+                                     tracePaths_.back(), runtime_.cycle(), tracePaths_[tracePaths_.size() - 2]));
       } else {
         listener_.output("stderr", fmt::format("the recording stops at this reload: {}\n", error));
       }
@@ -172,9 +173,10 @@ void LiveTarget::applyReloads(std::vector<ReloadRequest> reloads) {
     options_.stimulus = std::move(r.stimulus);
     std::string text = fmt::format("the new program version runs from cycle {}\n", runtime_.cycle());
     if (dropped)
-      text += fmt::format("{} value(s) written from the debugger were not applied: their variable is gone or "
-                          "changed type\n",
-                          dropped);
+      text += fmt::format(
+          "{} value(s) written from the debugger were not applied: their variable is gone or "
+          "changed type\n",
+          dropped);
     listener_.output("console", text);
   }
   refreshStops();  // the watched values, read from the new image
@@ -269,9 +271,10 @@ bool LiveTarget::history(LiveHistory& out, std::string& error) {
   out.segment = tracePaths_.size() - 1;
   if (pausedInCycle()) {
     if (synced.image.empty()) {
-      error = fmt::format("the cycles right before cycle {} were dropped (the recorder could not keep up): the cycle "
-                          "under way cannot be replayed",
-                          runtime_.currentCycle().cycle);
+      error = fmt::format(
+          "the cycles right before cycle {} were dropped (the recorder could not keep up): the cycle "
+          "under way cannot be replayed",
+          runtime_.currentCycle().cycle);
       return false;
     }
     out.open = openCycle(*recorder_, std::move(synced.image));
@@ -308,7 +311,8 @@ void LiveTarget::takeStops() {
   cached_ = stops_;
   cachedGeneration_ = cached_->generation;
   watchValues_.assign(cached_->dataWatches.size(), {});
-  for (size_t i = 0; i < cached_->dataWatches.size(); ++i) readWatch(runtime_.vm(), cached_->dataWatches[i], watchValues_[i]);
+  for (size_t i = 0; i < cached_->dataWatches.size(); ++i)
+    readWatch(runtime_.vm(), cached_->dataWatches[i], watchValues_[i]);
 }
 
 bool LiveTarget::onStatement(uint32_t statement, uint64_t step) {

@@ -38,10 +38,10 @@ struct LiveOptions {
 // What a recorded live task's history holds while it is paused: the trace file (the cycles that
 // ended) and the cycle under way, replayable up to the paused position.
 struct LiveHistory {
-  std::string partialPath;               // the trace being written
+  std::string partialPath;                 // the trace being written
   std::shared_ptr<const Program> program;  // the version it records
-  uint64_t segment = 0;                  // which trace: a reload starts the next one
-  std::optional<replay::OpenCycle> open;  // none when paused at a fault (its cycle has ended)
+  uint64_t segment = 0;                    // which trace: a reload starts the next one
+  std::optional<replay::OpenCycle> open;   // none when paused at a fault (its cycle has ended)
 };
 
 class LiveTarget final : public Target, private VmObserver {
@@ -123,7 +123,7 @@ class LiveTarget final : public Target, private VmObserver {
   std::atomic<uint64_t> stopsGeneration_{0};
   std::atomic<bool> pauseRequested_{false};
   std::atomic<uint32_t> pauseTask_{0};
-  std::optional<Step> step_;  // set by resume(), read by the thread
+  std::optional<Step> step_;            // set by resume(), read by the thread
   std::vector<ReloadRequest> reloads_;  // taken by the thread at the next cycle start
   // Replaced by the thread between cycles only (a reload); read by others while paused.
   std::unique_ptr<recorder::Recorder> recorder_;
@@ -136,7 +136,7 @@ class LiveTarget final : public Target, private VmObserver {
   uint64_t cachedGeneration_ = 0;
   bool entryPending_ = false;
   bool reanchor_ = true;
-  std::chrono::steady_clock::time_point anchor_;  // wall time of virtual time 0
+  std::chrono::steady_clock::time_point anchor_;   // wall time of virtual time 0
   std::vector<std::vector<uint8_t>> watchValues_;  // per data watch: the value at the last boundary
 };
 

@@ -18,8 +18,10 @@ LiveOptions nonstopOptions(LiveOptions options, bool nonstop) {
 
 RecordedLiveTarget::RecordedLiveTarget(std::shared_ptr<const Program> program, LiveOptions options, bool keepTrace,
                                        bool nonstop, TargetListener& listener)
-    : listener_(listener), nonstop_(nonstop),
-      live_(std::move(program), nonstopOptions(std::move(options), nonstop), liveReports_), keepTrace_(keepTrace),
+    : listener_(listener),
+      nonstop_(nonstop),
+      live_(std::move(program), nonstopOptions(std::move(options), nonstop), liveReports_),
+      keepTrace_(keepTrace),
       stops_(std::make_shared<StopSet>()) {
   if (nonstop_) {
     // The live task never halts, not even at a fault (the program then ends, as without a debugger).
@@ -34,8 +36,8 @@ void RecordedLiveTarget::start(bool stopOnEntry) {
   const std::vector<std::string> traces = live_.tracePaths();
   std::string error;
   std::lock_guard lock(switch_);
-  if (traces.empty() || !(history_ = ReplayTarget::follow(traces.back() + ".partial", live_.programPtr(), nullptr,
-                                                           *this, error))) {
+  if (traces.empty() ||
+      !(history_ = ReplayTarget::follow(traces.back() + ".partial", live_.programPtr(), nullptr, *this, error))) {
     listener_.output("stderr", fmt::format("cannot follow the recording: {}\n", error));
     return;
   }
@@ -137,8 +139,9 @@ bool RecordedLiveTarget::write(ExternalWrite write, std::string& error) {
     return false;
   }
   if (!atLivePosition()) {
-    error = "this is history, which is read-only: go forward to where the program is paused (continue, or step "
-            "forward) to write values";
+    error =
+        "this is history, which is read-only: go forward to where the program is paused (continue, or step "
+        "forward) to write values";
     return false;
   }
   mode_ = Mode::Live;  // the same state: the write goes to the live task
@@ -182,14 +185,16 @@ bool RecordedLiveTarget::enterHistory(std::string& error) {
   if (!history_ || now.segment != segment_) {
     if (history_) history_->terminate();  // the trace of a program version since reloaded
     history_ = ReplayTarget::follow(
-        now.partialPath, now.program, [this](ResumeKind move, uint32_t task) { return handOver(move, task); }, *this, error);
+        now.partialPath, now.program, [this](ResumeKind move, uint32_t task) { return handOver(move, task); }, *this,
+        error);
     if (!history_) return false;
     history_->setStops(stops_);
     if (now.segment > 0) {
       const std::vector<std::string> traces = live_.tracePaths();
-      history_->setStartNote(fmt::format("the start of the history since the last stReload: the cycles before it are "
-                                         "in {}",
-                                         traces[now.segment - 1]));
+      history_->setStartNote(
+          fmt::format("the start of the history since the last stReload: the cycles before it are "
+                      "in {}",
+                      traces[now.segment - 1]));
     }
     segment_ = now.segment;
   }

@@ -33,7 +33,8 @@ replay::Breakpoint toReplay(const std::shared_ptr<const ResolvedBreakpoint>& bp,
 
 }  // namespace
 
-std::unique_ptr<ReplayTarget> ReplayTarget::open(const std::string& path, TargetListener& listener, std::string& error) {
+std::unique_ptr<ReplayTarget> ReplayTarget::open(const std::string& path, TargetListener& listener,
+                                                 std::string& error) {
   std::unique_ptr<replay::Replayer> replayer = replay::Replayer::open(path, replay::ReplayOptions{}, error);
   if (!replayer) return nullptr;
   if (replayer->history().empty()) {
@@ -55,8 +56,7 @@ std::unique_ptr<ReplayTarget> ReplayTarget::follow(const std::string& partialPat
   return target;
 }
 
-bool ReplayTarget::moveToLive(const replay::OpenCycle* open, const std::optional<StopInfo>& stop,
-                              std::string& error) {
+bool ReplayTarget::moveToLive(const replay::OpenCycle* open, const std::optional<StopInfo>& stop, std::string& error) {
   std::unique_lock lock(mutex_);
   // (A move that has just handed over to the live task may still be on its way to idle.)
   wake_.wait(lock, [&] { return state_ != State::Running || terminating_; });
@@ -311,10 +311,11 @@ StopInfo ReplayTarget::describe(const replay::Stop& stop, const StopSet& stops,
                          : fmt::format("the newest recorded position (cycle {}, step {}): the task runs on\n",
                                        stop.position.cycle, stop.position.step));
   } else if (stop.reason == replay::StopReason::Start && !startNote_.empty()) {
-    listener_.output("console", fmt::format("{} (cycle {}, step {})\n", startNote_, stop.position.cycle,
-                                            stop.position.step));
+    listener_.output("console",
+                     fmt::format("{} (cycle {}, step {})\n", startNote_, stop.position.cycle, stop.position.step));
   } else if (!stop.note.empty() && !(handOver_ && stop.reason == replay::StopReason::End))
-    listener_.output("console", fmt::format("{} (cycle {}, step {})\n", stop.note, stop.position.cycle, stop.position.step));
+    listener_.output("console",
+                     fmt::format("{} (cycle {}, step {})\n", stop.note, stop.position.cycle, stop.position.step));
   if (info.reason == StopReason::Step && atFault(stop.position)) {
     // The last recorded statement is the one that faulted: shown as the fault it was.
     const trace::FaultData& fault = *replayer_->history().fault();
@@ -420,7 +421,8 @@ std::optional<StopInfo> ReplayTarget::execute(const Job& job, std::shared_ptr<co
     case ResumeKind::Continue:
       for (;;) {
         stop = r.continueForward(breakpoints, watches, error);
-        if (stop && stop->reason == replay::StopReason::Breakpoint && static_cast<size_t>(stop->breakpoint) >= stopping) {
+        if (stop && stop->reason == replay::StopReason::Breakpoint &&
+            static_cast<size_t>(stop->breakpoint) >= stopping) {
           listener_.output("console",
                            logpoints[static_cast<size_t>(stop->breakpoint) - stopping]->logMessage(r.vm()) + "\n");
           continue;

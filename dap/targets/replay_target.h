@@ -101,9 +101,9 @@ class ReplayTarget final : public Target {
   struct Job {
     enum class Kind { Start, Move, Jump } kind = Kind::Move;
     ResumeKind move = ResumeKind::Continue;
-    uint32_t task = 0;                      // Move: the thread the request named
-    replay::Position target;                // Jump
-    StopReason reason = StopReason::Goto;   // Jump
+    uint32_t task = 0;                     // Move: the thread the request named
+    replay::Position target;               // Jump
+    StopReason reason = StopReason::Goto;  // Jump
   };
   enum class State { Configuring, Running, Paused, Finished };
 
@@ -134,7 +134,7 @@ class ReplayTarget final : public Target {
   bool growing_ = false;
   std::atomic<bool> growthEnded_{false};
   static constexpr int kNonstopNice = 10;  // the worker's nice value when growing_
-  bool stopOnEntry_ = true;  // growing: whether the first stop is at the start
+  bool stopOnEntry_ = true;                // growing: whether the first stop is at the start
   std::thread worker_;
 
   mutable std::mutex mutex_;

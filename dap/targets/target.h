@@ -81,7 +81,7 @@ struct StopInfo {
 // A new program version for a running target (stReload).
 struct ReloadRequest {
   std::shared_ptr<const Program> program;
-  ReloadPlan plan;                    // from the version the target will be running before it
+  ReloadPlan plan;                   // from the version the target will be running before it
   std::optional<Stimulus> stimulus;  // the launch's inputs, resolved for the new version
 };
 
@@ -96,7 +96,7 @@ struct HistoryPosition {
 
 // What a target with history holds and where it is (the scanback/timeline request).
 struct Timeline {
-  uint64_t firstCycle = 0, lastCycle = 0;  // recorded, inclusive
+  uint64_t firstCycle = 0, lastCycle = 0;   // recorded, inclusive
   int64_t firstTimeNs = 0, lastTimeNs = 0;  // virtual start times of those cycles
   uint64_t cycle = 0, step = 0;             // the current position
   int64_t timeNs = 0;                       // virtual start time of the current cycle

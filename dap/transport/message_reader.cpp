@@ -68,7 +68,8 @@ std::string checkHeaderLine(std::string_view line, std::optional<uint64_t>& cont
   if (!equalsCi(name, kContentLength)) {
     // Other fields are ignored, but one whose name ends in Content-Length is a header glued to
     // bytes in front of it (the tail of a body shorter than its Content-Length said, junk).
-    if (name.size() > kContentLength.size() && equalsCi(name.substr(name.size() - kContentLength.size()), kContentLength))
+    if (name.size() > kContentLength.size() &&
+        equalsCi(name.substr(name.size() - kContentLength.size()), kContentLength))
       return "header line " + shown(line) + " has bytes in front of Content-Length";
     return "";
   }
@@ -146,8 +147,7 @@ std::string messageProblem(const nlohmann::json& message) {
   } else if (type == "response") {
     if (!integerMember(message, "request_seq")) return "a response's 'request_seq' is missing or not an integer";
     const auto success = message.find("success");
-    if (success == message.end() || !success->is_boolean())
-      return "a response's 'success' is missing or not a boolean";
+    if (success == message.end() || !success->is_boolean()) return "a response's 'success' is missing or not a boolean";
     if (!hasString(message, "command")) return "a response's 'command' is missing or not a string";
   } else if (type == "event") {
     if (!hasString(message, "event")) return "an event's 'event' is missing or not a string";
@@ -361,9 +361,8 @@ ReadResult MessageReader::readHeaderAndBody() {
     if (!fill()) {
       const size_t got = available();
       pos_ = buf_.size();
-      return error("the stream ended after " + std::to_string(got) + " of the " + std::to_string(length) +
-                       " body bytes",
-                   start);
+      return error(
+          "the stream ended after " + std::to_string(got) + " of the " + std::to_string(length) + " body bytes", start);
     }
   }
   const std::string_view body(buf_.data() + pos_, static_cast<size_t>(length));

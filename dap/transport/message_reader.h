@@ -71,8 +71,8 @@ struct ReaderLimits {
 
 struct FramingError {
   std::string what;
-  uint64_t offset = 0;         // stream offset of the first byte of the message at fault (its header)
-  std::optional<int64_t> seq;  // set when the body was a JSON object with an integer `seq`
+  uint64_t offset = 0;           // stream offset of the first byte of the message at fault (its header)
+  std::optional<int64_t> seq;    // set when the body was a JSON object with an integer `seq`
   std::string toString() const;  // "byte 1234: <what> (seq 7)"
 };
 

@@ -66,7 +66,9 @@ FdStream::~FdStream() {
   ::close(wake_[1]);
 }
 
-std::unique_ptr<FdStream> FdStream::standardIo() { return std::make_unique<FdStream>(STDIN_FILENO, STDOUT_FILENO, false); }
+std::unique_ptr<FdStream> FdStream::standardIo() {
+  return std::make_unique<FdStream>(STDIN_FILENO, STDOUT_FILENO, false);
+}
 
 std::unique_ptr<FdStream> FdStream::socket(int fd) { return std::make_unique<FdStream>(fd, fd, true); }
 
@@ -134,7 +136,7 @@ bool FdStream::write(std::string_view data, std::string& error) {
       return false;
     }
     error = err == EPIPE || err == ECONNRESET ? "write failed: the other end closed the stream"
-                                               : errnoText("write failed", err);
+                                              : errnoText("write failed", err);
     return false;
   }
   return true;

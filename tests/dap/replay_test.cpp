@@ -335,13 +335,14 @@ TEST_F(DapReplay, DataBreakpointsStopAfterTheWriteInBothDirections) {
   startReplay(trace, json{{"startAt", 30}});
   const json info = client_.request("dataBreakpointInfo", json{{"name", "gTotal"}, {"frameId", 1}});
   ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
-  const json set = client_.request("setDataBreakpoints", json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}}})}});
+  const json set =
+      client_.request("setDataBreakpoints", json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}}})}});
   const int64_t id = set["body"]["breakpoints"][0]["id"];
   const int64_t here = std::stoll(evaluate("gTotal"));
   json stopped = move("reverseContinue");
   EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
   EXPECT_EQ(stopped["body"]["hitBreakpointIds"], json::array({id}));
-  EXPECT_EQ(topFrame()["line"], kLineTotal + 1);  // right after the write
+  EXPECT_EQ(topFrame()["line"], kLineTotal + 1);    // right after the write
   EXPECT_EQ(std::stoll(evaluate("gTotal")), here);  // the last write before here made today's value
   move("reverseContinue");
   EXPECT_EQ(std::stoll(evaluate("gTotal")), here - 1);
@@ -355,10 +356,12 @@ TEST_F(DapReplay, WritesAndReloadsAreRefusedBecauseHistoryIsReadOnly) {
   startReplay(trace);
   const json scopes = client_.request("scopes", json{{"frameId", 1}});
   const int64_t globals = scopes["body"]["scopes"][2]["variablesReference"];
-  const json set = client_.request("setVariable", json{{"variablesReference", globals}, {"name", "gTotal"}, {"value", "5"}});
+  const json set =
+      client_.request("setVariable", json{{"variablesReference", globals}, {"name", "gTotal"}, {"value", "5"}});
   EXPECT_FALSE(set["success"]);
   EXPECT_NE(set["message"].get<std::string>().find("history is read-only"), std::string::npos) << set.dump();
-  const json expression = client_.request("setExpression", json{{"expression", "gTotal"}, {"value", "5"}, {"frameId", 1}});
+  const json expression =
+      client_.request("setExpression", json{{"expression", "gTotal"}, {"value", "5"}, {"frameId", 1}});
   EXPECT_FALSE(expression["success"]);
   EXPECT_NE(expression["message"].get<std::string>().find("history is read-only"), std::string::npos);
   const json reload = client_.request("stReload");
@@ -485,8 +488,8 @@ TEST_F(DapReplay, OnlyALiveLaunchWithoutRecordingTellsTheClientItCannotStepBack)
   EXPECT_EQ(caps["body"]["capabilities"]["supportsStepBack"], false);
   EXPECT_LT(client_.indexOfEvent("capabilities"), client_.indexOfEvent("initialized"));
   SessionClient recorded;
-  recorded.start(json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
-                      {"realtime", false}});
+  recorded.start(
+      json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})}, {"realtime", false}});
   EXPECT_TRUE(recorded.noEvent("capabilities", 50ms));
   SessionClient replay;
   replay.start(json{{"trace", recordMain(10)}});
@@ -548,11 +551,13 @@ json observe(SessionClient& client, int64_t thread) {
   const json trace = client.request("stackTrace", json{{"threadId", thread}})["body"];
   json seen{{"thread", thread}, {"frames", json::array()}};
   for (const json& f : trace["stackFrames"])
-    seen["frames"].push_back(json{{"name", f["name"]}, {"path", f["source"].value("path", "")}, {"line", f["line"]}, {"column", f["column"]}});
+    seen["frames"].push_back(json{
+        {"name", f["name"]}, {"path", f["source"].value("path", "")}, {"line", f["line"]}, {"column", f["column"]}});
   for (const char* e : {"Main.n", "Main.d", "Main.c.count", "gTotal", "Watch.ticks"})
     seen[e] = client.request("evaluate", json{{"expression", e}, {"frameId", 1}})["body"].value("result", "?");
   const json scopes = client.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
-  const json locals = client.request("variables", json{{"variablesReference", scopes[0]["variablesReference"]}})["body"];
+  const json locals =
+      client.request("variables", json{{"variablesReference", scopes[0]["variablesReference"]}})["body"];
   for (const json& v : locals["variables"]) seen["locals"][v["name"].get<std::string>()] = v["value"];
   return seen;
 }
@@ -739,7 +744,8 @@ TEST_F(DapLiveHistory, TheTimelineOfALiveSessionEndsWhereTheTaskIsPausedAndSaysI
   EXPECT_GT(t["lastCycle"].get<uint64_t>(), 30u);
   EXPECT_EQ(t["cycle"], t["lastCycle"]);
   // Nothing after the live position: the cycle under way has gone no further.
-  const json past = client_.request("scanback/seek", json{{"cycle", t["cycle"]}, {"step", t["step"].get<uint64_t>() + 1}});
+  const json past =
+      client_.request("scanback/seek", json{{"cycle", t["cycle"]}, {"step", t["step"].get<uint64_t>() + 1}});
   EXPECT_FALSE(past["success"]);
   EXPECT_NE(past["message"].get<std::string>().find("has gone no further"), std::string::npos) << past.dump();
   move("scanback/seek", json{{"cycle", 5}});
@@ -818,7 +824,7 @@ TEST_F(DapLiveHistory, AtRandomPositionsStepBackThenNextReturnsToTheSamePosition
   const uint64_t lastCycle = timeline()["lastCycle"];
   auto values = [&] {
     return std::vector<std::string>{evaluate("gTotal"), evaluate("Main.n"), evaluate("Main.c.count"),
-                                     evaluate("Watch.ticks")};
+                                    evaluate("Watch.ticks")};
   };
   auto depth = [&](int64_t thread) {
     return client_.request("stackTrace", json{{"threadId", thread}})["body"]["stackFrames"].size();
@@ -1023,10 +1029,10 @@ TEST_F(DapNonstop, ABreakpointSetWhileTheSessionFollowsTheRecordingStopsIt) {
 
 TEST_F(DapNonstop, NonstopNeedsTheRecording) {
   client_.send("initialize", json{{"adapterID", "scanback"}});
-  const json launch = client_.request(
-      "launch", json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
-                     {"nonstop", true},
-                     {"record", false}});
+  const json launch =
+      client_.request("launch", json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})},
+                                     {"nonstop", true},
+                                     {"record", false}});
   EXPECT_FALSE(launch["success"]);
   EXPECT_NE(launch["message"].get<std::string>().find("record"), std::string::npos) << launch.dump();
 }

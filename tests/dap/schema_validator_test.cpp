@@ -33,7 +33,10 @@ json request(const std::string& command, json arguments) {
 }
 
 json stackFrame(int64_t id) {
-  return {{"id", id}, {"name", "Main"}, {"line", 12}, {"column", 3},
+  return {{"id", id},
+          {"name", "Main"},
+          {"line", 12},
+          {"column", 3},
           {"source", {{"name", "main.st"}, {"path", "/p/main.st"}}}};
 }
 
@@ -66,10 +69,11 @@ TEST(DapSchema, EveryCommandAndEventHasItsDefinitions) {
     EXPECT_TRUE(schema().hasDefinition(DapSchema::capitalised(name) + "Event")) << name;
     EXPECT_EQ(schema().definitionFor(event(name, nullptr)), DapSchema::capitalised(name) + "Event");
   }
-  for (const char* command : {"initialize", "launch", "attach", "setBreakpoints", "configurationDone", "threads",
-                              "stackTrace", "scopes", "variables", "continue", "next", "stepIn", "stepOut",
-                              "stepBack", "reverseContinue", "pause", "disconnect", "evaluate", "setVariable",
-                              "runInTerminal", "startDebugging", "cancel", "goto", "restart"})
+  for (const char* command : {"initialize",     "launch",     "attach",   "setBreakpoints", "configurationDone",
+                              "threads",        "stackTrace", "scopes",   "variables",      "continue",
+                              "next",           "stepIn",     "stepOut",  "stepBack",       "reverseContinue",
+                              "pause",          "disconnect", "evaluate", "setVariable",    "runInTerminal",
+                              "startDebugging", "cancel",     "goto",     "restart"})
     EXPECT_TRUE(schema().commands().count(command)) << command;
   for (const char* name : {"initialized", "stopped", "continued", "exited", "terminated", "thread", "output",
                            "breakpoint", "module", "loadedSource", "process", "capabilities", "invalidated"})
@@ -93,21 +97,25 @@ TEST(DapSchema, DefinitionChosenForEachMessage) {
 // ---------------------------------------------------------------- responses
 
 TEST(DapSchema, ValidResponses) {
-  json caps = {{"supportsConfigurationDoneRequest", true}, {"supportsStepBack", true},
-               {"supportsConditionalBreakpoints", true}, {"exceptionBreakpointFilters", json::array()}};
+  json caps = {{"supportsConfigurationDoneRequest", true},
+               {"supportsStepBack", true},
+               {"supportsConditionalBreakpoints", true},
+               {"exceptionBreakpointFilters", json::array()}};
   EXPECT_EQ(schema().validate(response("initialize", caps)), "");
   EXPECT_EQ(schema().validate(response("initialize", nullptr)), "");  // the body is optional
   EXPECT_EQ(schema().validate(response("configurationDone", nullptr)), "");
-  EXPECT_EQ(schema().validate(response("stackTrace", {{"stackFrames", {stackFrame(1), stackFrame(2)}}, {"totalFrames", 2}})),
-            "");
+  EXPECT_EQ(
+      schema().validate(response("stackTrace", {{"stackFrames", {stackFrame(1), stackFrame(2)}}, {"totalFrames", 2}})),
+      "");
   EXPECT_EQ(schema().validate(response("threads", {{"threads", {{{"id", 1}, {"name", "MainTask"}}}}})), "");
-  EXPECT_EQ(schema().validate(response("setBreakpoints",
-                                       {{"breakpoints", {{{"id", 1}, {"verified", true}, {"line", 4}},
-                                                         {{"verified", false}, {"message", "no statement"}}}}})),
+  EXPECT_EQ(schema().validate(response("setBreakpoints", {{"breakpoints",
+                                                           {{{"id", 1}, {"verified", true}, {"line", 4}},
+                                                            {{"verified", false}, {"message", "no statement"}}}}})),
             "");
-  EXPECT_EQ(schema().validate(response("variables", {{"variables", {{{"name", "x"}, {"value", "5"},
-                                                                      {"type", "INT"}, {"variablesReference", 0}}}}})),
-            "");
+  EXPECT_EQ(
+      schema().validate(response(
+          "variables", {{"variables", {{{"name", "x"}, {"value", "5"}, {"type", "INT"}, {"variablesReference", 0}}}}})),
+      "");
   EXPECT_EQ(schema().validate(response("continue", {{"allThreadsContinued", true}})), "");
   EXPECT_EQ(schema().validate(response("scanback/timeline", {{"cycles", {1, 2, 3}}})), "");  // custom: base Response
 }
@@ -139,11 +147,11 @@ TEST(DapSchema, InvalidResponses) {
   r["success"] = "yes";
   EXPECT_TRUE(contains(schema().validate(r), "\"/success\"")) << schema().validate(r);
   // int32 ranges (from "format": "int32").
-  e = schema().validate(response("variables", {{"variables", {{{"name", "x"}, {"value", "5"},
-                                                              {"variablesReference", 2147483648LL}}}}}));
+  e = schema().validate(
+      response("variables", {{"variables", {{{"name", "x"}, {"value", "5"}, {"variablesReference", 2147483648LL}}}}}));
   EXPECT_TRUE(contains(e, "\"/body/variables/0/variablesReference\"")) << e;
-  EXPECT_EQ(schema().validate(response("variables", {{"variables", {{{"name", "x"}, {"value", "5"},
-                                                                     {"variablesReference", 2147483647}}}}})),
+  EXPECT_EQ(schema().validate(response(
+                "variables", {{"variables", {{{"name", "x"}, {"value", "5"}, {"variablesReference", 2147483647}}}}})),
             "");
   // An object where an integer with a "format" belongs is reported (valijson alone would throw).
   frames = {stackFrame(1)};
@@ -162,8 +170,8 @@ TEST(DapSchema, ErrorResponses) {
   json r = response("stackTrace", json::object(), false);
   r["message"] = "cannot step: the program is running";
   EXPECT_EQ(schema().validate(r), "");
-  r["body"] = {{"error", {{"id", 1001}, {"format", "cannot read {path}"}, {"variables", {{"path", "/x"}}},
-                          {"showUser", true}}}};
+  r["body"] = {
+      {"error", {{"id", 1001}, {"format", "cannot read {path}"}, {"variables", {{"path", "/x"}}}, {"showUser", true}}}};
   EXPECT_EQ(schema().validate(r), "");
   r["message"] = "notStopped";  // one of the suggested values; any string is fine
   EXPECT_EQ(schema().validate(r), "");
@@ -189,12 +197,13 @@ TEST(DapSchema, ErrorResponses) {
 TEST(DapSchema, StoppedEventReasonIsAnOpenString) {
   // The schema lists the reasons as "_enum" (suggestions), not "enum": any string is valid.
   EXPECT_EQ(schema().validate(event("stopped", {{"reason", "breakpoint"}, {"threadId", 1}})), "");
-  EXPECT_EQ(schema().validate(event("stopped", {{"reason", "data breakpoint"}, {"threadId", 1},
-                                                {"hitBreakpointIds", {3, 4}}})),
+  EXPECT_EQ(schema().validate(
+                event("stopped", {{"reason", "data breakpoint"}, {"threadId", 1}, {"hitBreakpointIds", {3, 4}}})),
             "");
-  EXPECT_EQ(schema().validate(event("stopped", {{"reason", "end of history"}, {"threadId", 1},
-                                                {"description", "Reached the end of the trace"}})),
-            "");
+  EXPECT_EQ(
+      schema().validate(event(
+          "stopped", {{"reason", "end of history"}, {"threadId", 1}, {"description", "Reached the end of the trace"}})),
+      "");
   // But it must be a string, and it is required.
   std::string e = schema().validate(event("stopped", {{"reason", 3}}));
   EXPECT_TRUE(contains(e, "\"/body/reason\"")) << e;
@@ -209,8 +218,11 @@ TEST(DapSchema, ClosedEnumsAreEnforcedOpenOnesAreNot) {
   // Open ("_enum": suggestions): OutputEvent.category, Scope.presentationHint.
   EXPECT_EQ(schema().validate(event("output", {{"category", "console"}, {"output", "hi\n"}})), "");
   EXPECT_EQ(schema().validate(event("output", {{"category", "scanback"}, {"output", "hi\n"}})), "");
-  EXPECT_EQ(schema().validate(response("scopes", {{"scopes", {{{"name", "Globals"}, {"variablesReference", 1},
-                                                              {"expensive", false}, {"presentationHint", "globals"}}}}})),
+  EXPECT_EQ(schema().validate(response("scopes", {{"scopes",
+                                                   {{{"name", "Globals"},
+                                                     {"variablesReference", 1},
+                                                     {"expensive", false},
+                                                     {"presentationHint", "globals"}}}}})),
             "");
   // Closed ("enum"): ProcessEvent.startMethod, StackFrame.presentationHint, SteppingGranularity.
   EXPECT_EQ(schema().validate(event("process", {{"name", "scanback"}, {"startMethod", "launch"}})), "");
@@ -235,8 +247,9 @@ TEST(DapSchema, OtherEvents) {
   EXPECT_NE(schema().validate(event("exited", json::object())), "");
   EXPECT_EQ(schema().validate(event("thread", {{"reason", "started"}, {"threadId", 1}})), "");
   EXPECT_EQ(schema().validate(event("continued", {{"threadId", 1}, {"allThreadsContinued", true}})), "");
-  EXPECT_EQ(schema().validate(event("breakpoint", {{"reason", "changed"}, {"breakpoint", {{"id", 1}, {"verified", true}}}})),
-            "");
+  EXPECT_EQ(
+      schema().validate(event("breakpoint", {{"reason", "changed"}, {"breakpoint", {{"id", 1}, {"verified", true}}}})),
+      "");
   EXPECT_NE(schema().validate(event("breakpoint", {{"reason", "changed"}, {"breakpoint", {{"id", 1}}}})), "");
   EXPECT_EQ(schema().validate(event("invalidated", {{"areas", {"variables", "stacks"}}})), "");
   // Missing the base fields.
@@ -250,8 +263,9 @@ TEST(DapSchema, OtherEvents) {
 TEST(DapSchema, Requests) {
   EXPECT_EQ(schema().validateRequest(request("initialize", {{"adapterID", "scanback"}, {"linesStartAt1", true}})), "");
   EXPECT_NE(schema().validateRequest(request("initialize", json::object())), "");  // adapterID required
-  EXPECT_EQ(schema().validateRequest(request("setBreakpoints", {{"source", {{"path", "/p/main.st"}}},
-                                                                {"breakpoints", {{{"line", 3}}, {{"line", 7}, {"condition", "x > 2"}}}}})),
+  EXPECT_EQ(schema().validateRequest(
+                request("setBreakpoints", {{"source", {{"path", "/p/main.st"}}},
+                                           {"breakpoints", {{{"line", 3}}, {{"line", 7}, {"condition", "x > 2"}}}}})),
             "");
   std::string e = schema().validateRequest(request("setBreakpoints", {{"breakpoints", {{{"line", 3}}}}}));
   EXPECT_TRUE(contains(e, "not a valid SetBreakpointsRequest")) << e;

@@ -234,8 +234,9 @@ TEST_F(DapSession, ABreakpointResolvesToTheFirstStatementAtOrAfterTheRequestedPo
   // Line 15 is a declaration: the first statement after it is line 20. Line 23 with no column
   // snaps to its first non-blank column (3); column 1 is before it and snaps too; a column inside
   // the IF statement goes on to the next statement start after it (the nested `n := 0` at 20).
-  const json r = setBreakpoints("main.st", json::array({{{"line", 15}}, {{"line", 23}}, {{"line", 23}, {"column", 1}},
-                                                        {{"line", 23}, {"column", 5}}}));
+  const json r = setBreakpoints(
+      "main.st",
+      json::array({{{"line", 15}}, {{"line", 23}}, {{"line", 23}, {"column", 1}}, {{"line", 23}, {"column", 5}}}));
   const json& b = r["body"]["breakpoints"];
   EXPECT_EQ(b[0]["line"], 20);
   EXPECT_EQ(b[0]["column"], 1);
@@ -258,8 +259,8 @@ TEST_F(DapSession, ALinePastTheLastStatementIsUnverifiedWithAMessage) {
 
 TEST_F(DapSession, BreakpointLocationsAreTheStatementStartsInTheRange) {
   client_.start(launchArgs());
-  const json r = client_.request("breakpointLocations",
-                                 json{{"source", source("main.st")}, {"line", 20}, {"endLine", 23}});
+  const json r =
+      client_.request("breakpointLocations", json{{"source", source("main.st")}, {"line", 20}, {"endLine", 23}});
   std::vector<std::pair<int, int>> got;
   for (const json& l : r["body"]["breakpoints"]) got.push_back({l["line"], l["column"]});
   const std::vector<std::pair<int, int>> expected{{20, 1}, {21, 1}, {22, 1}, {23, 3}, {23, 20}};
@@ -434,7 +435,8 @@ TEST_F(DapSession, ScopesAndVariablesShowLocalsInstanceGlobalsAndIo) {
   std::vector<std::string> names;
   for (const json& s : scopes["body"]["scopes"]) names.push_back(s["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"Locals", "Instance", "Globals", "Retain", "I/O"}));
-  const json locals = client_.request("variables", json{{"variablesReference", scopes["body"]["scopes"][0]["variablesReference"]}});
+  const json locals =
+      client_.request("variables", json{{"variablesReference", scopes["body"]["scopes"][0]["variablesReference"]}});
   std::map<std::string, json> byName;
   for (const json& v : locals["body"]["variables"]) byName[v["name"]] = v;
   ASSERT_TRUE(byName.count("count"));
@@ -443,14 +445,16 @@ TEST_F(DapSession, ScopesAndVariablesShowLocalsInstanceGlobalsAndIo) {
   EXPECT_EQ(byName["history"]["indexedVariables"], 1000);
   // A large array pages.
   // Arrays have indexed children only.
-  EXPECT_TRUE(client_.request("variables", json{{"variablesReference", byName["history"]["variablesReference"]},
-                                                {"filter", "named"}})["body"]["variables"].empty());
-  const json page = client_.request("variables", json{{"variablesReference", byName["history"]["variablesReference"]},
-                                                      {"start", 10},
-                                                      {"count", 5}});
+  EXPECT_TRUE(client_
+                  .request("variables", json{{"variablesReference", byName["history"]["variablesReference"]},
+                                             {"filter", "named"}})["body"]["variables"]
+                  .empty());
+  const json page = client_.request(
+      "variables", json{{"variablesReference", byName["history"]["variablesReference"]}, {"start", 10}, {"count", 5}});
   ASSERT_EQ(page["body"]["variables"].size(), 5u);
   EXPECT_EQ(page["body"]["variables"][0]["name"], "[11]");
-  const json io = client_.request("variables", json{{"variablesReference", scopes["body"]["scopes"][4]["variablesReference"]}});
+  const json io =
+      client_.request("variables", json{{"variablesReference", scopes["body"]["scopes"][4]["variablesReference"]}});
   ASSERT_EQ(io["body"]["variables"].size(), 1u);
   EXPECT_EQ(io["body"]["variables"][0]["name"], "gStart");
   EXPECT_EQ(io["body"]["variables"][0]["type"], "BOOL AT %IX0.0");
@@ -531,7 +535,8 @@ TEST_F(DapSession, SetVariableIsAnExternalWriteSeenFromTheNextCycle) {
   client_.event("stopped");
   const json scopes = client_.request("scopes", json{{"frameId", 1}});
   const int64_t locals = scopes["body"]["scopes"][0]["variablesReference"];
-  const json bad = client_.request("setVariable", json{{"variablesReference", locals}, {"name", "n"}, {"value", "'text'"}});
+  const json bad =
+      client_.request("setVariable", json{{"variablesReference", locals}, {"name", "n"}, {"value", "'text'"}});
   EXPECT_FALSE(bad["success"]);
   const json r = client_.request("setVariable", json{{"variablesReference", locals}, {"name", "n"}, {"value", "500"}});
   ASSERT_TRUE(r["success"]) << r.dump();
@@ -548,8 +553,9 @@ TEST_F(DapSession, ADataBreakpointStopsAfterTheStatementThatWroteTheVariable) {
   client_.event("stopped");
   const json info = client_.request("dataBreakpointInfo", json{{"name", "gTotal"}, {"frameId", 1}});
   ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
-  const json set = client_.request("setDataBreakpoints",
-                                   json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}, {"accessType", "write"}}})}});
+  const json set = client_.request(
+      "setDataBreakpoints",
+      json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}, {"accessType", "write"}}})}});
   EXPECT_TRUE(set["body"]["breakpoints"][0]["verified"]);
   client_.request("continue", json{{"threadId", 1}});
   const json stopped = client_.event("stopped");
@@ -595,7 +601,8 @@ TEST_F(DapSession, StReloadWhileRunningStaysRunningAndNewVariablesStartFromTheir
   client_.start(launchArgs());
   client_.configured();
   editMain("  d : INT;\n", "  d : INT;\n  added : INT := 7;\n");
-  const json r = client_.request("stReload", json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})}});
+  const json r =
+      client_.request("stReload", json{{"program", json::array({project_.path("main.st"), project_.path("lib.st")})}});
   ASSERT_TRUE(r["success"]) << r.dump();
   EXPECT_EQ(r["body"]["reset"], json::array({"Main.added (new)"}));
   EXPECT_TRUE(client_.noEvent("stopped", 200ms));
@@ -623,7 +630,7 @@ TEST_F(DapSession, StReloadRevalidatesBreakpointsKeepingIdsAndSendsABreakpointEv
   EXPECT_EQ(changed["body"]["breakpoint"]["line"], 23);
   EXPECT_TRUE(changed["body"]["breakpoint"]["verified"]);
   EXPECT_TRUE(client_.noEvent("breakpoint", 100ms));  // the one on line 21 did not change
-  client_.event("stopped");  // the reload's pause
+  client_.event("stopped");                           // the reload's pause
   // The moved breakpoint stops at its new line with its id.
   for (int i = 0; i < 4; ++i) {
     client_.request("continue", json{{"threadId", 1}});

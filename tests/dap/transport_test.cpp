@@ -45,7 +45,8 @@ std::string framedRequest(int64_t seq, const std::string& command = "threads") {
 // read error). Writes are collected.
 class ScriptedStream : public Stream {
  public:
-  explicit ScriptedStream(std::string bytes, std::function<size_t()> piece = [] { return size_t(1) << 20; })
+  explicit ScriptedStream(
+      std::string bytes, std::function<size_t()> piece = [] { return size_t(1) << 20; })
       : bytes_(std::move(bytes)), piece_(std::move(piece)) {}
   std::string failWith;  // when set, the end of the bytes is a read error with this text
 
@@ -95,8 +96,9 @@ std::vector<ReadResult> readAll(Stream& stream, size_t streamBytes, ReaderLimits
   return out;
 }
 
-std::vector<ReadResult> readAll(const std::string& bytes, ReaderLimits limits = {},
-                                std::function<size_t()> piece = [] { return size_t(1) << 20; }) {
+std::vector<ReadResult> readAll(
+    const std::string& bytes, ReaderLimits limits = {},
+    std::function<size_t()> piece = [] { return size_t(1) << 20; }) {
   ScriptedStream stream(bytes, std::move(piece));
   return readAll(stream, bytes.size(), limits);
 }
@@ -181,8 +183,8 @@ TEST(DapTransportReader, ReturnsAMessageWithoutWaitingForMore) {
 TEST(DapTransportReader, OtherHeaderFieldsAndLenientLineEnds) {
   const std::string body = request(1).dump();
   const std::string bytes =
-      "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: " +
-      std::to_string(body.size()) + "\r\nX-Other:\r\n\r\n" + body +             // fields before and after
+      "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\nX-Other:\r\n\r\n" + body +                                          // fields before and after
       "content-length:" + std::to_string(body.size()) + "  \r\n\r\n" + body +  // any case, spaces
       "Content-Length: \t" + std::to_string(body.size()) + "\n\n" + body +     // bare LF
       "\r\n\r\n" + framed(body) +                                              // blank lines before a header
@@ -193,8 +195,12 @@ TEST(DapTransportReader, OtherHeaderFieldsAndLenientLineEnds) {
 }
 
 TEST(DapTransportReader, UnicodeBodiesCountBytes) {
-  const std::vector<std::string> texts = {"caf\u00e9", "\u4e2d\u6587\u5b57", "\U0001F600 emoji", "\uFFFF\u0080",
-                                          std::string("nul \\u0000 escaped"), "\u00e9\u00e9\u00e9\u00e9"};
+  const std::vector<std::string> texts = {"caf\u00e9",
+                                          "\u4e2d\u6587\u5b57",
+                                          "\U0001F600 emoji",
+                                          "\uFFFF\u0080",
+                                          std::string("nul \\u0000 escaped"),
+                                          "\u00e9\u00e9\u00e9\u00e9"};
   std::string bytes;
   for (size_t i = 0; i < texts.size(); ++i) {
     json m = {{"seq", i + 1}, {"type", "event"}, {"event", "output"}, {"body", {{"output", texts[i]}}}};
@@ -269,8 +275,8 @@ TEST(DapTransportReader, ErrorsCarryTheOffsetOfTheirMessage) {
   ASSERT_EQ(kinds(results), (Kinds{"msg 1", "error", "msg 2", "error", "msg 3", "end"}));
   EXPECT_EQ(results[1].error.offset, first.size());
   EXPECT_EQ(results[3].error.offset, first.size() + bad.size() + framedRequest(2).size());
-  EXPECT_EQ(results[1].error.toString(), "byte " + std::to_string(first.size()) +
-                                             ": Content-Length 'x' is not a decimal number");
+  EXPECT_EQ(results[1].error.toString(),
+            "byte " + std::to_string(first.size()) + ": Content-Length 'x' is not a decimal number");
 }
 
 TEST(DapTransportReader, HeaderOverTheLimit) {
@@ -412,7 +418,8 @@ TEST(DapTransportReader, HugeContentLengthFollowedByAGoodMessage) {
   // 2^63 and more do not fit the length at all: a bad header, and the message after it is read.
   for (const std::string& length :
        std::vector<std::string>{"9223372036854775808", "18446744073709551615", std::string(400, '9')}) {
-    EXPECT_EQ(kinds(readAll("Content-Length: " + length + "\r\n\r\n" + framedRequest(1))), (Kinds{"error", "msg 1", "end"}))
+    EXPECT_EQ(kinds(readAll("Content-Length: " + length + "\r\n\r\n" + framedRequest(1))),
+              (Kinds{"error", "msg 1", "end"}))
         << length;
   }
 }
@@ -436,7 +443,8 @@ TEST(DapTransportReader, BadBodiesAreReportedAndOnlyThatBodyIsLost) {
       {"null", "null"},
       {"number overflow", R"({"seq":1,"type":"event","event":"x","body":1e999})"},
       {"control character", "{\"seq\":1,\"type\":\"event\",\"event\":\"a\x01\"}"},
-      {"too deep", R"({"seq":1,"type":"event","event":"x","body":)" + std::string(300, '[') + std::string(300, ']') + "}"},
+      {"too deep",
+       R"({"seq":1,"type":"event","event":"x","body":)" + std::string(300, '[') + std::string(300, ']') + "}"},
   };
   for (const auto& [name, body] : cases) {
     const auto results = readAll(framedRequest(1) + framed(body) + framedRequest(2));
@@ -573,7 +581,8 @@ std::string randomMessage(Rng& rng, int64_t seq) {
   static const char* pieces[] = {"a", "\u00e9", "\u4e2d", "\U0001F600", "\"", "\\", "\n", "Content-Length: 3\r\n\r\n"};
   std::string text;
   for (uint64_t i = uniform(rng, 0, 12); i > 0; --i) text += pieces[uniform(rng, 0, 7)];
-  json m = {{"seq", seq}, {"type", "event"}, {"event", "output"}, {"body", {{"output", text}, {"n", uniform(rng, 0, 1000)}}}};
+  json m = {
+      {"seq", seq}, {"type", "event"}, {"event", "output"}, {"body", {{"output", text}, {"n", uniform(rng, 0, 1000)}}}};
   return m.dump();
 }
 
@@ -651,8 +660,7 @@ TEST(DapTransportFuzz, MutatedStreamsNeverCrashOrHang) {
       limits.maxBodyBytes = uniform(rng, 50, 400);
     }
     auto pieceRng = std::make_shared<Rng>(seed + 7);
-    const auto results =
-        readAll(bytes, limits, [pieceRng] { return static_cast<size_t>(uniform(*pieceRng, 1, 200)); });
+    const auto results = readAll(bytes, limits, [pieceRng] { return static_cast<size_t>(uniform(*pieceRng, 1, 200)); });
     for (const ReadResult& r : results)
       if (r.isMessage()) {
         EXPECT_TRUE(r.message.is_object());
@@ -670,7 +678,8 @@ TEST(DapTransportFuzz, DamageInsideABodyLosesOnlyThatMessage) {
     for (int i = 1; i <= count; ++i) bodies.push_back(randomMessage(rng, i));
     const size_t victim = static_cast<size_t>(uniform(rng, 0, bodies.size() - 1));
     std::string& b = bodies[victim];
-    for (uint64_t k = uniform(rng, 1, 4); k > 0; --k) b[uniform(rng, 0, b.size() - 1)] = static_cast<char>(uniform(rng, 0, 255));
+    for (uint64_t k = uniform(rng, 1, 4); k > 0; --k)
+      b[uniform(rng, 0, b.size() - 1)] = static_cast<char>(uniform(rng, 0, 255));
     std::string bytes;
     for (const std::string& body : bodies) bytes += framed(body);
     auto pieceRng = std::make_shared<Rng>(seed + 3);
@@ -699,11 +708,19 @@ TEST(DapTransportWriter, FramesCompactUtf8) {
 TEST(DapTransportWriter, InvalidUtf8IsReplacedNotThrown) {
   ScriptedStream stream("");
   MessageWriter writer(stream);
-  const json m = {{"seq", 1}, {"type", "event"}, {"event", "output"}, {"body", {{"output", "a\xff" "b\xc3"}}}};
+  const json m = {{"seq", 1},
+                  {"type", "event"},
+                  {"event", "output"},
+                  {"body",
+                   {{"output",
+                     "a\xff"
+                     "b\xc3"}}}};
   ASSERT_TRUE(writer.send(m));
   const auto results = readAll(stream.written);
   ASSERT_TRUE(results[0].isMessage()) << results[0].error.toString();
-  EXPECT_EQ(results[0].message["body"]["output"], "a\xEF\xBF\xBD" "b\xEF\xBF\xBD");
+  EXPECT_EQ(results[0].message["body"]["output"],
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD");
 }
 
 TEST(DapTransportWriter, OneWriteCallPerMessage) {
@@ -732,7 +749,9 @@ TEST(DapTransportWriter, ConcurrentWritersNeverInterleave) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&writer, t] {
       for (int i = 0; i < kEach; ++i) {
-        json m = {{"seq", 1}, {"type", "event"}, {"event", "output"},
+        json m = {{"seq", 1},
+                  {"type", "event"},
+                  {"event", "output"},
                   {"body", {{"thread", t}, {"i", i}, {"pad", std::string(static_cast<size_t>(i % 50) * 13, 'p')}}}};
         EXPECT_TRUE(writer.send(m));
       }

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -20,9 +21,8 @@
 #include <random>
 #include <regex>
 #include <set>
-#include <thread>
-#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/vm/test_support.h"
@@ -272,9 +272,9 @@ END_PROGRAM
 // ------------------------------------------------------------------ harness
 
 struct Scope {
-  const char* tag;   // marker in the template
-  const char* pou;   // PouInfo name
-  bool global;       // compile for the global scope (pou = UINT32_MAX)
+  const char* tag;  // marker in the template
+  const char* pou;  // PouInfo name
+  bool global;      // compile for the global scope (pou = UINT32_MAX)
 };
 constexpr Scope kMain{"Main", "Main", false};
 constexpr Scope kMotor{"Motor", "Motor", false};
@@ -382,11 +382,11 @@ std::string declarable(const Program& p, const Type* t) {
 }
 
 struct Report {
-  size_t compared = 0;    // values compared with the VM's
-  size_t faults = 0;      // faults compared with the VM's
-  size_t rejected = 0;    // rejected by the evaluator
+  size_t compared = 0;                                          // values compared with the VM's
+  size_t faults = 0;                                            // faults compared with the VM's
+  size_t rejected = 0;                                          // rejected by the evaluator
   std::vector<std::pair<std::string, std::string>> rejections;  // expression, error
-  std::vector<std::string> faulted;  // expressions the VM faulted on (and the evaluator too)
+  std::vector<std::string> faulted;                             // expressions the VM faulted on (and the evaluator too)
 };
 
 struct Item {
@@ -456,7 +456,8 @@ void runBatch(const Scope& scope, std::vector<Item> items, bool faultsExpected, 
     const RunStatus status = rt.runCycle();
     const Vm& vm = rt.vm();
     if (status == RunStatus::Faulted) {
-      const uint32_t line = vm.fault().statement < p.statements.size() ? p.statement(vm.fault().statement).span.line : 0;
+      const uint32_t line =
+          vm.fault().statement < p.statements.size() ? p.statement(vm.fault().statement).span.line : 0;
       const size_t which = itemAt(line);
       if (which == items.size()) {
         ADD_FAILURE() << "the VM faulted outside the expressions: " << rt.faultMessage();
@@ -465,8 +466,8 @@ void runBatch(const Scope& scope, std::vector<Item> items, bool faultsExpected, 
       const std::vector<Frame> frames = vm.frames();
       const Evaluated ev = evaluate(p, scope.global ? UINT32_MAX : pou1, items[which].expr, vm.memory(),
                                     vm.memorySize(), scope.global ? EvalContext{} : contextOf(frames.back()));
-      EXPECT_TRUE(faultsExpected) << scope.pou << ": '" << items[which].expr << "' faults in the VM: "
-                                  << rt.faultMessage();
+      EXPECT_TRUE(faultsExpected) << scope.pou << ": '" << items[which].expr
+                                  << "' faults in the VM: " << rt.faultMessage();
       EXPECT_FALSE(ev.ok) << scope.pou << ": '" << items[which].expr << "' faults in the VM (" << rt.faultMessage()
                           << ") but the evaluator gives " << describe(p, ev.type, ev.result.bytes);
       if (!ev.ok) {
@@ -519,8 +520,8 @@ void runBatch(const Scope& scope, std::vector<Item> items, bool faultsExpected, 
 // make the VM fault; every other one must compare equal. The evaluator first evaluates every
 // expression at the probe of a program without the assignments (the same state): those it
 // reports an error for run one after the other (each is expected to fault), the others together.
-Report differential(const Scope& scope, const std::vector<std::string>& exprs, const std::set<std::string>& mustFault = {},
-                    bool expectAccepted = true) {
+Report differential(const Scope& scope, const std::vector<std::string>& exprs,
+                    const std::set<std::string>& mustFault = {}, bool expectAccepted = true) {
   Report report;
   const std::string baseSource = instantiate(scope.tag, "VAR zprobe : BOOL; END_VAR", "zprobe := NOT zprobe;\n");
   test::Compiled base = test::compile(baseSource);
@@ -628,6 +629,7 @@ void operatorMatrix(const Scope& scope, const std::vector<std::string>& atoms, c
 // ------------------------------------------------------------------ differential: values
 
 TEST(EvaluatorDifferential, ProgramScopeExpressions) {
+  // clang-format off
   const std::vector<std::string> exprs = {
       // integers of every width wrap at their width
       "si + 1", "si * 2", "si - -1", "i - 1", "-i", "ABS(i)", "di + 1", "di * di", "li - 2", "li * li", "-li",
@@ -728,6 +730,7 @@ TEST(EvaluatorDifferential, ProgramScopeExpressions) {
       "w = 65535", "dw > 16#7FFFFFFF", "NOT gIn3 OR loc", "bo AND arr[idx] = 3", "gBo OR bo AND gBo",
       "si < i AND i < di AND di < li", "r < lr", "gR >= 3.25",
   };
+  // clang-format on
   Report r = differential(kMain, exprs);
   EXPECT_EQ(r.rejected, 0u);
   EXPECT_TRUE(r.faulted.empty()) << r.faulted.front();
@@ -735,6 +738,7 @@ TEST(EvaluatorDifferential, ProgramScopeExpressions) {
 }
 
 TEST(EvaluatorDifferential, FunctionBlockBody) {
+  // clang-format off
   const std::vector<std::string> exprs = {
       "enable", "target", "running", "count", "count * 2", "shared", "shared + 1", "speed", "hist", "hist[2]",
       "hist[count MOD 4]", "pt", "pt.name", "tmr.PT", "tmr.IN", "tmr", "mode", "mode = Mid", "name", "stat",
@@ -742,11 +746,13 @@ TEST(EvaluatorDifferential, FunctionBlockBody) {
       "THIS.count", "THIS^.hist[1]", "THIS^.speed * 2.0", "THIS", "gR + fr", "Main.di", "Main.fb.count = count",
       "ft + count", "gDi + K_MAX", "REF(count)", "REF(THIS^.pt)", "SEL(enable, ft, count)", "LEN(name) + FK", "target > 50.0",
   };
+  // clang-format on
   Report r = differential(kMotor, exprs);
   EXPECT_EQ(r.rejected, 0u);
 }
 
 TEST(EvaluatorDifferential, MethodFrame) {
+  // clang-format off
   const std::vector<std::string> exprs = {
       "step", "ml", "mr", "ms", "mt", "mt * 3", "Run", "count", "speed", "hist[2]", "pt.x", "THIS.count",
       "THIS^.speed", "name", "FK", "FS", "mode", "cnt + 1", "shared", "tmr.ET", "enable", "target", "gDi",
@@ -754,16 +760,19 @@ TEST(EvaluatorDifferential, MethodFrame) {
       "REF(count)", "ml + count + shared", "-mt", "ABS(mt)", "SINT_TO_INT(mt) * FK", "mr > speed", "THIS",
       "Main.motors[2].count", "step + Run",
   };
+  // clang-format on
   Report r = differential(kRun, exprs);
   EXPECT_EQ(r.rejected, 0u);
 }
 
 TEST(EvaluatorDifferential, FunctionFrame) {
+  // clang-format off
   const std::vector<std::string> exprs = {
       "a", "b", "s", "io", "io + 1", "loc", "arr", "arr[2]", "arr[a MOD 4 + 1]", "w", "w.15", "c", "c = Blue",
       "tmp", "tmp + a", "LK", "LK * 2", "Calc", "gDi", "Main.di", "Main.fb.count", "REF(io)", "REF(tmp)",
       "s = ms", "LEN(s)", "a / b", "loc * a", "USINT_TO_INT(arr[1]) + b", "Main.res = io",
   };
+  // clang-format on
   // `ms` is a variable of the method, not of Calc: rejected.
   std::vector<std::string> valid;
   for (const std::string& e : exprs)
@@ -775,12 +784,14 @@ TEST(EvaluatorDifferential, FunctionFrame) {
 }
 
 TEST(EvaluatorDifferential, GlobalScope) {
+  // clang-format off
   const std::vector<std::string> exprs = {
       "gDi", "gLi + 1", "gS", "gColor", "Green", "Color#Blue", "Main.di", "Main.fb.count", "Main.motors[2].count",
       "Main.arr[Main.idx]", "Main.pt", "Main.lne.pts[1].x", "K_MAX", "K_T", "gArr[-1]", "gMat[3, 2]", "gRef^",
       "Main.rp^.x", "1 + 2", "'text'", "gPts[1].c = Blue", "Main.fb.tmr.PT", "Main.s", "LEN(Main.s)", "Main.loc",
       "Main.K1 + K_MAX",
   };
+  // clang-format on
   Report r = differential(kGlobal, exprs);
   EXPECT_EQ(r.rejected, 0u);
 }
@@ -788,6 +799,7 @@ TEST(EvaluatorDifferential, GlobalScope) {
 // ------------------------------------------------------------------ differential: faults
 
 TEST(EvaluatorDifferential, FaultsMatchTheVm) {
+  // clang-format off
   const std::vector<std::string> faults = {
       "di / zero", "di MOD zero", "lr / 0.0", "r / TO_REAL(zero)", "t / zero", "gT / zero", "DIV_TIME(t, zero)",
       "arr[idx + 8]", "arr[idx - 3]", "arr[big]", "arr[big * 100000000000]", "neg[idx - 3]", "cube[idx - 1, 1, 0]",
@@ -799,6 +811,7 @@ TEST(EvaluatorDifferential, FaultsMatchTheVm) {
       "SEL(FALSE, 1, motors[idx].shared)", "MUX(0, 1, 2 / zero)", "SEL(arr[idx + 8] = 0, 1, 2)",
       "SEL(FALSE, rnull^, 1)",
   };
+  // clang-format on
   std::set<std::string> must(faults.begin(), faults.end());
   Report r = differential(kMain, faults, must);
   EXPECT_EQ(r.faults, faults.size());
@@ -808,9 +821,9 @@ TEST(EvaluatorDifferential, FaultsMatchTheVm) {
 // ------------------------------------------------------------------ differential: generated
 
 TEST(EvaluatorDifferential, OperatorMatrixProgram) {
-  operatorMatrix(kMain,
-                 {"si", "i", "di", "li", "usi", "ui", "udi", "uli", "b", "w", "dw", "lw", "r", "lr", "bo", "t", "lt",
-                  "tod1", "s", "col", "pct", "K_MAX", "0", "-1", "300", "70000", "3000000000", "2.5", "TRUE", "T#1s"},
+  operatorMatrix(kMain, {"si",  "i",     "di", "li", "usi", "ui",    "udi",        "uli",  "b",    "w",
+                         "dw",  "lw",    "r",  "lr", "bo",  "t",     "lt",         "tod1", "s",    "col",
+                         "pct", "K_MAX", "0",  "-1", "300", "70000", "3000000000", "2.5",  "TRUE", "T#1s"},
                  {"+", "-", "*", "/", "MOD", "**", "<", ">", "<=", ">=", "=", "<>", "AND", "OR", "XOR"});
 }
 
@@ -821,10 +834,10 @@ TEST(EvaluatorDifferential, OperatorMatrixMethod) {
 
 TEST(EvaluatorDifferential, UnaryAndConversionMatrix) {
   const std::vector<std::pair<std::string, std::string>> atoms = {
-      {"si", "SINT"},   {"i", "INT"},    {"di", "DINT"},  {"li", "LINT"}, {"usi", "USINT"}, {"ui", "UINT"},
-      {"udi", "UDINT"}, {"uli", "ULINT"}, {"b", "BYTE"},  {"w", "WORD"},  {"dw", "DWORD"},  {"lw", "LWORD"},
-      {"r", "REAL"},    {"lr", "LREAL"}, {"bo", "BOOL"},  {"t", "TIME"},  {"lt", "LTIME"},  {"d", "DATE"},
-      {"tod1", "TOD"},  {"dt1", "DT"},   {"s", "STRING"}, {"gR", "REAL"}, {"gLr", "LREAL"}, {"gLi", "LINT"},
+      {"si", "SINT"},    {"i", "INT"},     {"di", "DINT"},  {"li", "LINT"}, {"usi", "USINT"}, {"ui", "UINT"},
+      {"udi", "UDINT"},  {"uli", "ULINT"}, {"b", "BYTE"},   {"w", "WORD"},  {"dw", "DWORD"},  {"lw", "LWORD"},
+      {"r", "REAL"},     {"lr", "LREAL"},  {"bo", "BOOL"},  {"t", "TIME"},  {"lt", "LTIME"},  {"d", "DATE"},
+      {"tod1", "TOD"},   {"dt1", "DT"},    {"s", "STRING"}, {"gR", "REAL"}, {"gLr", "LREAL"}, {"gLi", "LINT"},
       {"gUli", "ULINT"}, {"gDw", "DWORD"}, {"gSi", "SINT"},
   };
   std::vector<std::string> exprs;
@@ -868,8 +881,9 @@ class RandomExpressions {
         const std::string f = one(kFunctions2);
         return f + "(" + expr(depth - 1) + ", " + expr(depth - 1) + ")";
       }
-      case 7: return one({"SEL", "LIMIT", "MUX", "MID", "REPLACE"}) + "(" + expr(depth - 1) + ", " +
-                     expr(depth - 1) + ", " + expr(depth - 1) + ")";
+      case 7:
+        return one({"SEL", "LIMIT", "MUX", "MID", "REPLACE"}) + "(" + expr(depth - 1) + ", " + expr(depth - 1) + ", " +
+               expr(depth - 1) + ")";
       default: return place();
     }
   }
@@ -895,16 +909,19 @@ class RandomExpressions {
     }
   }
   std::string atom() {
-    return one({"si", "i", "di", "li", "usi", "ui", "udi", "uli", "b", "w", "dw", "lw", "r", "lr", "idx", "n",
-                "K_MAX", "pct", "tp", "tr", "0", "1", "2", "-1", "3", "7", "100", "300", "70000", "2.5", "-0.5",
-                "1.0E3", "16#FF", "bo", "gBo", "gIn3", "loc", "TRUE", "FALSE", "t", "lt", "T#1s", "gT", "K_T", "s",
-                "gS", "gS5", "e", "'ab'", "PS", "col", "gColor", "Red", "Color#Blue", "d", "tod1", "dt1", "zero",
-                "INT#-3", "BYTE#7", "REAL#0.25", "gLr", "gR", "gUli", "gSi", "sp", "lev"});
+    return one({"si",        "i",      "di",    "li",         "usi", "ui",   "udi",   "uli",  "b",      "w",
+                "dw",        "lw",     "r",     "lr",         "idx", "n",    "K_MAX", "pct",  "tp",     "tr",
+                "0",         "1",      "2",     "-1",         "3",   "7",    "100",   "300",  "70000",  "2.5",
+                "-0.5",      "1.0E3",  "16#FF", "bo",         "gBo", "gIn3", "loc",   "TRUE", "FALSE",  "t",
+                "lt",        "T#1s",   "gT",    "K_T",        "s",   "gS",   "gS5",   "e",    "'ab'",   "PS",
+                "col",       "gColor", "Red",   "Color#Blue", "d",   "tod1", "dt1",   "zero", "INT#-3", "BYTE#7",
+                "REAL#0.25", "gLr",    "gR",    "gUli",       "gSi", "sp",   "lev"});
   }
 
   std::mt19937_64 rng_;
-  const std::vector<std::string> kOps = {"+", "-", "*", "/", "MOD", "**", "<", ">", "<=", ">=", "=",
-                                         "<>", "AND", "OR", "XOR", "+", "-", "*", "=", "<"};
+  const std::vector<std::string> kOps = {
+      "+", "-", "*", "/", "MOD", "**", "<", ">", "<=", ">=", "=", "<>", "AND", "OR", "XOR", "+", "-", "*", "=", "<"};
+  // clang-format off
   const std::vector<std::string> kFunctions1 = {
       "ABS", "SQRT", "TRUNC", "TO_INT", "TO_DINT", "TO_REAL", "TO_LREAL", "TO_STRING", "INT_TO_REAL", "LEN",
       "DINT_TO_STRING", "TIME_TO_DINT", "REAL_TO_INT", "STRING_TO_INT", "MOVE", "EXP", "SIN", "LN", "TO_BYTE",
@@ -1136,6 +1153,7 @@ TEST(EvaluatorErrors, RuntimeErrorsAreLocated) {
     EXPECT_FALSE(ev.ok) << text;
     return ev.error;
   };
+  // clang-format on
   EXPECT_EQ(err("di + di / zero"), "column 6: division by zero");
   EXPECT_EQ(err("arr[idx + 20]"), "column 1: array index out of range: index 23 outside 1..10 (arr)");
   EXPECT_EQ(err("1 + cube[1, idx, 0]"), "column 5: array index out of range: index 3 outside 1..2 (cube)");
@@ -1150,8 +1168,9 @@ TEST(EvaluatorErrors, RuntimeErrorsAreLocated) {
   std::memcpy(memory.data() + *where.result.offset, &bad, 4);
   const Evaluated dangling = evaluate(*f.program, f.main, "rnull^", memory.data(), vm.memorySize(), ctx);
   EXPECT_FALSE(dangling.ok);
-  EXPECT_EQ(dangling.error, fmt::format("column 1: dangling reference: {} + 4 bytes is past the end of memory ({} bytes)",
-                                        bad, vm.memorySize()));
+  EXPECT_EQ(dangling.error,
+            fmt::format("column 1: dangling reference: {} + 4 bytes is past the end of memory ({} bytes)", bad,
+                        vm.memorySize()));
   // A context outside memory.
   const Evaluated outside =
       evaluate(*f.program, f.main, "tp", vm.memory(), vm.memorySize(), EvalContext{f.main, main.offset, 0xFFFFFFF0u});
@@ -1314,8 +1333,9 @@ TEST(EvaluatorResults, StorageAndAssignment) {
   EXPECT_EQ(error, "the expression is not a variable: only variables, fields, elements and bits can be assigned");
   EXPECT_FALSE(encodeAssignment(p, eval("PS").result, "'abc'", bytes, error));
   EXPECT_FALSE(encodeAssignment(p, eval("tp").result, "5", bytes, error));
-  EXPECT_EQ(error, "the variable lives in a call frame (a function's or method's variable, VAR_TEMP); only variables "
-                   "in the image (globals, program and FB instances) can be written");
+  EXPECT_EQ(error,
+            "the variable lives in a call frame (a function's or method's variable, VAR_TEMP); only variables "
+            "in the image (globals, program and FB instances) can be written");
   EXPECT_FALSE(encodeAssignment(p, eval("pt").result, "5", bytes, error));
   EXPECT_EQ(error, "Point values cannot be written as text");
 
@@ -1366,7 +1386,7 @@ void evaluateEverywhere(const Expression& e, const Program& p, std::mt19937_64& 
 // The memory while paused in Calc (called from Motor.Run, called from Main) with the context of
 // each frame, and the same memory sprinkled with noise.
 std::vector<std::pair<std::vector<uint8_t>, EvalContext>> pausedStates(const std::string& source,
-                                                                        const test::Compiled& c) {
+                                                                       const test::Compiled& c) {
   std::vector<std::pair<std::vector<uint8_t>, EvalContext>> states;
   if (!c.program) return states;
   Runtime rt(c.program);
@@ -1391,7 +1411,8 @@ TEST(EvaluatorRobustness, RandomBytes) {
   size_t compiled = 0;
   for (int n = 0; n < 3000; ++n) {
     std::string text(rng() % 24, '\0');
-    for (char& ch : text) ch = static_cast<char>(rng() % 4 == 0 ? rng() : "abiv()[].^+-*/,':=#$ 0123456789"[rng() % 31]);
+    for (char& ch : text)
+      ch = static_cast<char>(rng() % 4 == 0 ? rng() : "abiv()[].^+-*/,':=#$ 0123456789"[rng() % 31]);
     std::string error;
     const uint32_t pou = rng() % 2 ? f.main : UINT32_MAX;
     auto e = Expression::compile(*f.program, pou, text, error);
@@ -1407,6 +1428,7 @@ TEST(EvaluatorRobustness, RandomBytes) {
 
 TEST(EvaluatorRobustness, TokenSoup) {
   // Names that resolve in the paused frames of Main, Motor.Run and Calc, and all kinds of tokens.
+  // clang-format off
   const std::vector<std::string> tokens = {
       "si", "i", "di", "li", "usi", "uli", "b", "w", "lw", "r", "lr", "bo", "t", "s", "e", "pt", "lne", "arr", "neg",
       "cube", "motors", "fb", "rp", "ri", "rnull", "idx", "zero", "gS", "gArr", "gMat", "gRef", "gNull", "gLine",
@@ -1418,6 +1440,7 @@ TEST(EvaluatorRobustness, TokenSoup) {
       "INT_TO_STRING", "TO_DINT", "STRING_TO_INT", "DT_TO_TOD", "TIME_TO_DINT", "ABS", "EXPT", "Calc", "INT#",
       "16#FF", ".3", "D#2024-01-01", "IN", "P", "L", "K", "G", "ADD_TIME", "MUL_TIME",
   };
+  // clang-format on
   std::mt19937_64 rng(2);
   const std::string source = instantiate("Calc", "", "tmp := tmp;\n");
   test::Compiled c = test::compile(source);
@@ -1562,6 +1585,7 @@ TEST(EvaluatorSpeed, ConditionIsFast) {
 // Sources of truth the differential tests rely on: the compiler rejects the same texts with the
 // same messages (compile errors above, checked against the compiler here).
 TEST(EvaluatorErrors, SameMessagesAsTheCompiler) {
+  // clang-format off
   const std::vector<std::string> texts = {
       "s + 1", "b + si", "li + 0.5", "b + 100000", "t + 1", "d + d", "r MOD 2", "col = lev", "cube[2, 1, 0]", "pt = pt",
       "rp < rp", "NOT r", "-bo", "-'x'", "r AND bo", "di.32", "r.1", "arr[1, 2]", "arr[11]", "arr[r]",
@@ -1574,6 +1598,7 @@ TEST(EvaluatorErrors, SameMessagesAsTheCompiler) {
       "CONCAT(s, 1)", "FIND(1, s)", "DELETE(s, 'a', 1)", "TO_STRING(pt)", "STRING_TO_TIME(s)",
       "BOOL_TO_DATE(bo)", "REF(di + 1)", "rp^^", "gRef.x", "MUX(bo, 1)", "LIMIT(1, 2)", "EXPT(s, 2)",
   };
+  // clang-format on
   std::vector<std::pair<std::string, std::string>> rejected;
   for (const std::string& t : texts) {
     std::string error;

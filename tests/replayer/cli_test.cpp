@@ -81,9 +81,7 @@ CliResult scanback(const std::string& args) {
   return r;
 }
 
-std::string q(const std::string& s) {
-  return shellQuote(s);
-}
+std::string q(const std::string& s) { return shellQuote(s); }
 
 std::string joinQuoted(const std::vector<std::string>& files) {
   std::string out;
@@ -211,9 +209,7 @@ struct Project {
   uint32_t keyframeEvery = 2;
 };
 
-void PrintTo(const Project& p, std::ostream* os) {
-  *os << p.name;
-}
+void PrintTo(const Project& p, std::ostream* os) { *os << p.name; }
 
 Project readDirectives(Project p) {
   std::istringstream in(readText(p.files.front()));

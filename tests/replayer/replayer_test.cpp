@@ -8,15 +8,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
-#include <random>
 
 #include "recorder/recorder.h"
 #include "tests/support/trace_support.h"
+#include "vm/runtime/state_json.h"
 #include "vm/runtime/stimulus.h"
 #include "vm/runtime/values.h"
-#include "vm/runtime/state_json.h"
 
 namespace fs = std::filesystem;
 using namespace scanback;
@@ -297,8 +297,8 @@ TEST_F(ReplayerFixture, StepOverSkipsCallsAndStepOutReturnsToTheCaller) {
       ++expected;
     EXPECT_EQ(out->position, (Position{5, expected}));
     // And the reverse: back to the call statement.
-    ASSERT_TRUE(replayer_->seek({5, first + 1 < s.count() && s.activations[first + 1] == a ? first + 1 : first},
-                                error));
+    ASSERT_TRUE(
+        replayer_->seek({5, first + 1 < s.count() && s.activations[first + 1] == a ? first + 1 : first}, error));
     const auto backOut = replayer_->reverseStepOut({}, error);
     ASSERT_TRUE(backOut) << error;
     EXPECT_EQ(backOut->position, (Position{5, s.activationTable[a].callStep}));
@@ -443,7 +443,8 @@ TEST_P(HitConditions, StopWhereTheNumberedHitPasses) {
         break;
       }
     if (expectBack) {
-      EXPECT_EQ(back->position, expectBack->first) << "back from " << all[from].first.cycle << ":" << all[from].first.step;
+      EXPECT_EQ(back->position, expectBack->first)
+          << "back from " << all[from].first.cycle << ":" << all[from].first.step;
       EXPECT_EQ(back->breakpoint, expectBack->second);
     } else {
       EXPECT_EQ(back->reason, replay::StopReason::Start);
@@ -459,7 +460,8 @@ TEST_P(HitConditions, StopWhereTheNumberedHitPasses) {
         break;
       }
     if (expectFwd) {
-      EXPECT_EQ(fwd->position, expectFwd->first) << "forward from " << all[from].first.cycle << ":" << all[from].first.step;
+      EXPECT_EQ(fwd->position, expectFwd->first)
+          << "forward from " << all[from].first.cycle << ":" << all[from].first.step;
       EXPECT_EQ(fwd->breakpoint, expectFwd->second);
     } else {
       EXPECT_EQ(fwd->reason, replay::StopReason::End);
@@ -467,10 +469,9 @@ TEST_P(HitConditions, StopWhereTheNumberedHitPasses) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Replayer, HitConditions, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "WithStatementPaths" : "WithoutStatementPaths";
-                         });
+INSTANTIATE_TEST_SUITE_P(Replayer, HitConditions, ::testing::Bool(), [](const ::testing::TestParamInfo<bool>& info) {
+  return info.param ? "WithStatementPaths" : "WithoutStatementPaths";
+});
 
 // The last writes of a variable, and reverse continue to a data write, against the values at
 // every boundary.
@@ -524,7 +525,9 @@ TEST_F(ReplayerFixture, DataChangesMatchTheValuesAtEveryBoundary) {
   ASSERT_TRUE(replayer_->seek({10, 0}, error)) << error;
   const auto fwd = replayer_->continueForward({}, {watch}, error);
   ASSERT_TRUE(fwd) << error;
-  const Position firstAfter = *std::find_if(changes.begin(), changes.end(), [](Position p) { return p > Position{10, 0}; });
+  const Position firstAfter = *std::find_if(changes.begin(), changes.end(), [](Position p) {
+    return p > Position{10, 0};
+  });
   EXPECT_EQ(fwd->position, firstAfter);
 }
 
@@ -552,8 +555,8 @@ TEST_F(ReplayerFixture, LastChangesAcrossWindowsAndChunks) {
     }
   }
   ASSERT_GT(changes.size(), 40u);
-  for (const Position at : {Position{149, 5}, Position{120, 0}, Position{100, 0}, Position{99, 2}, Position{60, 1},
-                            Position{33, 0}}) {
+  for (const Position at :
+       {Position{149, 5}, Position{120, 0}, Position{100, 0}, Position{99, 2}, Position{60, 1}, Position{33, 0}}) {
     for (const size_t count : {size_t{1}, size_t{3}, size_t{20}, changes.size()}) {
       std::vector<Position> expected;
       for (auto it = changes.rbegin(); it != changes.rend() && expected.size() < count; ++it)
@@ -572,10 +575,12 @@ TEST_F(ReplayerFixture, VerifyFindsNoDivergenceInAFaithfulTrace) {
   open(program, 100, 7);
   std::string error;
   uint64_t lastDone = 0, lastTotal = 0;
-  const auto found = replayer_->verify([&](uint64_t done, uint64_t total) {
-    lastDone = done;
-    lastTotal = total;
-  }, error);
+  const auto found = replayer_->verify(
+      [&](uint64_t done, uint64_t total) {
+        lastDone = done;
+        lastTotal = total;
+      },
+      error);
   EXPECT_TRUE(error.empty()) << error;
   EXPECT_TRUE(found.empty()) << found.front().what;
   EXPECT_EQ(lastDone, 100u);

@@ -47,9 +47,7 @@ inline std::filesystem::path plantDirectory() {
   return std::filesystem::path(SCANBACK_SOURCE_DIR) / "examples" / "plant";
 }
 
-inline std::shared_ptr<const Program> compilePlant() {
-  return mustCompileSourceFiles(stFilesIn(plantDirectory()));
-}
+inline std::shared_ptr<const Program> compilePlant() { return mustCompileSourceFiles(stFilesIn(plantDirectory())); }
 
 // The plant's stimulus for `program` (the compiled plant); nullopt and a test failure if it does
 // not load.

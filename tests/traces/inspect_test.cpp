@@ -14,20 +14,20 @@ namespace scanback::trace::testing {
 namespace {
 
 const char* const kMain =
-    "PROGRAM Main\n"                      // 1
-    "VAR\n"                               // 2
-    "  count : INT;\n"                    // 3
-    "  i : INT;\n"                        // 4
-    "  sum : INT;\n"                      // 5
-    "END_VAR\n"                           // 6
-    "count := count + 1;\n"               // 7
-    "IF count MOD 2 = 0 THEN\n"           // 8
-    "  sum := sum + 1;\n"                 // 9
-    "END_IF\n"                            // 10
-    "FOR i := 1 TO 3 DO\n"                // 11
+    "PROGRAM Main\n"                       // 1
+    "VAR\n"                                // 2
+    "  count : INT;\n"                     // 3
+    "  i : INT;\n"                         // 4
+    "  sum : INT;\n"                       // 5
+    "END_VAR\n"                            // 6
+    "count := count + 1;\n"                // 7
+    "IF count MOD 2 = 0 THEN\n"            // 8
+    "  sum := sum + 1;\n"                  // 9
+    "END_IF\n"                             // 10
+    "FOR i := 1 TO 3 DO\n"                 // 11
     "  sum := sum + i; sum := sum - 1;\n"  // 12: two statements
-    "END_FOR\n"                           // 13
-    "END_PROGRAM\n";                      // 14
+    "END_FOR\n"                            // 13
+    "END_PROGRAM\n";                       // 14
 
 struct Project {
   std::vector<SourceFile> files;
@@ -165,8 +165,8 @@ TEST_F(TraceInspect, Dump) {
   EXPECT_NE(dump.find("source src/main.st"), std::string::npos);
   EXPECT_NE(dump.find("chunk @"), std::string::npos);
   EXPECT_NE(dump.find("keyframe " + std::to_string(header_.imageSize) + " bytes, hash "), std::string::npos);
-  const std::string cycle0 = fmt::format("cycle 0 task {} start T#0s steps {} hash {:08x} path", header_.tasks[c.tasks[0]].name,
-                                         c.stepCounts[0], c.imageHashes[0]);
+  const std::string cycle0 = fmt::format("cycle 0 task {} start T#0s steps {} hash {:08x} path",
+                                         header_.tasks[c.tasks[0]].name, c.stepCounts[0], c.imageHashes[0]);
   EXPECT_NE(dump.find(cycle0), std::string::npos) << cycle0 << "\n" << dump.substr(0, 2000);
   EXPECT_NE(dump.find("gap @"), std::string::npos);
   EXPECT_NE(dump.find("cycles 60..64 not recorded"), std::string::npos);
@@ -174,7 +174,8 @@ TEST_F(TraceInspect, Dump) {
   EXPECT_NE(dump.find("index @"), std::string::npos);
   if (!c.inputChanges.empty()) {
     const ImageWriteData& w = c.inputChanges[0];
-    const std::string text = w.bit >= 0 ? fmt::format("input {}.{}=", w.offset, w.bit) : fmt::format("input {}=", w.offset);
+    const std::string text =
+        w.bit >= 0 ? fmt::format("input {}.{}=", w.offset, w.bit) : fmt::format("input {}=", w.offset);
     EXPECT_NE(dump.find(text), std::string::npos) << text;
   }
 
@@ -331,7 +332,7 @@ TEST(TraceInspectJson, TextThatIsNotUtf8) {
   h.scanbackVersion = "0.1\xff";
   h.programHash = "\xc3\x28hash";
   h.sources = {{"dir/\xe4rger.st", "x"}, {"ok/\xc3\xa4.st", "y"}};  // Latin-1, then valid UTF-8
-  h.tasks = {{"T\xed\xa0\x80", 1, 0}};  // an encoded surrogate
+  h.tasks = {{"T\xed\xa0\x80", 1, 0}};                              // an encoded surrogate
   h.statementCount = 1;
   std::string error;
   auto writer = TraceWriter::create(dir.file("l.trace"), h, error);

@@ -2,9 +2,9 @@
 // absurd lengths, `.partial` files and files that are still growing.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <atomic>
 #include <cstdlib>
-#include <fcntl.h>
 #include <new>
 
 #include "tests/traces/trace_test_support.h"

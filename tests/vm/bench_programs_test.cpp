@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -21,8 +23,6 @@
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -151,7 +151,8 @@ std::string compareValue(const std::string& lua, const Json& st) {
     const char* last = lua.data() + lua.size();
     auto [ptr, ec] = std::from_chars(first, last, value);
     if (ec != std::errc() || ptr != last) return mismatch("not an integer in Lua");
-    if (st.is_number_unsigned()) return value >= 0 && static_cast<uint64_t>(value) == st.get<uint64_t>() ? "" : mismatch();
+    if (st.is_number_unsigned())
+      return value >= 0 && static_cast<uint64_t>(value) == st.get<uint64_t>() ? "" : mismatch();
     return value == st.get<int64_t>() ? "" : mismatch();
   }
   return mismatch("unsupported ST value");

@@ -54,7 +54,8 @@ std::string firstDifference(const std::string& expected, const std::string& actu
     const bool hb = static_cast<bool>(std::getline(b, lb));
     if (!ha && !hb) return "identical";
     if (!ha || !hb || la != lb)
-      return "line " + std::to_string(line) + ":\n  expected: " + (ha ? la : "<end>") + "\n  actual:   " + (hb ? lb : "<end>");
+      return "line " + std::to_string(line) + ":\n  expected: " + (ha ? la : "<end>") +
+             "\n  actual:   " + (hb ? lb : "<end>");
   }
 }
 

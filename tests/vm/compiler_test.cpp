@@ -12,15 +12,16 @@
 namespace scanback {
 namespace {
 
-using test::Compiled;
 using test::compile;
+using test::Compiled;
 using test::compileErrors;
 using test::mustCompile;
 
 // True when some error was reported on `line` (0: any line) whose message contains `needle`.
 bool hasError(const Compiled& c, uint32_t line, std::string_view needle) {
   for (const Diagnostic& d : c.diags.items())
-    if (d.severity == Severity::Error && (line == 0 || d.span.line == line) && d.message.find(needle) != std::string::npos)
+    if (d.severity == Severity::Error && (line == 0 || d.span.line == line) &&
+        d.message.find(needle) != std::string::npos)
       return true;
   return false;
 }
@@ -52,12 +53,12 @@ std::vector<std::string> lines(const std::string& text) {
 
 TEST(CompilerDiagnostics, FormatIsFileLineColumnErrorMessage) {
   const char* src =
-      "PROGRAM Main\n"                //
-      "VAR\n"                         //
-      "  x : INT;\n"                  //
-      "END_VAR\n"                     //
-      "  x := TRUE;\n"                // 5: the value at column 8
-      "  nothere := 1;\n"             // 6: the name at column 3
+      "PROGRAM Main\n"     //
+      "VAR\n"              //
+      "  x : INT;\n"       //
+      "END_VAR\n"          //
+      "  x := TRUE;\n"     // 5: the value at column 8
+      "  nothere := 1;\n"  // 6: the name at column 3
       "END_PROGRAM\n";
   Compiled c = compile(src, "dir/prog.st");
   ASSERT_FALSE(c.program);
@@ -75,7 +76,7 @@ TEST(CompilerDiagnostics, FormatIsFileLineColumnErrorMessage) {
 
 TEST(CompilerDiagnostics, SeveralErrorsInSeveralPousAreAllReported) {
   const char* src =
-      "FUNCTION F : INT\n"           // 1
+      "FUNCTION F : INT\n"            // 1
       "VAR_INPUT a : INT; END_VAR\n"  // 2
       "F := a;\n"                     // 3
       "F := TRUE;\n"                  // 4  BOOL to INT
@@ -142,22 +143,18 @@ TEST(CompilerNames, UndeclaredIdentifierReportsOneError) {
   }
 }
 
-TEST(CompilerNames, IdentifiersAreCaseInsensitive) {
-  mustCompile(program("myVar : INT;", "MYVAR := myvar + MyVar;"));
-}
+TEST(CompilerNames, IdentifiersAreCaseInsensitive) { mustCompile(program("myVar : INT;", "MYVAR := myvar + MyVar;")); }
 
 TEST(CompilerNames, AssignmentToConstant) {
   expectError(
       "VAR_GLOBAL CONSTANT\n  LIMIT : INT := 5;\nEND_VAR\n"
       "PROGRAM Main\nVAR x : INT; END_VAR\nx := LIMIT;\nLIMIT := 6;\nEND_PROGRAM\n",
       7, "cannot assign to a constant");
-  expectError(
-      "PROGRAM Main\nVAR CONSTANT\n  K : DINT := 1;\nEND_VAR\nK := 2;\nEND_PROGRAM\n", 5,
-      "cannot assign to a constant");
+  expectError("PROGRAM Main\nVAR CONSTANT\n  K : DINT := 1;\nEND_VAR\nK := 2;\nEND_PROGRAM\n", 5,
+              "cannot assign to a constant");
   // A constant is not a FOR control variable either.
-  expectError(
-      "PROGRAM Main\nVAR CONSTANT\n  K : DINT := 1;\nEND_VAR\nFOR K := 1 TO 3 DO\nEND_FOR;\nEND_PROGRAM\n", 5,
-      "constant");
+  expectError("PROGRAM Main\nVAR CONSTANT\n  K : DINT := 1;\nEND_VAR\nFOR K := 1 TO 3 DO\nEND_FOR;\nEND_PROGRAM\n", 5,
+              "constant");
 }
 
 TEST(CompilerNames, DuplicateDeclarations) {
@@ -167,18 +164,16 @@ TEST(CompilerNames, DuplicateDeclarations) {
       "FUNCTION F : INT\nF := 2;\nEND_FUNCTION\n" +
           program("x : INT;", "x := F();"),
       4, "already declared");
-  expectError(
-      "VAR_GLOBAL\n  g : INT;\n  g : INT;\nEND_VAR\n" + program("x : INT;", "x := g;"), 3, "already declared");
+  expectError("VAR_GLOBAL\n  g : INT;\n  g : INT;\nEND_VAR\n" + program("x : INT;", "x := g;"), 3, "already declared");
   expectError("TYPE T : INT; END_TYPE\nTYPE T : DINT; END_TYPE\n" + program("x : T;", "x := 1;"), 2,
               "already declared");
   expectError("TYPE S : STRUCT\n  a : INT;\n  a : DINT;\nEND_STRUCT; END_TYPE\n" + program("x : S;", "x.a := 1;"), 3,
               "declared twice");
   expectError("TYPE E : (Red, Green,\n Red); END_TYPE\n" + program("x : E;", "x := Green;"), 2, "listed twice");
   // A VAR_INPUT and a VAR of the same name in one POU.
-  expectError(
-      "FUNCTION_BLOCK Fb\nVAR_INPUT a : INT; END_VAR\nVAR\n  a : BOOL;\nEND_VAR\nEND_FUNCTION_BLOCK\n" +
-          program("f : Fb;", "f();"),
-      4, "declared twice");
+  expectError("FUNCTION_BLOCK Fb\nVAR_INPUT a : INT; END_VAR\nVAR\n  a : BOOL;\nEND_VAR\nEND_FUNCTION_BLOCK\n" +
+                  program("f : Fb;", "f();"),
+              4, "declared twice");
 }
 
 // ------------------------------------------------------------------ types and conversions
@@ -196,29 +191,59 @@ struct Pair {
 };
 
 std::string assignProgram(const Pair& p) {
-  return std::string("PROGRAM Main\nVAR\n  src : ") + p.from + ";\n  dst : " + p.to + ";\nEND_VAR\ndst := src;\nEND_PROGRAM\n";
+  return std::string("PROGRAM Main\nVAR\n  src : ") + p.from + ";\n  dst : " + p.to +
+         ";\nEND_VAR\ndst := src;\nEND_PROGRAM\n";
 }
 
 // Every implicit conversion that docs/language.md lists (including the chains it implies).
 TEST(CompilerTypes, EveryDocumentedWideningIsAccepted) {
   const Pair widening[] = {
       // SINT -> INT -> DINT -> LINT
-      {"SINT", "INT"}, {"SINT", "DINT"}, {"SINT", "LINT"}, {"INT", "DINT"}, {"INT", "LINT"}, {"DINT", "LINT"},
+      {"SINT", "INT"},
+      {"SINT", "DINT"},
+      {"SINT", "LINT"},
+      {"INT", "DINT"},
+      {"INT", "LINT"},
+      {"DINT", "LINT"},
       // USINT -> UINT -> UDINT -> ULINT
-      {"USINT", "UINT"}, {"USINT", "UDINT"}, {"USINT", "ULINT"}, {"UINT", "UDINT"}, {"UINT", "ULINT"},
+      {"USINT", "UINT"},
+      {"USINT", "UDINT"},
+      {"USINT", "ULINT"},
+      {"UINT", "UDINT"},
+      {"UINT", "ULINT"},
       {"UDINT", "ULINT"},
       // unsigned to a wider signed type
-      {"USINT", "INT"}, {"USINT", "DINT"}, {"USINT", "LINT"}, {"UINT", "DINT"}, {"UINT", "LINT"}, {"UDINT", "LINT"},
+      {"USINT", "INT"},
+      {"USINT", "DINT"},
+      {"USINT", "LINT"},
+      {"UINT", "DINT"},
+      {"UINT", "LINT"},
+      {"UDINT", "LINT"},
       // BYTE -> WORD -> DWORD -> LWORD
-      {"BYTE", "WORD"}, {"BYTE", "DWORD"}, {"BYTE", "LWORD"}, {"WORD", "DWORD"}, {"WORD", "LWORD"},
+      {"BYTE", "WORD"},
+      {"BYTE", "DWORD"},
+      {"BYTE", "LWORD"},
+      {"WORD", "DWORD"},
+      {"WORD", "LWORD"},
       {"DWORD", "LWORD"},
       // SINT/INT/USINT/UINT -> REAL
-      {"SINT", "REAL"}, {"INT", "REAL"}, {"USINT", "REAL"}, {"UINT", "REAL"},
+      {"SINT", "REAL"},
+      {"INT", "REAL"},
+      {"USINT", "REAL"},
+      {"UINT", "REAL"},
       // any integer up to DINT/UDINT and REAL -> LREAL
-      {"SINT", "LREAL"}, {"INT", "LREAL"}, {"DINT", "LREAL"}, {"USINT", "LREAL"}, {"UINT", "LREAL"},
-      {"UDINT", "LREAL"}, {"REAL", "LREAL"},
+      {"SINT", "LREAL"},
+      {"INT", "LREAL"},
+      {"DINT", "LREAL"},
+      {"USINT", "LREAL"},
+      {"UINT", "LREAL"},
+      {"UDINT", "LREAL"},
+      {"REAL", "LREAL"},
       // BOOL -> BYTE (and on up the bit strings)
-      {"BOOL", "BYTE"}, {"BOOL", "WORD"}, {"BOOL", "DWORD"}, {"BOOL", "LWORD"},
+      {"BOOL", "BYTE"},
+      {"BOOL", "WORD"},
+      {"BOOL", "DWORD"},
+      {"BOOL", "LWORD"},
   };
   for (const Pair& p : widening) {
     Compiled c = compile(assignProgram(p));
@@ -228,20 +253,19 @@ TEST(CompilerTypes, EveryDocumentedWideningIsAccepted) {
 
 TEST(CompilerTypes, NonWideningPairsAreRejected) {
   const Pair narrowing[] = {
-      {"INT", "SINT"},   {"DINT", "INT"},    {"LINT", "DINT"},   {"UINT", "USINT"},  {"ULINT", "UDINT"},
-      {"UINT", "INT"},   {"UDINT", "DINT"},  {"INT", "UINT"},    {"SINT", "USINT"},  {"DINT", "UDINT"},
-      {"LINT", "ULINT"}, {"DINT", "REAL"},   {"UDINT", "REAL"},  {"LINT", "LREAL"},  {"ULINT", "LREAL"},
-      {"REAL", "DINT"},  {"REAL", "INT"},    {"LREAL", "REAL"},  {"LREAL", "LINT"},  {"WORD", "BYTE"},
-      {"LWORD", "DWORD"}, {"BOOL", "INT"},   {"INT", "BOOL"},    {"BYTE", "BOOL"},   {"WORD", "INT"},
-      {"INT", "WORD"},   {"DWORD", "DINT"},  {"DINT", "DWORD"},  {"BYTE", "REAL"},   {"DWORD", "LREAL"},
-      {"TIME", "DINT"},  {"DINT", "TIME"},   {"LINT", "TIME"},   {"STRING", "INT"},  {"INT", "STRING"},
-      {"DATE", "TIME"},  {"TOD", "TIME"},    {"REAL", "TIME"},   {"LTIME", "TIME"},
+      {"INT", "SINT"},    {"DINT", "INT"},   {"LINT", "DINT"},  {"UINT", "USINT"}, {"ULINT", "UDINT"},
+      {"UINT", "INT"},    {"UDINT", "DINT"}, {"INT", "UINT"},   {"SINT", "USINT"}, {"DINT", "UDINT"},
+      {"LINT", "ULINT"},  {"DINT", "REAL"},  {"UDINT", "REAL"}, {"LINT", "LREAL"}, {"ULINT", "LREAL"},
+      {"REAL", "DINT"},   {"REAL", "INT"},   {"LREAL", "REAL"}, {"LREAL", "LINT"}, {"WORD", "BYTE"},
+      {"LWORD", "DWORD"}, {"BOOL", "INT"},   {"INT", "BOOL"},   {"BYTE", "BOOL"},  {"WORD", "INT"},
+      {"INT", "WORD"},    {"DWORD", "DINT"}, {"DINT", "DWORD"}, {"BYTE", "REAL"},  {"DWORD", "LREAL"},
+      {"TIME", "DINT"},   {"DINT", "TIME"},  {"LINT", "TIME"},  {"STRING", "INT"}, {"INT", "STRING"},
+      {"DATE", "TIME"},   {"TOD", "TIME"},   {"REAL", "TIME"},  {"LTIME", "TIME"},
   };
   for (const Pair& p : narrowing) {
     Compiled c = compile(assignProgram(p));
     EXPECT_FALSE(c.program) << p.from << " -> " << p.to << " should be rejected";
-    EXPECT_TRUE(hasError(c, 6, "")) << p.from << " -> " << p.to << ": expected an error on line 6:\n"
-                                    << c.messages();
+    EXPECT_TRUE(hasError(c, 6, "")) << p.from << " -> " << p.to << ": expected an error on line 6:\n" << c.messages();
   }
 }
 
@@ -250,7 +274,7 @@ TEST(CompilerTypes, NonWideningPairsAreRejected) {
 // conversion function too.
 TEST(CompilerTypes, UnsignedIntegersAndBitStringsDoNotConvertImplicitly) {
   const Pair pairs[] = {
-      {"USINT", "BYTE"}, {"BYTE", "USINT"}, {"UINT", "WORD"}, {"WORD", "UINT"},  {"UDINT", "DWORD"},
+      {"USINT", "BYTE"},  {"BYTE", "USINT"},  {"UINT", "WORD"},   {"WORD", "UINT"},  {"UDINT", "DWORD"},
       {"DWORD", "UDINT"}, {"ULINT", "LWORD"}, {"LWORD", "ULINT"}, {"USINT", "WORD"}, {"BYTE", "UDINT"},
   };
   for (const Pair& p : pairs) {
@@ -260,9 +284,8 @@ TEST(CompilerTypes, UnsignedIntegersAndBitStringsDoNotConvertImplicitly) {
 }
 
 TEST(CompilerTypes, WideningInExpressionsAndArguments) {
-  mustCompile(
-      "FUNCTION F : LREAL\nVAR_INPUT a : LREAL; END_VAR\nF := a;\nEND_FUNCTION\n" +
-      program("s : SINT; d : DINT; r : REAL; l : LREAL;", "d := s + d;\nl := F(d);\nl := F(r);\nr := s * r;"));
+  mustCompile("FUNCTION F : LREAL\nVAR_INPUT a : LREAL; END_VAR\nF := a;\nEND_FUNCTION\n" +
+              program("s : SINT; d : DINT; r : REAL; l : LREAL;", "d := s + d;\nl := F(d);\nl := F(r);\nr := s * r;"));
   expectError("FUNCTION F : INT\nVAR_INPUT a : INT; END_VAR\nF := a;\nEND_FUNCTION\n" +
                   program("d : DINT; i : INT;", "i := F(d);"),
               9, "");
@@ -414,7 +437,7 @@ TEST(CompilerConstants, NonConstantArrayBoundIsAnError) {
 
 TEST(CompilerStatements, CaseLabelOverlap) {
   expectError(program("x : INT; y : INT;",
-                      "CASE x OF\n"   // 5
+                      "CASE x OF\n"  // 5
                       "  1..5: y := 1;\n"
                       "  3: y := 2;\n"  // 7
                       "END_CASE;"),
@@ -510,9 +533,8 @@ TEST(CompilerCalls, VarExternalTypeMismatch) {
       "VAR_GLOBAL g : DINT; END_VAR\n"
       "PROGRAM Main\nVAR_EXTERNAL\n  g : INT;\nEND_VAR\ng := 1;\nEND_PROGRAM\n",
       4, "VAR_EXTERNAL 'g'");
-  expectError(
-      "PROGRAM Main\nVAR_EXTERNAL\n  nowhere : INT;\nEND_VAR\nnowhere := 1;\nEND_PROGRAM\n", 3,
-      "names no global");
+  expectError("PROGRAM Main\nVAR_EXTERNAL\n  nowhere : INT;\nEND_VAR\nnowhere := 1;\nEND_PROGRAM\n", 3,
+              "names no global");
   mustCompile(
       "VAR_GLOBAL g : DINT; END_VAR\n"
       "PROGRAM Main\nVAR_EXTERNAL\n  G : DINT;\nEND_VAR\ng := 1;\nEND_PROGRAM\n");
@@ -538,9 +560,9 @@ TEST(CompilerTypeDecls, UnknownTypeAndEmptyRanges) {
 TEST(CompilerConfiguration, UnknownTaskAndMissingWith) {
   const std::string prog = program("x : INT;", "x := x + 1;");  // 6 lines
   expectError(prog +
-                  "CONFIGURATION C\n"                                    // 7
+                  "CONFIGURATION C\n"                                   // 7
                   "  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n"  // 8
-                  "  PROGRAM P1 WITH Slow : Main;\n"                     // 9
+                  "  PROGRAM P1 WITH Slow : Main;\n"                    // 9
                   "END_CONFIGURATION\n",
               9, "unknown task 'Slow'");
   expectError(prog +
@@ -637,9 +659,10 @@ TEST(CompilerConfiguration, LocatedVariableSizeLetterMustMatchItsType) {
   expectError(program("x AT %IX0.1 : INT;", ""), 3, "BOOL");
   expectError(program("x AT %IX0.8 : BOOL;", ""), 3, "%IX0.8");
   expectError(program("s AT %IW0 : STRING;", ""), 3, "");
-  mustCompile(program("w AT %IW0 : WORD;\n  i AT %IW1 : INT;\n  d AT %QD1 : DINT;\n  r AT %MD0 : REAL;\n"
-                      "  b AT %IB7 : BYTE;\n  x AT %IX0.7 : BOOL;\n  l AT %QL2 : LWORD;",
-                      "d := i;"));
+  mustCompile(
+      program("w AT %IW0 : WORD;\n  i AT %IW1 : INT;\n  d AT %QD1 : DINT;\n  r AT %MD0 : REAL;\n"
+              "  b AT %IB7 : BYTE;\n  x AT %IX0.7 : BOOL;\n  l AT %QL2 : LWORD;",
+              "d := i;"));
 }
 
 TEST(CompilerConfiguration, LocatedVariablesFollowCodesysAddressing) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -12,7 +13,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -84,11 +84,16 @@ Directives readDirectives(const fs::path& first) {
     std::getline(words, rest);
     rest.erase(0, rest.find_first_not_of(' '));
     while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' ')) rest.pop_back();
-    if (key == "cycles") d.cycles = rest;
-    else if (key == "for") d.forText = rest;
-    else if (key == "inputs") d.inputs = rest;
-    else if (key == "expect-exit") d.exitCode = std::stoi(rest);
-    else if (key == "expect-stderr") d.stderrParts.push_back(rest);
+    if (key == "cycles")
+      d.cycles = rest;
+    else if (key == "for")
+      d.forText = rest;
+    else if (key == "inputs")
+      d.inputs = rest;
+    else if (key == "expect-exit")
+      d.exitCode = std::stoi(rest);
+    else if (key == "expect-stderr")
+      d.stderrParts.push_back(rest);
   }
   return d;
 }
@@ -154,8 +159,10 @@ TEST_P(Golden, FinalStateExitCodeAndDiagnostics) {
   const Directives d = readDirectives(c.files.front());
   std::string cmd = shellQuote(SCANBACK_BINARY) + " run --quiet --print-state";
   for (const fs::path& f : c.files) cmd += " " + shellQuote(f.string());
-  if (!d.forText.empty()) cmd += " --for " + shellQuote(d.forText);
-  else cmd += " --cycles " + shellQuote(d.cycles);
+  if (!d.forText.empty())
+    cmd += " --for " + shellQuote(d.forText);
+  else
+    cmd += " --cycles " + shellQuote(d.cycles);
   if (!d.inputs.empty()) cmd += " --inputs " + shellQuote((c.dir / d.inputs).string());
   const fs::path errFile = fs::temp_directory_path() / ("golden_" + c.name + ".stderr");
   cmd += " 2>" + shellQuote(errFile.string());

@@ -55,9 +55,9 @@ TEST(Lexer, KeywordsAreCaseInsensitive) {
   using K = TokenKind;
   EXPECT_EQ(kinds("if If IF iF end_if Function_Block"),
             (std::vector<K>{K::KwIf, K::KwIf, K::KwIf, K::KwIf, K::KwEndIf, K::KwFunctionBlock, K::EndOfFile}));
-  EXPECT_EQ(kinds("ref_to var_in_out non_retain persistent mod xor"),
-            (std::vector<K>{K::KwRefTo, K::KwVarInOut, K::KwNonRetain, K::KwPersistent, K::KwMod, K::KwXor,
-                            K::EndOfFile}));
+  EXPECT_EQ(
+      kinds("ref_to var_in_out non_retain persistent mod xor"),
+      (std::vector<K>{K::KwRefTo, K::KwVarInOut, K::KwNonRetain, K::KwPersistent, K::KwMod, K::KwXor, K::EndOfFile}));
 }
 
 TEST(Lexer, Identifiers) {
@@ -78,8 +78,8 @@ TEST(Lexer, DoubleOrTrailingUnderscoreIsAnError) {
 TEST(Lexer, CommentsAndPragmas) {
   using K = TokenKind;
   EXPECT_EQ(kinds("a (* comment\n over lines *) b // line comment\n c /* block */ d {pragma} e (**) f"),
-            (std::vector<K>{K::Identifier, K::Identifier, K::Identifier, K::Identifier, K::Identifier,
-                            K::Identifier, K::EndOfFile}));
+            (std::vector<K>{K::Identifier, K::Identifier, K::Identifier, K::Identifier, K::Identifier, K::Identifier,
+                            K::EndOfFile}));
   Lexed l = lexText("a (* never closed");
   EXPECT_EQ(l.diag.errorCount(), 1u);
   EXPECT_NE(l.errors().find("t.st:1:3: error: unterminated comment"), std::string::npos) << l.errors();
@@ -90,14 +90,13 @@ TEST(Lexer, CommentsAndPragmas) {
 TEST(Lexer, Operators) {
   using K = TokenKind;
   EXPECT_EQ(kinds(":= => .. . , ; : ( ) [ ] ^ ** * / + - < > <= >= = <> & #"),
-            (std::vector<K>{K::Assign, K::Arrow, K::DotDot, K::Dot, K::Comma, K::Semicolon, K::Colon, K::LParen,
-                            K::RParen, K::LBracket, K::RBracket, K::Caret, K::Power, K::Star, K::Slash, K::Plus,
-                            K::Minus, K::Lt, K::Gt, K::Le, K::Ge, K::Eq, K::Ne, K::Ampersand, K::Hash,
-                            K::EndOfFile}));
+            (std::vector<K>{K::Assign, K::Arrow,  K::DotDot,    K::Dot,      K::Comma,    K::Semicolon, K::Colon,
+                            K::LParen, K::RParen, K::LBracket,  K::RBracket, K::Caret,    K::Power,     K::Star,
+                            K::Slash,  K::Plus,   K::Minus,     K::Lt,       K::Gt,       K::Le,        K::Ge,
+                            K::Eq,     K::Ne,     K::Ampersand, K::Hash,     K::EndOfFile}));
   // no spaces
-  EXPECT_EQ(kinds("a:=b**2<=c"),
-            (std::vector<K>{K::Identifier, K::Assign, K::Identifier, K::Power, K::IntLiteral, K::Le, K::Identifier,
-                            K::EndOfFile}));
+  EXPECT_EQ(kinds("a:=b**2<=c"), (std::vector<K>{K::Identifier, K::Assign, K::Identifier, K::Power, K::IntLiteral,
+                                                 K::Le, K::Identifier, K::EndOfFile}));
 }
 
 TEST(Lexer, IntegerLiterals) {
@@ -148,14 +147,15 @@ TEST(Lexer, RealLiterals) {
 TEST(Lexer, RangeIsNotAReal) {
   using K = TokenKind;
   EXPECT_EQ(kinds("1..5"), (std::vector<K>{K::IntLiteral, K::DotDot, K::IntLiteral, K::EndOfFile}));
-  EXPECT_EQ(kinds("[-2..2]"),
-            (std::vector<K>{K::LBracket, K::Minus, K::IntLiteral, K::DotDot, K::IntLiteral, K::RBracket, K::EndOfFile}));
+  EXPECT_EQ(kinds("[-2..2]"), (std::vector<K>{K::LBracket, K::Minus, K::IntLiteral, K::DotDot, K::IntLiteral,
+                                              K::RBracket, K::EndOfFile}));
 }
 
 TEST(Lexer, NumbersAfterDotAreBitIndices) {
   using K = TokenKind;
   // w.1.2 is bit access, never the real 1.2
-  EXPECT_EQ(kinds("w.1.2"), (std::vector<K>{K::Identifier, K::Dot, K::IntLiteral, K::Dot, K::IntLiteral, K::EndOfFile}));
+  EXPECT_EQ(kinds("w.1.2"),
+            (std::vector<K>{K::Identifier, K::Dot, K::IntLiteral, K::Dot, K::IntLiteral, K::EndOfFile}));
   EXPECT_EQ(kinds("x := 1.2"), (std::vector<K>{K::Identifier, K::Assign, K::RealLiteral, K::EndOfFile}));
 }
 
@@ -235,8 +235,7 @@ TEST(Lexer, Durations) {
   EXPECT_EQ(ns(single("T#10ms")), 10'000'000);
   EXPECT_EQ(ns(single("T#1_000ms")), kS);
   EXPECT_EQ(ns(single("T#0.5ms")), 500'000);
-  EXPECT_EQ(ns(single("T#1d2h3m4s5ms6us7ns")),
-            ((26 * 60 + 3) * 60 + 4) * kS + 5'000'000 + 6'000 + 7);
+  EXPECT_EQ(ns(single("T#1d2h3m4s5ms6us7ns")), ((26 * 60 + 3) * 60 + 4) * kS + 5'000'000 + 6'000 + 7);
   EXPECT_EQ(ns(single("T#1.25d")), 30 * 3600 * kS);
 
   t = single("LT#3us");
@@ -304,7 +303,8 @@ TEST(Lexer, DateFollowedByOperator) {
   using K = TokenKind;
   EXPECT_EQ(kinds("DT#2024-01-15-08:30:00 - T#1s"),
             (std::vector<K>{K::DtLiteral, K::Minus, K::TimeLiteral, K::EndOfFile}));
-  EXPECT_EQ(kinds("D#2024-01-15-D#2024-01-14"), (std::vector<K>{K::DateLiteral, K::Minus, K::DateLiteral, K::EndOfFile}));
+  EXPECT_EQ(kinds("D#2024-01-15-D#2024-01-14"),
+            (std::vector<K>{K::DateLiteral, K::Minus, K::DateLiteral, K::EndOfFile}));
 }
 
 TEST(Lexer, Strings) {
@@ -384,9 +384,8 @@ TEST(Lexer, DirectAddresses) {
 
 TEST(Lexer, DirectAddressFollowedByColon) {
   using K = TokenKind;
-  EXPECT_EQ(kinds("x AT %IX0.0 : BOOL;"),
-            (std::vector<K>{K::Identifier, K::KwAt, K::DirectAddress, K::Colon, K::Identifier, K::Semicolon,
-                            K::EndOfFile}));
+  EXPECT_EQ(kinds("x AT %IX0.0 : BOOL;"), (std::vector<K>{K::Identifier, K::KwAt, K::DirectAddress, K::Colon,
+                                                          K::Identifier, K::Semicolon, K::EndOfFile}));
 }
 
 TEST(Lexer, UnknownCharacterIsLocatedAndLexingContinues) {

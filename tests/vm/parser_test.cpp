@@ -138,7 +138,8 @@ std::string dumpType(const TypeRef* t) {
       return s;
     }
     case TypeRefKind::Subrange:
-      return dumpType(t->element.get()) + " (" + dump(t->dims[0].lower.get()) + ".." + dump(t->dims[0].upper.get()) + ")";
+      return dumpType(t->element.get()) + " (" + dump(t->dims[0].lower.get()) + ".." + dump(t->dims[0].upper.get()) +
+             ")";
   }
   return "?";
 }
@@ -188,9 +189,7 @@ std::unique_ptr<Parsed> parseBody(const std::string& body) {
   return parseOk("PROGRAM P\nVAR x : INT; END_VAR\n" + body + "\nEND_PROGRAM\n");
 }
 
-bool hasError(const Parsed& p, const std::string& fragment) {
-  return p.errors().find(fragment) != std::string::npos;
-}
+bool hasError(const Parsed& p, const std::string& fragment) { return p.errors().find(fragment) != std::string::npos; }
 
 void expectSpan(const SourceSpan& s, uint32_t line, uint32_t col, uint32_t endLine, uint32_t endCol) {
   EXPECT_EQ(s.line, line);
@@ -352,8 +351,7 @@ TEST(ParserExpr, Errors) {
 
   auto q = parseExpr("a b");
   EXPECT_FALSE(q->expr);
-  EXPECT_NE(q->errors().find("expr:1:3: error: unexpected 'b' after the expression"), std::string::npos)
-      << q->errors();
+  EXPECT_NE(q->errors().find("expr:1:3: error: unexpected 'b' after the expression"), std::string::npos) << q->errors();
 
   auto r = parseExpr("");
   EXPECT_FALSE(r->expr);
@@ -980,7 +978,8 @@ TEST(ParserErrors, SeveralErrorsInOneRun) {
   EXPECT_TRUE(hasError(*p, "t.st:6:10: error: expected ')' to close '(', found ';'")) << e;
   // END_IF closes nothing that is open: reported and skipped, so WHILE runs on to END_PROGRAM
   EXPECT_TRUE(hasError(*p, "t.st:8:20: error: 'END_IF' without a matching 'IF'")) << e;
-  EXPECT_TRUE(hasError(*p, "t.st:10:1: error: expected 'END_WHILE' to close 'WHILE' at line 8, found 'END_PROGRAM'")) << e;
+  EXPECT_TRUE(hasError(*p, "t.st:10:1: error: expected 'END_WHILE' to close 'WHILE' at line 8, found 'END_PROGRAM'"))
+      << e;
   EXPECT_TRUE(hasError(*p, "t.st:9:3: error: expected ':=' in assignment, found '='")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:13:1: error: expected ';' after assignment, found 'END_FUNCTION'")) << e;
   ASSERT_EQ(p->unit.pous.size(), 2u);
@@ -1010,7 +1009,10 @@ TEST(ParserErrors, RecoveryKeepsLaterPous) {
   EXPECT_TRUE(hasError(*p, "t.st:2:13: error: expected ';' after the declaration, found 'END_VAR'")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:3:6: error: expected an expression, found ';'")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:6:1: error: expected 'END_IF' to close 'IF' at line 4, found 'END_PROGRAM'")) << e;
-  EXPECT_TRUE(hasError(*p, "t.st:10:1: error: expected 'END_FUNCTION_BLOCK' to close 'FUNCTION_BLOCK' Missing_End at line 7, found 'PROGRAM'")) << e;
+  EXPECT_TRUE(hasError(*p,
+                       "t.st:10:1: error: expected 'END_FUNCTION_BLOCK' to close 'FUNCTION_BLOCK' Missing_End at line "
+                       "7, found 'PROGRAM'"))
+      << e;
   ASSERT_EQ(p->unit.pous.size(), 3u);
   EXPECT_EQ(p->unit.pous[0].name, "Broken");
   EXPECT_EQ(p->unit.pous[1].name, "Missing_End");
@@ -1125,7 +1127,9 @@ TEST(ParserErrors, CaseErrors) {
 TEST(ParserErrors, TopLevelGarbage) {
   auto p = parse("hello world;\nPROGRAM P END_PROGRAM\n");
   EXPECT_EQ(p->diag.errorCount(), 1u) << p->errors();
-  EXPECT_TRUE(hasError(*p, "t.st:1:1: error: expected PROGRAM, FUNCTION, FUNCTION_BLOCK, TYPE, VAR_GLOBAL or CONFIGURATION, found 'hello'"));
+  EXPECT_TRUE(hasError(
+      *p,
+      "t.st:1:1: error: expected PROGRAM, FUNCTION, FUNCTION_BLOCK, TYPE, VAR_GLOBAL or CONFIGURATION, found 'hello'"));
   EXPECT_EQ(p->unit.pous.size(), 1u);
 }
 
@@ -1140,7 +1144,8 @@ TEST(ParserErrors, MisplacedConstructs) {
   EXPECT_TRUE(hasError(*p, "t.st:1:1: error: METHOD is only allowed inside a FUNCTION_BLOCK")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:2:1: error: VAR_CONFIG is only allowed in a CONFIGURATION")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:3:11: error: METHOD is only allowed inside a FUNCTION_BLOCK")) << e;
-  EXPECT_TRUE(hasError(*p, "t.st:4:17: error: expected ':' and a return type after the function name, found 'VAR'")) << e;
+  EXPECT_TRUE(hasError(*p, "t.st:4:17: error: expected ':' and a return type after the function name, found 'VAR'"))
+      << e;
   EXPECT_TRUE(hasError(*p, "t.st:5:19: error: variable declarations must come before the statements")) << e;
   EXPECT_EQ(p->diag.errorCount(), 5u) << e;
   EXPECT_EQ(p->unit.pous.size(), 3u);
@@ -1160,7 +1165,10 @@ TEST(ParserErrors, ConfigurationErrors) {
   std::string e = p->errors();
   EXPECT_TRUE(hasError(*p, "t.st:2:32: error: unknown task property 'SPEED'")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:4:5: error: expected 'ON' after the resource name, found 'PROGRAM'")) << e;
-  EXPECT_TRUE(hasError(*p, "t.st:6:3: error: expected VAR_GLOBAL, VAR_CONFIG, RESOURCE, TASK, PROGRAM or END_CONFIGURATION, found 'foo'")) << e;
+  EXPECT_TRUE(hasError(
+      *p,
+      "t.st:6:3: error: expected VAR_GLOBAL, VAR_CONFIG, RESOURCE, TASK, PROGRAM or END_CONFIGURATION, found 'foo'"))
+      << e;
   EXPECT_EQ(p->diag.errorCount(), 3u) << e;
   const Configuration& c = p->unit.configurations.at(0);
   ASSERT_EQ(c.resources.size(), 2u);
@@ -1229,8 +1237,8 @@ TEST(ParserErrors, DeepTypeAndInitializerNesting) {
   auto p = parse(t);
   EXPECT_EQ(p->diag.errorCount(), 1u);
 
-  std::string init = "PROGRAM P VAR x : INT := " + std::string(50000, '[') + "1" + std::string(50000, ']') +
-                     "; END_VAR END_PROGRAM";
+  std::string init =
+      "PROGRAM P VAR x : INT := " + std::string(50000, '[') + "1" + std::string(50000, ']') + "; END_VAR END_PROGRAM";
   auto q = parse(init);
   EXPECT_EQ(q->diag.errorCount(), 1u);
 }
@@ -1254,14 +1262,81 @@ TEST(ParserErrors, GarbageNeverCrashes) {
     (void)p;
   }
   // Token soup: real keywords and punctuation in random order exercises the recovery paths.
-  const char* words[] = {"PROGRAM", "END_PROGRAM", "FUNCTION_BLOCK", "END_FUNCTION_BLOCK", "FUNCTION",
-                         "END_FUNCTION", "METHOD", "END_METHOD", "VAR", "VAR_INPUT", "VAR_CONFIG", "END_VAR",
-                         "TYPE", "END_TYPE", "STRUCT", "END_STRUCT", "IF", "THEN", "ELSIF", "ELSE", "END_IF",
-                         "CASE", "OF", "END_CASE", "FOR", "TO", "BY", "DO", "END_FOR", "WHILE", "END_WHILE",
-                         "REPEAT", "UNTIL", "END_REPEAT", "EXIT", "RETURN", "CONFIGURATION", "END_CONFIGURATION",
-                         "RESOURCE", "ON", "END_RESOURCE", "TASK", "WITH", "AT", "%IX0.1", "ARRAY", "REF_TO",
-                         "STRING", "x", "y", "1", "2.5", "T#1s", "'s'", ":=", "=>", ":", ";", ",", ".", "..",
-                         "(", ")", "[", "]", "^", "+", "-", "*", "**", "NOT", "AND", "=", "#", "E"};
+  const char* words[] = {"PROGRAM",
+                         "END_PROGRAM",
+                         "FUNCTION_BLOCK",
+                         "END_FUNCTION_BLOCK",
+                         "FUNCTION",
+                         "END_FUNCTION",
+                         "METHOD",
+                         "END_METHOD",
+                         "VAR",
+                         "VAR_INPUT",
+                         "VAR_CONFIG",
+                         "END_VAR",
+                         "TYPE",
+                         "END_TYPE",
+                         "STRUCT",
+                         "END_STRUCT",
+                         "IF",
+                         "THEN",
+                         "ELSIF",
+                         "ELSE",
+                         "END_IF",
+                         "CASE",
+                         "OF",
+                         "END_CASE",
+                         "FOR",
+                         "TO",
+                         "BY",
+                         "DO",
+                         "END_FOR",
+                         "WHILE",
+                         "END_WHILE",
+                         "REPEAT",
+                         "UNTIL",
+                         "END_REPEAT",
+                         "EXIT",
+                         "RETURN",
+                         "CONFIGURATION",
+                         "END_CONFIGURATION",
+                         "RESOURCE",
+                         "ON",
+                         "END_RESOURCE",
+                         "TASK",
+                         "WITH",
+                         "AT",
+                         "%IX0.1",
+                         "ARRAY",
+                         "REF_TO",
+                         "STRING",
+                         "x",
+                         "y",
+                         "1",
+                         "2.5",
+                         "T#1s",
+                         "'s'",
+                         ":=",
+                         "=>",
+                         ":",
+                         ";",
+                         ",",
+                         ".",
+                         "..",
+                         "(",
+                         ")",
+                         "[",
+                         "]",
+                         "^",
+                         "+",
+                         "-",
+                         "*",
+                         "**",
+                         "NOT",
+                         "AND",
+                         "=",
+                         "#",
+                         "E"};
   const size_t nWords = sizeof(words) / sizeof(words[0]);
   for (int round = 0; round < 2000; ++round) {
     std::string text;

@@ -96,23 +96,27 @@ TEST(Reload, FunctionBlockInstancesKeepTheirStateFieldByFieldTimersIncluded) {
 }
 
 TEST(Reload, AnInstanceOfAnotherFunctionBlockTypeStartsAfresh) {
-  Runtime rt(mustCompile("FUNCTION_BLOCK A\nVAR x : INT; END_VAR\nx := x + 1;\nEND_FUNCTION_BLOCK\n"
-                         "FUNCTION_BLOCK B\nVAR x : INT; END_VAR\nx := x + 2;\nEND_FUNCTION_BLOCK\n"
-                         "PROGRAM Main\nVAR f : A; END_VAR\nf();\nEND_PROGRAM\n"));
+  Runtime rt(
+      mustCompile("FUNCTION_BLOCK A\nVAR x : INT; END_VAR\nx := x + 1;\nEND_FUNCTION_BLOCK\n"
+                  "FUNCTION_BLOCK B\nVAR x : INT; END_VAR\nx := x + 2;\nEND_FUNCTION_BLOCK\n"
+                  "PROGRAM Main\nVAR f : A; END_VAR\nf();\nEND_PROGRAM\n"));
   ASSERT_EQ(runCycles(rt, 3), RunStatus::CycleDone);
-  const ReloadPlan plan = reload(rt, "FUNCTION_BLOCK A\nVAR x : INT; END_VAR\nx := x + 1;\nEND_FUNCTION_BLOCK\n"
-                                     "FUNCTION_BLOCK B\nVAR x : INT; END_VAR\nx := x + 2;\nEND_FUNCTION_BLOCK\n"
-                                     "PROGRAM Main\nVAR f : B; END_VAR\nf();\nEND_PROGRAM\n");
+  const ReloadPlan plan = reload(rt,
+                                 "FUNCTION_BLOCK A\nVAR x : INT; END_VAR\nx := x + 1;\nEND_FUNCTION_BLOCK\n"
+                                 "FUNCTION_BLOCK B\nVAR x : INT; END_VAR\nx := x + 2;\nEND_FUNCTION_BLOCK\n"
+                                 "PROGRAM Main\nVAR f : B; END_VAR\nf();\nEND_PROGRAM\n");
   EXPECT_TRUE(contains(plan.reset, "Main.f (A -> B)"));
   EXPECT_EQ(valueOf(rt, "Main.f.x"), "0");
 }
 
 TEST(Reload, AnArrayWithNewBoundsKeepsTheElementsBothVersionsHave) {
-  Runtime rt(mustCompile("PROGRAM Main\nVAR a : ARRAY[1..4] OF INT; i : INT; END_VAR\n"
-                         "FOR i := 1 TO 4 DO a[i] := i * 10; END_FOR;\nEND_PROGRAM\n"));
+  Runtime rt(
+      mustCompile("PROGRAM Main\nVAR a : ARRAY[1..4] OF INT; i : INT; END_VAR\n"
+                  "FOR i := 1 TO 4 DO a[i] := i * 10; END_FOR;\nEND_PROGRAM\n"));
   ASSERT_EQ(runCycles(rt, 1), RunStatus::CycleDone);
-  const ReloadPlan plan = reload(rt, "PROGRAM Main\nVAR a : ARRAY[3..6] OF INT; i : INT; END_VAR\n"
-                                     "i := 0;\nEND_PROGRAM\n");
+  const ReloadPlan plan = reload(rt,
+                                 "PROGRAM Main\nVAR a : ARRAY[3..6] OF INT; i : INT; END_VAR\n"
+                                 "i := 0;\nEND_PROGRAM\n");
   EXPECT_EQ(plan.reset.size(), 1u);
   EXPECT_EQ(valueOf(rt, "Main.a[3]"), "30");
   EXPECT_EQ(valueOf(rt, "Main.a[4]"), "40");
@@ -120,13 +124,15 @@ TEST(Reload, AnArrayWithNewBoundsKeepsTheElementsBothVersionsHave) {
 }
 
 TEST(Reload, AnArrayOfStructsKeepsUnchangedFieldsOfEveryElement) {
-  Runtime rt(mustCompile("TYPE Axis : STRUCT pos : INT; END_STRUCT END_TYPE\n"
-                         "PROGRAM Main\nVAR a : ARRAY[0..2] OF Axis; END_VAR\n"
-                         "a[0].pos := 1; a[1].pos := 2; a[2].pos := 3;\nEND_PROGRAM\n"));
+  Runtime rt(
+      mustCompile("TYPE Axis : STRUCT pos : INT; END_STRUCT END_TYPE\n"
+                  "PROGRAM Main\nVAR a : ARRAY[0..2] OF Axis; END_VAR\n"
+                  "a[0].pos := 1; a[1].pos := 2; a[2].pos := 3;\nEND_PROGRAM\n"));
   ASSERT_EQ(runCycles(rt, 1), RunStatus::CycleDone);
-  const ReloadPlan plan = reload(rt, "TYPE Axis : STRUCT speed : REAL := 1.5; pos : INT; END_STRUCT END_TYPE\n"
-                                     "PROGRAM Main\nVAR a : ARRAY[0..2] OF Axis; END_VAR\n"
-                                     "a[0].speed := 2.0;\nEND_PROGRAM\n");
+  const ReloadPlan plan = reload(rt,
+                                 "TYPE Axis : STRUCT speed : REAL := 1.5; pos : INT; END_STRUCT END_TYPE\n"
+                                 "PROGRAM Main\nVAR a : ARRAY[0..2] OF Axis; END_VAR\n"
+                                 "a[0].speed := 2.0;\nEND_PROGRAM\n");
   // Reported once for the array, not once per element.
   EXPECT_EQ(plan.reset, std::vector<std::string>{"Main.a[*].speed (new)"});
   EXPECT_EQ(valueOf(rt, "Main.a[2].pos"), "3");
@@ -134,14 +140,16 @@ TEST(Reload, AnArrayOfStructsKeepsUnchangedFieldsOfEveryElement) {
 }
 
 TEST(Reload, AReferenceFollowsTheVariableItPointsAtToItsNewPlace) {
-  Runtime rt(mustCompile("VAR_GLOBAL target : INT; END_VAR\n"
-                         "PROGRAM Main\nVAR r : REF_TO INT; set : BOOL; END_VAR\n"
-                         "IF NOT set THEN r := REF(target); set := TRUE; END_IF; r^ := r^ + 1;\nEND_PROGRAM\n"));
+  Runtime rt(
+      mustCompile("VAR_GLOBAL target : INT; END_VAR\n"
+                  "PROGRAM Main\nVAR r : REF_TO INT; set : BOOL; END_VAR\n"
+                  "IF NOT set THEN r := REF(target); set := TRUE; END_IF; r^ := r^ + 1;\nEND_PROGRAM\n"));
   ASSERT_EQ(runCycles(rt, 2), RunStatus::CycleDone);
   // A new global before `target` moves it.
-  reload(rt, "VAR_GLOBAL first : ARRAY[0..9] OF INT; target : INT; END_VAR\n"
-             "PROGRAM Main\nVAR r : REF_TO INT; set : BOOL; END_VAR\n"
-             "IF NOT set THEN r := REF(first[0]); set := TRUE; END_IF; r^ := r^ + 1;\nEND_PROGRAM\n");
+  reload(rt,
+         "VAR_GLOBAL first : ARRAY[0..9] OF INT; target : INT; END_VAR\n"
+         "PROGRAM Main\nVAR r : REF_TO INT; set : BOOL; END_VAR\n"
+         "IF NOT set THEN r := REF(first[0]); set := TRUE; END_IF; r^ := r^ + 1;\nEND_PROGRAM\n");
   ASSERT_EQ(runCycles(rt, 1), RunStatus::CycleDone) << rt.faultMessage();
   EXPECT_EQ(valueOf(rt, "target"), "3");
   EXPECT_EQ(valueOf(rt, "first[0]"), "0");

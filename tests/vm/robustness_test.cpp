@@ -23,9 +23,20 @@ std::string readFile(const fs::path& p) {
 }
 
 std::string mutate(std::string text, std::mt19937& rng) {
-  static const char* const kTokens[] = {"(", ")", ";", ":=", "END_IF", "IF", "VAR", "END_VAR", "[", "]", "..",
-                                        "'", "(*", "16#", "T#", "^", "REF(", "FUNCTION_BLOCK", ".", ",", "=>",
-                                        "99999999999999999999", "%IX", "ARRAY[", "OF", "#", "\"", "\n"};
+  static const char* const kTokens[] = {"(",      ")",
+                                        ";",      ":=",
+                                        "END_IF", "IF",
+                                        "VAR",    "END_VAR",
+                                        "[",      "]",
+                                        "..",     "'",
+                                        "(*",     "16#",
+                                        "T#",     "^",
+                                        "REF(",   "FUNCTION_BLOCK",
+                                        ".",      ",",
+                                        "=>",     "99999999999999999999",
+                                        "%IX",    "ARRAY[",
+                                        "OF",     "#",
+                                        "\"",     "\n"};
   const int edits = 1 + static_cast<int>(rng() % 4);
   for (int e = 0; e < edits && !text.empty(); ++e) {
     const size_t at = rng() % text.size();

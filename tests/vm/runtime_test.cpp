@@ -45,9 +45,9 @@ std::string config(const std::string& tasks, const std::string& programs) {
 // ------------------------------------------------------------------ scheduling
 
 TEST(RuntimeSchedule, TwoIntervalsGiveTheExactCycleSequence) {
-  auto p = mustCompile(config(
-      "  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n  TASK Slow (INTERVAL := T#25ms, PRIORITY := 2);\n",
-      "  PROGRAM F WITH Fast : Counter;\n  PROGRAM S WITH Slow : Counter;\n"));
+  auto p = mustCompile(
+      config("  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n  TASK Slow (INTERVAL := T#25ms, PRIORITY := 2);\n",
+             "  PROGRAM F WITH Fast : Counter;\n  PROGRAM S WITH Slow : Counter;\n"));
   ASSERT_TRUE(p);
   ASSERT_EQ(p->tasks.size(), 2u);
   EXPECT_EQ(p->tasks[0].intervalNs, 10 * kMs);
@@ -56,8 +56,8 @@ TEST(RuntimeSchedule, TwoIntervalsGiveTheExactCycleSequence) {
   EXPECT_EQ(p->tasks[1].priority, 2);
   Runtime rt(p);
   const std::vector<std::pair<std::string, int64_t>> expected = {
-      {"Fast", 0},  {"Slow", 0},   {"Fast", 10},  {"Fast", 20},  {"Slow", 25},  {"Fast", 30},  {"Fast", 40},
-      {"Fast", 50}, {"Slow", 50},  {"Fast", 60},  {"Fast", 70},  {"Slow", 75},  {"Fast", 80},  {"Fast", 90},
+      {"Fast", 0},   {"Slow", 0},   {"Fast", 10},  {"Fast", 20},  {"Slow", 25},  {"Fast", 30},  {"Fast", 40},
+      {"Fast", 50},  {"Slow", 50},  {"Fast", 60},  {"Fast", 70},  {"Slow", 75},  {"Fast", 80},  {"Fast", 90},
       {"Fast", 100}, {"Slow", 100}, {"Fast", 110}, {"Fast", 120}, {"Slow", 125}, {"Fast", 130},
   };
   EXPECT_EQ(schedule(rt, 20), expected);
@@ -73,9 +73,9 @@ TEST(RuntimeSchedule, TwoIntervalsGiveTheExactCycleSequence) {
 
 TEST(RuntimeSchedule, SameReleaseTimeRunsSmallerPriorityFirst) {
   // Declared Slow first, but Fast has the smaller PRIORITY.
-  auto p = mustCompile(config(
-      "  TASK Slow (INTERVAL := T#20ms, PRIORITY := 5);\n  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n",
-      "  PROGRAM S WITH Slow : Counter;\n  PROGRAM F WITH Fast : Counter;\n"));
+  auto p = mustCompile(
+      config("  TASK Slow (INTERVAL := T#20ms, PRIORITY := 5);\n  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n",
+             "  PROGRAM S WITH Slow : Counter;\n  PROGRAM F WITH Fast : Counter;\n"));
   ASSERT_TRUE(p);
   Runtime rt(p);
   const std::vector<std::pair<std::string, int64_t>> expected = {
@@ -85,11 +85,11 @@ TEST(RuntimeSchedule, SameReleaseTimeRunsSmallerPriorityFirst) {
 }
 
 TEST(RuntimeSchedule, TiesInPriorityGoByDeclarationOrder) {
-  auto p = mustCompile(config(
-      "  TASK B (INTERVAL := T#10ms, PRIORITY := 3);\n"
-      "  TASK A (INTERVAL := T#10ms, PRIORITY := 3);\n"
-      "  TASK C (INTERVAL := T#5ms, PRIORITY := 3);\n",
-      "  PROGRAM PB WITH B : Counter;\n  PROGRAM PA WITH A : Counter;\n  PROGRAM PC WITH C : Counter;\n"));
+  auto p = mustCompile(
+      config("  TASK B (INTERVAL := T#10ms, PRIORITY := 3);\n"
+             "  TASK A (INTERVAL := T#10ms, PRIORITY := 3);\n"
+             "  TASK C (INTERVAL := T#5ms, PRIORITY := 3);\n",
+             "  PROGRAM PB WITH B : Counter;\n  PROGRAM PA WITH A : Counter;\n  PROGRAM PC WITH C : Counter;\n"));
   ASSERT_TRUE(p);
   Runtime rt(p);
   const std::vector<std::pair<std::string, int64_t>> expected = {
@@ -149,10 +149,10 @@ class PauseAtLine : public VmObserver {
 
 TEST(RuntimeIo, InputsAreLatchedAtCycleStart) {
   const char* src =
-      "PROGRAM Main\n"                                            // 1
-      "VAR in AT %IW0 : INT; a : INT; b : INT; END_VAR\n"         // 2
-      "a := in;\n"                                                // 3
-      "b := in;\n"                                                // 4
+      "PROGRAM Main\n"                                     // 1
+      "VAR in AT %IW0 : INT; a : INT; b : INT; END_VAR\n"  // 2
+      "a := in;\n"                                         // 3
+      "b := in;\n"                                         // 4
       "END_PROGRAM\n";
   auto p = mustCompile(src);
   ASSERT_TRUE(p);
@@ -176,10 +176,10 @@ TEST(RuntimeIo, InputsAreLatchedAtCycleStart) {
 
 TEST(RuntimeIo, OutputsAreCopiedAtCycleEnd) {
   const char* src =
-      "PROGRAM Main\n"                              // 1
-      "VAR q AT %QW1 : INT; END_VAR\n"              // 2
-      "q := q + 5;\n"                               // 3
-      "q := q + 1;\n"                               // 4
+      "PROGRAM Main\n"                  // 1
+      "VAR q AT %QW1 : INT; END_VAR\n"  // 2
+      "q := q + 5;\n"                   // 3
+      "q := q + 1;\n"                   // 4
       "END_PROGRAM\n";
   auto p = mustCompile(src);
   ASSERT_TRUE(p);
@@ -202,10 +202,10 @@ TEST(RuntimeIo, OutputsAreCopiedAtCycleEnd) {
 
 TEST(RuntimeIo, QueuedWritesApplyAtTheNextCycleStart) {
   const char* src =
-      "PROGRAM Main\n"                                         // 1
-      "VAR v : DINT; seen : DINT; flags : BYTE; END_VAR\n"     // 2
-      "seen := v;\n"                                           // 3
-      "v := v + 1;\n"                                          // 4
+      "PROGRAM Main\n"                                      // 1
+      "VAR v : DINT; seen : DINT; flags : BYTE; END_VAR\n"  // 2
+      "seen := v;\n"                                        // 3
+      "v := v + 1;\n"                                       // 4
       "END_PROGRAM\n";
   auto p = mustCompile(src);
   ASSERT_TRUE(p);
@@ -317,12 +317,9 @@ TEST(RuntimeStimulus, GoodFileAppliesRowsAtTheirCycles) {
     const char *start, *speed, *label, *limit, *sensor, *level;
   };
   const Expect want[] = {
-      {"TRUE", "100", "'a,b'", "T#2s", "TRUE", "255"},
-      {"TRUE", "100", "'a,b'", "T#2s", "TRUE", "255"},  // held
-      {"FALSE", "100", "'a,b'", "T#1s500ms", "FALSE", "300"},
-      {"FALSE", "100", "'a,b'", "T#1s500ms", "FALSE", "300"},
-      {"FALSE", "-7", "'x y'", "T#1s500ms", "FALSE", "300"},
-      {"FALSE", "-7", "'x y'", "T#1s500ms", "FALSE", "300"},
+      {"TRUE", "100", "'a,b'", "T#2s", "TRUE", "255"},        {"TRUE", "100", "'a,b'", "T#2s", "TRUE", "255"},  // held
+      {"FALSE", "100", "'a,b'", "T#1s500ms", "FALSE", "300"}, {"FALSE", "100", "'a,b'", "T#1s500ms", "FALSE", "300"},
+      {"FALSE", "-7", "'x y'", "T#1s500ms", "FALSE", "300"},  {"FALSE", "-7", "'x y'", "T#1s500ms", "FALSE", "300"},
   };
   for (uint64_t c = 0; c < 6; ++c) {
     s->apply(rt.nextCycle().cycle, rt);
@@ -466,7 +463,8 @@ TEST(RuntimeValues, EncodeAndFormatEveryElementaryType) {
   };
   for (const RoundTrip& rt : cases) {
     SCOPED_TRACE(std::string(rt.type) + " " + rt.text);
-    auto p = mustCompile(std::string("PROGRAM Main\nVAR v : ") + rt.type + "; pad : BYTE; END_VAR\npad := 1;\nEND_PROGRAM\n");
+    auto p = mustCompile(std::string("PROGRAM Main\nVAR v : ") + rt.type +
+                         "; pad : BYTE; END_VAR\npad := 1;\nEND_PROGRAM\n");
     if (!p) continue;
     std::string err;
     auto loc = findVariable(*p, "Main.v", err);
@@ -488,9 +486,9 @@ TEST(RuntimeValues, EncodeAndFormatEveryElementaryType) {
 
 TEST(RuntimeValues, EncodeRejectsValuesThatDoNotFit) {
   const std::pair<const char*, const char*> bad[] = {
-      {"SINT", "128"},   {"USINT", "-1"},     {"USINT", "256"},  {"INT", "40000"},   {"UINT", "-3"},
-      {"BOOL", "2"},     {"DINT", "1.5"},     {"DINT", "T#1s"},  {"TIME", "5"},      {"DATE", "T#1s"},
-      {"INT", "abc"},    {"STRING[3]", "'abcd'"}, {"REAL", "TRUE"}, {"ULINT", "-1"}, {"TOD", "D#2024-01-01"},
+      {"SINT", "128"}, {"USINT", "-1"},         {"USINT", "256"}, {"INT", "40000"}, {"UINT", "-3"},
+      {"BOOL", "2"},   {"DINT", "1.5"},         {"DINT", "T#1s"}, {"TIME", "5"},    {"DATE", "T#1s"},
+      {"INT", "abc"},  {"STRING[3]", "'abcd'"}, {"REAL", "TRUE"}, {"ULINT", "-1"},  {"TOD", "D#2024-01-01"},
   };
   for (const auto& [type, text] : bad) {
     auto p = mustCompile(std::string("PROGRAM Main\nVAR v : ") + type + "; END_VAR\nEND_PROGRAM\n");
@@ -538,7 +536,8 @@ TEST(RuntimeValues, EnumsSubrangesAndAliases) {
 TEST(RuntimeValues, FindVariablePaths) {
   auto p = mustCompile(
       "TYPE Pt : STRUCT x : INT; y : INT; END_STRUCT; END_TYPE\n"
-      "FUNCTION_BLOCK Fb\nVAR_INPUT i : INT; END_VAR\nVAR_IN_OUT io : INT; END_VAR\nVAR pts : ARRAY[1..3] OF Pt; END_VAR\n"
+      "FUNCTION_BLOCK Fb\nVAR_INPUT i : INT; END_VAR\nVAR_IN_OUT io : INT; END_VAR\nVAR pts : ARRAY[1..3] OF Pt; "
+      "END_VAR\n"
       "END_FUNCTION_BLOCK\n"
       "VAR_GLOBAL g : DINT; gc : ARRAY[0..1, 0..2] OF BYTE; END_VAR\n"
       "PROGRAM Main\nVAR fb : Fb; grid : ARRAY[0..1, 1..2] OF INT; t : TON; END_VAR\nEND_PROGRAM\n");
@@ -589,7 +588,7 @@ TEST(RuntimeValues, FindAddressAndLocatedVariablesAgree) {
     TypeKind kind;
   };
   const Case cases[] = {
-      {"Main.b", "%IX0.3", TypeKind::Bool}, {"Main.w", "%IW2", TypeKind::Word}, {"Main.d", "%QD1", TypeKind::DWord},
+      {"Main.b", "%IX0.3", TypeKind::Bool}, {"Main.w", "%IW2", TypeKind::Word},  {"Main.d", "%QD1", TypeKind::DWord},
       {"Main.m", "%MB3", TypeKind::Byte},   {"Main.l", "%IL1", TypeKind::LWord},
   };
   for (const Case& c : cases) {

@@ -119,8 +119,8 @@ inline uint32_t pouIndex(const Program& program, std::string_view name) {
 struct Instruction {
   uint32_t pc = 0;
   Op op = Op::NOP;
-  std::vector<uint32_t> operands;  // the op's own operands (a fused op's statement id excluded)
-  uint32_t statement = UINT32_MAX; // STMT: the statement it starts
+  std::vector<uint32_t> operands;   // the op's own operands (a fused op's statement id excluded)
+  uint32_t statement = UINT32_MAX;  // STMT: the statement it starts
 };
 
 inline std::vector<Instruction> decode(const Program& p, uint32_t begin, uint32_t end) {

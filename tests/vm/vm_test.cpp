@@ -25,22 +25,22 @@ using test::valueOf;
 
 // Line numbers matter below: the statements are on lines 3, 8, 12, 13 and 14.
 const char* const kCallProgram =
-    "FUNCTION Twice : INT\n"                // 1
-    "VAR_INPUT v : INT; END_VAR\n"          // 2
-    "Twice := v * 2;\n"                     // 3
-    "END_FUNCTION\n"                        // 4
-    "FUNCTION_BLOCK Acc\n"                  // 5
-    "VAR_INPUT inc : INT; END_VAR\n"        // 6
-    "VAR_OUTPUT total : INT; END_VAR\n"     // 7
-    "total := total + Twice(inc);\n"        // 8
-    "END_FUNCTION_BLOCK\n"                  // 9
-    "PROGRAM Main\n"                        // 10
+    "FUNCTION Twice : INT\n"                    // 1
+    "VAR_INPUT v : INT; END_VAR\n"              // 2
+    "Twice := v * 2;\n"                         // 3
+    "END_FUNCTION\n"                            // 4
+    "FUNCTION_BLOCK Acc\n"                      // 5
+    "VAR_INPUT inc : INT; END_VAR\n"            // 6
+    "VAR_OUTPUT total : INT; END_VAR\n"         // 7
+    "total := total + Twice(inc);\n"            // 8
+    "END_FUNCTION_BLOCK\n"                      // 9
+    "PROGRAM Main\n"                            // 10
     "VAR a : Acc; n : INT; i : INT; END_VAR\n"  // 11
-    "n := n + 1;\n"                         // 12
-    "FOR i := 1 TO 2 DO\n"                  // 13
-    "  a(inc := i);\n"                      // 14
-    "END_FOR;\n"                            // 15
-    "END_PROGRAM\n";                        // 16
+    "n := n + 1;\n"                             // 12
+    "FOR i := 1 TO 2 DO\n"                      // 13
+    "  a(inc := i);\n"                          // 14
+    "END_FOR;\n"                                // 15
+    "END_PROGRAM\n";                            // 16
 
 // Records every hook call as text; can pause at a chosen statement.
 class Recorder : public VmObserver {
@@ -48,7 +48,8 @@ class Recorder : public VmObserver {
   explicit Recorder(const Program& p) : p_(p) {}
   bool onStatement(uint32_t statement, uint64_t step) override {
     const SourceSpan& s = p_.statement(statement).span;
-    events.push_back("stmt " + std::to_string(s.line) + ":" + std::to_string(s.column) + " step " + std::to_string(step));
+    events.push_back("stmt " + std::to_string(s.line) + ":" + std::to_string(s.column) + " step " +
+                     std::to_string(step));
     statements.push_back(statement);
     steps.push_back(step);
     return pauseWhen && pauseWhen(statement, step);
@@ -85,10 +86,10 @@ TEST(VmObserver, StatementsAndCallsInExecutionOrder) {
     vm.beginCycle(0, cycle * 10'000'000);
     ASSERT_EQ(vm.run(), RunStatus::CycleDone);
     const std::vector<std::string> expected = {
-        "call Main",          "stmt 12:1 step 0", "stmt 13:1 step 1", "stmt 14:3 step 2", "call Acc",
-        "stmt 8:1 step 3",    "call Twice",       "stmt 3:1 step 4",  "ret Twice",        "ret Acc",
-        "stmt 14:3 step 5",   "call Acc",         "stmt 8:1 step 6",  "call Twice",       "stmt 3:1 step 7",
-        "ret Twice",          "ret Acc",          "ret Main",
+        "call Main",        "stmt 12:1 step 0", "stmt 13:1 step 1", "stmt 14:3 step 2", "call Acc",
+        "stmt 8:1 step 3",  "call Twice",       "stmt 3:1 step 4",  "ret Twice",        "ret Acc",
+        "stmt 14:3 step 5", "call Acc",         "stmt 8:1 step 6",  "call Twice",       "stmt 3:1 step 7",
+        "ret Twice",        "ret Acc",          "ret Main",
     };
     EXPECT_EQ(rec.events, expected) << "cycle " << cycle;
     EXPECT_EQ(vm.steps(), 8u);
@@ -402,10 +403,14 @@ struct FaultCase {
 
 TEST(VmFaults, EachKindNamesItsCauseAndStatement) {
   const FaultCase cases[] = {
-      {"int div", "x : DINT := 10; z : DINT; y : DINT;", "y := 1;\ny := x / z;\ny := 2;", FaultCode::DivisionByZero, ""},
-      {"lint div", "x : LINT := 10; z : LINT; y : LINT;", "y := 1;\ny := x / z;\ny := 2;", FaultCode::DivisionByZero, ""},
-      {"uint div", "x : UINT := 10; z : UINT; y : UINT;", "y := 1;\ny := x / z;\ny := 2;", FaultCode::DivisionByZero, ""},
-      {"real div", "x : REAL := 1.5; z : REAL; y : REAL;", "y := 1.0;\ny := x / z;\ny := 2.0;", FaultCode::DivisionByZero, ""},
+      {"int div", "x : DINT := 10; z : DINT; y : DINT;", "y := 1;\ny := x / z;\ny := 2;", FaultCode::DivisionByZero,
+       ""},
+      {"lint div", "x : LINT := 10; z : LINT; y : LINT;", "y := 1;\ny := x / z;\ny := 2;", FaultCode::DivisionByZero,
+       ""},
+      {"uint div", "x : UINT := 10; z : UINT; y : UINT;", "y := 1;\ny := x / z;\ny := 2;", FaultCode::DivisionByZero,
+       ""},
+      {"real div", "x : REAL := 1.5; z : REAL; y : REAL;", "y := 1.0;\ny := x / z;\ny := 2.0;",
+       FaultCode::DivisionByZero, ""},
       {"lreal div", "x : LREAL := 1.5; z : LREAL; y : LREAL;", "y := 1.0;\ny := x / z;\ny := 2.0;",
        FaultCode::DivisionByZero, ""},
       {"time div", "x : TIME := T#1s; z : DINT; y : TIME;", "y := T#1ms;\ny := x / z;\ny := T#2ms;",
@@ -428,8 +433,7 @@ TEST(VmFaults, EachKindNamesItsCauseAndStatement) {
   };
   for (const FaultCase& fc : cases) {
     SCOPED_TRACE(fc.name);
-    const std::string src =
-        std::string("PROGRAM Main\nVAR\n") + fc.vars + "\nEND_VAR\n" + fc.body + "\nEND_PROGRAM\n";
+    const std::string src = std::string("PROGRAM Main\nVAR\n") + fc.vars + "\nEND_VAR\n" + fc.body + "\nEND_PROGRAM\n";
     auto p = mustCompile(src);
     if (!p) continue;
     Runtime rt(p);
@@ -490,8 +494,8 @@ TEST(VmFaults, FaultInsideAFunctionKeepsTheCallStack) {
 
 TEST(VmFaults, UnboundedRecursionIsAStackOverflow) {
   const char* src =
-      "FUNCTION A : DINT\nVAR_INPUT n : DINT; END_VAR\nA := B(n);\nEND_FUNCTION\n"   // 1-4
-      "FUNCTION B : DINT\nVAR_INPUT n : DINT; END_VAR\nB := A(n);\nEND_FUNCTION\n"   // 5-8
+      "FUNCTION A : DINT\nVAR_INPUT n : DINT; END_VAR\nA := B(n);\nEND_FUNCTION\n"  // 1-4
+      "FUNCTION B : DINT\nVAR_INPUT n : DINT; END_VAR\nB := A(n);\nEND_FUNCTION\n"  // 5-8
       "PROGRAM Main\nVAR r : DINT; END_VAR\nr := A(1);\nEND_PROGRAM\n";
   auto p = mustCompile(src);
   ASSERT_TRUE(p);
@@ -511,25 +515,25 @@ TEST(VmFaults, UnboundedRecursionIsAStackOverflow) {
 // (the line table must keep the statement's own entry when two entries share a pc).
 TEST(VmFaults, FaultAfterACompoundStatementNamesTheRightStatement) {
   const char* src =
-      "PROGRAM Main\n"                  // 1
-      "VAR\n"                           // 2
-      "  sel, out, z : DINT;\n"         // 3
-      "END_VAR\n"                       // 4
-      "CASE sel OF\n"                   // 5
-      "  1: out := 10;\n"               // 6
-      "  2, 3: out := 20;\n"            // 7
-      "  4..6: out := 30;\n"            // 8
-      "  8: out := 40;\n"               // 9
-      "ELSE\n"                          // 10
-      "  out := -1;\n"                  // 11
-      "END_CASE;\n"                     // 12
-      "out := 100 / z;\n"               // 13
-      "CASE sel OF\n"                   // 14
-      "  1: out := 1;\n"                // 15
-      "  1000: out := 2;\n"             // 16
-      "ELSE\n"                          // 17
-      "  out := 0;\n"                   // 18
-      "END_CASE;\n"                     // 19
+      "PROGRAM Main\n"           // 1
+      "VAR\n"                    // 2
+      "  sel, out, z : DINT;\n"  // 3
+      "END_VAR\n"                // 4
+      "CASE sel OF\n"            // 5
+      "  1: out := 10;\n"        // 6
+      "  2, 3: out := 20;\n"     // 7
+      "  4..6: out := 30;\n"     // 8
+      "  8: out := 40;\n"        // 9
+      "ELSE\n"                   // 10
+      "  out := -1;\n"           // 11
+      "END_CASE;\n"              // 12
+      "out := 100 / z;\n"        // 13
+      "CASE sel OF\n"            // 14
+      "  1: out := 1;\n"         // 15
+      "  1000: out := 2;\n"      // 16
+      "ELSE\n"                   // 17
+      "  out := 0;\n"            // 18
+      "END_CASE;\n"              // 19
       "END_PROGRAM\n";
   auto p = mustCompile(src);
   ASSERT_TRUE(p);
@@ -545,8 +549,8 @@ TEST(VmFaults, FaultInALoopConditionNamesTheLoop) {
   const char* src =
       "PROGRAM Main\n"
       "VAR x, d : DINT; END_VAR\n"
-      "x := 1;\n"                        // 3
-      "WHILE x < 100 / d DO\n"          // 4
+      "x := 1;\n"               // 3
+      "WHILE x < 100 / d DO\n"  // 4
       "  x := x + 1;\n"
       "END_WHILE;\n"
       "END_PROGRAM\n";

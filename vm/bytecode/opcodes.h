@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <string_view>
 
+// The opcode tables are laid out by hand, one opcode a line.
+// clang-format off
 #define SB_FAM_INT(X, N, SIG, M)                                                     \
   X(N##_I8, SIG, M) X(N##_I16, SIG, M) X(N##_I32, SIG, M) X(N##_I64, SIG, M)        \
   X(N##_U8, SIG, M) X(N##_U16, SIG, M) X(N##_U32, SIG, M) X(N##_U64, SIG, M)
@@ -136,6 +138,7 @@
   X(STO_BOOL, "oo", "d (BOOL) = string a is TRUE or a non-zero number")                      \
   X(NOW, "o", "d (TIME) = start time of the current cycle")                                   \
   X(FAULT, "k", "raise fault k (reached code that must not run)")
+// clang-format on
 
 namespace scanback {
 
@@ -145,8 +148,7 @@ namespace scanback {
 enum class Op : uint32_t {
 #define SB_ENUM(name, sig, meaning) name,
 #define SB_FUSED_ENUM(name, sig, meaning) S_##name,
-  SB_OPCODES(SB_ENUM)
-  SB_OPCODES(SB_FUSED_ENUM)
+  SB_OPCODES(SB_ENUM) SB_OPCODES(SB_FUSED_ENUM)
 #undef SB_ENUM
 #undef SB_FUSED_ENUM
       Count

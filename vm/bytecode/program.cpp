@@ -60,14 +60,18 @@ std::string disassemble(const Program& program) {
       uint32_t lastK = 0;
       for (char letter : info.operands) {
         if (letter == '*') {
-          for (uint32_t i = 0; i < lastK && at < program.code.size(); ++i) line += fmt::format(" ->{}", program.code[at++]);
+          for (uint32_t i = 0; i < lastK && at < program.code.size(); ++i)
+            line += fmt::format(" ->{}", program.code[at++]);
           continue;
         }
         if (at >= program.code.size()) break;
         const uint32_t v = program.code[at++];
         switch (letter) {
           case 'o': line += " " + formatOperand(v); break;
-          case 'k': line += fmt::format(" #{}", static_cast<int32_t>(v)); lastK = v; break;
+          case 'k':
+            line += fmt::format(" #{}", static_cast<int32_t>(v));
+            lastK = v;
+            break;
           case 'j': line += fmt::format(" ->{}", v); break;
           case 'p': line += fmt::format(" {}", v < program.pous.size() ? program.pous[v].name : "?"); break;
           case 's':

@@ -18,18 +18,18 @@ enum class PouKind : uint8_t { Program, Function, FunctionBlock, Method, Native,
 const char* pouKindName(PouKind kind);
 
 struct PouInfo {
-  std::string name;      // type name; methods "FB.Method"; program instances their type name
+  std::string name;  // type name; methods "FB.Method"; program instances their type name
   PouKind kind = PouKind::Function;
   uint32_t entryPc = 0;
-  uint32_t frameSize = 0;               // bytes of frame (VAR_TEMP, function variables, temporaries)
-  uint32_t reach = 0;                   // frameSize + the largest frame it fills for a callee
-  const Type* instanceType = nullptr;   // FB/program instance layout; a method's FB
-  uint32_t instanceOffset = UINT32_MAX; // program instances: absolute offset of the instance
-  std::string instanceName;             // program instances: the instance name
-  std::vector<Variable> frameVariables; // frame-relative (functions, methods, VAR_TEMP)
+  uint32_t frameSize = 0;                // bytes of frame (VAR_TEMP, function variables, temporaries)
+  uint32_t reach = 0;                    // frameSize + the largest frame it fills for a callee
+  const Type* instanceType = nullptr;    // FB/program instance layout; a method's FB
+  uint32_t instanceOffset = UINT32_MAX;  // program instances: absolute offset of the instance
+  std::string instanceName;              // program instances: the instance name
+  std::vector<Variable> frameVariables;  // frame-relative (functions, methods, VAR_TEMP)
   const Type* returnType = nullptr;
-  uint32_t returnOffset = 0;            // frame-relative
-  uint32_t nativeId = 0;                // Native
+  uint32_t returnOffset = 0;  // frame-relative
+  uint32_t nativeId = 0;      // Native
   SourceSpan span;
 };
 
@@ -59,7 +59,7 @@ struct ProgramInstanceInfo {
   const Type* type = nullptr;  // FunctionBlock-kind layout of the program
   uint32_t offset = 0;         // absolute
   uint32_t task = 0;
-  uint32_t pou = 0;            // its code
+  uint32_t pou = 0;  // its code
 };
 
 struct IoArea {
@@ -79,9 +79,9 @@ struct Program {
   std::vector<LineEntry> lineTable;       // sorted by pc
   std::vector<TaskInfo> tasks;            // declaration order
   std::vector<ProgramInstanceInfo> instances;
-  std::vector<Variable> globals;          // absolute
-  IoArea input, output, memory;           // %I, %Q, %M
-  std::string hash;                       // identity of the program version (hex)
+  std::vector<Variable> globals;  // absolute
+  IoArea input, output, memory;   // %I, %Q, %M
+  std::string hash;               // identity of the program version (hex)
 
   uint32_t imageSize() const { return static_cast<uint32_t>(initialImage.size()); }
   // The statement owning the code at pc, or UINT32_MAX.

@@ -67,12 +67,12 @@ struct ElementaryDef {
   uint32_t size;
 };
 constexpr ElementaryDef kElementary[] = {
-    {TypeKind::Bool, "BOOL", 1},   {TypeKind::SInt, "SINT", 1},   {TypeKind::Int, "INT", 2},
-    {TypeKind::DInt, "DINT", 4},   {TypeKind::LInt, "LINT", 8},   {TypeKind::USInt, "USINT", 1},
-    {TypeKind::UInt, "UINT", 2},   {TypeKind::UDInt, "UDINT", 4}, {TypeKind::ULInt, "ULINT", 8},
-    {TypeKind::Byte, "BYTE", 1},   {TypeKind::Word, "WORD", 2},   {TypeKind::DWord, "DWORD", 4},
-    {TypeKind::LWord, "LWORD", 8}, {TypeKind::Real, "REAL", 4},   {TypeKind::LReal, "LREAL", 8},
-    {TypeKind::Time, "TIME", 8},   {TypeKind::LTime, "LTIME", 8}, {TypeKind::Date, "DATE", 8},
+    {TypeKind::Bool, "BOOL", 1},       {TypeKind::SInt, "SINT", 1},        {TypeKind::Int, "INT", 2},
+    {TypeKind::DInt, "DINT", 4},       {TypeKind::LInt, "LINT", 8},        {TypeKind::USInt, "USINT", 1},
+    {TypeKind::UInt, "UINT", 2},       {TypeKind::UDInt, "UDINT", 4},      {TypeKind::ULInt, "ULINT", 8},
+    {TypeKind::Byte, "BYTE", 1},       {TypeKind::Word, "WORD", 2},        {TypeKind::DWord, "DWORD", 4},
+    {TypeKind::LWord, "LWORD", 8},     {TypeKind::Real, "REAL", 4},        {TypeKind::LReal, "LREAL", 8},
+    {TypeKind::Time, "TIME", 8},       {TypeKind::LTime, "LTIME", 8},      {TypeKind::Date, "DATE", 8},
     {TypeKind::Tod, "TIME_OF_DAY", 8}, {TypeKind::Dt, "DATE_AND_TIME", 8},
 };
 }  // namespace

@@ -14,9 +14,34 @@
 namespace scanback {
 
 enum class TypeKind : uint8_t {
-  Bool, SInt, Int, DInt, LInt, USInt, UInt, UDInt, ULInt, Byte, Word, DWord, LWord, Real, LReal,
-  Time, LTime, Date, Tod, Dt,
-  String, Enum, Subrange, Struct, Array, Ref, FunctionBlock, Void,
+  Bool,
+  SInt,
+  Int,
+  DInt,
+  LInt,
+  USInt,
+  UInt,
+  UDInt,
+  ULInt,
+  Byte,
+  Word,
+  DWord,
+  LWord,
+  Real,
+  LReal,
+  Time,
+  LTime,
+  Date,
+  Tod,
+  Dt,
+  String,
+  Enum,
+  Subrange,
+  Struct,
+  Array,
+  Ref,
+  FunctionBlock,
+  Void,
 };
 
 enum class VarSection : uint8_t { Var, Input, Output, InOut, Temp, Global, External, Config, Return };
@@ -55,9 +80,9 @@ struct Type {
   std::string name;  // declared or canonical name ("INT", "STRING[20]", "ARRAY[1..3] OF INT")
   uint32_t size = 0;
   uint32_t align = 1;
-  const Type* base = nullptr;  // Enum/Subrange: underlying elementary type; Array: element; Ref: target
-  uint32_t capacity = 0;       // String: maximum length in bytes
-  int64_t lower = 0, upper = 0;  // Subrange bounds
+  const Type* base = nullptr;       // Enum/Subrange: underlying elementary type; Array: element; Ref: target
+  uint32_t capacity = 0;            // String: maximum length in bytes
+  int64_t lower = 0, upper = 0;     // Subrange bounds
   std::vector<EnumMember> members;  // Enum
   std::vector<Variable> fields;     // Struct fields; FunctionBlock instance variables
   std::vector<ArrayDim> dims;       // Array
@@ -74,7 +99,7 @@ struct Type {
   bool isScalar() const {
     return kind <= TypeKind::Dt || kind == TypeKind::Enum || kind == TypeKind::Subrange || kind == TypeKind::Ref;
   }
-  uint64_t elementCount() const;  // Array: product of dims
+  uint64_t elementCount() const;                       // Array: product of dims
   const Variable* field(std::string_view name) const;  // case-insensitive
 };
 

@@ -33,8 +33,10 @@ Value Compiler::genConversion(const ast::Expr& call, Value arg, const Type* from
   auto scaled = [&](Value v, const Type* vt, Op op, int64_t factor) -> Value {
     const uint32_t src = operandAs(v, vt, span, true);
     Value r = tempValue(vt);
-    emit(op, {o(r.place.operand), o(src), o(constOperand(vt, vt->isReal() ? ConstValue::ofReal(static_cast<double>(factor))
-                                                                             : ConstValue::ofInt(factor), span))});
+    emit(op,
+         {o(r.place.operand), o(src),
+          o(constOperand(vt, vt->isReal() ? ConstValue::ofReal(static_cast<double>(factor)) : ConstValue::ofInt(factor),
+                         span))});
     return r;
   };
   from = from ? baseOf(from) : nullptr;
@@ -300,7 +302,8 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     const Type* to = nullptr;
     bool conversion = false;
     if (name.rfind("TO_", 0) == 0) {
-      to = resolvedTypes_.count(name.substr(3)) ? resolvedTypes_[name.substr(3)] : types_->findElementary(name.substr(3));
+      to = resolvedTypes_.count(name.substr(3)) ? resolvedTypes_[name.substr(3)]
+                                                : types_->findElementary(name.substr(3));
       if (!to && name.substr(3) == "STRING") to = types_->string(80);
       conversion = to != nullptr;
     } else {
@@ -337,8 +340,8 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
 
   // ---- numeric
   static const std::map<std::string, Op> kMath = {
-      {"SQRT", Op::SQRT_F32}, {"LN", Op::LN_F32},     {"LOG", Op::LOG_F32},   {"EXP", Op::EXP_F32},
-      {"SIN", Op::SIN_F32},   {"COS", Op::COS_F32},   {"TAN", Op::TAN_F32},   {"ASIN", Op::ASIN_F32},
+      {"SQRT", Op::SQRT_F32}, {"LN", Op::LN_F32},     {"LOG", Op::LOG_F32}, {"EXP", Op::EXP_F32},
+      {"SIN", Op::SIN_F32},   {"COS", Op::COS_F32},   {"TAN", Op::TAN_F32}, {"ASIN", Op::ASIN_F32},
       {"ACOS", Op::ACOS_F32}, {"ATAN", Op::ATAN_F32},
   };
   if (auto it = kMath.find(name); it != kMath.end()) {
@@ -374,7 +377,8 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     auto a = args({"IN"});
     if (!a[0]) return tempValue(intType);
     Value v = genExpr(*a[0], hint);
-    if (v.isConst && !v.type) v = convertValue(v, hint && baseOf(hint)->isNumeric() ? baseOf(hint) : literalType(v.constant), span, false);
+    if (v.isConst && !v.type)
+      v = convertValue(v, hint && baseOf(hint)->isNumeric() ? baseOf(hint) : literalType(v.constant), span, false);
     const Type* t = v.type ? baseOf(v.type) : nullptr;
     if (!t || !(t->isNumeric() || t->kind == TypeKind::Time || t->kind == TypeKind::LTime)) {
       error(a[0]->span, "ABS needs a number");
@@ -410,7 +414,8 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     }
     const Prim p = primOf(*t);
     if (limit) {
-      const uint32_t mn = operandAs(vals[0], t, span), in = operandAs(vals[1], t, span), mx = operandAs(vals[2], t, span);
+      const uint32_t mn = operandAs(vals[0], t, span), in = operandAs(vals[1], t, span),
+                     mx = operandAs(vals[2], t, span);
       const uint32_t tmp = allocTemp(t);
       emit(opFor(Op::MIN_I8, p), {o(tmp), o(in), o(mx)});
       Value r = target(t);
@@ -434,9 +439,13 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     Value x = genExpr(*a[1], hint);
     Value y = genExpr(*a[2], hint);
     const uint32_t og = operandAs(g, boolType, span);
-    const Type* t = (x.type && y.type) ? commonType(x, y, span) : (x.type ? x.type : y.type ? y.type : commonType(x, y, span));
+    const Type* t = (x.type && y.type) ? commonType(x, y, span)
+                                       : (x.type   ? x.type
+                                          : y.type ? y.type
+                                                   : commonType(x, y, span));
     if (const Type* h = literalsFitHint({x, y})) t = h;
-    if (baseOf(t)->kind == TypeKind::String) t = types_->string(std::max(x.type ? baseOf(x.type)->capacity : 1u, y.type ? baseOf(y.type)->capacity : 1u));
+    if (baseOf(t)->kind == TypeKind::String)
+      t = types_->string(std::max(x.type ? baseOf(x.type)->capacity : 1u, y.type ? baseOf(y.type)->capacity : 1u));
     Value r = tempValue(t);
     Label second = newLabel(), done = newLabel();
     emit(Op::JT, {o(og), lab(second)});
@@ -485,7 +494,9 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     auto a = args({"IN", "N"});
     if (!a[0] || !a[1]) return tempValue(types_->elementary(TypeKind::DWord));
     Value v = genExpr(*a[0], hint);
-    if (v.isConst && !v.type) v = convertValue(v, hint && baseOf(hint)->isInteger() ? baseOf(hint) : types_->elementary(TypeKind::DWord), span, false);
+    if (v.isConst && !v.type)
+      v = convertValue(v, hint && baseOf(hint)->isInteger() ? baseOf(hint) : types_->elementary(TypeKind::DWord), span,
+                       false);
     const Type* t = v.type ? baseOf(v.type) : nullptr;
     if (!t || !t->isInteger()) {
       error(a[0]->span, fmt::format("{} needs a bit string or integer", name));
@@ -565,7 +576,8 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     uint32_t acc = parts[0].first;
     for (size_t i = 1; i < parts.size(); ++i) {
       const bool last = i + 1 == parts.size();
-      const uint32_t out = last ? r.place.operand : allocTemp(types_->string(static_cast<uint32_t>(std::min<uint64_t>(cap, 65535))));
+      const uint32_t out =
+          last ? r.place.operand : allocTemp(types_->string(static_cast<uint32_t>(std::min<uint64_t>(cap, 65535))));
       const uint32_t outCap = last ? baseOf(r.type)->capacity : static_cast<uint32_t>(std::min<uint64_t>(cap, 65535));
       emit(Op::SCAT, {o(out), o(outCap), o(acc), o(parts[i].first)});
       acc = out;

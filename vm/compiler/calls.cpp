@@ -19,7 +19,8 @@ const char* sectionWord(VarSection s) {
 
 // Matches call arguments to parameters: positional ones in declaration order, named ones by name.
 static std::vector<ArgBinding> bindArguments(Compiler& c, const ast::Expr& call,
-                                             const std::vector<const Variable*>& params, const std::string& calleeName) {
+                                             const std::vector<const Variable*>& params,
+                                             const std::string& calleeName) {
   std::vector<ArgBinding> bound(params.size());
   size_t position = 0;
   bool sawNamed = false;
@@ -59,7 +60,8 @@ static std::vector<ArgBinding> bindArguments(Compiler& c, const ast::Expr& call,
     const bool isOutput = params[k]->section == VarSection::Output;
     if (a.isOutput != isOutput) {
       c.error(a.span, isOutput ? fmt::format("'{}' is an output: use {} => variable", a.name, a.name)
-                               : fmt::format("'{}' is an {}: use {} := value", a.name, sectionWord(params[k]->section), a.name));
+                               : fmt::format("'{}' is an {}: use {} := value", a.name, sectionWord(params[k]->section),
+                                             a.name));
       continue;
     }
     if (bound[k].arg) {
@@ -206,7 +208,8 @@ Value Compiler::genFbCall(const ast::Expr& e, const Place& instanceIn, const Typ
   }
   std::vector<const Variable*> params;
   for (const Variable& v : fbType->fields)
-    if (!v.hidden && (v.section == VarSection::Input || v.section == VarSection::Output || v.section == VarSection::InOut))
+    if (!v.hidden &&
+        (v.section == VarSection::Input || v.section == VarSection::Output || v.section == VarSection::InOut))
       params.push_back(&v);
   std::vector<ArgBinding> bound = bindArguments(*this, e, params, fbType->name);
   for (size_t i = 0; i < params.size(); ++i) {
@@ -243,8 +246,10 @@ Value Compiler::genFbCall(const ast::Expr& e, const Place& instanceIn, const Typ
     store(slot, std::move(v), a->span);
   }
   if (fb->kind == PouKind::Native) {
-    if (instance.kind == Place::Kind::Direct) emit(Op::NATFB, {o(fb->nativeId), o(instance.operand)});
-    else emit(Op::NATFBP, {o(fb->nativeId), o(addressOf(instance, e.span))});
+    if (instance.kind == Place::Kind::Direct)
+      emit(Op::NATFB, {o(fb->nativeId), o(instance.operand)});
+    else
+      emit(Op::NATFBP, {o(fb->nativeId), o(addressOf(instance, e.span))});
   } else {
     if (instance.kind == Place::Kind::Direct)
       emit(Op::CALLI, {o(fb->pouIndex), frameDelta(), o(instance.operand)});
@@ -281,9 +286,9 @@ Value Compiler::genCall(const ast::Expr& e, const Type* hint, const Place* dest,
   bool handled = false;
   if (callee.kind == ast::ExprKind::Name) {
     const std::string key = upperCase(callee.text);
-    const bool isVariable = (ctx_ && (ctx_->frameVars.count(key) ||
-                                      (ctx_->instanceType && ctx_->instanceType->field(callee.text)))) ||
-                            globals_.count(key);
+    const bool isVariable =
+        (ctx_ && (ctx_->frameVars.count(key) || (ctx_->instanceType && ctx_->instanceType->field(callee.text)))) ||
+        globals_.count(key);
     if (isVariable) {
       Value v = genName(callee);
       if (v.type && v.type->kind == TypeKind::FunctionBlock) {
@@ -296,9 +301,9 @@ Value Compiler::genCall(const ast::Expr& e, const Type* hint, const Place* dest,
     } else if (PouDecl* f = findPou(key); f && f->kind == PouKind::Function) {
       result = genFunctionCall(e, *f, nullptr, hint, dest);
       handled = true;
-    } else if (PouDecl* own = ctx_ ? ctx_->decl : nullptr; own && ctx_->instanceType &&
-                                                           (ctx_->mode == BodyContext::Mode::FbBody ||
-                                                            ctx_->mode == BodyContext::Mode::Method)) {
+    } else if (PouDecl* own = ctx_ ? ctx_->decl : nullptr;
+               own && ctx_->instanceType &&
+               (ctx_->mode == BodyContext::Mode::FbBody || ctx_->mode == BodyContext::Mode::Method)) {
       PouDecl* fb = fbDeclOf(ctx_->instanceType);
       if (fb && fb->methods.count(key)) {
         Place self;
@@ -314,8 +319,8 @@ Value Compiler::genCall(const ast::Expr& e, const Type* hint, const Place* dest,
         result = *b;
         handled = true;
       } else if (PouDecl* p = findPou(key)) {
-        error(callee.span, fmt::format("'{}' is a {}: declare an instance and call that", callee.text,
-                                       pouKindName(p->kind)));
+        error(callee.span,
+              fmt::format("'{}' is a {}: declare an instance and call that", callee.text, pouKindName(p->kind)));
         handled = true;
       } else {
         error(callee.span, fmt::format("unknown function '{}'", callee.text));
@@ -330,7 +335,8 @@ Value Compiler::genCall(const ast::Expr& e, const Type* hint, const Place* dest,
       if (fb && fb->methods.count(key)) {
         result = genFunctionCall(e, *fb->methods[key], &base.place, hint, dest);
         handled = true;
-      } else if (const Variable* f = base.type->field(callee.text); f && !f->hidden && f->type->kind == TypeKind::FunctionBlock) {
+      } else if (const Variable* f = base.type->field(callee.text);
+                 f && !f->hidden && f->type->kind == TypeKind::FunctionBlock) {
         result = genFbCall(e, subPlace(base.place, *f), f->type);
         handled = true;
       }
@@ -347,8 +353,10 @@ Value Compiler::genCall(const ast::Expr& e, const Type* hint, const Place* dest,
     }
   } else {
     Value v = genExpr(callee);
-    if (!v.isConst && v.type && v.type->kind == TypeKind::FunctionBlock) result = genFbCall(e, v.place, v.type);
-    else error(callee.span, "only functions, methods and function block instances can be called");
+    if (!v.isConst && v.type && v.type->kind == TypeKind::FunctionBlock)
+      result = genFbCall(e, v.place, v.type);
+    else
+      error(callee.span, "only functions, methods and function block instances can be called");
   }
   if (!statement && result.type && result.type->kind == TypeKind::Void && result.type != errorType_) {
     error(e.span, "this call has no value");

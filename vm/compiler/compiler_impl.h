@@ -27,10 +27,30 @@ struct ConstValue {
   double r = 0.0;
   std::string s;
 
-  static ConstValue ofInt(__int128 v) { ConstValue c; c.kind = Kind::Int; c.i = v; return c; }
-  static ConstValue ofReal(double v) { ConstValue c; c.kind = Kind::Real; c.r = v; return c; }
-  static ConstValue ofBool(bool v) { ConstValue c; c.kind = Kind::Bool; c.i = v; return c; }
-  static ConstValue ofString(std::string v) { ConstValue c; c.kind = Kind::String; c.s = std::move(v); return c; }
+  static ConstValue ofInt(__int128 v) {
+    ConstValue c;
+    c.kind = Kind::Int;
+    c.i = v;
+    return c;
+  }
+  static ConstValue ofReal(double v) {
+    ConstValue c;
+    c.kind = Kind::Real;
+    c.r = v;
+    return c;
+  }
+  static ConstValue ofBool(bool v) {
+    ConstValue c;
+    c.kind = Kind::Bool;
+    c.i = v;
+    return c;
+  }
+  static ConstValue ofString(std::string v) {
+    ConstValue c;
+    c.kind = Kind::String;
+    c.s = std::move(v);
+    return c;
+  }
 };
 
 // Where a value lives in memory.
@@ -74,11 +94,11 @@ struct PouDecl {
   const ast::Pou* ast = nullptr;
   const ast::Pou* owner = nullptr;  // methods: their FB
   PouKind kind = PouKind::Function;
-  std::string name;                  // "FB.Method" for methods
-  Type* instanceType = nullptr;      // FB / program layout (null until laid out)
+  std::string name;              // "FB.Method" for methods
+  Type* instanceType = nullptr;  // FB / program layout (null until laid out)
   bool layingOut = false;
   const Type* returnType = nullptr;
-  std::vector<Variable> frameVars;   // functions/methods: all variables; FB/program: VAR_TEMP
+  std::vector<Variable> frameVars;  // functions/methods: all variables; FB/program: VAR_TEMP
   std::vector<const ast::VarDecl*> frameVarDecls;
   uint32_t frameVarsSize = 0;
   uint32_t returnOffset = 0;
@@ -87,7 +107,7 @@ struct PouDecl {
   uint32_t pouIndex = UINT32_MAX;      // in Program::pous (functions, FB bodies, methods)
   uint32_t nativeId = UINT32_MAX;
   std::map<std::string, PouDecl*> methods;  // upper-case name
-  std::vector<PouDecl*> instances;  // program types: the PouDecl of each instance's code
+  std::vector<PouDecl*> instances;          // program types: the PouDecl of each instance's code
   bool frameResolved = false;
   std::map<std::string, ConstValue> constants;  // upper name -> CONSTANT variables with a foldable value
 };
@@ -111,11 +131,11 @@ struct BodyContext {
   PouInfo* info = nullptr;
   uint32_t pouIndex = 0;
   enum class Mode { Function, Method, FbBody, Program } mode = Mode::Function;
-  const Type* instanceType = nullptr;  // FB or program layout
-  uint32_t programBase = 0;            // Program: absolute offset of the instance
+  const Type* instanceType = nullptr;                // FB or program layout
+  uint32_t programBase = 0;                          // Program: absolute offset of the instance
   std::map<std::string, const Variable*> frameVars;  // upper-case name
-  uint32_t tempTop = 0;   // next free frame byte
-  uint32_t frameMax = 0;  // high-water mark
+  uint32_t tempTop = 0;                              // next free frame byte
+  uint32_t frameMax = 0;                             // high-water mark
   std::vector<LoopLabels> loops;
   Label returnLabel;
   std::vector<uint32_t> calleeFixups;  // code indices holding callee-frame-relative operands
@@ -179,7 +199,11 @@ class Compiler {
   // exactly that type (x := a + b is one ADD), otherwise a new temporary.
   Value resultPlace(const Type* type, const Place* dest);
   // The value of an expression whose error was already reported: later checks stay quiet.
-  Value poison() { Value v = tempValue(errorType_); v.type = errorType_; return v; }
+  Value poison() {
+    Value v = tempValue(errorType_);
+    v.type = errorType_;
+    return v;
+  }
   bool isPoison(const Value& v) const { return v.type == errorType_ && errorType_; }
   bool implicitlyConvertible(const Type* from, const Type* to) const;
   const Type* commonType(const Value& a, const Value& b, const SourceSpan& span);
@@ -238,13 +262,13 @@ class Compiler {
   std::set<std::string> resolvingTypes_;
   std::map<std::string, std::unique_ptr<PouDecl>> pous_;  // functions, FBs, programs, natives
   std::vector<std::unique_ptr<PouDecl>> methodDecls_;
-  std::vector<std::unique_ptr<PouDecl>> instanceDecls_;   // per program instance
+  std::vector<std::unique_ptr<PouDecl>> instanceDecls_;  // per program instance
   std::map<std::string, std::unique_ptr<GlobalDecl>> globals_;
   std::vector<GlobalDecl*> globalOrder_;
   std::map<std::string, std::vector<std::pair<const Type*, int64_t>>> enumValues_;  // upper name
   const ast::Configuration* config_ = nullptr;
   std::map<std::string, const ast::VarConfigEntry*> varConfig_;  // "INST.VAR"
-  std::map<std::string, uint32_t> instanceIndex_;  // upper instance name -> Program::instances
+  std::map<std::string, uint32_t> instanceIndex_;                // upper instance name -> Program::instances
   std::map<std::vector<uint8_t>, uint32_t> constPool_;
   std::map<const Type*, PouDecl*> fbDecls_;
   std::map<uint32_t, std::vector<uint32_t>> calleesOf_;  // POU index -> functions/methods it calls

@@ -363,8 +363,8 @@ bool Compiler::locate(const ast::Location& loc, Variable& v, const Type* type) {
       return false;
     }
   } else if (type->size != unit && !(type->kind == TypeKind::Bool && unit == 1)) {
-    error(loc.span, fmt::format("%{}{} holds {} byte(s) but {} has {}", loc.area, sizeLetter, unit, type->name,
-                                type->size));
+    error(loc.span,
+          fmt::format("%{}{} holds {} byte(s) but {} has {}", loc.area, sizeLetter, unit, type->name, type->size));
     return false;
   }
   if (loc.parts.empty()) {
@@ -586,8 +586,10 @@ void Compiler::writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type
     return;
   }
   if (real) {
-    if (prim == Prim::F32) put(static_cast<float>(rv));
-    else put(rv);
+    if (prim == Prim::F32)
+      put(static_cast<float>(rv));
+    else
+      put(rv);
     return;
   }
   switch (prim) {
@@ -781,7 +783,8 @@ void Compiler::layoutImage() {
       if (!locate(e.location, f, f.type)) continue;
       if (e.type) {
         const Type* t = resolveType(*e.type);
-        if (t && t != f.type) error(e.span, fmt::format("VAR_CONFIG says {} but '{}' is {}", t->name, f.name, f.type->name));
+        if (t && t != f.type)
+          error(e.span, fmt::format("VAR_CONFIG says {} but '{}' is {}", t->name, f.name, f.type->name));
       }
     }
     inst.type = types_->add(std::move(copy));

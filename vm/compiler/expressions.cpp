@@ -52,10 +52,18 @@ bool scalarSize(uint32_t size) { return size == 1 || size == 2 || size == 4 || s
 // Rank of an integer or bit-string type within its signedness (1 = 8 bits ... 4 = 64 bits).
 int intRank(const Type* t) {
   switch (t->kind) {
-    case TypeKind::SInt: case TypeKind::USInt: case TypeKind::Byte: return 1;
-    case TypeKind::Int: case TypeKind::UInt: case TypeKind::Word: return 2;
-    case TypeKind::DInt: case TypeKind::UDInt: case TypeKind::DWord: return 3;
-    case TypeKind::LInt: case TypeKind::ULInt: case TypeKind::LWord: return 4;
+    case TypeKind::SInt:
+    case TypeKind::USInt:
+    case TypeKind::Byte: return 1;
+    case TypeKind::Int:
+    case TypeKind::UInt:
+    case TypeKind::Word: return 2;
+    case TypeKind::DInt:
+    case TypeKind::UDInt:
+    case TypeKind::DWord: return 3;
+    case TypeKind::LInt:
+    case TypeKind::ULInt:
+    case TypeKind::LWord: return 4;
     default: return 0;
   }
 }
@@ -162,7 +170,7 @@ const Type* Compiler::commonType(const Value& a, const Value& b, const SourceSpa
     if (fitsLiteral(lit.constant, other)) return other;
     if (lit.constant.kind == ConstValue::Kind::Real && other->isInteger())
       return implicitlyConvertible(other, types_->elementary(TypeKind::Real)) ? types_->elementary(TypeKind::Real)
-                                                                             : types_->elementary(TypeKind::LReal);
+                                                                              : types_->elementary(TypeKind::LReal);
     const Type* lt = literalType(lit.constant);
     if (implicitlyConvertible(other, lt)) return lt;
     error(span, fmt::format("constant {} does not fit {}", static_cast<int64_t>(lit.constant.i), other->name));
@@ -392,10 +400,14 @@ ConstValue convertConst(const ConstValue& c, const Type* to) {
     const double lo = primIsSigned(p) ? -std::ldexp(1.0, static_cast<int>(primSize(p) * 8 - 1)) : 0.0;
     const double hi = primIsSigned(p) ? std::ldexp(1.0, static_cast<int>(primSize(p) * 8 - 1)) - 1
                                       : std::ldexp(1.0, static_cast<int>(primSize(p) * 8)) - 1;
-    if (std::isnan(r)) v = 0;
-    else if (r <= lo) v = static_cast<__int128>(lo);
-    else if (r >= hi) v = static_cast<__int128>(hi);
-    else v = static_cast<__int128>(r);
+    if (std::isnan(r))
+      v = 0;
+    else if (r <= lo)
+      v = static_cast<__int128>(lo);
+    else if (r >= hi)
+      v = static_cast<__int128>(hi);
+    else
+      v = static_cast<__int128>(r);
     return ConstValue::ofInt(v);
   }
   if (base->isScalar()) return ConstValue::ofInt(wrapTo(c.i, base));
@@ -546,7 +558,7 @@ void Compiler::store(const Place& dst, Value v, const SourceSpan& span) {
     } else {
       const uint32_t src = readOperand(c, span);
       emit(opFor(Op::CHK_I8, primOf(*base)), {o(src), o(constOperand(base, ConstValue::ofInt(type->lower), span)),
-                                               o(constOperand(base, ConstValue::ofInt(type->upper), span))});
+                                              o(constOperand(base, ConstValue::ofInt(type->upper), span))});
       c.isConst = false;
       c.place = Place{};
       c.place.kind = Place::Kind::Direct;
@@ -622,9 +634,12 @@ Value Compiler::variablePlace(const Variable& v, bool inFrame, bool inInstance) 
     return r;
   }
   uint32_t slot;
-  if (inFrame) slot = operand(Base::Frame, v.offset);
-  else if (inInstance && ctx_->mode == BodyContext::Mode::Program) slot = operand(Base::Image, ctx_->programBase + v.offset);
-  else slot = operand(Base::This, v.offset);
+  if (inFrame)
+    slot = operand(Base::Frame, v.offset);
+  else if (inInstance && ctx_->mode == BodyContext::Mode::Program)
+    slot = operand(Base::Image, ctx_->programBase + v.offset);
+  else
+    slot = operand(Base::This, v.offset);
   if (v.byReference) {
     p.kind = Place::Kind::Indirect;
     p.operand = slot;
@@ -651,11 +666,12 @@ Value Compiler::genName(const ast::Expr& e) {
     }
     if (const ConstValue* c = localConstant(key)) {
       const Variable* v = ctx_->frameVars.count(key) ? ctx_->frameVars[key]
-                          : ctx_->instanceType         ? ctx_->instanceType->field(e.text)
-                                                       : nullptr;
+                          : ctx_->instanceType       ? ctx_->instanceType->field(e.text)
+                                                     : nullptr;
       if (v) return Value{v->type, true, *c, {}};
     }
-    if (auto it = ctx_->frameVars.find(key); it != ctx_->frameVars.end()) return variablePlace(*it->second, true, false);
+    if (auto it = ctx_->frameVars.find(key); it != ctx_->frameVars.end())
+      return variablePlace(*it->second, true, false);
     if (ctx_->instanceType) {
       if (const Variable* v = ctx_->instanceType->field(e.text)) return variablePlace(*v, false, true);
     }
@@ -803,8 +819,9 @@ Value Compiler::genIndex(const ast::Expr& e) {
   size_t first = 0;
   if (base.place.kind == Place::Kind::Direct) {
     ref = allocTemp(refType);
-    emit(Op::ELEM, {o(ref), o(base.place.operand), o(indexOperand(idx[0], e.indices[0]->span)),
-                    o(static_cast<uint32_t>(t->dims[0].lower)), o(t->dims[0].count), o(static_cast<uint32_t>(stride[0]))});
+    emit(Op::ELEM,
+         {o(ref), o(base.place.operand), o(indexOperand(idx[0], e.indices[0]->span)),
+          o(static_cast<uint32_t>(t->dims[0].lower)), o(t->dims[0].count), o(static_cast<uint32_t>(stride[0]))});
     first = 1;
   } else if (base.place.kind == Place::Kind::Indirect) {
     ref = base.place.operand;
@@ -814,8 +831,9 @@ Value Compiler::genIndex(const ast::Expr& e) {
   }
   for (size_t i = first; i < idx.size(); ++i) {
     const uint32_t next = allocTemp(refType);
-    emit(Op::ELEMP, {o(next), o(ref), o(refOffset), o(indexOperand(idx[i], e.indices[i]->span)),
-                     o(static_cast<uint32_t>(t->dims[i].lower)), o(t->dims[i].count), o(static_cast<uint32_t>(stride[i]))});
+    emit(Op::ELEMP,
+         {o(next), o(ref), o(refOffset), o(indexOperand(idx[i], e.indices[i]->span)),
+          o(static_cast<uint32_t>(t->dims[i].lower)), o(t->dims[i].count), o(static_cast<uint32_t>(stride[i]))});
     ref = next;
     refOffset = 0;
   }
@@ -863,8 +881,10 @@ Value Compiler::genLiteral(const ast::Expr& e, const Type* hint) {
           error(e.span, fmt::format("unknown type '{}' in literal", e.typePrefix));
           return v;
         }
-        if (t->isReal()) v.constant = ConstValue::ofReal(static_cast<double>(value));
-        else if (!fitsLiteral(v.constant, t)) error(e.span, fmt::format("{} does not fit {}", static_cast<int64_t>(value), t->name));
+        if (t->isReal())
+          v.constant = ConstValue::ofReal(static_cast<double>(value));
+        else if (!fitsLiteral(v.constant, t))
+          error(e.span, fmt::format("{} does not fit {}", static_cast<int64_t>(value), t->name));
         if (t->kind == TypeKind::Bool) v.constant = ConstValue::ofBool(value != 0);
         v.type = t;
       }
@@ -1064,10 +1084,13 @@ std::optional<Value> Compiler::constantOf(const ast::Expr& e, const Type* hint) 
       if (e.unaryOp == ast::UnaryOp::Plus) return v;
       if (e.unaryOp == ast::UnaryOp::Negate) {
         if (v->type && !(valueBase(v->type)->isNumeric() || v->type->isTimeLike())) return std::nullopt;
-        if (v->constant.kind == ConstValue::Kind::Real) v->constant.r = -v->constant.r;
+        if (v->constant.kind == ConstValue::Kind::Real)
+          v->constant.r = -v->constant.r;
         else if (v->constant.kind == ConstValue::Kind::Int)
-          v->constant.i = v->type && valueBase(v->type)->isInteger() ? wrapTo(-v->constant.i, valueBase(v->type)) : -v->constant.i;
-        else return std::nullopt;
+          v->constant.i =
+              v->type && valueBase(v->type)->isInteger() ? wrapTo(-v->constant.i, valueBase(v->type)) : -v->constant.i;
+        else
+          return std::nullopt;
         return v;
       }
       // NOT
@@ -1186,7 +1209,8 @@ Value Compiler::genBinary(const ast::Expr& e, const Type* hint, const Place* des
 
   // Strings compare; nothing else.
   if ((ta && ta->kind == TypeKind::String) || (tb && tb->kind == TypeKind::String) ||
-      (a.isConst && a.constant.kind == ConstValue::Kind::String) || (b.isConst && b.constant.kind == ConstValue::Kind::String)) {
+      (a.isConst && a.constant.kind == ConstValue::Kind::String) ||
+      (b.isConst && b.constant.kind == ConstValue::Kind::String)) {
     if (!isComparison(op) || !ta || !tb || ta->kind != TypeKind::String || tb->kind != TypeKind::String) {
       error(e.span, fmt::format("operator {} cannot be applied to {} and {}", opText(op), ta ? ta->name : "?",
                                 tb ? tb->name : "?"));
@@ -1199,8 +1223,14 @@ Value Compiler::genBinary(const ast::Expr& e, const Type* hint, const Place* des
       case ast::BinaryOp::Ne: sop = Op::SNE; break;
       case ast::BinaryOp::Lt: sop = Op::SLT; break;
       case ast::BinaryOp::Le: sop = Op::SLE; break;
-      case ast::BinaryOp::Gt: sop = Op::SLT; std::swap(x, y); break;
-      case ast::BinaryOp::Ge: sop = Op::SLE; std::swap(x, y); break;
+      case ast::BinaryOp::Gt:
+        sop = Op::SLT;
+        std::swap(x, y);
+        break;
+      case ast::BinaryOp::Ge:
+        sop = Op::SLE;
+        std::swap(x, y);
+        break;
       default: break;
     }
     Value r = target(boolType);
@@ -1217,10 +1247,14 @@ Value Compiler::genBinary(const ast::Expr& e, const Type* hint, const Place* des
     auto isDur = [](TypeKind k) { return k == TypeKind::Time || k == TypeKind::LTime; };
     if (op == ast::BinaryOp::Add || op == ast::BinaryOp::Sub) {
       const Type* result = nullptr;
-      if (isDur(ka) && isDur(kb)) result = (ka == TypeKind::LTime || kb == TypeKind::LTime) ? types_->elementary(TypeKind::LTime) : ta;
-      else if ((ka == TypeKind::Tod || ka == TypeKind::Dt) && isDur(kb)) result = ta;
-      else if (op == ast::BinaryOp::Add && isDur(ka) && (kb == TypeKind::Tod || kb == TypeKind::Dt)) result = tb;
-      else if (op == ast::BinaryOp::Sub && ka == kb && (ka == TypeKind::Date || ka == TypeKind::Tod || ka == TypeKind::Dt))
+      if (isDur(ka) && isDur(kb))
+        result = (ka == TypeKind::LTime || kb == TypeKind::LTime) ? types_->elementary(TypeKind::LTime) : ta;
+      else if ((ka == TypeKind::Tod || ka == TypeKind::Dt) && isDur(kb))
+        result = ta;
+      else if (op == ast::BinaryOp::Add && isDur(ka) && (kb == TypeKind::Tod || kb == TypeKind::Dt))
+        result = tb;
+      else if (op == ast::BinaryOp::Sub && ka == kb &&
+               (ka == TypeKind::Date || ka == TypeKind::Tod || ka == TypeKind::Dt))
         result = types_->elementary(TypeKind::Time);
       if (!result) {
         error(e.span, fmt::format("operator {} cannot be applied to {} and {}", opText(op), ta ? ta->name : "a number",
@@ -1306,8 +1340,14 @@ Value Compiler::genBinary(const ast::Expr& e, const Type* hint, const Place* des
       case ast::BinaryOp::Ne: family = Op::NE_I8; break;
       case ast::BinaryOp::Lt: family = Op::LT_I8; break;
       case ast::BinaryOp::Le: family = Op::LE_I8; break;
-      case ast::BinaryOp::Gt: family = Op::LT_I8; std::swap(x, y); break;
-      case ast::BinaryOp::Ge: family = Op::LE_I8; std::swap(x, y); break;
+      case ast::BinaryOp::Gt:
+        family = Op::LT_I8;
+        std::swap(x, y);
+        break;
+      case ast::BinaryOp::Ge:
+        family = Op::LE_I8;
+        std::swap(x, y);
+        break;
       default: break;
     }
     Value r = target(boolType);
@@ -1421,8 +1461,14 @@ void Compiler::genCondJump(const ast::Expr& cond, bool jumpIf, Label target) {
           case ast::BinaryOp::Ne: family = Op::JNE_I8; break;
           case ast::BinaryOp::Lt: family = Op::JLT_I8; break;
           case ast::BinaryOp::Le: family = Op::JLE_I8; break;
-          case ast::BinaryOp::Gt: family = Op::JLT_I8; swap = true; break;
-          case ast::BinaryOp::Ge: family = Op::JLE_I8; swap = true; break;
+          case ast::BinaryOp::Gt:
+            family = Op::JLT_I8;
+            swap = true;
+            break;
+          case ast::BinaryOp::Ge:
+            family = Op::JLE_I8;
+            swap = true;
+            break;
           default: break;
         }
         if (swap) std::swap(x, y);
@@ -1467,8 +1513,8 @@ Value Compiler::genExpr(const ast::Expr& e, const Type* hint, const Place* dest)
       if (ctx_ && hint && valueBase(hint)->kind == TypeKind::Enum) {
         // Enum value names win over nothing else: variables shadow them.
         const std::string key = upperCase(e.text);
-        const bool isVariable = ctx_->frameVars.count(key) || (ctx_->instanceType && ctx_->instanceType->field(e.text)) ||
-                                globals_.count(key);
+        const bool isVariable = ctx_->frameVars.count(key) ||
+                                (ctx_->instanceType && ctx_->instanceType->field(e.text)) || globals_.count(key);
         if (!isVariable)
           if (std::optional<Value> c = constantOf(e, hint)) return *c;
       }

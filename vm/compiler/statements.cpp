@@ -89,12 +89,16 @@ void Compiler::genStatement(const ast::Stmt& s) {
     case ast::StmtKind::While: genWhile(s); break;
     case ast::StmtKind::Repeat: genRepeat(s); break;
     case ast::StmtKind::Exit:
-      if (ctx_->loops.empty()) error(s.span, "EXIT outside a loop");
-      else emit(Op::JMP, {lab(ctx_->loops.back().exit)});
+      if (ctx_->loops.empty())
+        error(s.span, "EXIT outside a loop");
+      else
+        emit(Op::JMP, {lab(ctx_->loops.back().exit)});
       break;
     case ast::StmtKind::Continue:
-      if (ctx_->loops.empty()) error(s.span, "CONTINUE outside a loop");
-      else emit(Op::JMP, {lab(ctx_->loops.back().next)});
+      if (ctx_->loops.empty())
+        error(s.span, "CONTINUE outside a loop");
+      else
+        emit(Op::JMP, {lab(ctx_->loops.back().next)});
       break;
     case ast::StmtKind::Return: emit(Op::JMP, {lab(ctx_->returnLabel)}); break;
     case ast::StmtKind::Empty: break;
@@ -116,10 +120,10 @@ void Compiler::genAssign(const ast::Stmt& s) {
     error(s.target->span, "cannot assign to a constant");
     return;
   }
-  const Place* dest = (target.place.kind == Place::Kind::Direct && target.type &&
-                       target.type->kind != TypeKind::Subrange)
-                          ? &target.place
-                          : nullptr;
+  const Place* dest =
+      (target.place.kind == Place::Kind::Direct && target.type && target.type->kind != TypeKind::Subrange)
+          ? &target.place
+          : nullptr;
   Value v = genExpr(*s.value, target.type, dest);
   store(target.place, std::move(v), s.value->span);
 }
@@ -160,7 +164,8 @@ void Compiler::genCase(const ast::Stmt& s) {
   std::vector<Range> ranges;
   auto labelValue = [&](const ast::Expr& e) -> std::optional<__int128> {
     std::optional<Value> v = constantOf(e, base);
-    if (!v || !v->isConst || (v->constant.kind != ConstValue::Kind::Int && v->constant.kind != ConstValue::Kind::Bool)) {
+    if (!v || !v->isConst ||
+        (v->constant.kind != ConstValue::Kind::Int && v->constant.kind != ConstValue::Kind::Bool)) {
       error(e.span, "a CASE label must be a constant");
       return std::nullopt;
     }
@@ -370,8 +375,8 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
     const Type* declared = d.type ? resolveType(*d.type) : nullptr;
     const Type* actual = it->second->var.type;
     if (declared && actual && declared != actual && declared->name != actual->name)
-      error(d.span, fmt::format("VAR_EXTERNAL '{}' is declared {} but the global is {}", d.name, declared->name,
-                                actual->name));
+      error(d.span,
+            fmt::format("VAR_EXTERNAL '{}' is declared {} but the global is {}", d.name, declared->name, actual->name));
   }
 
   // FB and program bodies initialise their own VAR_TEMP; functions' frames are filled by callers.
@@ -385,8 +390,10 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
   info.frameSize = alignUp(ctx.frameMax, 8);
   for (uint32_t at : ctx.calleeFixups) {
     const uint32_t w = program_->code[at];
-    if (w == kCalleeBias) program_->code[at] = info.frameSize;  // frame delta of a call
-    else program_->code[at] = operand(Base::Frame, info.frameSize + (operandOffset(w) - kCalleeBias));
+    if (w == kCalleeBias)
+      program_->code[at] = info.frameSize;  // frame delta of a call
+    else
+      program_->code[at] = operand(Base::Frame, info.frameSize + (operandOffset(w) - kCalleeBias));
   }
   // reach is completed in finishProgram, once every callee's frame size is known
   info.reach = info.frameSize;
@@ -398,7 +405,8 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
 // Jumps to an unconditional jump go straight to its target (CASE and IF branches end in chains).
 static void threadJumps(std::vector<uint32_t>& code) {
   auto finalTarget = [&](uint32_t t) {
-    for (int hops = 0; hops < 16 && t < code.size() && code[t] == static_cast<uint32_t>(Op::JMP); ++hops) t = code[t + 1];
+    for (int hops = 0; hops < 16 && t < code.size() && code[t] == static_cast<uint32_t>(Op::JMP); ++hops)
+      t = code[t + 1];
     return t;
   };
   uint32_t pc = 0;
@@ -433,8 +441,10 @@ void Compiler::finishProgram() {
   // Keep the last entry for each pc: it describes the code that actually starts there.
   std::vector<LineEntry> dedup;
   for (const LineEntry& e : p.lineTable) {
-    if (!dedup.empty() && dedup.back().pc == e.pc) dedup.back() = e;
-    else dedup.push_back(e);
+    if (!dedup.empty() && dedup.back().pc == e.pc)
+      dedup.back() = e;
+    else
+      dedup.push_back(e);
   }
   p.lineTable = std::move(dedup);
 

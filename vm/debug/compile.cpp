@@ -101,10 +101,18 @@ const char* opText(ast::BinaryOp op) {
 
 int intRank(const Type* t) {
   switch (t->kind) {
-    case TypeKind::SInt: case TypeKind::USInt: case TypeKind::Byte: return 1;
-    case TypeKind::Int: case TypeKind::UInt: case TypeKind::Word: return 2;
-    case TypeKind::DInt: case TypeKind::UDInt: case TypeKind::DWord: return 3;
-    case TypeKind::LInt: case TypeKind::ULInt: case TypeKind::LWord: return 4;
+    case TypeKind::SInt:
+    case TypeKind::USInt:
+    case TypeKind::Byte: return 1;
+    case TypeKind::Int:
+    case TypeKind::UInt:
+    case TypeKind::Word: return 2;
+    case TypeKind::DInt:
+    case TypeKind::UDInt:
+    case TypeKind::DWord: return 3;
+    case TypeKind::LInt:
+    case TypeKind::ULInt:
+    case TypeKind::LWord: return 4;
     default: return 0;
   }
 }
@@ -147,10 +155,14 @@ ConstValue convertConst(const ConstValue& c, const Type* to) {
     const double lo = primIsSigned(p) ? -std::ldexp(1.0, static_cast<int>(primSize(p) * 8 - 1)) : 0.0;
     const double hi = primIsSigned(p) ? std::ldexp(1.0, static_cast<int>(primSize(p) * 8 - 1)) - 1
                                       : std::ldexp(1.0, static_cast<int>(primSize(p) * 8)) - 1;
-    if (std::isnan(r)) v = 0;
-    else if (r <= lo) v = static_cast<__int128>(lo);
-    else if (r >= hi) v = static_cast<__int128>(hi);
-    else v = static_cast<__int128>(r);
+    if (std::isnan(r))
+      v = 0;
+    else if (r <= lo)
+      v = static_cast<__int128>(lo);
+    else if (r >= hi)
+      v = static_cast<__int128>(hi);
+    else
+      v = static_cast<__int128>(r);
     return ConstValue::ofInt(v);
   }
   if (base->isScalar()) return ConstValue::ofInt(wrapTo(c.i, base));
@@ -237,9 +249,7 @@ class Builder {
       case PouKind::Native: mode_ = Mode::FbBody; break;
       case PouKind::Method: mode_ = Mode::Method; break;
       case PouKind::Function: mode_ = Mode::Function; break;
-      case PouKind::TaskEntry:
-        pouInfo_ = nullptr;
-        return;
+      case PouKind::TaskEntry: pouInfo_ = nullptr; return;
     }
     instanceType_ = info.instanceType;
     for (const Variable& v : info.frameVariables) frameVars_.emplace(upperCase(v.name), &v);
@@ -777,9 +787,12 @@ class Builder {
       }
     } else {
       Val slot;
-      if (inFrame) slot = basePlace(PlaceBase::Frame, v.offset, v.type, span);
-      else if (inInstance && mode_ == Mode::Program) slot = basePlace(PlaceBase::Abs, uint64_t{programBase_} + v.offset, v.type, span);
-      else slot = basePlace(PlaceBase::This, v.offset, v.type, span);
+      if (inFrame)
+        slot = basePlace(PlaceBase::Frame, v.offset, v.type, span);
+      else if (inInstance && mode_ == Mode::Program)
+        slot = basePlace(PlaceBase::Abs, uint64_t{programBase_} + v.offset, v.type, span);
+      else
+        slot = basePlace(PlaceBase::This, v.offset, v.type, span);
       if (v.byReference) {
         Val ref = valueOf(slot.node, elem(TypeKind::UDInt));
         ref.isPlace = true;
@@ -839,9 +852,9 @@ class Builder {
       if (mode_ == Mode::Function || mode_ == Mode::Method || !pouInfo_->frameVariables.empty())
         out += fmt::format("a local variable of {}, ", pouInfo_->name);
       if (instanceType_)
-        out += fmt::format("an instance variable of {}, ",
-                           mode_ == Mode::Program && !pouInfo_->instanceName.empty() ? pouInfo_->instanceName
-                                                                                      : instanceType_->name);
+        out += fmt::format("an instance variable of {}, ", mode_ == Mode::Program && !pouInfo_->instanceName.empty()
+                                                               ? pouInfo_->instanceName
+                                                               : instanceType_->name);
     }
     return out + "a global variable, a program instance or an enumeration value";
   }
@@ -1032,7 +1045,8 @@ class Builder {
           const Type* t = program_.types->findElementary(e.typePrefix);
           if (!t) t = declaredType(e.typePrefix);
           if (!t) fail(e.span, fmt::format("unknown type '{}' in literal", e.typePrefix));
-          if (t->isReal()) v.constant = ConstValue::ofReal(static_cast<double>(value));
+          if (t->isReal())
+            v.constant = ConstValue::ofReal(static_cast<double>(value));
           else if (!fitsLiteral(v.constant, t))
             fail(e.span, fmt::format("{} does not fit {}", static_cast<int64_t>(value), t->name));
           if (t->kind == TypeKind::Bool) v.constant = ConstValue::ofBool(value != 0);
@@ -1206,11 +1220,13 @@ class Builder {
         if (e.unaryOp == ast::UnaryOp::Plus) return v;
         if (e.unaryOp == ast::UnaryOp::Negate) {
           if (v->type && !(valueBase(v->type)->isNumeric() || v->type->isTimeLike())) return std::nullopt;
-          if (v->constant.kind == ConstValue::Kind::Real) v->constant.r = -v->constant.r;
+          if (v->constant.kind == ConstValue::Kind::Real)
+            v->constant.r = -v->constant.r;
           else if (v->constant.kind == ConstValue::Kind::Int)
             v->constant.i = v->type && valueBase(v->type)->isInteger() ? wrapTo(-v->constant.i, valueBase(v->type))
                                                                        : -v->constant.i;
-          else return std::nullopt;
+          else
+            return std::nullopt;
           return v;
         }
         if (v->constant.kind == ConstValue::Kind::Bool) {
@@ -1282,8 +1298,7 @@ class Builder {
     }
     if (t->kind == TypeKind::Bool)
       return valueOf(scalarNode(boolNotFn(), Prim::U8, read(v, e.span), nullptr, e.span), t);
-    if (t->isInteger())
-      return valueOf(scalarNode(notBitsFn(t->size), primOf(*t), read(v, e.span), nullptr, e.span), t);
+    if (t->isInteger()) return valueOf(scalarNode(notBitsFn(t->size), primOf(*t), read(v, e.span), nullptr, e.span), t);
     fail(e.span, fmt::format("NOT needs a BOOL or bit string, not {}", t->name));
   }
 
@@ -1343,8 +1358,14 @@ class Builder {
         case ast::BinaryOp::Ne: sop = StrCmp::Ne; break;
         case ast::BinaryOp::Lt: sop = StrCmp::Lt; break;
         case ast::BinaryOp::Le: sop = StrCmp::Le; break;
-        case ast::BinaryOp::Gt: sop = StrCmp::Lt; std::swap(x, y); break;
-        case ast::BinaryOp::Ge: sop = StrCmp::Le; std::swap(x, y); break;
+        case ast::BinaryOp::Gt:
+          sop = StrCmp::Lt;
+          std::swap(x, y);
+          break;
+        case ast::BinaryOp::Ge:
+          sop = StrCmp::Le;
+          std::swap(x, y);
+          break;
         default: break;
       }
       return valueOf(scalarNode(strCmpFn(sop), Prim::U8, x, y, span), boolType);
@@ -1374,9 +1395,9 @@ class Builder {
         if (!result) fail(span, cannot());
         const Node* x = operandAs(a, ta, span);
         const Node* y = operandAs(b, tb, span);
-        return valueOf(scalarNode(arithFn(op == ast::BinaryOp::Add ? Arith::Add : Arith::Sub, Prim::I64), Prim::I64, x,
-                                  y, span),
-                       result);
+        return valueOf(
+            scalarNode(arithFn(op == ast::BinaryOp::Add ? Arith::Add : Arith::Sub, Prim::I64), Prim::I64, x, y, span),
+            result);
       }
       if ((op == ast::BinaryOp::Mul || op == ast::BinaryOp::Div) && isDur(ka) && !timeB) {
         const bool realFactor = (b.isConst && b.constant.kind == ConstValue::Kind::Real) || (tb && tb->isReal());
@@ -1435,8 +1456,14 @@ class Builder {
         case ast::BinaryOp::Ne: c = Cmp::Ne; break;
         case ast::BinaryOp::Lt: c = Cmp::Lt; break;
         case ast::BinaryOp::Le: c = Cmp::Le; break;
-        case ast::BinaryOp::Gt: c = Cmp::Lt; std::swap(x, y); break;
-        case ast::BinaryOp::Ge: c = Cmp::Le; std::swap(x, y); break;
+        case ast::BinaryOp::Gt:
+          c = Cmp::Lt;
+          std::swap(x, y);
+          break;
+        case ast::BinaryOp::Ge:
+          c = Cmp::Le;
+          std::swap(x, y);
+          break;
         default: break;
       }
       return valueOf(scalarNode(cmpFn(c, primOf(*ct)), Prim::U8, x, y, span), boolType);
@@ -1533,7 +1560,8 @@ class Builder {
       out[k] = a.value.get();
     }
     for (size_t k = 0; k < out.size(); ++k)
-      if (!out[k]) fail(call.span, fmt::format("{} needs its argument {}", name, nameList.size() > k ? nameList[k] : "?"));
+      if (!out[k])
+        fail(call.span, fmt::format("{} needs its argument {}", name, nameList.size() > k ? nameList[k] : "?"));
     return out;
   }
 
@@ -1543,8 +1571,8 @@ class Builder {
     const Type* f64 = elem(TypeKind::LReal);
     auto scaled = [&](const Val& v, const Type* vt, Arith op, int64_t factor) -> Val {
       const Node* src = operandAs(v, vt, span, true);
-      const Node* k = constNode(vt, vt->isReal() ? ConstValue::ofReal(static_cast<double>(factor))
-                                                 : ConstValue::ofInt(factor), span);
+      const Node* k = constNode(
+          vt, vt->isReal() ? ConstValue::ofReal(static_cast<double>(factor)) : ConstValue::ofInt(factor), span);
       return valueOf(scalarNode(arithFn(op, primOf(*vt)), primOf(*vt), src, k, span), vt);
     };
     from = from ? valueBase(from) : nullptr;
@@ -1585,7 +1613,8 @@ class Builder {
     }
     if (from->kind == TypeKind::String) {
       const Node* src = read(arg, span);
-      if (toBase->kind == TypeKind::Bool) return valueOf(scalarNode(stoFn(STo::Bool), Prim::U8, src, nullptr, span), to);
+      if (toBase->kind == TypeKind::Bool)
+        return valueOf(scalarNode(stoFn(STo::Bool), Prim::U8, src, nullptr, span), to);
       if (toBase->isReal()) {
         Val t = valueOf(scalarNode(stoFn(STo::F64), Prim::F64, src, nullptr, span), f64);
         return convert(t, to, span, true);
@@ -1763,14 +1792,14 @@ class Builder {
 
     // ---- numeric
     static const std::map<std::string, Unop> kMath = {
-        {"SQRT", Unop::Sqrt}, {"LN", Unop::Ln},   {"LOG", Unop::Log},   {"EXP", Unop::Exp},
-        {"SIN", Unop::Sin},   {"COS", Unop::Cos}, {"TAN", Unop::Tan},   {"ASIN", Unop::Asin},
-        {"ACOS", Unop::Acos}, {"ATAN", Unop::Atan},
+        {"SQRT", Unop::Sqrt}, {"LN", Unop::Ln},   {"LOG", Unop::Log},   {"EXP", Unop::Exp},   {"SIN", Unop::Sin},
+        {"COS", Unop::Cos},   {"TAN", Unop::Tan}, {"ASIN", Unop::Asin}, {"ACOS", Unop::Acos}, {"ATAN", Unop::Atan},
     };
     if (auto it = kMath.find(name); it != kMath.end()) {
       auto a = args(call, name, {"IN"});
       Val v = gen(*a[0], hint);
-      if (v.isConst && v.constant.kind == ConstValue::Kind::String) fail(a[0]->span, fmt::format("{} needs a number", name));
+      if (v.isConst && v.constant.kind == ConstValue::Kind::String)
+        fail(a[0]->span, fmt::format("{} needs a number", name));
       if (v.type && !valueBase(v.type)->isNumeric())
         fail(a[0]->span, fmt::format("{} needs a number, not {}", name, v.type->name));
       const Type* rt = realTypeFor(v);
@@ -1836,7 +1865,9 @@ class Builder {
       Val y = gen(*a[2], hint);
       const Node* og = operandAs(g, boolType, span);
       const Type* t = (x.type && y.type) ? commonType(x, y, span)
-                                         : (x.type ? x.type : y.type ? y.type : commonType(x, y, span));
+                                         : (x.type   ? x.type
+                                            : y.type ? y.type
+                                                     : commonType(x, y, span));
       if (const Type* h = literalsFitHint({x, y})) t = h;
       if (valueBase(t)->kind == TypeKind::String)
         t = stringType(std::max(x.type ? valueBase(x.type)->capacity : 1u, y.type ? valueBase(y.type)->capacity : 1u));
@@ -1880,7 +1911,10 @@ class Builder {
       if (!t || !t->isInteger()) fail(a[0]->span, fmt::format("{} needs a bit string or integer", name));
       const Node* src = read(v, span);
       const Node* n = intArg(a[1]);
-      const BitOp op = name == "SHL" ? BitOp::Shl : name == "SHR" ? BitOp::Shr : name == "ROL" ? BitOp::Rol : BitOp::Ror;
+      const BitOp op = name == "SHL"   ? BitOp::Shl
+                       : name == "SHR" ? BitOp::Shr
+                       : name == "ROL" ? BitOp::Rol
+                                       : BitOp::Ror;
       return valueOf(scalarNode(bitFn(op, t->size), primOf(*t), src, n, span), t);
     }
     if (name == "MOVE") {
@@ -2036,7 +2070,8 @@ class Builder {
         const Node* fx = operandAs(valueOf(ox, tt), f64, span, true);
         const Node* fy = operandAs(y, f64, span, true);
         const Node* t = scalarNode(arithFn(op, Prim::F64), Prim::F64, fx, fy, span);
-        return valueOf(ordered(scalarNode(cvtFn(Prim::F64, Prim::I64), Prim::I64, t, nullptr, span), {&x, &y}, span), tt);
+        return valueOf(ordered(scalarNode(cvtFn(Prim::F64, Prim::I64), Prim::I64, t, nullptr, span), {&x, &y}, span),
+                       tt);
       }
       const Node* oy = operandAs(y, i64, span, !y.isConst);
       return valueOf(ordered(scalarNode(arithFn(op, Prim::I64), Prim::I64, ox, oy, span), {&x, &y}, span), tt);
@@ -2054,8 +2089,10 @@ class Builder {
     std::vector<const Node*> eager;
     auto computed = [&](const Val& v) {
       if (v.isConst || !v.node) return;
-      if (v.isPlace) collectEager(v.node, eager);
-      else eager.push_back(v.node);
+      if (v.isPlace)
+        collectEager(v.node, eager);
+      else
+        eager.push_back(v.node);
     };
     computed(choice);
     for (const Val& v : vals) {
@@ -2121,8 +2158,10 @@ class Builder {
     for (const Val* v : operands) {
       if (v->isConst || !v->node) continue;
       const size_t before = eager.size();
-      if (v->isPlace) collectEager(v->node, eager);
-      else eager.push_back(v->node);
+      if (v->isPlace)
+        collectEager(v->node, eager);
+      else
+        eager.push_back(v->node);
       if (lazyBefore && eager.size() > before) needed = true;
       if (v->isPlace && lazyFaulting(v->node)) lazyBefore = true;
     }
@@ -2134,8 +2173,10 @@ class Builder {
     for (const Val& v : operands) {
       if (v.isConst || !v.node) continue;
       const size_t before = eager.size();
-      if (v.isPlace) collectEager(v.node, eager);
-      else eager.push_back(v.node);
+      if (v.isPlace)
+        collectEager(v.node, eager);
+      else
+        eager.push_back(v.node);
       if (lazyBefore && eager.size() > before) needed = true;
       if (v.isPlace && lazyFaulting(v.node)) lazyBefore = true;
     }
@@ -2164,7 +2205,9 @@ class Builder {
     }
     return true;
   }
-  static bool sequenceScalar(const Node& n, Ctx& c, uint64_t& out) { return runFirst(n, c) && evalScalar(*n.a, c, out); }
+  static bool sequenceScalar(const Node& n, Ctx& c, uint64_t& out) {
+    return runFirst(n, c) && evalScalar(*n.a, c, out);
+  }
   static bool sequenceString(const Node& n, Ctx& c, std::string_view& out) {
     return runFirst(n, c) && evalString(*n.a, c, out);
   }

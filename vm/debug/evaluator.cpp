@@ -127,8 +127,9 @@ bool encodeAssignment(const Program& program, const EvalResult& target, std::str
   }
   const uint32_t size = target.bit >= 0 ? 1 : target.type->size;
   if (*target.offset >= program.imageSize() || size > program.imageSize() - *target.offset) {
-    error = "the variable lives in a call frame (a function's or method's variable, VAR_TEMP); only variables "
-            "in the image (globals, program and FB instances) can be written";
+    error =
+        "the variable lives in a call frame (a function's or method's variable, VAR_TEMP); only variables "
+        "in the image (globals, program and FB instances) can be written";
     return false;
   }
   const Type* type = target.type;

@@ -18,10 +18,10 @@ struct Expression::Impl {
   std::vector<std::unique_ptr<detail::Node>> nodes;  // owns the tree
   const detail::Node* root = nullptr;
   const Type* type = nullptr;
-  bool storage = false;       // root is a place the user named
-  bool readOnly = false;      // ... inside a constant
-  bool usesContext = false;   // reads the frame or the instance: needs a context of `pou`
-  uint32_t scratchSize = 0;   // bytes of string results
+  bool storage = false;          // root is a place the user named
+  bool readOnly = false;         // ... inside a constant
+  bool usesContext = false;      // reads the frame or the instance: needs a context of `pou`
+  uint32_t scratchSize = 0;      // bytes of string results
   bool stringFunctions = false;  // needs the string functions' work area
 };
 

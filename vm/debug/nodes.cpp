@@ -134,10 +134,14 @@ bool cmpOp(const Node& n, Ctx& c, uint64_t& out) {
   if (!evalScalar(*n.a, c, x) || !evalScalar(*n.b, c, y)) return false;
   const T a = get<T>(x), b = get<T>(y);
   bool r;
-  if constexpr (op == Cmp::Eq) r = a == b;
-  else if constexpr (op == Cmp::Ne) r = a != b;
-  else if constexpr (op == Cmp::Lt) r = a < b;
-  else r = a <= b;
+  if constexpr (op == Cmp::Eq)
+    r = a == b;
+  else if constexpr (op == Cmp::Ne)
+    r = a != b;
+  else if constexpr (op == Cmp::Lt)
+    r = a < b;
+  else
+    r = a <= b;
   out = r ? 1 : 0;
   return true;
 }
@@ -148,13 +152,20 @@ bool bitOp(const Node& n, Ctx& c, uint64_t& out) {
   if (!evalScalar(*n.a, c, x) || !evalScalar(*n.b, c, y)) return false;
   const U a = get<U>(x);
   U r;
-  if constexpr (op == BitOp::And) r = static_cast<U>(a & get<U>(y));
-  else if constexpr (op == BitOp::Or) r = static_cast<U>(a | get<U>(y));
-  else if constexpr (op == BitOp::Xor) r = static_cast<U>(a ^ get<U>(y));
-  else if constexpr (op == BitOp::Shl) r = arith::opShl<U>(a, get<int64_t>(y));
-  else if constexpr (op == BitOp::Shr) r = arith::opShr<U>(a, get<int64_t>(y));
-  else if constexpr (op == BitOp::Rol) r = arith::opRol<U>(a, get<int64_t>(y));
-  else r = arith::opRor<U>(a, get<int64_t>(y));
+  if constexpr (op == BitOp::And)
+    r = static_cast<U>(a & get<U>(y));
+  else if constexpr (op == BitOp::Or)
+    r = static_cast<U>(a | get<U>(y));
+  else if constexpr (op == BitOp::Xor)
+    r = static_cast<U>(a ^ get<U>(y));
+  else if constexpr (op == BitOp::Shl)
+    r = arith::opShl<U>(a, get<int64_t>(y));
+  else if constexpr (op == BitOp::Shr)
+    r = arith::opShr<U>(a, get<int64_t>(y));
+  else if constexpr (op == BitOp::Rol)
+    r = arith::opRol<U>(a, get<int64_t>(y));
+  else
+    r = arith::opRor<U>(a, get<int64_t>(y));
   out = put<U>(r);
   return true;
 }
@@ -204,19 +215,31 @@ bool unaryOp(const Node& n, Ctx& c, uint64_t& out) {
     return true;
   } else {
     T r{};
-    if constexpr (op == Unop::Neg) r = arith::opNeg<T>(a);
-    else if constexpr (op == Unop::Abs) r = arith::opAbs<T>(a);
+    if constexpr (op == Unop::Neg)
+      r = arith::opNeg<T>(a);
+    else if constexpr (op == Unop::Abs)
+      r = arith::opAbs<T>(a);
     else if constexpr (std::is_floating_point_v<T>) {
-      if constexpr (op == Unop::Sqrt) r = std::sqrt(a);
-      else if constexpr (op == Unop::Ln) r = std::log(a);
-      else if constexpr (op == Unop::Log) r = std::log10(a);
-      else if constexpr (op == Unop::Exp) r = std::exp(a);
-      else if constexpr (op == Unop::Sin) r = std::sin(a);
-      else if constexpr (op == Unop::Cos) r = std::cos(a);
-      else if constexpr (op == Unop::Tan) r = std::tan(a);
-      else if constexpr (op == Unop::Asin) r = std::asin(a);
-      else if constexpr (op == Unop::Acos) r = std::acos(a);
-      else if constexpr (op == Unop::Atan) r = std::atan(a);
+      if constexpr (op == Unop::Sqrt)
+        r = std::sqrt(a);
+      else if constexpr (op == Unop::Ln)
+        r = std::log(a);
+      else if constexpr (op == Unop::Log)
+        r = std::log10(a);
+      else if constexpr (op == Unop::Exp)
+        r = std::exp(a);
+      else if constexpr (op == Unop::Sin)
+        r = std::sin(a);
+      else if constexpr (op == Unop::Cos)
+        r = std::cos(a);
+      else if constexpr (op == Unop::Tan)
+        r = std::tan(a);
+      else if constexpr (op == Unop::Asin)
+        r = std::asin(a);
+      else if constexpr (op == Unop::Acos)
+        r = std::acos(a);
+      else if constexpr (op == Unop::Atan)
+        r = std::atan(a);
     }
     out = put<T>(r);
     return true;
@@ -282,10 +305,14 @@ bool strCmp(const Node& n, Ctx& c, uint64_t& out) {
   std::string_view x, y;
   if (!evalString(*n.a, c, x) || !evalString(*n.b, c, y)) return false;
   bool r;
-  if constexpr (op == StrCmp::Eq) r = x == y;
-  else if constexpr (op == StrCmp::Ne) r = x != y;
-  else if constexpr (op == StrCmp::Lt) r = x < y;
-  else r = x <= y;
+  if constexpr (op == StrCmp::Eq)
+    r = x == y;
+  else if constexpr (op == StrCmp::Ne)
+    r = x != y;
+  else if constexpr (op == StrCmp::Lt)
+    r = x < y;
+  else
+    r = x <= y;
   out = r ? 1 : 0;
   return true;
 }
@@ -308,10 +335,14 @@ template <STo to>
 bool sto(const Node& n, Ctx& c, uint64_t& out) {
   std::string_view s;
   if (!evalString(*n.a, c, s)) return false;
-  if constexpr (to == STo::I64) out = put<int64_t>(parseStringInteger(s));
-  else if constexpr (to == STo::U64) out = put<uint64_t>(static_cast<uint64_t>(parseStringInteger(s)));
-  else if constexpr (to == STo::F64) out = put<double>(parseStringReal(s));
-  else out = parseStringBool(s) ? 1 : 0;
+  if constexpr (to == STo::I64)
+    out = put<int64_t>(parseStringInteger(s));
+  else if constexpr (to == STo::U64)
+    out = put<uint64_t>(static_cast<uint64_t>(parseStringInteger(s)));
+  else if constexpr (to == STo::F64)
+    out = put<double>(parseStringReal(s));
+  else
+    out = parseStringBool(s) ? 1 : 0;
   return true;
 }
 
@@ -355,13 +386,17 @@ bool strFunc(const Node& n, Ctx& c, std::string_view& out) {
   } else if constexpr (fn == StrFn::Left || fn == StrFn::Right) {
     uint64_t k;
     if (!evalScalar(*n.b, c, k)) return false;
-    if constexpr (fn == StrFn::Left) stringLeft(d, n.cap, s, get<int64_t>(k), c.fnScratch);
-    else stringRight(d, n.cap, s, get<int64_t>(k), c.fnScratch);
+    if constexpr (fn == StrFn::Left)
+      stringLeft(d, n.cap, s, get<int64_t>(k), c.fnScratch);
+    else
+      stringRight(d, n.cap, s, get<int64_t>(k), c.fnScratch);
   } else if constexpr (fn == StrFn::Mid || fn == StrFn::Delete) {
     uint64_t len, pos;
     if (!evalScalar(*n.b, c, len) || !evalScalar(*n.c, c, pos)) return false;
-    if constexpr (fn == StrFn::Mid) stringMid(d, n.cap, s, get<int64_t>(len), get<int64_t>(pos), c.fnScratch);
-    else stringDelete(d, n.cap, s, get<int64_t>(len), get<int64_t>(pos), c.fnScratch);
+    if constexpr (fn == StrFn::Mid)
+      stringMid(d, n.cap, s, get<int64_t>(len), get<int64_t>(pos), c.fnScratch);
+    else
+      stringDelete(d, n.cap, s, get<int64_t>(len), get<int64_t>(pos), c.fnScratch);
   } else if constexpr (fn == StrFn::Insert) {
     std::string_view t;
     uint64_t pos;
@@ -383,16 +418,26 @@ bool sfrom(const Node& n, Ctx& c, std::string_view& out) {
   if (!evalScalar(*n.a, c, x)) return false;
   char buf[64];
   size_t len = 0;
-  if constexpr (from == SFrom::I64) len = formatInteger(buf, get<int64_t>(x));
-  else if constexpr (from == SFrom::U64) len = formatUnsigned(buf, get<uint64_t>(x));
-  else if constexpr (from == SFrom::F32) len = copyText(buf, formatReal(get<float>(x), true));
-  else if constexpr (from == SFrom::F64) len = copyText(buf, formatReal(get<double>(x), false));
-  else if constexpr (from == SFrom::Bool) len = copyText(buf, get<uint8_t>(x) ? "TRUE" : "FALSE");
-  else if constexpr (from == SFrom::Time) len = copyText(buf, formatDuration(get<int64_t>(x), false));
-  else if constexpr (from == SFrom::LTime) len = copyText(buf, formatDuration(get<int64_t>(x), true));
-  else if constexpr (from == SFrom::Date) len = copyText(buf, formatDate(get<int64_t>(x)));
-  else if constexpr (from == SFrom::Tod) len = copyText(buf, formatTimeOfDay(get<int64_t>(x)));
-  else len = copyText(buf, formatDateAndTime(get<int64_t>(x)));
+  if constexpr (from == SFrom::I64)
+    len = formatInteger(buf, get<int64_t>(x));
+  else if constexpr (from == SFrom::U64)
+    len = formatUnsigned(buf, get<uint64_t>(x));
+  else if constexpr (from == SFrom::F32)
+    len = copyText(buf, formatReal(get<float>(x), true));
+  else if constexpr (from == SFrom::F64)
+    len = copyText(buf, formatReal(get<double>(x), false));
+  else if constexpr (from == SFrom::Bool)
+    len = copyText(buf, get<uint8_t>(x) ? "TRUE" : "FALSE");
+  else if constexpr (from == SFrom::Time)
+    len = copyText(buf, formatDuration(get<int64_t>(x), false));
+  else if constexpr (from == SFrom::LTime)
+    len = copyText(buf, formatDuration(get<int64_t>(x), true));
+  else if constexpr (from == SFrom::Date)
+    len = copyText(buf, formatDate(get<int64_t>(x)));
+  else if constexpr (from == SFrom::Tod)
+    len = copyText(buf, formatTimeOfDay(get<int64_t>(x)));
+  else
+    len = copyText(buf, formatDateAndTime(get<int64_t>(x)));
   uint8_t* d = c.scratch + n.buf;
   stringAssign(d, n.cap, std::string_view(buf, len));
   out = stringView(d);

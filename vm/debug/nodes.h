@@ -126,33 +126,33 @@ ScalarFn boolNotFn();                     // BOOL NOT: a ? 0 : 1
 ScalarFn boolAndFn();                     // BOOL AND, skipping b when a is FALSE (b is safe to skip)
 ScalarFn getBitFn(uint32_t size);         // BOOL = bit k of a
 ScalarFn unaryFn(Unop op, Prim p);
-ScalarFn truncFn(Prim p);                 // I64 = a (REAL/LREAL) truncated toward zero, saturated
-ScalarFn cvtFn(Prim from, Prim to);       // CVT (REAL to integer rounds half away from zero, saturates)
-ScalarFn idx64Fn();                       // I32 = a (I64) clamped
-ScalarFn chkFn(Prim p);                   // a, faulting unless lo <= a <= hi
-ScalarFn selScalarFn();                   // a (BOOL) ? c : b
-ScalarFn muxScalarFn();                   // list[a]
-ScalarFn addrFn();                        // U32 = offset of place a
-ScalarFn strCmpFn(StrCmp op);             // BOOL = a op b (strings)
-ScalarFn strLenFn();                      // I16 = LEN(a)
-ScalarFn strFindFn();                     // I16 = FIND(a, b)
-ScalarFn stoFn(STo to);                   // number in string a
+ScalarFn truncFn(Prim p);            // I64 = a (REAL/LREAL) truncated toward zero, saturated
+ScalarFn cvtFn(Prim from, Prim to);  // CVT (REAL to integer rounds half away from zero, saturates)
+ScalarFn idx64Fn();                  // I32 = a (I64) clamped
+ScalarFn chkFn(Prim p);              // a, faulting unless lo <= a <= hi
+ScalarFn selScalarFn();              // a (BOOL) ? c : b
+ScalarFn muxScalarFn();              // list[a]
+ScalarFn addrFn();                   // U32 = offset of place a
+ScalarFn strCmpFn(StrCmp op);        // BOOL = a op b (strings)
+ScalarFn strLenFn();                 // I16 = LEN(a)
+ScalarFn strFindFn();                // I16 = FIND(a, b)
+ScalarFn stoFn(STo to);              // number in string a
 
-StringFn strConstFn();                    // text
-StringFn strLoadFn();                     // a = place
-StringFn strTruncFn();                    // a, truncated to cap (SMOV)
-StringFn strFuncFn(StrFn fn);             // a, b, c, list per function, into buf
-StringFn sfromFn(SFrom from);             // text of scalar a, into buf
-StringFn selStringFn();                   // a (BOOL) ? c : b, truncated to cap
-StringFn muxStringFn();                   // list[a], truncated to cap
+StringFn strConstFn();         // text
+StringFn strLoadFn();          // a = place
+StringFn strTruncFn();         // a, truncated to cap (SMOV)
+StringFn strFuncFn(StrFn fn);  // a, b, c, list per function, into buf
+StringFn sfromFn(SFrom from);  // text of scalar a, into buf
+StringFn selStringFn();        // a (BOOL) ? c : b, truncated to cap
+StringFn muxStringFn();        // list[a], truncated to cap
 
-PlaceFn placeFn(PlaceBase base);          // base + k
-PlaceFn placeDerefFn();                   // REF a (U32) + k; NULL and outside memory fault
-PlaceFn placeOffsetFn();                  // place a + k
-PlaceFn placeIndexFn();                   // place a + sum((list[i] - lower) * stride), bounds checked
-PlaceFn placeBitFn();                     // bit k of the word at place a
-PlaceFn selPlaceFn();                     // a (BOOL) ? place c : place b
-PlaceFn muxPlaceFn();                     // place list[a]
+PlaceFn placeFn(PlaceBase base);  // base + k
+PlaceFn placeDerefFn();           // REF a (U32) + k; NULL and outside memory fault
+PlaceFn placeOffsetFn();          // place a + k
+PlaceFn placeIndexFn();           // place a + sum((list[i] - lower) * stride), bounds checked
+PlaceFn placeBitFn();             // bit k of the word at place a
+PlaceFn selPlaceFn();             // a (BOOL) ? place c : place b
+PlaceFn muxPlaceFn();             // place list[a]
 
 // Evaluates a node of any kind as a place, scalar or string (dispatch on kind).
 inline bool evalScalar(const Node& n, Ctx& c, uint64_t& out) { return n.scalar(n, c, out); }

@@ -17,29 +17,40 @@ using Wide = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
 
 template <class T>
 inline T opAdd(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return a + b;
-  else return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
+  if constexpr (std::is_floating_point_v<T>)
+    return a + b;
+  else
+    return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
 }
 template <class T>
 inline T opSub(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return a - b;
-  else return static_cast<T>(static_cast<Wide<T>>(a) - static_cast<Wide<T>>(b));
+  if constexpr (std::is_floating_point_v<T>)
+    return a - b;
+  else
+    return static_cast<T>(static_cast<Wide<T>>(a) - static_cast<Wide<T>>(b));
 }
 template <class T>
 inline T opMul(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return a * b;
-  else return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
+  if constexpr (std::is_floating_point_v<T>)
+    return a * b;
+  else
+    return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
 }
 template <class T>
 inline T opNeg(T a) {
-  if constexpr (std::is_floating_point_v<T>) return -a;
-  else return static_cast<T>(Wide<T>(0) - static_cast<Wide<T>>(a));
+  if constexpr (std::is_floating_point_v<T>)
+    return -a;
+  else
+    return static_cast<T>(Wide<T>(0) - static_cast<Wide<T>>(a));
 }
 template <class T>
 inline T opAbs(T a) {
-  if constexpr (std::is_floating_point_v<T>) return std::fabs(a);
-  else if constexpr (std::is_signed_v<T>) return a < 0 ? opNeg(a) : a;
-  else return a;
+  if constexpr (std::is_floating_point_v<T>)
+    return std::fabs(a);
+  else if constexpr (std::is_signed_v<T>)
+    return a < 0 ? opNeg(a) : a;
+  else
+    return a;
 }
 // False on division by zero.
 template <class T>

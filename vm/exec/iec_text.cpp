@@ -16,8 +16,12 @@ std::string formatDuration(int64_t ns, bool ltime) {
     uint64_t ns;
     const char* name;
   };
-  static constexpr Unit units[] = {{86'400'000'000'000ULL, "d"}, {3'600'000'000'000ULL, "h"}, {60'000'000'000ULL, "m"},
-                                   {1'000'000'000ULL, "s"},      {1'000'000ULL, "ms"},        {1'000ULL, "us"},
+  static constexpr Unit units[] = {{86'400'000'000'000ULL, "d"},
+                                   {3'600'000'000'000ULL, "h"},
+                                   {60'000'000'000ULL, "m"},
+                                   {1'000'000'000ULL, "s"},
+                                   {1'000'000ULL, "ms"},
+                                   {1'000ULL, "us"},
                                    {1ULL, "ns"}};
   for (const Unit& u : units) {
     uint64_t n = m / u.ns;

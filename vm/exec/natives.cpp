@@ -61,6 +61,7 @@ struct Rs {
   uint8_t Q1;
 };
 
+// clang-format off
 #define SB_FIELD(S, F, KIND, SECTION) NativeField{#F, TypeKind::KIND, VarSection::SECTION, offsetof(S, F), sizeof(S::F), false}
 #define SB_HIDDEN(S, F, KIND) NativeField{#F, TypeKind::KIND, VarSection::Var, offsetof(S, F), sizeof(S::F), true}
 
@@ -266,7 +267,10 @@ std::span<const uint8_t> fTrigInit() {
   return bytes;
 }
 
-#define SB_NATIVE(NAME, S, FIELDS, RUN, INIT) NativeFbInfo{NAME, sizeof(S), alignof(S), FIELDS, RUN, INIT}
+// clang-format on
+
+#define SB_NATIVE(NAME, S, FIELDS, RUN, INIT) \
+  NativeFbInfo { NAME, sizeof(S), alignof(S), FIELDS, RUN, INIT }
 
 const NativeFbInfo kNatives[] = {
     SB_NATIVE("TON", Timer, kTimerFields, runTon, zeroBytes<Timer>),

@@ -32,8 +32,10 @@ inline void st(uint8_t* p, T v) {
 
 template <class T>
 inline bool forPassed(T value, T step, T limit) {
-  if constexpr (std::is_signed_v<T>) return step >= 0 ? value > limit : value < limit;
-  else return value > limit;
+  if constexpr (std::is_signed_v<T>)
+    return step >= 0 ? value > limit : value < limit;
+  else
+    return value > limit;
 }
 // Adds step to the control variable (wrapping at its width) and reports whether the loop goes on;
 // computed without overflow so that a loop up to the type's maximum ends.
@@ -41,8 +43,10 @@ template <class T>
 inline bool forStep(T& value, T step, T limit) {
   __int128 next = static_cast<__int128>(value) + static_cast<__int128>(step);
   value = static_cast<T>(static_cast<Wide<T>>(static_cast<uint64_t>(next)));
-  if constexpr (std::is_signed_v<T>) return step >= 0 ? next <= limit : next >= limit;
-  else return next <= limit;
+  if constexpr (std::is_signed_v<T>)
+    return step >= 0 ? next <= limit : next >= limit;
+  else
+    return next <= limit;
 }
 
 }  // namespace
@@ -123,6 +127,8 @@ uint32_t Vm::frameStatement(const std::vector<Frame>& frames, size_t index) cons
   return program_->statementAt(pc_);
 }
 
+// The dispatch loop is macro-heavy and laid out by hand.
+// clang-format off
 RunStatus Vm::run() {
   if (faulted()) return RunStatus::Faulted;
   if (!inCycle_) return RunStatus::CycleDone;
@@ -668,5 +674,6 @@ L_FAULT:
 #undef NEXT
 #undef FAULT
 }
+// clang-format on
 
 }  // namespace scanback

@@ -22,7 +22,8 @@ bool sameValueType(const Type& a, const Type& b) {
         if (!equalsIgnoreCase(a.members[i].name, b.members[i].name) || a.members[i].value != b.members[i].value)
           return false;
       return true;
-    case TypeKind::Subrange: return a.lower == b.lower && a.upper == b.upper && a.base && b.base && a.base->kind == b.base->kind;
+    case TypeKind::Subrange:
+      return a.lower == b.lower && a.upper == b.upper && a.base && b.base && a.base->kind == b.base->kind;
     case TypeKind::Ref: return a.base && b.base && equalsIgnoreCase(a.base->name, b.base->name);
     default: return true;
   }
@@ -43,7 +44,8 @@ class Planner {
       return;
     }
     if (oldType.kind == TypeKind::Array) return array(path, oldType, from, newType, to, report);
-    if (!sameValueType(oldType, newType) || (fromBit >= 0) != (toBit >= 0)) return changed(path, oldType, newType, report);
+    if (!sameValueType(oldType, newType) || (fromBit >= 0) != (toBit >= 0))
+      return changed(path, oldType, newType, report);
     plan_.copies.push_back(ReloadPlan::Copy{from, to, fromBit >= 0 ? 1u : oldType.size, fromBit, toBit});
     if (oldType.kind == TypeKind::Ref) plan_.references.push_back(to);
     ++plan_.kept;
@@ -95,13 +97,13 @@ class Planner {
   // when the bounds are unchanged.
   void array(const std::string& path, const Type& oldType, uint32_t from, const Type& newType, uint32_t to,
              bool report) {
-    if (newType.kind != TypeKind::Array || !oldType.base || !newType.base ||
-        oldType.dims.size() != newType.dims.size())
+    if (newType.kind != TypeKind::Array || !oldType.base || !newType.base || oldType.dims.size() != newType.dims.size())
       return changed(path, oldType, newType, report);
     const Type& oldElement = *oldType.base;
     const Type& newElement = *newType.base;
-    const bool sameBounds = std::equal(oldType.dims.begin(), oldType.dims.end(), newType.dims.begin(),
-                                       [](const ArrayDim& a, const ArrayDim& b) { return a.lower == b.lower && a.count == b.count; });
+    const bool sameBounds =
+        std::equal(oldType.dims.begin(), oldType.dims.end(), newType.dims.begin(),
+                   [](const ArrayDim& a, const ArrayDim& b) { return a.lower == b.lower && a.count == b.count; });
     uint64_t oldFirst = 0, newFirst = 0, count = 0;
     if (sameBounds) {
       count = oldType.elementCount();
@@ -113,15 +115,17 @@ class Planner {
       oldFirst = static_cast<uint64_t>(lower - oldType.dims[0].lower);
       newFirst = static_cast<uint64_t>(lower - newType.dims[0].lower);
       count = static_cast<uint64_t>(upper - lower);
-      if (report) plan_.reset.push_back(fmt::format("{} ({} -> {}: the common elements are kept)", path,
-                                                    typeText(oldType), typeText(newType)));
+      if (report)
+        plan_.reset.push_back(
+            fmt::format("{} ({} -> {}: the common elements are kept)", path, typeText(oldType), typeText(newType)));
       report = false;
     } else {
       return changed(path, oldType, newType, report);
     }
     const uint32_t oldStride = oldElement.size, newStride = newElement.size;
-    if (sameValueType(oldElement, newElement) && oldElement.kind != TypeKind::Ref && oldElement.kind != TypeKind::Struct &&
-        oldElement.kind != TypeKind::FunctionBlock && oldElement.kind != TypeKind::Array) {
+    if (sameValueType(oldElement, newElement) && oldElement.kind != TypeKind::Ref &&
+        oldElement.kind != TypeKind::Struct && oldElement.kind != TypeKind::FunctionBlock &&
+        oldElement.kind != TypeKind::Array) {
       // One block for the whole run of elements.
       plan_.copies.push_back(ReloadPlan::Copy{from + static_cast<uint32_t>(oldFirst * oldStride),
                                               to + static_cast<uint32_t>(newFirst * newStride),
@@ -157,8 +161,7 @@ std::string reloadBlocker(const Program& from, const Program& to) {
     for (const TaskInfo& t : p.tasks) out += fmt::format("{}{}", out.empty() ? "" : ", ", t.name);
     return out;
   };
-  if (from.tasks.size() != to.tasks.size())
-    return fmt::format("the tasks changed ({} -> {})", list(from), list(to));
+  if (from.tasks.size() != to.tasks.size()) return fmt::format("the tasks changed ({} -> {})", list(from), list(to));
   for (size_t i = 0; i < from.tasks.size(); ++i) {
     const TaskInfo &a = from.tasks[i], &b = to.tasks[i];
     if (!equalsIgnoreCase(a.name, b.name)) return fmt::format("the tasks changed ({} -> {})", list(from), list(to));

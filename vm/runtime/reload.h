@@ -22,11 +22,11 @@ struct ReloadPlan {
     int8_t fromBit = -1;
     int8_t toBit = -1;
   };
-  std::vector<Copy> copies;            // sorted by `from` once planned
-  std::vector<uint32_t> references;    // new offsets of kept REF slots: their targets are relocated
-  uint64_t kept = 0;                   // variables (and fields, elements) that keep their value
-  std::vector<std::string> reset;      // "Main.x (new)", "Main.y (INT -> DINT)": start from their initial value
-  std::vector<std::string> removed;    // variables of the old version that are gone
+  std::vector<Copy> copies;          // sorted by `from` once planned
+  std::vector<uint32_t> references;  // new offsets of kept REF slots: their targets are relocated
+  uint64_t kept = 0;                 // variables (and fields, elements) that keep their value
+  std::vector<std::string> reset;    // "Main.x (new)", "Main.y (INT -> DINT)": start from their initial value
+  std::vector<std::string> removed;  // variables of the old version that are gone
 
   // Where the old bytes [offset, offset + size) are in the new image, when they are kept whole.
   std::optional<uint32_t> relocate(uint32_t offset, uint32_t size) const;

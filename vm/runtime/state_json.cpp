@@ -57,7 +57,8 @@ bool searchPath(const Program& program, uint32_t base, const Type* t, uint32_t t
     }
     for (size_t d = 0; d < parts.size(); ++d) idx += (d ? "," : "") + std::to_string(parts[d]);
     std::string sub = path + "[" + idx + "]";
-    if (searchPath(program, base + static_cast<uint32_t>(flat * t->base->size), t->base, target, want, sub, depth + 1)) {
+    if (searchPath(program, base + static_cast<uint32_t>(flat * t->base->size), t->base, target, want, sub,
+                   depth + 1)) {
       path = sub;
       return true;
     }
@@ -107,7 +108,8 @@ nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image,
     case TypeKind::Tod: return formatTimeOfDay(get<int64_t>(p));
     case TypeKind::Dt: return formatDateAndTime(get<int64_t>(p));
     case TypeKind::String: {
-      const uint16_t n = std::min<uint16_t>(get<uint16_t>(p), static_cast<uint16_t>(std::min<uint32_t>(type->capacity, 65535)));
+      const uint16_t n =
+          std::min<uint16_t>(get<uint16_t>(p), static_cast<uint16_t>(std::min<uint32_t>(type->capacity, 65535)));
       return std::string(reinterpret_cast<const char*>(p + 2), n);
     }
     case TypeKind::Enum: {
@@ -138,7 +140,8 @@ nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image,
         for (size_t k = d + 1; k < type->dims.size(); ++k) stride *= type->dims[k].count;
         for (uint32_t i = 0; i < type->dims[d].count; ++i) {
           const uint32_t elem = at + static_cast<uint32_t>(i * stride);
-          arr.push_back(d + 1 == type->dims.size() ? valueToJson(program, image, elem, -1, *type->base) : dim(d + 1, elem));
+          arr.push_back(d + 1 == type->dims.size() ? valueToJson(program, image, elem, -1, *type->base)
+                                                   : dim(d + 1, elem));
         }
         return arr;
       };

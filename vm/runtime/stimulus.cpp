@@ -27,9 +27,12 @@ std::vector<std::string> splitCells(std::string_view line) {
   for (char c : line) {
     if (quote) {
       cur += c;
-      if (escaped) escaped = false;         // $' and $" do not end the value
-      else if (c == '$') escaped = true;
-      else if (c == quote) quote = 0;
+      if (escaped)
+        escaped = false;  // $' and $" do not end the value
+      else if (c == '$')
+        escaped = true;
+      else if (c == quote)
+        quote = 0;
     } else if (c == '\'' || c == '"') {
       quote = c;
       cur += c;

@@ -212,8 +212,11 @@ std::optional<VariableLocation> findAddress(const Program& program, std::string_
   VariableLocation loc;
   loc.offset = io.offset + static_cast<uint32_t>(byte);
   loc.bit = static_cast<int8_t>(bit);
-  const TypeKind kind = size == 'X' ? TypeKind::Bool : size == 'B' ? TypeKind::Byte : size == 'W' ? TypeKind::Word
-                        : size == 'D' ? TypeKind::DWord : TypeKind::LWord;
+  const TypeKind kind = size == 'X'   ? TypeKind::Bool
+                        : size == 'B' ? TypeKind::Byte
+                        : size == 'W' ? TypeKind::Word
+                        : size == 'D' ? TypeKind::DWord
+                                      : TypeKind::LWord;
   loc.type = program.types->elementary(kind);
   loc.path = a;
   return loc;
@@ -283,10 +286,11 @@ bool encodeValue(const Program& program, std::string_view text, const Type& decl
     return false;
   }
   if (type->isTimeLike()) {
-    const bool ok = (lit->kind == ast::ExprKind::TimeLiteral && (type->kind == TypeKind::Time || type->kind == TypeKind::LTime)) ||
-                    (lit->kind == ast::ExprKind::DateLiteral && type->kind == TypeKind::Date) ||
-                    (lit->kind == ast::ExprKind::TodLiteral && type->kind == TypeKind::Tod) ||
-                    (lit->kind == ast::ExprKind::DtLiteral && type->kind == TypeKind::Dt);
+    const bool ok =
+        (lit->kind == ast::ExprKind::TimeLiteral && (type->kind == TypeKind::Time || type->kind == TypeKind::LTime)) ||
+        (lit->kind == ast::ExprKind::DateLiteral && type->kind == TypeKind::Date) ||
+        (lit->kind == ast::ExprKind::TodLiteral && type->kind == TypeKind::Tod) ||
+        (lit->kind == ast::ExprKind::DtLiteral && type->kind == TypeKind::Dt);
     if (!ok) return bad();
     int64_t v = static_cast<int64_t>(lit->intValue);
     if (negate) v = -v;
@@ -295,18 +299,26 @@ bool encodeValue(const Program& program, std::string_view text, const Type& decl
   }
   if (primIsFloat(prim)) {
     double v;
-    if (lit->kind == ast::ExprKind::RealLiteral) v = lit->realValue;
-    else if (lit->kind == ast::ExprKind::IntLiteral) v = static_cast<double>(lit->intValue) * (lit->negative ? -1 : 1);
-    else return bad();
+    if (lit->kind == ast::ExprKind::RealLiteral)
+      v = lit->realValue;
+    else if (lit->kind == ast::ExprKind::IntLiteral)
+      v = static_cast<double>(lit->intValue) * (lit->negative ? -1 : 1);
+    else
+      return bad();
     if (negate) v = -v;
-    if (prim == Prim::F32) put(bytes, static_cast<float>(v));
-    else put(bytes, v);
+    if (prim == Prim::F32)
+      put(bytes, static_cast<float>(v));
+    else
+      put(bytes, v);
     return true;
   }
   __int128 v;
-  if (lit->kind == ast::ExprKind::BoolLiteral) v = lit->boolValue ? 1 : 0;
-  else if (lit->kind == ast::ExprKind::IntLiteral) v = static_cast<__int128>(lit->intValue) * (lit->negative ? -1 : 1);
-  else return bad();
+  if (lit->kind == ast::ExprKind::BoolLiteral)
+    v = lit->boolValue ? 1 : 0;
+  else if (lit->kind == ast::ExprKind::IntLiteral)
+    v = static_cast<__int128>(lit->intValue) * (lit->negative ? -1 : 1);
+  else
+    return bad();
   if (negate) v = -v;
   if (type->kind == TypeKind::Bool) {
     if (v != 0 && v != 1) return bad();
@@ -318,7 +330,8 @@ bool encodeValue(const Program& program, std::string_view text, const Type& decl
   const __int128 umax = (static_cast<__int128>(1) << width) - 1;
   const __int128 smin = -(static_cast<__int128>(1) << (width - 1));
   const __int128 smax = (static_cast<__int128>(1) << (width - 1)) - 1;
-  const bool fits = primIsSigned(prim) ? (v >= smin && v <= smax) : (v >= 0 && v <= umax) || (bits && v >= smin && v < 0);
+  const bool fits =
+      primIsSigned(prim) ? (v >= smin && v <= smax) : (v >= 0 && v <= umax) || (bits && v >= smin && v < 0);
   if (!fits) {
     error = fmt::format("{} is outside the range of {}", static_cast<long long>(v), declared.name);
     return false;
@@ -357,13 +370,20 @@ std::string formatValue(const Program& program, const uint8_t* memory, uint32_t 
       std::string out = "'";
       for (uint16_t i = 0; i < n; ++i) {
         const char c = static_cast<char>(p[2 + i]);
-        if (c == '\'') out += "$'";
-        else if (c == '$') out += "$$";
-        else if (c == '\n') out += "$N";
-        else if (c == '\t') out += "$T";
-        else if (c == '\r') out += "$R";
-        else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("${:02X}", static_cast<unsigned char>(c));
-        else out += c;
+        if (c == '\'')
+          out += "$'";
+        else if (c == '$')
+          out += "$$";
+        else if (c == '\n')
+          out += "$N";
+        else if (c == '\t')
+          out += "$T";
+        else if (c == '\r')
+          out += "$R";
+        else if (static_cast<unsigned char>(c) < 0x20)
+          out += fmt::format("${:02X}", static_cast<unsigned char>(c));
+        else
+          out += c;
       }
       return out + "'";
     }

@@ -46,10 +46,10 @@ enum class UnaryOp { Negate, Plus, Not };
 enum class BinaryOp { Power, Mul, Div, Mod, Add, Sub, Lt, Gt, Le, Ge, Eq, Ne, And, Xor, Or };
 
 struct Argument {
-  std::string name;        // empty for a positional argument
-  bool isOutput = false;   // `name => variable`
+  std::string name;            // empty for a positional argument
+  bool isOutput = false;       // `name => variable`
   bool negatedOutput = false;  // `NOT name => variable`
-  ExprPtr value;           // expression, or for outputs the receiving variable
+  ExprPtr value;               // expression, or for outputs the receiving variable
   SourceSpan span;
 };
 
@@ -58,8 +58,8 @@ struct Expr {
   SourceSpan span;
 
   // literals
-  uint64_t intValue = 0;   // magnitude for IntLiteral (see `negative`); signed ns for time/date kinds
-  bool negative = false;   // IntLiteral written with a leading '-' inside a typed literal (INT#-5)
+  uint64_t intValue = 0;  // magnitude for IntLiteral (see `negative`); signed ns for time/date kinds
+  bool negative = false;  // IntLiteral written with a leading '-' inside a typed literal (INT#-5)
   double realValue = 0.0;
   bool boolValue = false;
   std::string typePrefix;  // "INT" in INT#5, upper-cased; empty when untyped
@@ -69,8 +69,8 @@ struct Expr {
 
   UnaryOp unaryOp = UnaryOp::Negate;
   BinaryOp binaryOp = BinaryOp::Add;
-  ExprPtr operand;  // Member/BitAccess/Index/Deref/Unary/Call target; Binary left side
-  ExprPtr rhs;      // Binary right side
+  ExprPtr operand;               // Member/BitAccess/Index/Deref/Unary/Call target; Binary left side
+  ExprPtr rhs;                   // Binary right side
   std::vector<ExprPtr> indices;  // Index
   std::vector<Argument> args;    // Call
 
@@ -128,11 +128,11 @@ struct EnumValue {
 struct TypeRef {
   TypeRefKind kind = TypeRefKind::Named;
   SourceSpan span;
-  std::string name;               // Named
-  ExprPtr length;                 // String
-  std::vector<ArrayDim> dims;     // Array; Subrange uses dims[0]
-  TypeRefPtr element;             // Array element, RefTo target, Subrange/Enum base type
-  std::vector<VarDecl> fields;    // Struct
+  std::string name;                   // Named
+  ExprPtr length;                     // String
+  std::vector<ArrayDim> dims;         // Array; Subrange uses dims[0]
+  TypeRefPtr element;                 // Array element, RefTo target, Subrange/Enum base type
+  std::vector<VarDecl> fields;        // Struct
   std::vector<EnumValue> enumValues;  // Enum
 };
 
@@ -205,7 +205,7 @@ struct Stmt {
   StmtList body;                   // For/While/Repeat body
   StmtList elseBody;               // If/Case ELSE
   bool hasElse = false;
-  SourceSpan elseSpan;             // the ELSE keyword, when present
+  SourceSpan elseSpan;  // the ELSE keyword, when present
 
   Stmt(StmtKind k, SourceSpan s) : kind(k), span(s) {}
 };
@@ -217,8 +217,8 @@ enum class PouKind { Program, Function, FunctionBlock, Method };
 struct Pou {
   PouKind kind = PouKind::Program;
   std::string name;
-  SourceSpan span;     // the name
-  SourceSpan endSpan;  // the END_* keyword
+  SourceSpan span;        // the name
+  SourceSpan endSpan;     // the END_* keyword
   TypeRefPtr returnType;  // Function/Method, optional for methods
   std::vector<VarDecl> vars;
   StmtList body;

@@ -55,7 +55,7 @@ enum class PrefixClass { None, Int, Real, Bool, Time, Date, Tod, Dt };
 
 // Classifies the identifier before a '#'. `normalised` receives the typePrefix to store.
 PrefixClass classifyPrefix(const std::string& upper, std::string& normalised) {
-  static const char* const kIntTypes[] = {"SINT", "INT",  "DINT", "LINT",  "USINT", "UINT",
+  static const char* const kIntTypes[] = {"SINT",  "INT",   "DINT", "LINT", "USINT", "UINT",
                                           "UDINT", "ULINT", "BYTE", "WORD", "DWORD", "LWORD"};
   for (const char* t : kIntTypes)
     if (upper == t) {
@@ -98,8 +98,12 @@ bool parseDuration(std::string_view s, uint64_t& magnitude, std::string& error) 
   static const struct {
     const char* name;
     uint64_t ns;
-  } kUnits[] = {{"D", kNsPerDay},      {"H", 3600 * kNsPerSecond}, {"M", 60 * kNsPerSecond},
-                {"S", kNsPerSecond},   {"MS", 1'000'000},          {"US", 1'000},
+  } kUnits[] = {{"D", kNsPerDay},
+                {"H", 3600 * kNsPerSecond},
+                {"M", 60 * kNsPerSecond},
+                {"S", kNsPerSecond},
+                {"MS", 1'000'000},
+                {"US", 1'000},
                 {"NS", 1}};
   unsigned __int128 total = 0;
   int lastRank = -1;
@@ -621,8 +625,7 @@ class Lexer {
       return r;
     }
     if (text.find("__") != std::string_view::npos || text.find("_.") != std::string_view::npos ||
-        text.find("_e") != std::string_view::npos || text.find("_E") != std::string_view::npos ||
-        text.back() == '_') {
+        text.find("_e") != std::string_view::npos || text.find("_E") != std::string_view::npos || text.back() == '_') {
       error(tokenSpan(), "misplaced '_' in numeric literal '" + std::string(text) + "'");
       r.ok = false;
     }
@@ -685,8 +688,8 @@ class Lexer {
       why = "value out of range";
     }
     if (!ok) {
-      error(tokenSpan(), "invalid " + prefix + " literal '" + std::string(src_.substr(startI_, i_ - startI_)) +
-                             "': " + why);
+      error(tokenSpan(),
+            "invalid " + prefix + " literal '" + std::string(src_.substr(startI_, i_ - startI_)) + "': " + why);
       magnitude = 0;
     }
     Token& t = emit(TokenKind::TimeLiteral);
@@ -741,8 +744,8 @@ class Lexer {
       why = "out of range";
     }
     if (!ok) {
-      error(tokenSpan(), "invalid " + prefix + " literal '" + std::string(src_.substr(startI_, i_ - startI_)) +
-                             "': " + why);
+      error(tokenSpan(),
+            "invalid " + prefix + " literal '" + std::string(src_.substr(startI_, i_ - startI_)) + "': " + why);
       ns = 0;
     }
     TokenKind kind = pc == PrefixClass::Date  ? TokenKind::DateLiteral

@@ -24,64 +24,64 @@
 namespace scanback {
 
 // X(enumerator suffix, spelling)
-#define SCANBACK_ST_KEYWORDS(X)                   \
-  X(Program, "PROGRAM")                           \
-  X(EndProgram, "END_PROGRAM")                    \
-  X(Function, "FUNCTION")                         \
-  X(EndFunction, "END_FUNCTION")                  \
-  X(FunctionBlock, "FUNCTION_BLOCK")              \
-  X(EndFunctionBlock, "END_FUNCTION_BLOCK")       \
-  X(Method, "METHOD")                             \
-  X(EndMethod, "END_METHOD")                      \
-  X(Var, "VAR")                                   \
-  X(VarInput, "VAR_INPUT")                        \
-  X(VarOutput, "VAR_OUTPUT")                      \
-  X(VarInOut, "VAR_IN_OUT")                       \
-  X(VarTemp, "VAR_TEMP")                          \
-  X(VarGlobal, "VAR_GLOBAL")                      \
-  X(VarExternal, "VAR_EXTERNAL")                  \
-  X(VarConfig, "VAR_CONFIG")                      \
-  X(EndVar, "END_VAR")                            \
-  X(Constant, "CONSTANT")                         \
-  X(Retain, "RETAIN")                             \
-  X(NonRetain, "NON_RETAIN")                      \
-  X(Persistent, "PERSISTENT")                     \
-  X(At, "AT")                                     \
-  X(Type, "TYPE")                                 \
-  X(EndType, "END_TYPE")                          \
-  X(Struct, "STRUCT")                             \
-  X(EndStruct, "END_STRUCT")                      \
-  X(Array, "ARRAY")                               \
-  X(Of, "OF")                                     \
-  X(RefTo, "REF_TO")                              \
-  X(If, "IF")                                     \
-  X(Then, "THEN")                                 \
-  X(Elsif, "ELSIF")                               \
-  X(Else, "ELSE")                                 \
-  X(EndIf, "END_IF")                              \
-  X(Case, "CASE")                                 \
-  X(EndCase, "END_CASE")                          \
-  X(For, "FOR")                                   \
-  X(To, "TO")                                     \
-  X(By, "BY")                                     \
-  X(Do, "DO")                                     \
-  X(EndFor, "END_FOR")                            \
-  X(While, "WHILE")                               \
-  X(EndWhile, "END_WHILE")                        \
-  X(Repeat, "REPEAT")                             \
-  X(Until, "UNTIL")                               \
-  X(EndRepeat, "END_REPEAT")                      \
-  X(Exit, "EXIT")                                 \
-  X(Continue, "CONTINUE")                         \
-  X(Return, "RETURN")                             \
-  X(Not, "NOT")                                   \
-  X(And, "AND")                                   \
-  X(Or, "OR")                                     \
-  X(Xor, "XOR")                                   \
-  X(Mod, "MOD")                                   \
-  X(Configuration, "CONFIGURATION")               \
-  X(EndConfiguration, "END_CONFIGURATION")        \
-  X(Resource, "RESOURCE")                         \
+#define SCANBACK_ST_KEYWORDS(X)             \
+  X(Program, "PROGRAM")                     \
+  X(EndProgram, "END_PROGRAM")              \
+  X(Function, "FUNCTION")                   \
+  X(EndFunction, "END_FUNCTION")            \
+  X(FunctionBlock, "FUNCTION_BLOCK")        \
+  X(EndFunctionBlock, "END_FUNCTION_BLOCK") \
+  X(Method, "METHOD")                       \
+  X(EndMethod, "END_METHOD")                \
+  X(Var, "VAR")                             \
+  X(VarInput, "VAR_INPUT")                  \
+  X(VarOutput, "VAR_OUTPUT")                \
+  X(VarInOut, "VAR_IN_OUT")                 \
+  X(VarTemp, "VAR_TEMP")                    \
+  X(VarGlobal, "VAR_GLOBAL")                \
+  X(VarExternal, "VAR_EXTERNAL")            \
+  X(VarConfig, "VAR_CONFIG")                \
+  X(EndVar, "END_VAR")                      \
+  X(Constant, "CONSTANT")                   \
+  X(Retain, "RETAIN")                       \
+  X(NonRetain, "NON_RETAIN")                \
+  X(Persistent, "PERSISTENT")               \
+  X(At, "AT")                               \
+  X(Type, "TYPE")                           \
+  X(EndType, "END_TYPE")                    \
+  X(Struct, "STRUCT")                       \
+  X(EndStruct, "END_STRUCT")                \
+  X(Array, "ARRAY")                         \
+  X(Of, "OF")                               \
+  X(RefTo, "REF_TO")                        \
+  X(If, "IF")                               \
+  X(Then, "THEN")                           \
+  X(Elsif, "ELSIF")                         \
+  X(Else, "ELSE")                           \
+  X(EndIf, "END_IF")                        \
+  X(Case, "CASE")                           \
+  X(EndCase, "END_CASE")                    \
+  X(For, "FOR")                             \
+  X(To, "TO")                               \
+  X(By, "BY")                               \
+  X(Do, "DO")                               \
+  X(EndFor, "END_FOR")                      \
+  X(While, "WHILE")                         \
+  X(EndWhile, "END_WHILE")                  \
+  X(Repeat, "REPEAT")                       \
+  X(Until, "UNTIL")                         \
+  X(EndRepeat, "END_REPEAT")                \
+  X(Exit, "EXIT")                           \
+  X(Continue, "CONTINUE")                   \
+  X(Return, "RETURN")                       \
+  X(Not, "NOT")                             \
+  X(And, "AND")                             \
+  X(Or, "OR")                               \
+  X(Xor, "XOR")                             \
+  X(Mod, "MOD")                             \
+  X(Configuration, "CONFIGURATION")         \
+  X(EndConfiguration, "END_CONFIGURATION")  \
+  X(Resource, "RESOURCE")                   \
   X(EndResource, "END_RESOURCE")
 
 enum class TokenKind {
@@ -122,7 +122,7 @@ enum class TokenKind {
   Ne,         // <>
   Ampersand,  // &
   Hash,       // #
-  // keywords
+// keywords
 #define SCANBACK_KW_ENUM(name, spelling) Kw##name,
   SCANBACK_ST_KEYWORDS(SCANBACK_KW_ENUM)
 #undef SCANBACK_KW_ENUM
@@ -139,10 +139,10 @@ struct Token {
   bool negative = false;
   double realValue = 0.0;
   bool boolValue = false;
-  std::string typePrefix;   // upper-cased and normalised (T# -> "TIME", D# -> "DATE", ...)
-  std::string stringValue;  // StringLiteral
-  char area = 0;            // DirectAddress
-  char size = 0;            // DirectAddress ('*' for %I*)
+  std::string typePrefix;       // upper-cased and normalised (T# -> "TIME", D# -> "DATE", ...)
+  std::string stringValue;      // StringLiteral
+  char area = 0;                // DirectAddress
+  char size = 0;                // DirectAddress ('*' for %I*)
   std::vector<uint32_t> parts;  // DirectAddress
 };
 

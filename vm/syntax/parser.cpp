@@ -19,8 +19,8 @@ using K = TokenKind;
 
 struct SyntaxError {};
 
-constexpr int kMaxDepth = 200;         // parser recursion: nested statements, parentheses, types, ...
-constexpr int kMaxExprHeight = 1000;   // height of an expression tree (a + b + ... chains included)
+constexpr int kMaxDepth = 200;        // parser recursion: nested statements, parentheses, types, ...
+constexpr int kMaxExprHeight = 1000;  // height of an expression tree (a + b + ... chains included)
 constexpr size_t kMaxErrors = 100;
 constexpr size_t kNoToken = SIZE_MAX;
 
@@ -113,7 +113,8 @@ std::string quoted(K k) { return "'" + std::string(tokenKindName(k)) + "'"; }
 std::string describe(const Token& tok) {
   switch (tok.kind) {
     case K::EndOfFile: return "end of file";
-    case K::StringLiteral: return "string literal " + (tok.text.size() > 40 ? tok.text.substr(0, 37) + "..." : tok.text);
+    case K::StringLiteral:
+      return "string literal " + (tok.text.size() > 40 ? tok.text.substr(0, 37) + "..." : tok.text);
     default: break;
   }
   std::string s = tok.text;
@@ -214,8 +215,7 @@ int binaryPrecedence(K k, BinaryOp& op) {
 
 class Parser {
  public:
-  Parser(std::vector<Token> tokens, FileId file, Diagnostics& diag)
-      : t_(std::move(tokens)), file_(file), diag_(diag) {
+  Parser(std::vector<Token> tokens, FileId file, Diagnostics& diag) : t_(std::move(tokens)), file_(file), diag_(diag) {
     if (t_.empty() || t_.back().kind != K::EndOfFile) {
       Token eof;
       eof.kind = K::EndOfFile;
@@ -488,9 +488,7 @@ class Parser {
     return e;
   }
 
-  bool untypedNumberNext() const {
-    return (at(K::IntLiteral) || at(K::RealLiteral)) && cur().typePrefix.empty();
-  }
+  bool untypedNumberNext() const { return (at(K::IntLiteral) || at(K::RealLiteral)) && cur().typePrefix.empty(); }
 
   ExprPtr parseUnary() {
     DepthGuard guard(*this);
@@ -621,8 +619,7 @@ class Parser {
         inner->span = SourceSpan::cover(tok.span, close);
         return inner;
       }
-      case K::DirectAddress:
-        fail("direct address " + describe(tok) + " can only be used after AT in a declaration");
+      case K::DirectAddress: fail("direct address " + describe(tok) + " can only be used after AT in a declaration");
       default: fail("expected an expression, found " + describe(tok));
     }
   }
@@ -706,7 +703,9 @@ class Parser {
       case K::KwContinue:
       case K::KwReturn: {
         advance();
-        StmtKind sk = tok.kind == K::KwExit ? StmtKind::Exit : tok.kind == K::KwContinue ? StmtKind::Continue : StmtKind::Return;
+        StmtKind sk = tok.kind == K::KwExit       ? StmtKind::Exit
+                      : tok.kind == K::KwContinue ? StmtKind::Continue
+                                                  : StmtKind::Return;
         auto s = std::make_unique<Stmt>(sk, tok.span);
         expectSemicolon("after " + quoted(tok.kind));
         return s;
@@ -1253,7 +1252,8 @@ class Parser {
         }
         e.span = SourceSpan::cover(first.span, last);
         expect(K::KwAt, "after the instance path");
-        if (!at(K::DirectAddress)) fail("expected a direct address such as %IX0.0 after 'AT', found " + describe(cur()));
+        if (!at(K::DirectAddress))
+          fail("expected a direct address such as %IX0.0 after 'AT', found " + describe(cur()));
         e.location = locationOf(advance());
         expect(K::Colon, "after the address");
         e.type = parseTypeRef(false);
@@ -1397,8 +1397,7 @@ class Parser {
   }
 
   bool programInstanceAhead() const {
-    return at(K::KwProgram) && peek(1).kind == K::Identifier &&
-           (peek(2).kind == K::Colon || isWord(peek(2), "WITH"));
+    return at(K::KwProgram) && peek(1).kind == K::Identifier && (peek(2).kind == K::Colon || isWord(peek(2), "WITH"));
   }
   bool taskAhead() const { return isWord(cur(), "TASK") && peek(1).kind == K::Identifier; }
 

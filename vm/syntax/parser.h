@@ -36,9 +36,9 @@
 //   `RESOURCE name ON` is accepted and dropped.
 //
 // Errors: reported to Diagnostics as "expected ';' after assignment, found 'END_IF'" with the
-// location of the offending token; lexical and syntax errors of a file are added in source order. The parser then resynchronises (to the next ';', statement
-// keyword, END_* keyword, section or POU keyword) so that later errors and later POUs are still
-// found. At most 100 parser errors (and 100 lexer errors) are reported per file. Nesting deeper
+// location of the offending token; lexical and syntax errors of a file are added in source order. The parser then
+// resynchronises (to the next ';', statement keyword, END_* keyword, section or POU keyword) so that later errors and
+// later POUs are still found. At most 100 parser errors (and 100 lexer errors) are reported per file. Nesting deeper
 // than 200 levels (parentheses, unary operators, statements, types, initializers) is reported once
 // and stops the parse of that file. An expression whose tree would be more than 1000 levels high
 // (e.g. `a + a + ...` with over 1000 terms) is an error, so later stages may walk the AST
