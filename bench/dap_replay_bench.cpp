@@ -149,7 +149,7 @@ bool launch(Setup& s) {
 }
 
 Setup& setup() {
-  static Setup s = [] {
+  static Setup shared = [] {
     Setup s;
     if (record(s, {}) && analyse(s, kDistances, addressable(*plant()))) {
       printCases(s);
@@ -157,7 +157,7 @@ Setup& setup() {
     }
     return s;
   }();
-  return s;
+  return shared;
 }
 
 DapClient* clientFor(benchmark::State& state) {

@@ -140,7 +140,7 @@ inline double cpuNs(clockid_t clock) {
 
 // One benchmark's timed calls: the wall time and the CPU time on `cpuClock` of each.
 struct Samples {
-  explicit Samples(clockid_t cpuClock) : cpuClock(cpuClock) {}
+  explicit Samples(clockid_t clock) : cpuClock(clock) {}
 
   clockid_t cpuClock;
   std::vector<double> wallMs, cpuMs;

@@ -136,7 +136,7 @@ void printCases(Setup& s) {
 }
 
 Setup& setup() {
-  static Setup s = [] {
+  static Setup shared = [] {
     Setup s;
     if (!record(s, watchedNames()) || !analyse(s, kDistances, {})) return s;
     printCases(s);
@@ -146,7 +146,7 @@ Setup& setup() {
     s.replayer = replay::Replayer::open(s.tracePath, options, s.error);
     return s;
   }();
-  return s;
+  return shared;
 }
 
 // ---------------------------------------------------------------- measuring

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "vm/base/version.h"
 #include "vm/exec/vm.h"
 
 using namespace scanback;
@@ -12,7 +13,7 @@ using namespace scanback::cli;
 int main(int argc, char** argv) {
   CLI::App app{"scanback: record-and-replay time-travel debugger for IEC 61131-3 Structured Text"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("scanback 0.1.0"));
+  app.set_version_flag("--version", std::string("scanback ") + kScanbackVersion);
 
   std::vector<std::string> checkFiles;
   auto* check = app.add_subcommand("check", "Compile ST files and report diagnostics (exit 0 ok, 1 on errors)");

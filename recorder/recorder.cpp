@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "traces/trace_writer.h"
+#include "vm/base/version.h"
 
 namespace scanback::recorder {
 
@@ -136,7 +137,7 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
   if (r->options_.keyframeEvery == 0) r->options_.keyframeEvery = 1;
   const Program& p = runtime.program();
   trace::HeaderData h;
-  h.scanbackVersion = "0.1.0";
+  h.scanbackVersion = kScanbackVersion;
   h.programHash = p.hash;
   h.sources = p.sources.files();
   for (const TaskInfo& t : p.tasks) h.tasks.push_back({t.name, t.intervalNs, t.priority});

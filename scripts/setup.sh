@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   capnproto libcapnp-dev libzstd-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libvalijson-dev

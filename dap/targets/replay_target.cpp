@@ -265,8 +265,8 @@ std::optional<Timeline> ReplayTarget::timeline(std::string& error) const {
   auto startOf = [&](uint64_t cycle) {
     std::shared_ptr<const trace::ChunkData> held;
     replay::CycleRecord record;
-    std::string error;
-    return history.cycle(cycle, held, record, error) ? record.startNs : int64_t{0};
+    std::string readError;
+    return history.cycle(cycle, held, record, readError) ? record.startNs : int64_t{0};
   };
   t.firstTimeNs = startOf(t.firstCycle);
   t.lastTimeNs = startOf(t.lastCycle);

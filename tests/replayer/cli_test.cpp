@@ -325,7 +325,7 @@ TEST_P(ReplayEqualsRun, AtTheEndAndAfterEarlierCycles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Projects, ReplayEqualsRun, ::testing::ValuesIn(projects()),
-                         [](const ::testing::TestParamInfo<Project>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<Project>& testInfo) { return testInfo.param.name; });
 
 // ---------------------------------------------------------------- replay: positions and summary
 

@@ -469,9 +469,10 @@ TEST_P(HitConditions, StopWhereTheNumberedHitPasses) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Replayer, HitConditions, ::testing::Bool(), [](const ::testing::TestParamInfo<bool>& info) {
-  return info.param ? "WithStatementPaths" : "WithoutStatementPaths";
-});
+INSTANTIATE_TEST_SUITE_P(Replayer, HitConditions, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& testInfo) {
+                           return testInfo.param ? "WithStatementPaths" : "WithoutStatementPaths";
+                         });
 
 // The last writes of a variable, and reverse continue to a data write, against the values at
 // every boundary.

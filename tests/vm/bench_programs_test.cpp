@@ -286,8 +286,8 @@ TEST_P(BenchProgramTest, MatchesLuaTwin) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Twins, BenchProgramTest, ::testing::ValuesIn(benchCases()),
-                         [](const ::testing::TestParamInfo<BenchCase>& info) {
-                           return info.param.name + "_" + std::to_string(info.param.cycles);
+                         [](const ::testing::TestParamInfo<BenchCase>& testInfo) {
+                           return testInfo.param.name + "_" + std::to_string(testInfo.param.cycles);
                          });
 
 // The comparison itself: a mismatch must be caught.

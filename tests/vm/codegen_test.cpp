@@ -81,7 +81,7 @@ TEST_P(CodegenListing, MatchesGolden) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Listings, CodegenListing, ::testing::ValuesIn(listingNames()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& testInfo) { return testInfo.param; });
 
 TEST(CodegenListings, DirectoryHasListings) {
   EXPECT_GE(listingNames().size(), 12u) << kCodegenDir;

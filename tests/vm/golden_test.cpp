@@ -193,6 +193,6 @@ TEST_P(Golden, FinalStateExitCodeAndDiagnostics) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, Golden, ::testing::ValuesIn(discover()),
-                         [](const ::testing::TestParamInfo<GoldenCase>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<GoldenCase>& testInfo) { return testInfo.param.name; });
 
 }  // namespace

@@ -1,6 +1,6 @@
 // A compiled program: immutable bytecode, the initial image and the debug information that maps
 // code back to source. One Program is shared (read-only) by the live VM and any number of replay
-// VMs (DESIGN.md invariant 3).
+// VMs (docs/architecture.md: immutable, shared bytecode).
 #pragma once
 
 #include <cstdint>

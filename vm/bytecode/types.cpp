@@ -25,9 +25,9 @@ uint64_t Type::elementCount() const {
   return n;
 }
 
-const Variable* Type::field(std::string_view name) const {
+const Variable* Type::field(std::string_view fieldName) const {
   for (const Variable& v : fields)
-    if (equalsIgnoreCase(v.name, name)) return &v;
+    if (equalsIgnoreCase(v.name, fieldName)) return &v;
   return nullptr;
 }
 

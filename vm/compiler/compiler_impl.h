@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "vm/base/int128.h"
 #include "vm/bytecode/program.h"
 #include "vm/compiler/compiler.h"
 #include "vm/syntax/ast.h"
@@ -23,11 +24,11 @@ namespace scanback::compiler {
 struct ConstValue {
   enum class Kind : uint8_t { None, Int, Real, Bool, String };
   Kind kind = Kind::None;
-  __int128 i = 0;
+  Int128 i = 0;
   double r = 0.0;
   std::string s;
 
-  static ConstValue ofInt(__int128 v) {
+  static ConstValue ofInt(Int128 v) {
     ConstValue c;
     c.kind = Kind::Int;
     c.i = v;

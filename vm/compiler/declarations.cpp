@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "vm/base/int128.h"
 #include "vm/compiler/compiler_impl.h"
 #include "vm/exec/natives.h"
 
@@ -579,7 +580,7 @@ void Compiler::writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type
   const Prim prim = primOf(*type);
   auto put = [&](auto v) { std::memcpy(p, &v, sizeof v); };
   const bool real = primIsFloat(prim);
-  const __int128 iv = c.kind == ConstValue::Kind::Real ? static_cast<__int128>(c.r) : c.i;
+  const Int128 iv = c.kind == ConstValue::Kind::Real ? static_cast<Int128>(c.r) : c.i;
   const double rv = c.kind == ConstValue::Kind::Real ? c.r : static_cast<double>(c.i);
   if (c.kind == ConstValue::Kind::String || c.kind == ConstValue::Kind::None) {
     error(span, fmt::format("expected a value of type {}", type->name));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "vm/base/int128.h"
 #include "vm/compiler/compiler_impl.h"
 
 namespace scanback::compiler {
@@ -73,7 +74,7 @@ const Type* valueBase(const Type* t) {
   return t;
 }
 
-__int128 wrapTo(__int128 v, const Type* t) {
+Int128 wrapTo(Int128 v, const Type* t) {
   switch (primOf(*t)) {
     case Prim::I8: return static_cast<int8_t>(static_cast<uint8_t>(v));
     case Prim::I16: return static_cast<int16_t>(static_cast<uint16_t>(v));
@@ -139,7 +140,7 @@ bool Compiler::fitsLiteral(const ConstValue& c, const Type* t) const {
     case Prim::U8: return c.i >= 0 && c.i <= UINT8_MAX;
     case Prim::U16: return c.i >= 0 && c.i <= UINT16_MAX;
     case Prim::U32: return c.i >= 0 && c.i <= UINT32_MAX;
-    case Prim::U64: return c.i >= 0 && c.i <= static_cast<__int128>(UINT64_MAX);
+    case Prim::U64: return c.i >= 0 && c.i <= static_cast<Int128>(UINT64_MAX);
     default: return false;
   }
 }
@@ -395,7 +396,7 @@ ConstValue convertConst(const ConstValue& c, const Type* to) {
   }
   if (c.kind == ConstValue::Kind::Real) {
     const double r = std::round(c.r);
-    __int128 v;
+    Int128 v;
     const Prim p = primOf(*base);
     const double lo = primIsSigned(p) ? -std::ldexp(1.0, static_cast<int>(primSize(p) * 8 - 1)) : 0.0;
     const double hi = primIsSigned(p) ? std::ldexp(1.0, static_cast<int>(primSize(p) * 8 - 1)) - 1
@@ -403,11 +404,11 @@ ConstValue convertConst(const ConstValue& c, const Type* to) {
     if (std::isnan(r))
       v = 0;
     else if (r <= lo)
-      v = static_cast<__int128>(lo);
+      v = static_cast<Int128>(lo);
     else if (r >= hi)
-      v = static_cast<__int128>(hi);
+      v = static_cast<Int128>(hi);
     else
-      v = static_cast<__int128>(r);
+      v = static_cast<Int128>(r);
     return ConstValue::ofInt(v);
   }
   if (base->isScalar()) return ConstValue::ofInt(wrapTo(c.i, base));
@@ -871,7 +872,7 @@ Value Compiler::genLiteral(const ast::Expr& e, const Type* hint) {
   v.isConst = true;
   switch (e.kind) {
     case ast::ExprKind::IntLiteral: {
-      __int128 value = static_cast<__int128>(e.intValue);
+      Int128 value = static_cast<Int128>(e.intValue);
       if (e.negative) value = -value;
       v.constant = ConstValue::ofInt(value);
       if (!e.typePrefix.empty()) {
@@ -976,8 +977,8 @@ std::optional<ConstValue> Compiler::foldBinary(ast::BinaryOp op, const ConstValu
       default: return std::nullopt;
     }
   }
-  const __int128 x = a.i, y = b.i;
-  auto w = [&](__int128 v) {
+  const Int128 x = a.i, y = b.i;
+  auto w = [&](Int128 v) {
     const Type* base = t ? valueBase(t) : nullptr;
     if (base && base->kind == TypeKind::Enum) base = base->base;
     return ConstValue::ofInt(base && base->isScalar() && !base->isReal() ? wrapTo(v, base) : v);

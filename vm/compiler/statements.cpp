@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "vm/base/int128.h"
 #include "vm/compiler/compiler_impl.h"
 #include "vm/syntax/parser.h"
 
@@ -157,12 +158,12 @@ void Compiler::genCase(const ast::Stmt& s) {
   const Type* valueType = base->kind == TypeKind::Enum ? base->base : base;
   const uint32_t selOperand = operandAs(sel, t, s.value->span);
   struct Range {
-    __int128 lo, hi;
+    Int128 lo, hi;
     size_t branch;
     SourceSpan span;
   };
   std::vector<Range> ranges;
-  auto labelValue = [&](const ast::Expr& e) -> std::optional<__int128> {
+  auto labelValue = [&](const ast::Expr& e) -> std::optional<Int128> {
     std::optional<Value> v = constantOf(e, base);
     if (!v || !v->isConst ||
         (v->constant.kind != ConstValue::Kind::Int && v->constant.kind != ConstValue::Kind::Bool)) {
@@ -198,16 +199,16 @@ void Compiler::genCase(const ast::Stmt& s) {
   Label elseLabel = newLabel();
   std::vector<Label> bodies;
   for (size_t b = 0; b < s.cases.size(); ++b) bodies.push_back(newLabel());
-  __int128 minV = 0, maxV = 0;
+  Int128 minV = 0, maxV = 0;
   uint64_t covered = 0;
   for (size_t i = 0; i < ranges.size(); ++i) {
     minV = i ? std::min(minV, ranges[i].lo) : ranges[i].lo;
     maxV = i ? std::max(maxV, ranges[i].hi) : ranges[i].hi;
     covered += static_cast<uint64_t>(ranges[i].hi - ranges[i].lo + 1);
   }
-  const __int128 span = ranges.empty() ? 0 : maxV - minV + 1;
+  const Int128 span = ranges.empty() ? 0 : maxV - minV + 1;
   const Prim p = primOf(*valueType);
-  const bool dense = !ranges.empty() && span <= 1024 && span <= 4 * static_cast<__int128>(covered) + 8 &&
+  const bool dense = !ranges.empty() && span <= 1024 && span <= 4 * static_cast<Int128>(covered) + 8 &&
                      minV >= INT32_MIN && maxV <= INT32_MAX && ranges.size() >= 4;
   if (dense) {
     uint32_t sel32 = selOperand;
@@ -230,7 +231,7 @@ void Compiler::genCase(const ast::Stmt& s) {
                              o(static_cast<uint32_t>(span)), lab(elseLabel)};
     std::vector<Label> table(static_cast<size_t>(span), elseLabel);
     for (const Range& r : ranges)
-      for (__int128 v = r.lo; v <= r.hi; ++v) table[static_cast<size_t>(v - minV)] = bodies[r.branch];
+      for (Int128 v = r.lo; v <= r.hi; ++v) table[static_cast<size_t>(v - minV)] = bodies[r.branch];
     for (Label l : table) ops.push_back(lab(l));
     emitVec(Op::JTAB, ops);
   } else {

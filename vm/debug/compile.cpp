@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "vm/base/int128.h"
 #include "vm/debug/expression_impl.h"
 #include "vm/exec/natives.h"
 #include "vm/exec/strings.h"
@@ -26,11 +27,11 @@ namespace {
 struct ConstValue {
   enum class Kind : uint8_t { None, Int, Real, Bool, String };
   Kind kind = Kind::None;
-  __int128 i = 0;
+  Int128 i = 0;
   double r = 0.0;
   std::string s;
 
-  static ConstValue ofInt(__int128 v) {
+  static ConstValue ofInt(Int128 v) {
     ConstValue c;
     c.kind = Kind::Int;
     c.i = v;
@@ -122,7 +123,7 @@ const Type* valueBase(const Type* t) {
   return t;
 }
 
-__int128 wrapTo(__int128 v, const Type* t) {
+Int128 wrapTo(Int128 v, const Type* t) {
   switch (primOf(*t)) {
     case Prim::I8: return static_cast<int8_t>(static_cast<uint8_t>(v));
     case Prim::I16: return static_cast<int16_t>(static_cast<uint16_t>(v));
@@ -150,7 +151,7 @@ ConstValue convertConst(const ConstValue& c, const Type* to) {
   }
   if (c.kind == ConstValue::Kind::Real) {
     const double r = std::round(c.r);
-    __int128 v;
+    Int128 v;
     const Prim p = primOf(*base);
     const double lo = primIsSigned(p) ? -std::ldexp(1.0, static_cast<int>(primSize(p) * 8 - 1)) : 0.0;
     const double hi = primIsSigned(p) ? std::ldexp(1.0, static_cast<int>(primSize(p) * 8 - 1)) - 1
@@ -158,11 +159,11 @@ ConstValue convertConst(const ConstValue& c, const Type* to) {
     if (std::isnan(r))
       v = 0;
     else if (r <= lo)
-      v = static_cast<__int128>(lo);
+      v = static_cast<Int128>(lo);
     else if (r >= hi)
-      v = static_cast<__int128>(hi);
+      v = static_cast<Int128>(hi);
     else
-      v = static_cast<__int128>(r);
+      v = static_cast<Int128>(r);
     return ConstValue::ofInt(v);
   }
   if (base->isScalar()) return ConstValue::ofInt(wrapTo(c.i, base));
@@ -425,7 +426,7 @@ class Builder {
       case Prim::U8: return c.i >= 0 && c.i <= UINT8_MAX;
       case Prim::U16: return c.i >= 0 && c.i <= UINT16_MAX;
       case Prim::U32: return c.i >= 0 && c.i <= UINT32_MAX;
-      case Prim::U64: return c.i >= 0 && c.i <= static_cast<__int128>(UINT64_MAX);
+      case Prim::U64: return c.i >= 0 && c.i <= static_cast<Int128>(UINT64_MAX);
       default: return false;
     }
   }
@@ -527,7 +528,7 @@ class Builder {
     if (c.kind == ConstValue::Kind::String || c.kind == ConstValue::Kind::None)
       fail(span, fmt::format("expected a value of type {}", type->name));
     const Prim prim = primOf(*base);
-    const __int128 iv = c.kind == ConstValue::Kind::Real ? static_cast<__int128>(c.r) : c.i;
+    const Int128 iv = c.kind == ConstValue::Kind::Real ? static_cast<Int128>(c.r) : c.i;
     const double rv = c.kind == ConstValue::Kind::Real ? c.r : static_cast<double>(c.i);
     uint64_t bits = 0;
     switch (prim) {
@@ -1038,7 +1039,7 @@ class Builder {
     v.isConst = true;
     switch (e.kind) {
       case ast::ExprKind::IntLiteral: {
-        __int128 value = static_cast<__int128>(e.intValue);
+        Int128 value = static_cast<Int128>(e.intValue);
         if (e.negative) value = -value;
         v.constant = ConstValue::ofInt(value);
         if (!e.typePrefix.empty()) {
@@ -1134,8 +1135,8 @@ class Builder {
         default: return std::nullopt;
       }
     }
-    const __int128 x = a.i, y = b.i;
-    auto w = [&](__int128 v) {
+    const Int128 x = a.i, y = b.i;
+    auto w = [&](Int128 v) {
       const Type* base = t ? valueBase(t) : nullptr;
       if (base && base->kind == TypeKind::Enum) base = base->base;
       return ConstValue::ofInt(base && base->isScalar() && !base->isReal() ? wrapTo(v, base) : v);
@@ -1143,7 +1144,7 @@ class Builder {
     const bool boolish = a.kind == K::Bool && b.kind == K::Bool;
     // Untyped integer literals fold without limits (in 128 bits, as the compiler does); only
     // products of huge literals could leave those 128 bits.
-    __int128 r = 0;
+    Int128 r = 0;
     switch (op) {
       case ast::BinaryOp::Add:
         if (__builtin_add_overflow(x, y, &r)) fail(span, "constant expression overflows");

@@ -2,14 +2,13 @@
 // frame over the VM's memory (image + stack), with exactly the value the VM would compute for the
 // same expression in that frame.
 //
-// The program's bytecode is immutable and shared (DESIGN.md invariant 3), so expressions are not
-// compiled into it: Expression::compile parses the text with the ST parser, resolves every name
-// once against the program's symbol information (the frame's variables, then the instance's, then
-// globals, program instances and enumeration values: the compiler's order), types it with the
-// compiler's rules (common type of operands, literal typing, implicit conversions, constant
-// folding) and builds a small tree of typed operations. evaluate() then walks that tree over a
-// read-only view of memory: it never writes memory, never reads outside [0, memorySize), and
-// allocates nothing for a scalar result when `out` is reused.
+// The program's bytecode is immutable and shared (docs/architecture.md: immutable, shared bytecode), so expressions are
+// not compiled into it: Expression::compile parses the text with the ST parser, resolves every name once against the
+// program's symbol information (the frame's variables, then the instance's, then globals, program instances and
+// enumeration values: the compiler's order), types it with the compiler's rules (common type of operands, literal
+// typing, implicit conversions, constant folding) and builds a small tree of typed operations. evaluate() then walks
+// that tree over a read-only view of memory: it never writes memory, never reads outside [0, memorySize), and allocates
+// nothing for a scalar result when `out` is reused.
 //
 // Supported: literals of every elementary type, variables (locals, VAR_TEMP, instance variables,
 // in-outs, globals and VAR_EXTERNAL, located variables, `Main.x` program instance paths, THIS),

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "vm/base/int128.h"
 #include "vm/exec/arith.h"
 #include "vm/exec/iec_text.h"
 #include "vm/exec/natives.h"
@@ -41,7 +42,7 @@ inline bool forPassed(T value, T step, T limit) {
 // computed without overflow so that a loop up to the type's maximum ends.
 template <class T>
 inline bool forStep(T& value, T step, T limit) {
-  __int128 next = static_cast<__int128>(value) + static_cast<__int128>(step);
+  Int128 next = static_cast<Int128>(value) + static_cast<Int128>(step);
   value = static_cast<T>(static_cast<Wide<T>>(static_cast<uint64_t>(next)));
   if constexpr (std::is_signed_v<T>)
     return step >= 0 ? next <= limit : next >= limit;
@@ -91,7 +92,7 @@ void Vm::beginCycle(uint32_t task, int64_t startNs) {
   // The stack starts every cycle zeroed, so that whatever a frame's unwritten bytes hold (and a
   // whole-buffer copy may carry into the image, e.g. a string's bytes past its length) depends
   // only on the cycle itself: a replay that starts from a checkpoint of the image alone computes
-  // the same image (DESIGN.md invariant 1).
+  // the same image (docs/architecture.md: determinism).
   std::memset(memory_.data() + imageSize_, 0, stackHigh_ - imageSize_);
   stackHigh_ = imageSize_;
   task_ = task;
@@ -127,8 +128,12 @@ uint32_t Vm::frameStatement(const std::vector<Frame>& frames, size_t index) cons
   return program_->statementAt(pc_);
 }
 
-// The dispatch loop is macro-heavy and laid out by hand.
+// The dispatch loop is macro-heavy and laid out by hand. It is threaded code: a table of label
+// addresses and computed gotos (a GNU extension that GCC and clang share), which -Wpedantic
+// would report at every handler.
 // clang-format off
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
 RunStatus Vm::run() {
   if (faulted()) return RunStatus::Faulted;
   if (!inCycle_) return RunStatus::CycleDone;
@@ -674,6 +679,7 @@ L_FAULT:
 #undef NEXT
 #undef FAULT
 }
+#pragma GCC diagnostic pop
 // clang-format on
 
 }  // namespace scanback

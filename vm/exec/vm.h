@@ -29,7 +29,7 @@ struct FaultInfo {
 };
 
 // Called at statement boundaries and around calls while installed. With no observer the VM
-// pays one predictable branch per statement (DESIGN.md invariant 4).
+// pays one predictable branch per statement (docs/architecture.md: statement boundaries).
 class VmObserver {
  public:
   virtual ~VmObserver() = default;

@@ -1,5 +1,5 @@
 // Hot reload: a new version of the program replaces the running one at a cycle boundary (a
-// program-version change is a scan input, DESIGN.md invariant 1), keeping the value of every
+// program-version change is a scan input, docs/architecture.md: determinism), keeping the value of every
 // variable whose name and type are unchanged. The plan depends only on the two programs, so it is
 // made (and reported to the user) before the swap, and applied to the image at the swap.
 #pragma once

@@ -15,7 +15,7 @@
 namespace scanback {
 
 // A write from outside the program (stimulus, debugger, HMI) applied at the start of a cycle.
-// A scan input (DESIGN.md invariant 1): recorded, and replayed at the same cycle.
+// A scan input (docs/architecture.md: determinism): recorded, and replayed at the same cycle.
 struct ExternalWrite {
   uint32_t offset = 0;  // image offset
   int8_t bit = -1;      // >= 0: a single bit at `offset`

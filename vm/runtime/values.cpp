@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "vm/base/int128.h"
 #include "vm/exec/iec_text.h"
 #include "vm/syntax/parser.h"
 
@@ -312,11 +313,11 @@ bool encodeValue(const Program& program, std::string_view text, const Type& decl
       put(bytes, v);
     return true;
   }
-  __int128 v;
+  Int128 v;
   if (lit->kind == ast::ExprKind::BoolLiteral)
     v = lit->boolValue ? 1 : 0;
   else if (lit->kind == ast::ExprKind::IntLiteral)
-    v = static_cast<__int128>(lit->intValue) * (lit->negative ? -1 : 1);
+    v = static_cast<Int128>(lit->intValue) * (lit->negative ? -1 : 1);
   else
     return bad();
   if (negate) v = -v;
@@ -327,9 +328,9 @@ bool encodeValue(const Program& program, std::string_view text, const Type& decl
   }
   const bool bits = type->isBitString() || declared.isBitString();
   const unsigned width = primSize(prim) * 8;
-  const __int128 umax = (static_cast<__int128>(1) << width) - 1;
-  const __int128 smin = -(static_cast<__int128>(1) << (width - 1));
-  const __int128 smax = (static_cast<__int128>(1) << (width - 1)) - 1;
+  const Int128 umax = (static_cast<Int128>(1) << width) - 1;
+  const Int128 smin = -(static_cast<Int128>(1) << (width - 1));
+  const Int128 smax = (static_cast<Int128>(1) << (width - 1)) - 1;
   const bool fits =
       primIsSigned(prim) ? (v >= smin && v <= smax) : (v >= 0 && v <= umax) || (bits && v >= smin && v < 0);
   if (!fits) {

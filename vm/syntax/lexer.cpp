@@ -4,6 +4,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "vm/base/int128.h"
+
 namespace scanback {
 
 namespace {
@@ -105,7 +107,7 @@ bool parseDuration(std::string_view s, uint64_t& magnitude, std::string& error) 
                 {"MS", 1'000'000},
                 {"US", 1'000},
                 {"NS", 1}};
-  unsigned __int128 total = 0;
+  UInt128 total = 0;
   int lastRank = -1;
   bool any = false;
   bool hadFraction = false;
@@ -127,7 +129,7 @@ bool parseDuration(std::string_view s, uint64_t& magnitude, std::string& error) 
       error = std::string("unexpected '") + s[i] + "'";
       return false;
     }
-    unsigned __int128 whole = 0;
+    UInt128 whole = 0;
     while (i < s.size() && (isDigit(s[i]) || s[i] == '_')) {
       if (s[i] != '_') {
         whole = whole * 10 + static_cast<unsigned>(s[i] - '0');
@@ -182,10 +184,10 @@ bool parseDuration(std::string_view s, uint64_t& magnitude, std::string& error) 
     const uint64_t unit = kUnits[rank].ns;
     total += whole * unit;
     if (fraction) {
-      unsigned __int128 f = static_cast<unsigned __int128>(frac) * unit;
+      UInt128 f = static_cast<UInt128>(frac) * unit;
       total += (f + fracScale / 2) / fracScale;  // round to the nearest ns
     }
-    if (total > static_cast<unsigned __int128>(kInt64Max) + 1) {
+    if (total > static_cast<UInt128>(kInt64Max) + 1) {
       error = "value out of range";
       return false;
     }
@@ -719,10 +721,10 @@ class Lexer {
     bool ok = true;
     int64_t days = 0;
     uint64_t tod = 0;
-    __int128 ns = 0;
+    Int128 ns = 0;
     if (pc == PrefixClass::Date) {
       ok = parseDate(body, days, why);
-      ns = static_cast<__int128>(days) * kNsPerDay;
+      ns = static_cast<Int128>(days) * kNsPerDay;
     } else if (pc == PrefixClass::Tod) {
       ok = parseTimeOfDay(body, tod, why);
       ns = tod;
@@ -736,10 +738,10 @@ class Lexer {
       } else {
         ok = parseDate(std::string_view(body).substr(0, d3), days, why) &&
              parseTimeOfDay(std::string_view(body).substr(d3 + 1), tod, why);
-        ns = static_cast<__int128>(days) * kNsPerDay + tod;
+        ns = static_cast<Int128>(days) * kNsPerDay + tod;
       }
     }
-    if (ok && (ns > static_cast<__int128>(kInt64Max) || ns < -static_cast<__int128>(kInt64Max) - 1)) {
+    if (ok && (ns > static_cast<Int128>(kInt64Max) || ns < -static_cast<Int128>(kInt64Max) - 1)) {
       ok = false;
       why = "out of range";
     }
