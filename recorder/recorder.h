@@ -1,5 +1,5 @@
 // The recorder: turns a running Runtime into a trace without ever slowing its scan thread down
-// (DESIGN.md invariant 6).
+// (docs/architecture.md: the live task never waits).
 //
 // The scan thread records only what the determinism contract (invariant 1) says a cycle depends
 // on: the task, the start time, the %I bytes that changed, the external writes, plus the live

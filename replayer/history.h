@@ -13,7 +13,7 @@
 
 namespace scanback::replay {
 
-// The recorded facts of one cycle (DESIGN.md invariant 1: everything its execution depends on,
+// The recorded facts of one cycle (docs/architecture.md: determinism: everything its execution depends on,
 // plus its digest).
 struct CycleRecord {
   uint64_t cycle = 0;

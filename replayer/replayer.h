@@ -1,5 +1,5 @@
 // The replayer: rebuilds the exact state at any position of a recorded trace and searches its
-// history in both directions (DESIGN.md invariants 1-5, 7, 8).
+// history in both directions (docs/architecture.md: every invariant but the live task's).
 //
 // A position is (cycle, step): step k is the k-th statement boundary of the cycle (before that
 // statement runs), and step == stepCount is the end of the cycle (the boundary before the next

@@ -9,7 +9,7 @@
 # Index. Blocks are self-delimiting, so the index can always be rebuilt by scanning; a file cut
 # off at any byte yields every block before the cut.
 #
-# Invariants (DESIGN.md 1, 2, 7, 8):
+# Invariants (docs/architecture.md: determinism, one flat image, self-contained traces, replay checks itself):
 # - A chunk starts with a keyframe: the full state image at the cycle boundary before its first
 #   cycle. Replaying chunk k needs only the program (from the header) and chunk k.
 # - Cycles are numbered from 0 across all tasks in execution order. Within a trace, cycle numbers

@@ -1,6 +1,6 @@
 // Writes a trace file (traces/trace.capnp, traces/framing.h). Append-only: each block is encoded,
 // compressed and written with one write() straight to the file, so a crash at any moment leaves a
-// readable prefix (DESIGN.md invariant 7). Not thread-safe: one writer thread owns it.
+// readable prefix (docs/architecture.md: self-contained traces). Not thread-safe: one writer thread owns it.
 //
 //   auto writer = TraceWriter::create("run.sbt", header, error);   // writes run.sbt.partial
 //   writer->writeChunk(chunk); ...                                  // then gaps, program changes,

@@ -8,7 +8,7 @@ namespace scanback::dap {
 
 // Writes a new value to a variable shown in a scope or structure. The value is checked against
 // the variable's type; the write is an external write applied at the start of the next cycle
-// (DESIGN.md invariant 1), so it is recorded and replays.
+// (docs/architecture.md: determinism), so it is recorded and replays.
 Reply setVariableRequest(Session& session, const json& args) {
   const int64_t reference = requiredMember<int64_t>(args, "variablesReference");
   const std::string name = requiredMember<std::string>(args, "name");

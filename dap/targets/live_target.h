@@ -1,7 +1,7 @@
 // The live target: the program executing for real, on its own thread, paced by the task
 // intervals (or as fast as it goes). Stops are taken at statement boundaries by a VmObserver that
-// consults the StopSet (DESIGN.md invariants 3 and 4: breakpoints are a side table, not patched
-// code); while stopped, the thread waits for resume() and the session reads the VM.
+// consults the StopSet (docs/architecture.md: immutable, shared bytecode, statement boundaries: breakpoints are a side
+// table, not patched code); while stopped, the thread waits for resume() and the session reads the VM.
 //
 // With a trace path (LiveOptions::recordPath) it records every cycle through the Recorder, and
 // while paused hands its history to a replayer (history(): the ended cycles in the trace, the

@@ -147,7 +147,7 @@ class Target {
   // The state where the target is paused. Only while paused.
   virtual const Vm& vm() const = 0;
   // A write from the debugger (setVariable): an external write, applied at the start of the next
-  // cycle (DESIGN.md invariant 1). False with `error` when the target cannot take it.
+  // cycle (docs/architecture.md: determinism). False with `error` when the target cannot take it.
   virtual bool write(ExternalWrite write, std::string& error) = 0;
   // Replaces the program at the next cycle start: a cycle under way (or paused) finishes on the
   // code it began with, so the paused position does not move. Requests made before an earlier
