@@ -1,0 +1,62 @@
+import * as path from 'path';
+import * as vscode from 'vscode';
+
+export const debugType = 'scanback';
+
+/** The configuration F5 uses on an open .st file when there is no launch.json: all the .st files of
+ *  its folder, run live from that folder. */
+export function configurationForFile(file: string): vscode.DebugConfiguration {
+  const folder = path.dirname(file);
+  return {
+    type: debugType,
+    request: 'launch',
+    name: `Debug ${path.basename(folder)} (ST)`,
+    program: [path.join(folder, '*.st')],
+    cwd: folder,
+  };
+}
+
+function activeStFile(): string | undefined {
+  const document = vscode.window.activeTextEditor?.document;
+  if (!document || document.uri.scheme !== 'file') return undefined;
+  if (document.languageId !== 'st' && path.extname(document.uri.fsPath).toLowerCase() !== '.st') return undefined;
+  return document.uri.fsPath;
+}
+
+export class ScanbackConfigurationProvider implements vscode.DebugConfigurationProvider {
+  resolveDebugConfiguration(
+    folder: vscode.WorkspaceFolder | undefined,
+    config: vscode.DebugConfiguration,
+  ): vscode.ProviderResult<vscode.DebugConfiguration> {
+    const empty = !config.type && !config.request && !config.name;
+    if (empty) {
+      const file = activeStFile();
+      if (!file) {
+        void vscode.window.showInformationMessage(
+          'scanback: open a Structured Text (.st) file to debug its folder, or add a scanback configuration to launch.json.',
+        );
+        return undefined; // cancels the launch
+      }
+      return configurationForFile(file);
+    }
+    const resolved: vscode.DebugConfiguration = { ...config };
+    if (resolved.request === 'launch' && resolved.program === undefined && resolved.trace === undefined) {
+      const file = activeStFile();
+      if (!file) {
+        void vscode.window.showErrorMessage(
+          `scanback: the launch configuration "${config.name}" has neither "program" nor "trace", and no .st file is open to take them from.`,
+        );
+        return undefined;
+      }
+      Object.assign(resolved, { ...configurationForFile(file), name: config.name ?? `Debug (ST)` });
+    }
+    if (resolved.request === 'attach' && typeof resolved.endpoint !== 'string') {
+      void vscode.window.showErrorMessage(
+        `scanback: the attach configuration "${config.name}" needs an "endpoint" (host:port or socket path of the running runtime).`,
+      );
+      return undefined;
+    }
+    if (resolved.cwd === undefined && folder) resolved.cwd = folder.uri.fsPath;
+    return resolved;
+  }
+}

@@ -1,0 +1,114 @@
+// The Scan Timeline's message protocol, in code: docs/timeline-protocol.md is the spec and these
+// types follow it field by field. Either side ignores types and fields it does not know, so both
+// may grow (the signals issue adds `signals` data) without breaking the other.
+
+/** `scanback/timeline` response body, relayed unchanged. All times are virtual nanoseconds. */
+export interface TimelineBody {
+  firstCycle: number;
+  lastCycle: number;
+  firstTimeNs: number;
+  lastTimeNs: number;
+  cycle: number;
+  step: number;
+  timeNs: number;
+  tasks: { threadId: number; name: string; intervalNs: number }[];
+  gaps: { firstCycle: number; cycleCount: number }[];
+  /** The fault the recording ends in. The adapter sends the message as a string today; the
+   *  protocol's object form adds its position and source. */
+  fault?: string | TimelineFault;
+  live: boolean;
+  cycleTime?: { cycles: number; medianNs: number; p99Ns: number; maxNs: number };
+}
+
+export interface TimelineFault {
+  cycle: number;
+  step: number;
+  message: string;
+  file?: string;
+  line?: number;
+}
+
+/** `scanback/signals` arguments (served by the signals issue). */
+export interface SignalsArguments {
+  variables: string[];
+  firstCycle?: number;
+  lastCycle?: number;
+  maxPoints?: number;
+}
+
+export interface SignalValue {
+  text: string;
+  number?: number;
+}
+
+export interface SignalChange {
+  cycle: number;
+  step: number;
+  timeNs: number;
+  value: SignalValue;
+}
+
+export interface Signal {
+  variable: string;
+  type?: string;
+  kind?: 'bool' | 'integer' | 'real' | 'enum' | 'string';
+  initial?: SignalValue;
+  changes?: SignalChange[];
+  complete?: boolean;
+  error?: string;
+}
+
+/** `scanback/signals` response body. */
+export interface SignalsBody {
+  firstCycle: number;
+  lastCycle: number;
+  signals: Signal[];
+}
+
+export type SessionState = 'none' | 'active' | 'ended';
+
+/** Extension → webview. */
+export type TimelineMessage =
+  | { type: 'session'; state: SessionState; name?: string; live?: boolean }
+  | { type: 'timeline'; timeline: TimelineBody }
+  | { type: 'signals'; signals: SignalsBody }
+  | { type: 'error'; message: string };
+
+/** Webview → extension. */
+export type ViewMessage =
+  | { type: 'ready' }
+  | { type: 'seek'; cycle: number; step?: number }
+  | { type: 'requestSignals'; firstCycle: number; lastCycle: number; maxPoints: number }
+  | { type: 'removeSignal'; variable: string };
+
+function isPosition(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * Checks a message from the webview. Returns the message, or a reason it cannot be used: the
+ * webview is a page that could send anything, and nothing it sends may reach the adapter unchecked.
+ * Unknown types are not errors (`undefined` is returned for them and the message is ignored).
+ */
+export function parseViewMessage(raw: unknown): ViewMessage | { invalid: string } | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { invalid: 'a view message must be an object' };
+  const m = raw as Record<string, unknown>;
+  switch (m.type) {
+    case 'ready':
+      return { type: 'ready' };
+    case 'seek':
+      if (!isPosition(m.cycle)) return { invalid: `seek: cycle must be a whole number >= 0, not ${JSON.stringify(m.cycle)}` };
+      if (m.step !== undefined && !isPosition(m.step))
+        return { invalid: `seek: step must be a whole number >= 0, not ${JSON.stringify(m.step)}` };
+      return m.step === undefined ? { type: 'seek', cycle: m.cycle } : { type: 'seek', cycle: m.cycle, step: m.step };
+    case 'requestSignals':
+      if (!isPosition(m.firstCycle) || !isPosition(m.lastCycle) || !isPosition(m.maxPoints))
+        return { invalid: 'requestSignals: firstCycle, lastCycle and maxPoints must be whole numbers >= 0' };
+      return { type: 'requestSignals', firstCycle: m.firstCycle, lastCycle: m.lastCycle, maxPoints: m.maxPoints };
+    case 'removeSignal':
+      if (typeof m.variable !== 'string') return { invalid: 'removeSignal: variable must be a string' };
+      return { type: 'removeSignal', variable: m.variable };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,165 @@
+import * as crypto from 'crypto';
+import * as vscode from 'vscode';
+import { debugType } from '../configuration';
+import { timelineHtml } from './html';
+import { parseViewMessage, type SessionState, type TimelineBody, type TimelineMessage } from './protocol';
+
+/** How often a live session's timeline is asked for while its range can grow. */
+export const livePollMs = 1000;
+
+/**
+ * The Scan Timeline view's extension side: it relays. It asks the adapter for `scanback/timeline`
+ * after every stop (and every second while a live session's history grows), passes the body on
+ * unchanged, and turns the view's `seek` into `scanback/seek` (docs/timeline-protocol.md).
+ */
+export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  static readonly viewType = 'scanback.timeline';
+
+  private view: vscode.WebviewView | undefined;
+  private session: vscode.DebugSession | undefined;
+  private state: SessionState = 'none';
+  private timeline: TimelineBody | undefined;
+  private lastPosted = '';
+  private poll: ReturnType<typeof setInterval> | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly extensionUri: vscode.Uri) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist, media] };
+    view.webview.html = timelineHtml({
+      cspSource: view.webview.cspSource,
+      nonce: crypto.randomBytes(16).toString('base64'),
+      scriptUri: view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'timeline-view.js')).toString(),
+      styleUri: view.webview.asWebviewUri(vscode.Uri.joinPath(media, 'timeline.css')).toString(),
+    });
+    this.disposables.push(
+      view.webview.onDidReceiveMessage((message) => void this.receive(message)),
+      view.onDidDispose(() => {
+        this.view = undefined;
+      }),
+    );
+  }
+
+  /** A message from the webview. Exposed for tests; never trusts its shape. */
+  async receive(raw: unknown): Promise<void> {
+    const message = parseViewMessage(raw);
+    if (message === undefined) return; // a type this version does not know
+    if ('invalid' in message) {
+      this.post({ type: 'error', message: message.invalid });
+      return;
+    }
+    switch (message.type) {
+      case 'ready':
+        this.lastPosted = '';
+        this.post(this.sessionMessage());
+        if (this.timeline) this.postTimeline(this.timeline);
+        break;
+      case 'seek': {
+        const session = this.session;
+        if (!session || this.state !== 'active') {
+          this.post({ type: 'error', message: 'There is no active scanback session to move in.' });
+          return;
+        }
+        const args = message.step === undefined ? { cycle: message.cycle } : { cycle: message.cycle, step: message.step };
+        try {
+          await session.customRequest('scanback/seek', args);
+        } catch (error) {
+          this.post({ type: 'error', message: `Cannot go to cycle ${message.cycle}: ${errorText(error)}` });
+        }
+        break;
+      }
+      case 'requestSignals':
+      case 'removeSignal':
+        // Lanes come with the signals work; until then no lane is shown, so there is nothing to do.
+        break;
+    }
+  }
+
+  sessionStarted(session: vscode.DebugSession): void {
+    if (session.type !== debugType) return;
+    this.stopPolling();
+    this.session = session;
+    this.state = 'active';
+    this.timeline = undefined;
+    this.post(this.sessionMessage());
+  }
+
+  sessionEnded(session: vscode.DebugSession): void {
+    if (session !== this.session) return;
+    this.stopPolling();
+    this.state = 'ended';
+    this.post(this.sessionMessage());
+  }
+
+  /** The session that the view follows changed (the user picked another in the Call Stack). */
+  activeSessionChanged(session: vscode.DebugSession | undefined): void {
+    if (!session || session.type !== debugType || session === this.session) return;
+    this.sessionStarted(session);
+    void this.refresh(session);
+  }
+
+  /** Every stop moves the position (and in a live session the end): ask again. */
+  async stopped(session: vscode.DebugSession): Promise<void> {
+    if (session !== this.session) this.sessionStarted(session);
+    await this.refresh(session);
+  }
+
+  /**
+   * Asks the adapter for the timeline and posts it. `quiet` (the live poll) keeps failures out of
+   * the view: a running live program answers only when paused, and the last picture stays valid.
+   */
+  async refresh(session = this.session, quiet = false): Promise<void> {
+    if (!session || session !== this.session || this.state !== 'active') return;
+    try {
+      const body = (await session.customRequest('scanback/timeline')) as TimelineBody;
+      if (session !== this.session || this.state !== 'active') return;
+      this.timeline = body;
+      this.postTimeline(body);
+      if (body.live) this.startPolling();
+      else this.stopPolling();
+    } catch (error) {
+      if (!quiet && session === this.session && this.state === 'active')
+        this.post({ type: 'error', message: `No timeline: ${errorText(error)}` });
+    }
+  }
+
+  private postTimeline(timeline: TimelineBody) {
+    const text = JSON.stringify(timeline);
+    if (text === this.lastPosted) return; // a poll that found nothing new
+    this.lastPosted = text;
+    this.post({ type: 'timeline', timeline });
+  }
+
+  private startPolling() {
+    if (this.poll !== undefined) return;
+    this.poll = setInterval(() => void this.refresh(this.session, true), livePollMs);
+  }
+
+  private stopPolling() {
+    if (this.poll !== undefined) clearInterval(this.poll);
+    this.poll = undefined;
+  }
+
+  private sessionMessage(): TimelineMessage {
+    const c = this.session?.configuration;
+    const live = c ? c.request === 'attach' || (c.request === 'launch' && c.trace === undefined) : undefined;
+    return { type: 'session', state: this.state, name: this.session?.name, live };
+  }
+
+  private post(message: TimelineMessage) {
+    void this.view?.webview.postMessage(message);
+  }
+
+  dispose(): void {
+    this.stopPolling();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,245 @@
+// The Scan Timeline webview. It draws what the extension sends (docs/timeline-protocol.md) and
+// posts the user's requests back; it holds no state the extension cannot resend: a reload of the
+// page asks for everything again with `ready`.
+import type { SessionState, TimelineBody, TimelineMessage, ViewMessage } from '../protocol';
+import { formatDuration, formatPosition, formatVirtualTime } from './format';
+
+interface VsCodeApi {
+  postMessage(message: ViewMessage): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const post = (message: ViewMessage) => vscode.postMessage(message);
+
+const byId = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+const status = byId('status');
+const errorText = byId('error');
+const range = byId('range');
+const track = byId('track');
+const cursor = byId('cursor');
+const preview = byId('preview');
+const gaps = byId('gaps');
+const faultMarker = byId('fault-marker');
+const faultText = byId('fault-text');
+const liveEdge = byId('live-edge');
+const firstLabel = byId('first-label');
+const lastLabel = byId('last-label');
+const positionLabel = byId('position-label');
+const stats = byId('stats');
+const statsRows = byId('stats-rows');
+
+let session: { state: SessionState; name?: string; live?: boolean } = { state: 'none' };
+let timeline: TimelineBody | undefined;
+/** A position chosen with the keyboard but not yet sent (sent after a short pause in key presses). */
+let pendingCycle: number | undefined;
+let pendingTimer: ReturnType<typeof setTimeout> | undefined;
+let dragging = false;
+
+function percent(cycle: number, t: TimelineBody): number {
+  const span = t.lastCycle - t.firstCycle;
+  if (span <= 0) return 100;
+  return Math.min(100, Math.max(0, ((cycle - t.firstCycle) / span) * 100));
+}
+
+/** The recorded cycle nearest to `cycle`: inside the range and outside the gaps (a gap's cycles
+ *  cannot be shown, so the first cycle after it is taken). */
+function recordedCycle(cycle: number, t: TimelineBody): number {
+  let c = Math.min(t.lastCycle, Math.max(t.firstCycle, Math.round(cycle)));
+  for (const g of t.gaps) {
+    if (c >= g.firstCycle && c < g.firstCycle + g.cycleCount) c = Math.min(t.lastCycle, g.firstCycle + g.cycleCount);
+  }
+  return c;
+}
+
+function cycleAtPointer(clientX: number, t: TimelineBody): number {
+  const box = track.getBoundingClientRect();
+  const fraction = box.width > 0 ? (clientX - box.left) / box.width : 0;
+  return recordedCycle(t.firstCycle + fraction * (t.lastCycle - t.firstCycle), t);
+}
+
+function showPreview(cycle: number | undefined) {
+  if (cycle === undefined || !timeline) {
+    preview.hidden = true;
+    return;
+  }
+  preview.hidden = false;
+  preview.style.left = `${percent(cycle, timeline)}%`;
+  track.setAttribute('aria-valuenow', String(cycle));
+  track.setAttribute('aria-valuetext', `cycle ${cycle}`);
+}
+
+function seek(cycle: number) {
+  post({ type: 'seek', cycle });
+}
+
+function renderSession() {
+  const name = session.name ? ` ${session.name}` : '';
+  if (session.state === 'none') status.textContent = 'No scanback session. Start debugging an .st project or open a trace.';
+  else if (session.state === 'active') status.textContent = `Session${name}${session.live ? ' (live)' : ''}`;
+  else status.textContent = `Session${name} ended.`;
+  status.dataset.state = session.state;
+  if (session.state === 'none') {
+    timeline = undefined;
+    renderTimeline();
+  }
+}
+
+function faultOf(t: TimelineBody): { cycle: number; text: string } | undefined {
+  if (t.fault === undefined) return undefined;
+  if (typeof t.fault === 'string') return { cycle: t.lastCycle, text: t.fault };
+  const where = t.fault.file ? ` (${t.fault.file}${t.fault.line ? `:${t.fault.line}` : ''})` : '';
+  return { cycle: t.fault.cycle, text: `${t.fault.message}${where} at ${formatPosition(t.fault.cycle, t.fault.step)}` };
+}
+
+function statRow(label: string, value: string) {
+  const row = document.createElement('tr');
+  const th = document.createElement('th');
+  th.scope = 'row';
+  th.textContent = label;
+  const td = document.createElement('td');
+  td.textContent = value;
+  row.append(th, td);
+  statsRows.append(row);
+}
+
+function renderTimeline() {
+  const t = timeline;
+  range.hidden = !t;
+  stats.hidden = !t;
+  if (!t) return;
+  firstLabel.textContent = `${t.firstCycle} · ${formatVirtualTime(t.firstTimeNs)}`;
+  lastLabel.textContent = `${t.lastCycle} · ${formatVirtualTime(t.lastTimeNs)}${t.live ? ' (live)' : ''}`;
+  positionLabel.textContent = `${formatPosition(t.cycle, t.step)} · ${formatVirtualTime(t.timeNs)}`;
+  track.setAttribute('aria-valuemin', String(t.firstCycle));
+  track.setAttribute('aria-valuemax', String(t.lastCycle));
+  track.setAttribute('aria-valuenow', String(t.cycle));
+  track.setAttribute('aria-valuetext', `cycle ${t.cycle}, step ${t.step}, ${formatVirtualTime(t.timeNs)}`);
+  cursor.style.left = `${percent(t.cycle, t)}%`;
+  cursor.title = `current position ${formatPosition(t.cycle, t.step)}`;
+
+  gaps.replaceChildren(
+    ...t.gaps.map((g) => {
+      const gap = document.createElement('div');
+      gap.className = 'gap';
+      gap.style.left = `${percent(g.firstCycle, t)}%`;
+      gap.style.width = `${percent(t.firstCycle + g.cycleCount, t)}%`;
+      gap.title = `cycles ${g.firstCycle}..${g.firstCycle + g.cycleCount - 1} were dropped by the recorder`;
+      return gap;
+    }),
+  );
+
+  const fault = faultOf(t);
+  faultMarker.hidden = !fault;
+  faultText.hidden = !fault;
+  if (fault) {
+    faultMarker.style.left = `${percent(fault.cycle, t)}%`;
+    faultMarker.title = `fault: ${fault.text}`;
+    faultText.textContent = `Ends in a fault: ${fault.text}`;
+  }
+
+  liveEdge.hidden = !t.live;
+  if (t.live) liveEdge.style.left = '100%';
+
+  statsRows.replaceChildren();
+  statRow('cycles', `${t.lastCycle - t.firstCycle + 1} recorded (${t.firstCycle}..${t.lastCycle})`);
+  statRow('virtual time', `${formatVirtualTime(t.firstTimeNs)} .. ${formatVirtualTime(t.lastTimeNs)}`);
+  if (t.gaps.length > 0)
+    statRow('gaps', `${t.gaps.length} (${t.gaps.reduce((n, g) => n + g.cycleCount, 0)} cycles dropped)`);
+  statRow('tasks', t.tasks.map((task) => `${task.name} (${formatDuration(task.intervalNs)})`).join(', '));
+  if (t.cycleTime) {
+    const c = t.cycleTime;
+    statRow('cycle time', `median ${formatDuration(c.medianNs)} · p99 ${formatDuration(c.p99Ns)} · max ${formatDuration(c.maxNs)}`);
+    statRow('measured', `${c.cycles} cycles`);
+  }
+  if (!dragging && pendingCycle === undefined) showPreview(undefined);
+}
+
+window.addEventListener('message', (event: MessageEvent) => {
+  const message = event.data as TimelineMessage;
+  if (typeof message !== 'object' || message === null) return;
+  switch (message.type) {
+    case 'session':
+      session = { state: message.state, name: message.name, live: message.live };
+      if (message.state === 'active') errorText.hidden = true;
+      renderSession();
+      break;
+    case 'timeline':
+      timeline = message.timeline;
+      errorText.hidden = true;
+      renderTimeline();
+      break;
+    case 'error':
+      errorText.textContent = message.message;
+      errorText.hidden = false;
+      break;
+    default:
+      // `signals` (waveform lanes in #lanes) is drawn by the signals work; unknown types are ignored.
+      break;
+  }
+});
+
+track.addEventListener('pointerdown', (event: PointerEvent) => {
+  if (!timeline || event.button !== 0) return;
+  dragging = true;
+  track.setPointerCapture(event.pointerId);
+  track.focus();
+  showPreview(cycleAtPointer(event.clientX, timeline));
+});
+track.addEventListener('pointermove', (event: PointerEvent) => {
+  if (!dragging || !timeline) return;
+  showPreview(cycleAtPointer(event.clientX, timeline));
+});
+track.addEventListener('pointerup', (event: PointerEvent) => {
+  if (!dragging || !timeline) return;
+  dragging = false;
+  track.releasePointerCapture(event.pointerId);
+  seek(cycleAtPointer(event.clientX, timeline));
+});
+track.addEventListener('pointercancel', () => {
+  dragging = false;
+  showPreview(undefined);
+});
+
+track.addEventListener('keydown', (event: KeyboardEvent) => {
+  const t = timeline;
+  if (!t) return;
+  const from = pendingCycle ?? t.cycle;
+  const tenth = Math.max(1, Math.round((t.lastCycle - t.firstCycle) / 10));
+  const moves: Record<string, number> = {
+    ArrowLeft: from - 1,
+    ArrowDown: from - 1,
+    ArrowRight: from + 1,
+    ArrowUp: from + 1,
+    PageDown: from - tenth,
+    PageUp: from + tenth,
+    Home: t.firstCycle,
+    End: t.lastCycle,
+  };
+  if (event.key === 'Enter' || event.key === ' ') {
+    event.preventDefault();
+    if (pendingCycle !== undefined) commitPending(pendingCycle);
+    return;
+  }
+  if (!(event.key in moves)) return;
+  event.preventDefault();
+  // Going backwards past a gap lands before it, not after it.
+  let target = Math.min(t.lastCycle, Math.max(t.firstCycle, moves[event.key]));
+  for (const g of t.gaps)
+    if (target >= g.firstCycle && target < g.firstCycle + g.cycleCount)
+      target = target < from ? Math.max(t.firstCycle, g.firstCycle - 1) : g.firstCycle + g.cycleCount;
+  pendingCycle = recordedCycle(target, t);
+  showPreview(pendingCycle);
+  if (pendingTimer !== undefined) clearTimeout(pendingTimer);
+  pendingTimer = setTimeout(() => commitPending(pendingCycle), 400);
+});
+
+function commitPending(cycle: number | undefined) {
+  if (pendingTimer !== undefined) clearTimeout(pendingTimer);
+  pendingTimer = undefined;
+  pendingCycle = undefined;
+  if (cycle !== undefined) seek(cycle);
+}
+
+renderSession();
+post({ type: 'ready' });
