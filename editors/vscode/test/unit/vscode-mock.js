@@ -1,0 +1,167 @@
+// A small stand-in for the `vscode` module: just what the extension's logic uses, with every call
+// recorded so tests can assert on what the extension asked VS Code to do.
+'use strict';
+const path = require('node:path');
+const Module = require('node:module');
+
+class EventEmitter {
+  constructor() {
+    this.listeners = [];
+    this.event = (listener) => {
+      this.listeners.push(listener);
+      return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+    };
+  }
+  fire(value) {
+    for (const l of this.listeners) l(value);
+  }
+}
+
+const Uri = {
+  file: (p) => ({ scheme: 'file', fsPath: p, path: p, toString: () => `file://${p}` }),
+  joinPath: (base, ...parts) => Uri.file(path.join(base.fsPath, ...parts)),
+};
+
+let state;
+let calls;
+let events;
+function reset() {
+  state = {
+    settings: {},
+    activeTextEditor: undefined,
+    activeDebugSession: undefined,
+    activeStackItem: undefined,
+    inputBoxAnswer: undefined,
+    openDialogAnswer: undefined,
+    workspaceFolders: [],
+  };
+  calls = { info: [], error: [], inputBox: [], openDialog: [], startDebugging: [], setContext: [], registered: {} };
+  events = {
+    didSave: new EventEmitter(),
+    didChangeActiveTextEditor: new EventEmitter(),
+    didChangeTextDocument: new EventEmitter(),
+    didStartSession: new EventEmitter(),
+    didTerminateSession: new EventEmitter(),
+    didChangeActiveSession: new EventEmitter(),
+  };
+}
+reset();
+
+const disposable = { dispose() {} };
+const register = (kind) => (id, value) => {
+  calls.registered[kind] = calls.registered[kind] ?? new Map();
+  calls.registered[kind].set(id, value);
+  return disposable;
+};
+
+const commands = new Map();
+const vscode = {
+  Uri,
+  EventEmitter,
+  Disposable: class {
+    constructor(fn) {
+      this.dispose = fn;
+    }
+  },
+  DebugAdapterExecutable: class {
+    constructor(command, args, options) {
+      Object.assign(this, { command, args, options });
+    }
+  },
+  window: {
+    get activeTextEditor() {
+      return state.activeTextEditor;
+    },
+    onDidChangeActiveTextEditor: (l) => events.didChangeActiveTextEditor.event(l),
+    showInformationMessage: (message) => (calls.info.push(message), Promise.resolve(undefined)),
+    showErrorMessage: (message) => (calls.error.push(message), Promise.resolve(undefined)),
+    showInputBox: (options) => (calls.inputBox.push(options), Promise.resolve(state.inputBoxAnswer)),
+    showOpenDialog: (options) => (calls.openDialog.push(options), Promise.resolve(state.openDialogAnswer)),
+    registerWebviewViewProvider: register('webviewViewProvider'),
+  },
+  workspace: {
+    getConfiguration: (section) => ({
+      get: (key, fallback) => {
+        const value = state.settings[`${section}.${key}`];
+        return value === undefined ? fallback : value;
+      },
+    }),
+    onDidSaveTextDocument: (l) => events.didSave.event(l),
+    onDidChangeTextDocument: (l) => events.didChangeTextDocument.event(l),
+    getWorkspaceFolder: () => state.workspaceFolders[0],
+    get workspaceFolders() {
+      return state.workspaceFolders;
+    },
+  },
+  debug: {
+    get activeDebugSession() {
+      return state.activeDebugSession;
+    },
+    get activeStackItem() {
+      return state.activeStackItem;
+    },
+    startDebugging: (folder, config) => (calls.startDebugging.push({ folder, config }), Promise.resolve(true)),
+    registerDebugConfigurationProvider: register('configurationProvider'),
+    registerDebugAdapterDescriptorFactory: register('adapterFactory'),
+    registerDebugAdapterTrackerFactory: register('trackerFactory'),
+    onDidStartDebugSession: (l) => events.didStartSession.event(l),
+    onDidTerminateDebugSession: (l) => events.didTerminateSession.event(l),
+    onDidChangeActiveDebugSession: (l) => events.didChangeActiveSession.event(l),
+  },
+  commands: {
+    registerCommand: (id, fn) => (commands.set(id, fn), disposable),
+    executeCommand: (id, ...args) => {
+      if (id === 'setContext') {
+        calls.setContext.push(args);
+        return Promise.resolve();
+      }
+      const fn = commands.get(id);
+      if (!fn) return Promise.reject(new Error(`command '${id}' not found`));
+      return Promise.resolve(fn(...args));
+    },
+  },
+};
+
+/** A debug session whose customRequest records the request and answers with `respond`. */
+function fakeSession(configuration, respond = () => ({})) {
+  return {
+    id: `session-${Math.random()}`,
+    type: 'scanback',
+    name: configuration.name ?? 'test',
+    configuration,
+    requests: [],
+    async customRequest(command, args) {
+      this.requests.push({ command, args });
+      return respond(command, args);
+    },
+  };
+}
+
+function fakeEditor(file, languageId = 'st') {
+  return { document: { uri: Uri.file(file), languageId } };
+}
+
+vscode.__mock = {
+  reset,
+  commands,
+  fakeSession,
+  fakeEditor,
+  get state() {
+    return state;
+  },
+  get calls() {
+    return calls;
+  },
+  get events() {
+    return events;
+  },
+};
+
+// require('vscode') anywhere in the code under test gets this module.
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  if (request === 'vscode') return __filename;
+  return resolve.call(this, request, ...rest);
+};
+
+module.exports = vscode;
