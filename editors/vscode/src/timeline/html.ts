@@ -22,11 +22,7 @@ export function timelineHtml(r: TimelinePageResources): string {
   <p id="status" role="status">No scanback session.</p>
   <p id="error" role="alert" hidden></p>
   <section id="range" aria-label="Recorded range" hidden>
-    <div class="labels">
-      <span id="first-label"></span>
-      <span id="position-label"></span>
-      <span id="last-label"></span>
-    </div>
+    <p class="position">at <span id="position-label"></span></p>
     <div id="track" role="slider" tabindex="0" aria-label="Position in the recording, in cycles"
          aria-valuemin="0" aria-valuemax="0" aria-valuenow="0">
       <div class="recorded"></div>
@@ -35,6 +31,10 @@ export function timelineHtml(r: TimelinePageResources): string {
       <div id="live-edge" class="live-edge" hidden></div>
       <div id="cursor" class="cursor"></div>
       <div id="preview" class="preview" hidden></div>
+    </div>
+    <div class="labels">
+      <span id="first-label"></span>
+      <span id="last-label"></span>
     </div>
     <p id="hint" class="hint">Click or drag to go to a cycle; ←/→ one cycle, PgUp/PgDn a tenth, Home/End the ends.</p>
     <p id="fault-text" class="fault-text" hidden></p>
