@@ -33,7 +33,7 @@ fi
 
 # Libraries every x86-64 Debian 12 has (glibc); anything else must be linked in.
 system_libs='^(linux-vdso\.so|libc\.so|libm\.so|ld-linux-x86-64\.so|libpthread\.so|libdl\.so|librt\.so)'
-foreign_libs() { ldd "$1" | awk '{print $1}' | grep -Ev "$system_libs" || true; }
+foreign_libs() { ldd "$1" | awk '{n = split($1, p, "/"); print p[n]}' | grep -Ev "$system_libs" || true; }
 
 if [ -z "$binary" ]; then
   "$root/scripts/setup.sh"

@@ -1,0 +1,217 @@
+// End to end in a real VS Code: code-server 4.100.3 (the VS Code 1.100 workbench with a Node
+// extension host) in headless chromium. Installs the .vsix, opens examples/plant, sets a breakpoint,
+// starts debugging with F5 (no launch.json: the extension's configuration provider makes one from the
+// open .st file), waits for the stop, presses Step Back and checks the editor's current line moved
+// back; the Scan Timeline shows the session. Screenshots go to build/vscode/test/.
+//
+//   CODE_SERVER_ENTRY  code-server's out/node/entry.js (test/e2e/setup-code-server.sh prints it)
+//   SCANBACK_VSIX      the package to install (scripts/package-vscode.sh)
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launchChromium } from '../chromium.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../../../..');
+const plant = join(root, 'examples/plant');
+const artifacts = join(root, 'build/vscode/test');
+const entry = process.env.CODE_SERVER_ENTRY;
+const vsix = process.env.SCANBACK_VSIX;
+const breakpointLine = 154; // programs.st: `conveyorOut := motor.out;`, after the call on line 153
+
+let scratch;
+let server;
+let serverLog = '';
+let browser;
+let page;
+
+const freePort = () =>
+  new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => done(port));
+    });
+  });
+
+/** Polls `predicate` until it returns a truthy value, or fails after `timeoutMs` with `what`. */
+async function until(what, predicate, timeoutMs = 60000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > deadline) {
+      await shot('failure');
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function shot(name) {
+  if (!page) return;
+  try {
+    await page.screenshot({ path: join(artifacts, `e2e-${name}.png`) });
+  } catch {
+    // the page may be gone
+  }
+}
+
+const statusBarLine = async () => {
+  const text = await page.$eval('[id="status.editor.selection"]', (e) => e.textContent).catch(() => '');
+  const match = /Ln (\d+)/.exec(text);
+  return match ? Number(match[1]) : undefined;
+};
+
+/** The line of the editor's current-statement marker (the top stack frame's glyph). */
+async function stackFrameLine() {
+  return page.evaluate(() => {
+    const editor = document.querySelector('.editor-instance .monaco-editor');
+    const glyph = editor?.querySelector('.codicon-debug-stackframe');
+    if (!glyph) return undefined;
+    const top = glyph.parentElement.getBoundingClientRect().top;
+    for (const line of editor.querySelectorAll('.margin-view-overlays .line-numbers')) {
+      const box = line.getBoundingClientRect();
+      if (Math.abs(box.top - top) < box.height / 2) return Number(line.textContent);
+    }
+    return undefined;
+  });
+}
+
+async function runCommand(title) {
+  await page.keyboard.press('F1');
+  await page.waitForSelector('.quick-input-widget .input', { visible: true });
+  await page.keyboard.type(title);
+  await until(`the command "${title}" in the palette`, () =>
+    page.evaluate(
+      (t) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(t)),
+      title,
+    ),
+  );
+  await page.keyboard.press('Enter');
+}
+
+before(async () => {
+  assert.ok(entry, 'CODE_SERVER_ENTRY is set (test/e2e/run.sh sets it)');
+  assert.ok(vsix, 'SCANBACK_VSIX is set');
+  mkdirSync(artifacts, { recursive: true });
+  scratch = mkdtempSync(join(root, 'build/vscode/e2e-'));
+  const userData = join(scratch, 'user-data');
+  const extensions = join(scratch, 'extensions');
+  const env = { ...process.env, XDG_CONFIG_HOME: join(scratch, 'config'), XDG_DATA_HOME: join(scratch, 'data') };
+  mkdirSync(join(userData, 'User'), { recursive: true });
+  writeFileSync(
+    join(userData, 'User/settings.json'),
+    JSON.stringify({
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'workbench.welcomePage.walkthroughs.openOnInstall': false,
+      'security.workspace.trust.enabled': false,
+      'telemetry.telemetryLevel': 'off',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'update.mode': 'none',
+      'debug.toolBarLocation': 'floating',
+      'window.commandCenter': false,
+      'chat.commandCenter.enabled': false,
+    }),
+  );
+  const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', join(scratch, 'config.yaml')];
+  execFileSync(process.execPath, [entry, ...common, '--install-extension', vsix], { env, stdio: 'pipe' });
+
+  const port = await freePort();
+  server = spawn(
+    process.execPath,
+    [entry, ...common, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-workspace-trust',
+      '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override', plant],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  server.stdout.on('data', (d) => (serverLog += d));
+  server.stderr.on('data', (d) => (serverLog += d));
+  await until('code-server to listen', () => /HTTP server listening/.test(serverLog), 60000);
+
+  browser = await launchChromium(scratch, { width: 1440, height: 900 });
+  page = await browser.newPage();
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(plant)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+});
+
+after(async () => {
+  await browser?.close();
+  if (server && server.exitCode === null) {
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+  }
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  if (process.exitCode) console.error(`code-server log:\n${serverLog.slice(-3000)}`);
+});
+
+test('F5 on examples/plant debugs it; Step Back moves the current line back; the Scan Timeline shows it', async () => {
+  // Open programs.st (Quick Open) and set a breakpoint on line 154.
+  await until('the explorer to show the plant folder', () =>
+    page.evaluate(() => document.querySelector('.explorer-folders-view')?.textContent.includes('programs.st')),
+  );
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyP');
+  await page.keyboard.up('Control');
+  await page.waitForSelector('.quick-input-widget .input', { visible: true });
+  await page.keyboard.type('programs.st');
+  await until('programs.st in Quick Open', () =>
+    page.evaluate(() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes('programs.st'))),
+  );
+  await page.keyboard.press('Enter');
+  await until('the programs.st editor', () =>
+    page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.textContent.includes('programs.st')),
+  );
+  await until('the ST language mode', () =>
+    page.evaluate(() => document.querySelector('[id="status.editor.mode"]')?.textContent.includes('Structured Text')),
+  );
+  await page.click('.editor-instance .monaco-editor .view-lines');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyG');
+  await page.keyboard.up('Control');
+  await page.keyboard.type(String(breakpointLine));
+  await page.keyboard.press('Enter');
+  await until(`the cursor on line ${breakpointLine}`, async () => (await statusBarLine()) === breakpointLine);
+  await page.keyboard.press('F9');
+  await until('the breakpoint glyph', () => page.$('.editor-instance .codicon-debug-breakpoint'));
+
+  // F5: no launch.json, so the extension makes the configuration from the open .st file.
+  await page.keyboard.press('F5');
+  await until('the stop at the breakpoint', async () => (await stackFrameLine()) === breakpointLine, 90000);
+  await until('the Call Stack to say why', () =>
+    page.evaluate(() => /Paused on breakpoint/i.test(document.querySelector('.debug-call-stack')?.textContent ?? '')),
+  );
+  await shot('stopped');
+
+  // Step Back, from the debug toolbar (shown because the adapter supports stepping back).
+  const stepBack = await until('the Step Back button', () => page.$('.debug-toolbar .codicon-debug-step-back'));
+  await stepBack.click();
+  await until('the current line to move back', async () => {
+    const line = await stackFrameLine();
+    return line !== undefined && line < breakpointLine ? line : undefined;
+  });
+  assert.equal(await stackFrameLine(), breakpointLine - 1, 'Step Back over the motor call lands on line 153');
+  await until('the Call Stack to show the step', () =>
+    page.evaluate(() => /Paused on step/i.test(document.querySelector('.debug-call-stack')?.textContent ?? '')),
+  );
+
+  // The Scan Timeline, in the Run and Debug container.
+  await runCommand('Focus on Scan Timeline View');
+  const timelineText = await until('the Scan Timeline to show the position', async () => {
+    for (const frame of page.frames()) {
+      const text = await frame.evaluate(() => document.getElementById('timeline')?.textContent ?? '').catch(() => '');
+      if (/\d+:\d+ · T#/.test(text)) return text;
+    }
+    return undefined;
+  });
+  assert.match(timelineText, /Session Debug plant \(ST\) \(live\)/);
+  assert.match(timelineText, /Fast \(10 ms\), Slow \(100 ms\)/);
+  await shot('step-back');
+  assert.ok(readFileSync(join(artifacts, 'e2e-step-back.png')).length > 10000);
+});
