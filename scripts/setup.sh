@@ -9,6 +9,9 @@ packages=(
   capnproto libcapnp-dev libzstd-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libvalijson-dev
   lua5.4
+  # The VS Code extension's tests (editors/vscode/test/run.sh): headless chromium for the webview
+  # and code-server tests; ripgrep, Kerberos headers and python3 (node-gyp) for code-server's install.
+  chromium ripgrep libkrb5-dev python3
 )
 # node and npm run the end-to-end DAP tests (tests/dap/e2e). Debian's nodejs + npm, unless a node
 # with its own npm is there already (NodeSource's nodejs bundles npm and conflicts with Debian's).

@@ -31,3 +31,6 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_TSAN=ON -D
 cmake --build build-tsan --target recorder_tests replayer_tests dap_tests -j"$jobs"
 echo "== recorder, replayer and DAP thread tests under ThreadSanitizer"
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapTransport)' -j"$jobs")
+
+echo "== VS Code extension: grammar, extension logic, the Scan Timeline in chromium, the .vsix, end to end in code-server"
+SCANBACK_BINARY=build/scanback editors/vscode/test/run.sh

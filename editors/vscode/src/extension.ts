@@ -12,6 +12,20 @@ import {
 import { debugType, ScanbackConfigurationProvider } from './configuration';
 import { TimelineViewProvider } from './timeline/provider';
 
+/** Requests after which the program runs until the next `stopped` event. */
+const resumingRequests = new Set([
+  'continue',
+  'next',
+  'stepIn',
+  'stepOut',
+  'stepBack',
+  'reverseContinue',
+  'restartFrame',
+  'scanback/seek',
+  'scanback/stepBackIn',
+  'scanback/stepBackOut',
+]);
+
 export function activate(context: vscode.ExtensionContext): void {
   const timeline = new TimelineViewProvider(context.extensionUri);
 
@@ -26,8 +40,13 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.debug.registerDebugAdapterDescriptorFactory(debugType, new ScanbackAdapterFactory(context.extensionPath)),
     vscode.debug.registerDebugAdapterTrackerFactory(debugType, {
       createDebugAdapterTracker: (session) => ({
+        onWillReceiveMessage: (message: { type?: string; command?: string }) => {
+          if (message.type === 'request' && resumingRequests.has(message.command ?? '')) timeline.resumed(session);
+        },
         onDidSendMessage: (message: { type?: string; event?: string }) => {
-          if (message.type === 'event' && message.event === 'stopped') void timeline.stopped(session);
+          if (message.type !== 'event') return;
+          if (message.event === 'stopped') void timeline.stopped(session);
+          else if (message.event === 'continued') timeline.resumed(session);
         },
       }),
     }),
@@ -44,10 +63,7 @@ export function activate(context: vscode.ExtensionContext): void {
       timeline.sessionEnded(session);
       updateContext();
     }),
-    vscode.debug.onDidChangeActiveDebugSession((session) => {
-      timeline.activeSessionChanged(session);
-      updateContext();
-    }),
+    vscode.debug.onDidChangeActiveDebugSession(() => updateContext()),
     vscode.workspace.onDidSaveTextDocument((document) => {
       const session = activeScanbackSession();
       if (shouldReloadOnSave(document, session)) void reloadRuntime(session);

@@ -20,6 +20,9 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
   private state: SessionState = 'none';
   private timeline: TimelineBody | undefined;
   private lastPosted = '';
+  /** Whether the session is stopped: the adapter answers scanback/timeline only then (and reports
+   *  every failed request to the user), so nothing is asked while the program runs. */
+  private paused = false;
   private poll: ReturnType<typeof setInterval> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -84,6 +87,7 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     this.stopPolling();
     this.session = session;
     this.state = 'active';
+    this.paused = false;
     this.timeline = undefined;
     this.post(this.sessionMessage());
   }
@@ -95,31 +99,33 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     this.post(this.sessionMessage());
   }
 
-  /** The session that the view follows changed (the user picked another in the Call Stack). */
-  activeSessionChanged(session: vscode.DebugSession | undefined): void {
-    if (!session || session.type !== debugType || session === this.session) return;
-    this.sessionStarted(session);
-    void this.refresh(session);
-  }
-
   /** Every stop moves the position (and in a live session the end): ask again. */
   async stopped(session: vscode.DebugSession): Promise<void> {
     if (session !== this.session) this.sessionStarted(session);
+    this.paused = true;
     await this.refresh(session);
+  }
+
+  /** The program runs again (a resuming request was sent, or a `continued` event came). */
+  resumed(session: vscode.DebugSession): void {
+    if (session === this.session) this.paused = false;
   }
 
   /**
    * Asks the adapter for the timeline and posts it. `quiet` (the live poll) keeps failures out of
-   * the view: a running live program answers only when paused, and the last picture stays valid.
+   * the view: the last picture stays valid.
    */
   async refresh(session = this.session, quiet = false): Promise<void> {
-    if (!session || session !== this.session || this.state !== 'active') return;
+    if (!session || session !== this.session || this.state !== 'active' || !this.paused) return;
     try {
       const body = (await session.customRequest('scanback/timeline')) as TimelineBody;
       if (session !== this.session || this.state !== 'active') return;
       this.timeline = body;
       this.postTimeline(body);
-      if (body.live) this.startPolling();
+      // Only a nonstop session's end grows while the session is stopped (its task scans on); a live
+      // program's end moves when it runs, and the next stop brings it. Asking a program that has
+      // just been continued fails, and the adapter shows every failure to the user.
+      if (body.live && session.configuration.nonstop === true) this.startPolling();
       else this.stopPolling();
     } catch (error) {
       if (!quiet && session === this.session && this.state === 'active')

@@ -99,6 +99,23 @@ test('activation registers the debugger pieces, the view and every command of th
   assert.deepEqual(manifest.contributes.views.debug.map((v) => v.id), ['scanback.timeline']);
 });
 
+test('the tracker refreshes the timeline on stops and marks resuming requests', async () => {
+  activateExtension();
+  const session = mock.fakeSession(liveLaunch, (command) => (command === 'scanback/timeline' ? { firstCycle: 0, lastCycle: 1, live: true } : {}));
+  mock.events.didStartSession.fire(session);
+  const tracker = mock.calls.registered.trackerFactory.get('scanback').createDebugAdapterTracker(session);
+  tracker.onDidSendMessage({ type: 'event', event: 'output', body: {} });
+  assert.deepEqual(session.requests, []);
+  tracker.onDidSendMessage({ type: 'event', event: 'stopped', body: { reason: 'breakpoint' } });
+  await flush();
+  assert.deepEqual(session.requests.map((r) => r.command), ['scanback/timeline']);
+  tracker.onWillReceiveMessage({ type: 'request', command: 'continue', seq: 9 });
+  const provider = mock.calls.registered.webviewViewProvider.get('scanback.timeline');
+  await provider.refresh(session);
+  assert.equal(session.requests.length, 1, 'no timeline request while the program runs');
+  provider.dispose();
+});
+
 test('the reloadable context key follows the active session', async () => {
   activateExtension();
   mock.state.activeDebugSession = mock.fakeSession(liveLaunch);
@@ -181,7 +198,7 @@ test('Step Back Into / Out send the custom requests for the focused thread', asy
 
 test('the Step Back commands show only when the session supports stepping back', () => {
   const manifest = require('../../package.json');
-  for (const menu of ['commandPalette', 'debug/toolbar']) {
+  for (const menu of ['commandPalette', 'debug/toolBar']) {
     for (const id of ['scanback.stepBackInto', 'scanback.stepBackOut']) {
       const entry = manifest.contributes.menus[menu].find((m) => m.command === id);
       assert.match(entry.when, /\bstepBackSupported\b/, `${menu} ${id}`);

@@ -127,38 +127,52 @@ test('a failed timeline request is shown in the view', async () => {
   assert.deepEqual(view.posted.at(-1), { type: 'error', message: 'No timeline: this session keeps no history (record: false)' });
 });
 
-test('a live session is asked again every second while it lasts; only changes are posted', async (t) => {
+test('a live session that is not nonstop is asked at its stops only', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  const { provider, session } = setUp(() => ({ ...replayTimeline, live: true }));
+  session.configuration = { type: 'scanback', request: 'launch', name: 'Live', program: ['/p/*.st'] };
+  provider.sessionStarted(session);
+  await provider.stopped(session);
+  t.mock.timers.tick(livePollMs * 3);
+  await new Promise(setImmediate);
+  assert.equal(session.requests.length, 1);
+});
+
+test('a stopped nonstop session is asked again every second; only changes are posted; never while it runs', async (t) => {
   t.mock.timers.enable({ apis: ['setInterval'] });
   let lastCycle = 100;
-  let running = false;
   const { provider, view, session } = setUp((command) => {
     if (command !== 'scanback/timeline') return {};
-    if (running) throw new Error('the program is running: pause it first');
     return { ...replayTimeline, lastCycle, live: true };
   });
-  session.configuration = { type: 'scanback', request: 'launch', name: 'Live', program: ['/p/*.st'] };
+  session.configuration = { type: 'scanback', request: 'launch', name: 'Live', program: ['/p/*.st'], nonstop: true };
   session.name = 'Live';
   provider.sessionStarted(session);
+  await provider.refresh(session);
+  assert.equal(session.requests.length, 0, 'nothing is asked before the first stop');
   await provider.stopped(session);
   const timelines = () => view.posted.filter((m) => m.type === 'timeline').map((m) => m.timeline.lastCycle);
   assert.deepEqual(timelines(), [100]);
   t.mock.timers.tick(livePollMs);
   await new Promise(setImmediate);
+  assert.equal(session.requests.length, 2);
   assert.deepEqual(timelines(), [100], 'an unchanged timeline is not posted again');
-  lastCycle = 150;
+  lastCycle = 150; // a nonstop task scans on while the session looks at the past
   t.mock.timers.tick(livePollMs);
   await new Promise(setImmediate);
   assert.deepEqual(timelines(), [100, 150]);
-  running = true;
-  t.mock.timers.tick(livePollMs);
-  await new Promise(setImmediate);
-  assert.ok(!view.posted.some((m) => m.type === 'error'), 'a poll that finds the program running stays quiet');
+  provider.resumed(session);
   const asked = session.requests.length;
+  t.mock.timers.tick(livePollMs * 3);
+  await new Promise(setImmediate);
+  assert.equal(session.requests.length, asked, 'a running program is not asked (the adapter answers only when paused)');
+  await provider.stopped(session);
+  assert.equal(session.requests.length, asked + 1);
   provider.sessionEnded(session);
   assert.deepEqual(view.posted.at(-1), { type: 'session', state: 'ended', name: 'Live', live: true });
   t.mock.timers.tick(livePollMs * 3);
   await new Promise(setImmediate);
-  assert.equal(session.requests.length, asked, 'no polling after the session ended');
+  assert.equal(session.requests.length, asked + 1, 'no polling after the session ended');
 });
 
 test('another session’s stop switches the view to it', async () => {
