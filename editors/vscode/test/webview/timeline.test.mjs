@@ -3,7 +3,7 @@
 // record-fixtures.mjs). Asserts on the DOM and on the messages the page posts; keeps a screenshot.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -22,6 +22,7 @@ const fault = fixture('fault.json');
 let browser;
 let page;
 let pageUrl;
+let scratch;
 
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
@@ -34,11 +35,13 @@ before(async () => {
   const file = join(artifacts, 'timeline.html');
   writeFileSync(file, html);
   pageUrl = pathToFileURL(file).href;
-  browser = await launchChromium(artifacts, { width: 420, height: 340 });
+  scratch = mkdtempSync(join(artifacts, 'webview-'));
+  browser = await launchChromium(scratch, { width: 420, height: 340 });
 });
 
 after(async () => {
   await browser?.close();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 beforeEach(async () => {
