@@ -68,6 +68,7 @@ else
 fi
 
 cd "$ext"
+export npm_config_cache="${npm_config_cache:-$root/build/npm-cache}"  # nothing cached outside the checkout
 stamp=node_modules/.package-lock.sha256
 want="$(sha256sum package-lock.json | cut -d' ' -f1)"
 if [ ! -d node_modules ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

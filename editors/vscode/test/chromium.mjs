@@ -7,8 +7,11 @@ import puppeteer from 'puppeteer-core';
 export const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 export function launchChromium(scratch, { width = 1280, height = 800 } = {}) {
+  // Its own HOME too: Chromium keeps crash reports and settings under ~ whatever the profile.
+  const home = mkdtempSync(join(scratch, 'home-'));
   return puppeteer.launch({
     executablePath: chromiumPath,
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_CACHE_HOME: join(home, '.cache') },
     headless: true,
     userDataDir: mkdtempSync(join(scratch, 'chromium-profile-')),
     defaultViewport: { width, height },

@@ -104,7 +104,17 @@ before(async () => {
   scratch = mkdtempSync(join(root, 'build/vscode/e2e-'));
   const userData = join(scratch, 'user-data');
   const extensions = join(scratch, 'extensions');
-  const env = { ...process.env, XDG_CONFIG_HOME: join(scratch, 'config'), XDG_DATA_HOME: join(scratch, 'data') };
+  // Everything code-server and its extension host write stays in the scratch folder (some of it
+  // goes under ~ whatever the flags say).
+  const home = join(scratch, 'home');
+  mkdirSync(home);
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+  };
   mkdirSync(join(userData, 'User'), { recursive: true });
   writeFileSync(
     join(userData, 'User/settings.json'),

@@ -74,6 +74,6 @@ if ! npm rebuild argon2 "${npm_quiet[@]}" >>"$log" 2>&1; then
   exit 1
 fi
 # code-server writes a default config under XDG_CONFIG_HOME: keep it inside the install.
-XDG_CONFIG_HOME="$dest/home/config" XDG_DATA_HOME="$dest/home/data" node "$entry" --version >/dev/null
+HOME="$dest/home" XDG_CONFIG_HOME="$dest/home/config" XDG_DATA_HOME="$dest/home/data" node "$entry" --version >/dev/null
 echo "$want" >"$stamp"
 echo "$entry"
