@@ -22,7 +22,7 @@ export function timelineHtml(r: TimelinePageResources): string {
   <p id="status" role="status">No scanback session.</p>
   <p id="error" role="alert" hidden></p>
   <section id="range" aria-label="Recorded range" hidden>
-    <p class="position">at <span id="position-label"></span></p>
+    <p class="position">at <span id="position-label"></span><span id="target-label" hidden></span></p>
     <div id="track" role="slider" tabindex="0" aria-label="Position in the recording, in cycles"
          aria-valuemin="0" aria-valuemax="0" aria-valuenow="0">
       <div class="recorded"></div>

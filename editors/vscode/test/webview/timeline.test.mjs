@@ -131,10 +131,14 @@ test('a drag posts one seek, where it is let go', async () => {
   await page.mouse.down();
   await page.mouse.move(to.x, to.y, { steps: 8 });
   assert.equal(await hidden('#preview'), false, 'the drag shows where it would go');
+  assert.match(await text('#target-label'), /→ cycle (998|999|1000)$/);
   assert.equal((await seeks()).length, 0, 'nothing is sent while dragging');
   await page.mouse.up();
   const all = await waitForSeeks(1);
   assert.equal(all.length, 1);
+  assert.equal(await hidden('#target-label'), false, 'the target shows until the stop brings the new position');
+  await send({ type: 'timeline', timeline: { ...replay, cycle: all[0].cycle, step: 0 } });
+  await page.waitForFunction(() => document.getElementById('target-label').hidden);
   assert.ok(Math.abs(all[0].cycle - 0.5 * 1999) <= 1, `seek to ${all[0].cycle}`);
 });
 

@@ -26,6 +26,7 @@ const liveEdge = byId('live-edge');
 const firstLabel = byId('first-label');
 const lastLabel = byId('last-label');
 const positionLabel = byId('position-label');
+const targetLabel = byId('target-label');
 const stats = byId('stats');
 const statsRows = byId('stats-rows');
 
@@ -61,9 +62,12 @@ function cycleAtPointer(clientX: number, t: TimelineBody): number {
 function showPreview(cycle: number | undefined) {
   if (cycle === undefined || !timeline) {
     preview.hidden = true;
+    targetLabel.hidden = true;
     return;
   }
   preview.hidden = false;
+  targetLabel.hidden = false;
+  targetLabel.textContent = ` → cycle ${cycle}`;
   preview.style.left = `${percent(cycle, timeline)}%`;
   track.setAttribute('aria-valuenow', String(cycle));
   track.setAttribute('aria-valuetext', `cycle ${cycle}`);
@@ -172,6 +176,7 @@ window.addEventListener('message', (event: MessageEvent) => {
     case 'error':
       errorText.textContent = message.message;
       errorText.hidden = false;
+      if (!dragging && pendingCycle === undefined) showPreview(undefined); // a refused seek goes nowhere
       break;
     default:
       // `signals` (waveform lanes in #lanes) is drawn by the signals work; unknown types are ignored.
