@@ -43,10 +43,11 @@ export function activate(context: vscode.ExtensionContext): void {
         onWillReceiveMessage: (message: { type?: string; command?: string }) => {
           if (message.type === 'request' && resumingRequests.has(message.command ?? '')) timeline.resumed(session);
         },
-        onDidSendMessage: (message: { type?: string; event?: string }) => {
+        onDidSendMessage: (message: { type?: string; event?: string; body?: { capabilities?: { supportsStepBack?: boolean } } }) => {
           if (message.type !== 'event') return;
           if (message.event === 'stopped') void timeline.stopped(session);
           else if (message.event === 'continued') timeline.resumed(session);
+          else if (message.event === 'capabilities') timeline.capabilitiesChanged(session, message.body?.capabilities ?? {});
         },
       }),
     }),

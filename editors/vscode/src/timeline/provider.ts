@@ -23,6 +23,8 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
   /** Whether the session is stopped: the adapter answers scanback/timeline only then (and reports
    *  every failed request to the user), so nothing is asked while the program runs. */
   private paused = false;
+  /** False for a live session without history (record: false): it has no timeline to ask for. */
+  private hasHistory = true;
   private poll: ReturnType<typeof setInterval> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -88,8 +90,16 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     this.session = session;
     this.state = 'active';
     this.paused = false;
+    this.hasHistory = session.configuration.record !== false;
     this.timeline = undefined;
     this.post(this.sessionMessage());
+  }
+
+  /** The adapter turned supportsStepBack off (a `capabilities` event): the session keeps no history. */
+  capabilitiesChanged(session: vscode.DebugSession, capabilities: { supportsStepBack?: boolean }): void {
+    if (session !== this.session || capabilities.supportsStepBack !== false) return;
+    this.hasHistory = false;
+    this.stopPolling();
   }
 
   sessionEnded(session: vscode.DebugSession): void {
@@ -117,6 +127,10 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
    */
   async refresh(session = this.session, quiet = false): Promise<void> {
     if (!session || session !== this.session || this.state !== 'active' || !this.paused) return;
+    if (!this.hasHistory) {
+      if (!quiet) this.post({ type: 'error', message: 'This session keeps no history (record: false): there is no timeline.' });
+      return;
+    }
     try {
       const body = (await session.customRequest('scanback/timeline')) as TimelineBody;
       if (session !== this.session || this.state !== 'active') return;

@@ -201,6 +201,12 @@ test('F5 on examples/plant debugs it; Step Back moves the current line back; the
   );
   await shot('stopped');
 
+  // The extension's toolbar buttons: Step Back Into/Out (the session can step back), Reload Runtime
+  // (a live launch).
+  const toolbarLabels = await page.$$eval('.debug-toolbar .action-label', (items) => items.map((i) => i.getAttribute('aria-label')));
+  for (const label of ['Step Back Into', 'Step Back Out', 'Reload Runtime'])
+    assert.ok(toolbarLabels.some((l) => l?.startsWith(label)), `${label} in the debug toolbar: ${JSON.stringify(toolbarLabels)}`);
+
   // Step Back, from the debug toolbar (shown because the adapter supports stepping back).
   const stepBack = await until('the Step Back button', () => page.$('.debug-toolbar .codicon-debug-step-back'));
   await stepBack.click();

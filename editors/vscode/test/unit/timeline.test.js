@@ -175,6 +175,19 @@ test('a stopped nonstop session is asked again every second; only changes are po
   assert.equal(session.requests.length, asked + 1, 'no polling after the session ended');
 });
 
+test('a session without history is never asked for a timeline; the view says why', async () => {
+  for (const turnOff of ['record: false', 'capabilities event']) {
+    const { provider, view, session } = setUp(() => replayTimeline);
+    session.configuration = { type: 'scanback', request: 'launch', name: 'NoHistory', program: ['/p/*.st'] };
+    if (turnOff === 'record: false') session.configuration.record = false;
+    provider.sessionStarted(session);
+    if (turnOff === 'capabilities event') provider.capabilitiesChanged(session, { supportsStepBack: false });
+    await provider.stopped(session);
+    assert.deepEqual(session.requests, [], turnOff);
+    assert.match(view.posted.at(-1).message, /keeps no history/);
+  }
+});
+
 test('another session’s stop switches the view to it', async () => {
   const { provider, view, session } = setUp(() => replayTimeline);
   provider.sessionStarted(session);
