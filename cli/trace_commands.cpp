@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "traces/inspect.h"
+#include "cli/trace_inspect.h"
 #include "traces/trace_reader.h"
 
 namespace scanback::cli {
@@ -28,9 +28,9 @@ int traceInfoCommand(const std::string& path, bool json) {
   auto reader = openTrace(path);
   if (!reader) return kExitUsage;
   if (json)
-    std::cout << trace::traceInfoJson(*reader).dump(2) << "\n";
+    std::cout << traceInfoJson(*reader).dump(2) << "\n";
   else
-    std::cout << trace::traceInfoText(*reader);
+    std::cout << traceInfoText(*reader);
   return kExitOk;
 }
 
@@ -38,14 +38,14 @@ int traceDumpCommand(const std::string& path, const std::string& cycles) {
   uint64_t from = 0, to = UINT64_MAX;
   if (!cycles.empty()) {
     std::string error;
-    if (!trace::parseCycleRange(cycles, from, to, error)) {
+    if (!parseCycleRange(cycles, from, to, error)) {
       std::cerr << fmt::format("scanback: --cycles {}: {}\n", cycles, error);
       return kExitUsage;
     }
   }
   auto reader = openTrace(path);
   if (!reader) return kExitUsage;
-  trace::traceDump(*reader, from, to, std::cout);
+  traceDump(*reader, from, to, std::cout);
   return kExitOk;
 }
 
@@ -53,16 +53,16 @@ int traceHitsCommand(const std::string& path, const std::string& fileLine, bool 
   auto reader = openTrace(path);
   if (!reader) return kExitUsage;
   std::string error;
-  std::optional<trace::HitsResult> hits = trace::traceHits(*reader, fileLine, error);
+  std::optional<HitsResult> hits = traceHits(*reader, fileLine, error);
   if (!hits) {
     std::cerr << fmt::format("scanback: {}\n", error);
     return kExitUsage;
   }
   for (const std::string& w : hits->warnings) std::cerr << fmt::format("scanback: warning: {}\n", w);
   if (json)
-    std::cout << trace::hitsJson(*hits).dump(2) << "\n";
+    std::cout << hitsJson(*hits).dump(2) << "\n";
   else
-    std::cout << trace::hitsText(*hits);
+    std::cout << hitsText(*hits);
   return kExitOk;
 }
 

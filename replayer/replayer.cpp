@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "traces/inspect.h"
 #include "vm/compiler/compiler.h"
 #include "vm/runtime/runtime.h"
 

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vm/source/source.h"
@@ -76,6 +78,13 @@ struct ChunkData {
   uint32_t cycleCount() const { return static_cast<uint32_t>(tasks.size()); }
   bool operator==(const ChunkData&) const = default;
 };
+
+// (cycle, times the statement(s) ran in it) for every cycle of `chunk` that executed one of
+// `statementIds` at least once, ascending. Computed from the path table: each distinct path is
+// counted once, then cycles are mapped to their path. Cycles without a recorded path are skipped.
+std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chunk, uint32_t statementId);
+std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chunk,
+                                                           std::span<const uint32_t> statementIds);
 
 // A cycle begun and not ended when the recording finished (a task paused by a debugger): it
 // replays up to step `untilStep`, the trace's last position.

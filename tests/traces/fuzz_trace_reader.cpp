@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/trace_inspect.h"
 #include "traces/framing.h"
-#include "traces/inspect.h"
 #include "traces/trace_codec.h"
 #include "traces/trace_reader.h"
 
 using namespace scanback::trace;
+using namespace scanback::cli;  // the trace inspection commands
 
 namespace {
 

@@ -1,5 +1,5 @@
 // trace info / dump / hits on small traces of a real (compiled) program.
-#include "traces/inspect.h"
+#include "cli/trace_inspect.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +12,8 @@
 
 namespace scanback::trace::testing {
 namespace {
+
+using namespace scanback::cli;
 
 const char* const kMain =
     "PROGRAM Main\n"                       // 1
@@ -238,19 +240,6 @@ TEST_F(TraceInspect, HitsMatchABruteForceCount) {
     EXPECT_NE(text.find(fmt::format("executed {} time", total)), std::string::npos) << text;
     EXPECT_EQ(hitsJson(*hits)["totalHits"], total);
   }
-}
-
-TEST_F(TraceInspect, CyclesExecutingCountsEachPathOnce) {
-  ChunkData c;
-  c.firstCycle = 100;
-  c.pathTable = {{1, 2, 1, 3}, {2, 2}, {4}};
-  c.paths = {0, 2, kNoPath, 1, 0};
-  c.tasks.resize(5);
-  EXPECT_EQ(cyclesExecuting(c, 1), (std::vector<std::pair<uint64_t, uint32_t>>{{100, 2}, {104, 2}}));
-  EXPECT_EQ(cyclesExecuting(c, 2), (std::vector<std::pair<uint64_t, uint32_t>>{{100, 1}, {103, 2}, {104, 1}}));
-  const uint32_t both[] = {1, 4};
-  EXPECT_EQ(cyclesExecuting(c, both), (std::vector<std::pair<uint64_t, uint32_t>>{{100, 2}, {101, 1}, {104, 2}}));
-  EXPECT_TRUE(cyclesExecuting(c, 9).empty());
 }
 
 TEST_F(TraceInspect, HitsResolvesFileNames) {

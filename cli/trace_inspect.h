@@ -1,12 +1,12 @@
 // Trace inspection for humans and tools: `scanback trace info | dump | hits`. Everything here
 // reads the trace only (no VM runs); `hits` compiles the header's sources to map FILE:LINE to
-// statement ids.
+// statement ids, which is why this lives with the command (docs/architecture.md: layers) and not
+// in traces/, which knows nothing of the compiler.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <ostream>
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,29 +15,22 @@
 
 #include "traces/trace_reader.h"
 
-namespace scanback::trace {
+namespace scanback::cli {
 
 // `scanback trace info`: version, program, tasks, cycles, virtual duration, chunks, sizes,
 // compression ratio, bytes per cycle, gaps, fault, warnings. Decodes only the first and last
 // chunk and the fault.
-std::string traceInfoText(const TraceReader& reader);
-nlohmann::ordered_json traceInfoJson(const TraceReader& reader);
+std::string traceInfoText(const trace::TraceReader& reader);
+nlohmann::ordered_json traceInfoJson(const trace::TraceReader& reader);
 
 // `scanback trace dump`: the header, then every block in file order with the cycles in
 // fromCycle..toCycle (inclusive) of each chunk: number, task, start time, steps, image hash, path,
 // input changes and writes as offset=hex (offset.bit=v for single bits). Unreadable blocks are
 // reported in place and the dump goes on.
-void traceDump(TraceReader& reader, uint64_t fromCycle, uint64_t toCycle, std::ostream& out);
-std::string traceDump(TraceReader& reader, uint64_t fromCycle = 0, uint64_t toCycle = UINT64_MAX);
+void traceDump(trace::TraceReader& reader, uint64_t fromCycle, uint64_t toCycle, std::ostream& out);
+std::string traceDump(trace::TraceReader& reader, uint64_t fromCycle = 0, uint64_t toCycle = UINT64_MAX);
 // "A..B", "A..", "..B" or "A" (inclusive) for --cycles.
 bool parseCycleRange(const std::string& text, uint64_t& fromCycle, uint64_t& toCycle, std::string& error);
-
-// (cycle, times the statement(s) ran in it) for every cycle of `chunk` that executed one of
-// `statementIds` at least once, ascending. Computed from the path table: each distinct path is
-// counted once, then cycles are mapped to their path. Cycles without a recorded path are skipped.
-std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chunk, uint32_t statementId);
-std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chunk,
-                                                           std::span<const uint32_t> statementIds);
 
 // `scanback trace hits FILE:LINE`.
 struct HitsResult {
@@ -54,8 +47,8 @@ struct HitsResult {
 // Errors (with nullopt): bad FILE:LINE, unknown or ambiguous file, no statement starts on that line
 // (nearby statement lines are suggested), the trace's program does not compile, the trace has no
 // statement paths.
-std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& fileLine, std::string& error);
+std::optional<HitsResult> traceHits(trace::TraceReader& reader, const std::string& fileLine, std::string& error);
 std::string hitsText(const HitsResult& hits);
 nlohmann::ordered_json hitsJson(const HitsResult& hits);
 
-}  // namespace scanback::trace
+}  // namespace scanback::cli

@@ -1,4 +1,4 @@
-#include "traces/inspect.h"
+#include "cli/trace_inspect.h"
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -10,7 +10,9 @@
 #include "vm/compiler/compiler.h"
 #include "vm/exec/iec_text.h"
 
-namespace scanback::trace {
+namespace scanback::cli {
+
+using namespace trace;  // (this file reads every kind of trace record)
 
 namespace {
 
@@ -472,27 +474,6 @@ std::string traceDump(TraceReader& reader, uint64_t fromCycle, uint64_t toCycle)
 // ----------------------------------------------------------------------------------------------
 // hits
 
-std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chunk, uint32_t statementId) {
-  return cyclesExecuting(chunk, std::span<const uint32_t>(&statementId, 1));
-}
-
-std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chunk,
-                                                           std::span<const uint32_t> statementIds) {
-  std::vector<std::pair<uint64_t, uint32_t>> out;
-  if (statementIds.empty() || chunk.paths.empty()) return out;
-  std::vector<uint32_t> ids(statementIds.begin(), statementIds.end());
-  std::sort(ids.begin(), ids.end());
-  std::vector<uint32_t> perPath(chunk.pathTable.size(), 0);
-  for (size_t p = 0; p < chunk.pathTable.size(); ++p) {
-    for (uint32_t id : chunk.pathTable[p]) perPath[p] += std::binary_search(ids.begin(), ids.end(), id);
-  }
-  for (size_t i = 0; i < chunk.paths.size(); ++i) {
-    const uint32_t p = chunk.paths[i];
-    if (p != kNoPath && p < perPath.size() && perPath[p] > 0) out.emplace_back(chunk.firstCycle + i, perPath[p]);
-  }
-  return out;
-}
-
 namespace {
 
 std::string baseName(const std::string& path) {
@@ -668,4 +649,4 @@ nlohmann::ordered_json hitsJson(const HitsResult& hits) {
   return j;
 }
 
-}  // namespace scanback::trace
+}  // namespace scanback::cli
