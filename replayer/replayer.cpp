@@ -67,10 +67,9 @@ class StepsRecorder final : public VmObserver {
 
 // The watched bytes (one 0/1 byte for a bit); empty when the range is outside the image.
 std::vector<uint8_t> readWatch(const Vm& vm, const Watch& w) {
-  const uint8_t* image = vm.image();
-  if (w.offset >= vm.imageSize() || w.size > vm.imageSize() - w.offset) return {};
-  if (w.bit >= 0) return {static_cast<uint8_t>((image[w.offset] >> w.bit) & 1)};
-  return std::vector<uint8_t>(image + w.offset, image + w.offset + w.size);
+  std::vector<uint8_t> value(w.width(vm.imageSize()));
+  if (!value.empty()) w.read(vm.image(), value.data());
+  return value;
 }
 
 // Runs beside a replay on the scratch VM and reports every boundary at which a watched range
@@ -84,7 +83,7 @@ class ChangeScan final : public VmObserver {
     size_t total = 0;
     for (const Watch& w : watches) {
       at_.push_back(total);
-      sizes_.push_back(valid(w) ? (w.bit >= 0 ? 1u : w.size) : 0u);
+      sizes_.push_back(w.width(vm.imageSize()));
       total += sizes_.back();
     }
     last_.resize(total);
@@ -92,7 +91,7 @@ class ChangeScan final : public VmObserver {
   // Takes the current values as the reference (the values where the scan starts).
   void snapshot() {
     for (size_t i = 0; i < watches_.size(); ++i)
-      if (sizes_[i]) read(i, last_.data() + at_[i]);
+      if (sizes_[i]) watches_[i].read(vm_.image(), last_.data() + at_[i]);
   }
   // The replay enters `cycle` (paused at `statement` when it is resumed in the middle).
   void enter(uint64_t cycle, uint32_t statement) {
@@ -110,25 +109,14 @@ class ChangeScan final : public VmObserver {
   bool stopped() const { return stopped_; }
 
  private:
-  bool valid(const Watch& w) const { return w.offset < vm_.imageSize() && w.size <= vm_.imageSize() - w.offset; }
-  void read(size_t i, uint8_t* out) const {
-    const Watch& w = watches_[i];
-    if (w.bit >= 0)
-      *out = static_cast<uint8_t>((vm_.image()[w.offset] >> w.bit) & 1);
-    else
-      std::memcpy(out, vm_.image() + w.offset, w.size);
-  }
   void report(Position p, bool byScanInputs, uint32_t statement) {
     for (size_t i = 0; i < watches_.size(); ++i) {
       const size_t n = sizes_[i];
       if (n == 0) continue;
       uint8_t* last = last_.data() + at_[i];
-      const Watch& w = watches_[i];
-      const bool same = w.bit >= 0 ? *last == ((vm_.image()[w.offset] >> w.bit) & 1)
-                                   : std::memcmp(last, vm_.image() + w.offset, n) == 0;
-      if (same) continue;
+      if (watches_[i].holds(vm_.image(), last)) continue;
       Change c{p, std::vector<uint8_t>(last, last + n), {}, byScanInputs, statement, static_cast<uint32_t>(i)};
-      read(i, last);
+      watches_[i].read(vm_.image(), last);
       c.after.assign(last, last + n);
       if (!stopped_ && p < until_ && !found_(i, std::move(c))) stopped_ = true;
     }

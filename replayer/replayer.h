@@ -24,6 +24,7 @@
 
 #include "replayer/history.h"
 #include "vm/exec/vm.h"
+#include "vm/runtime/watch.h"
 
 namespace scanback::replay {
 
@@ -117,12 +118,8 @@ struct Breakpoint {
   std::function<bool(uint64_t)> hitCondition;  // the hit's number (from 1)
 };
 
-// A watched range of the image (a variable, struct field or array element; `bit` >= 0: one bit).
-struct Watch {
-  uint32_t offset = 0;
-  uint32_t size = 1;
-  int8_t bit = -1;
-};
+// A watched range of the image (vm/runtime/watch.h): what data searches compare.
+using Watch = scanback::Watch;
 
 // A change of a watched range: the boundary right after the statement that wrote it (step 0 when
 // the cycle's scan inputs wrote it), with the values before and after.
