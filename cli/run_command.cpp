@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "recorder/recorder.h"
+#include "recorder/run_loop.h"
 #include "vm/compiler/compiler.h"
 #include "vm/exec/iec_text.h"
 #include "vm/runtime/runtime.h"
@@ -48,6 +49,16 @@ void reportSnapshot(const recorder::SnapshotResult& r) {
     std::cerr << "scanback: " << r.error << "\n";
   }
 }
+
+// `scanback run` is interrupted by SIGINT and SIGTERM only; they end the run at the next cycle.
+class SignalWaits final : public recorder::RunLoopWaits {
+ public:
+  bool waitUntil(std::chrono::steady_clock::time_point due) override {
+    std::this_thread::sleep_until(due);
+    return gInterrupted;
+  }
+  bool ending() override { return gInterrupted; }
+};
 
 void printStatistics(const Runtime& rt, double seconds) {
   const Program& p = rt.program();
@@ -169,6 +180,10 @@ int runCommand(const RunArgs& args) {
   std::signal(SIGINT, [](int) { gInterrupted = true; });
   std::signal(SIGTERM, [](int) { gInterrupted = true; });
   std::list<std::future<recorder::SnapshotResult>> snapshots;  // requested, not reported yet
+  recorder::RunLoop loop(rt, recorder::RunLoopOptions{args.realtime, args.cycles, until});
+  loop.setRecorder(rec.get());
+  if (stimulus) loop.setStimulus(&*stimulus);
+  SignalWaits waits;
   const auto wallStart = std::chrono::steady_clock::now();
   int exitCode = kExitOk;
   while (!gInterrupted) {
@@ -185,15 +200,8 @@ int runCommand(const RunArgs& args) {
       reportSnapshot(it->get());
       it = snapshots.erase(it);
     }
-    if (args.cycles && rt.cycle() >= *args.cycles) break;
-    const CycleStart next = rt.nextCycle();
-    if (until && next.startNs >= *until) break;
-    if (args.realtime) std::this_thread::sleep_until(wallStart + std::chrono::nanoseconds(next.startNs));
-    // Faster than real time, the virtual clock does not care how long we wait between cycles:
-    // give the writer time rather than drop cycles.
-    while (rec && !args.realtime && rec->backlogged() && !gInterrupted)
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    if (stimulus) stimulus->apply(next.cycle, rt);
+    CycleStart next;
+    if (loop.prepare(waits, next) != recorder::RunLoop::Next::Cycle) break;
     if (rt.runCycle() == RunStatus::Faulted) {
       std::cerr << rt.faultMessage() << "\n";
       exitCode = kExitFault;

@@ -371,6 +371,15 @@ CycleInputs Recorder::currentInputs() const {
   return out;
 }
 
+bool Recorder::waitForWriter(size_t bytes, std::chrono::nanoseconds timeout) const {
+  drainWaiters_.fetch_add(1, std::memory_order_seq_cst);
+  std::unique_lock lock(drainMutex_);
+  const bool done = drained_.wait_for(lock, timeout, [&] { return ring_.used() <= bytes; });
+  lock.unlock();
+  drainWaiters_.fetch_sub(1, std::memory_order_relaxed);
+  return done;
+}
+
 uint8_t* Recorder::reserve(size_t size, bool mayWait) {
   uint8_t* out = ring_.reserve(size);
   // When the task has stopped (a fault, the end), waiting for the writer cannot slow a scan any
@@ -455,6 +464,14 @@ void Recorder::writerLoop() {
       at += size_t{h.keyframeBytes} + h.inputBytes + h.writeBytes + h.faultMessageBytes;
     }
     ring_.pop();
+    // Anyone in waitForWriter() looks at the queue again. (The fence orders the pop before the
+    // check of waiters, as the waiter orders its registration before its look at the queue: one of
+    // the two always sees the other.)
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (drainWaiters_.load(std::memory_order_relaxed)) {
+      std::lock_guard lock(drainMutex_);
+      drained_.notify_all();
+    }
     serveSnapshots(false);
   }
   flushChunk();

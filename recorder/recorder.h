@@ -126,6 +126,15 @@ class Recorder final : public CycleHooks {
   bool backlogged() const { return ring_.used() > ring_.capacity() / 4 * 3; }
   // Bytes handed to the writer and not yet processed.
   size_t queuedBytes() const { return ring_.used(); }
+  // Waits until the writer has processed all but at most `bytes` of what was handed to it, or
+  // `timeout` has passed; true when it has. For those who may wait for the writer: a simulation
+  // faster than real time, between its cycles (a real-time task never waits), and tests. The
+  // writer wakes a waiter as it takes records from the queue.
+  bool waitForWriter(size_t bytes, std::chrono::nanoseconds timeout) const;
+  // backlogged() no more: the queue half empty, so that the next cycles do not wait again at once.
+  bool waitUntilNotBacklogged(std::chrono::nanoseconds timeout) const {
+    return waitForWriter(ring_.capacity() / 2, timeout);
+  }
   // Flight recorder: asks the writer thread to write the history it holds (the kept chunks, the
   // gaps among them, the chunk being filled and the fault, if any) to a complete trace at `path`
   // (written as `path.partial`, then renamed, with the recording's header and an index), while
@@ -222,6 +231,11 @@ class Recorder final : public CycleHooks {
   std::mutex kickMutex_;
   std::condition_variable kick_;
   bool kicked_ = false;
+
+  // ---- waitForWriter(): the waiters, woken by the writer as it takes records
+  mutable std::mutex drainMutex_;
+  mutable std::condition_variable drained_;
+  mutable std::atomic<uint32_t> drainWaiters_{0};
 
   // ---- writer thread
   Vm vm_;  // re-executes the recorded cycles
