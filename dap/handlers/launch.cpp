@@ -94,7 +94,7 @@ Reply launchRequest(Session& session, const json& args) {
     options.stimulus = loadInputsArgument(*inputs, cwd, *program);
   bool temporary = false;
   options.recordPath = recordArgument(args, cwd, temporary);
-  const bool keepTrace = !temporary || optionalMember<bool>(args, "keepTrace").value_or(false);
+  options.keepTraces = !temporary || optionalMember<bool>(args, "keepTrace").value_or(false);
   const bool nonstop = optionalMember<bool>(args, "nonstop").value_or(false);
   if (nonstop && options.recordPath.empty())
     throw DapError("'nonstop' works on the recorded history: it cannot be combined with 'record': false");
@@ -102,14 +102,22 @@ Reply launchRequest(Session& session, const json& args) {
   session.launchArguments = args;
   if (!options.recordPath.empty()) {
     const std::string path = options.recordPath;
-    auto target =
-        std::make_unique<RecordedLiveTarget>(program, std::move(options), keepTrace, nonstop, session.targetListener());
+    const bool keepTraces = options.keepTraces;
     std::string error;
-    if (!target->startRecording(error)) throw DapError(fmt::format("cannot record the session: {}", error));
-    session.output("console", keepTrace ? fmt::format("recording to {}\n", path)
-                                        : fmt::format("recording to {} (removed at the end: set 'keepTrace' to keep "
-                                                      "it)\n",
-                                                      path));
+    std::unique_ptr<Target> target;
+    if (nonstop) {
+      // The task runs on untouched; the session follows its recording as it grows.
+      std::unique_ptr<HistoryFeed> feed = liveFeed(program, std::move(options), session.targetListener(), error);
+      if (feed) target = ReplayTarget::follow(std::move(feed), session.targetListener(), error);
+    } else {
+      auto recorded = std::make_unique<RecordedLiveTarget>(program, std::move(options), session.targetListener());
+      if (recorded->startRecording(error)) target = std::move(recorded);
+    }
+    if (!target) throw DapError(fmt::format("cannot record the session: {}", error));
+    session.output("console", keepTraces ? fmt::format("recording to {}\n", path)
+                                         : fmt::format("recording to {} (removed at the end: set 'keepTrace' to keep "
+                                                       "it)\n",
+                                                       path));
     session.setTarget(std::move(target), program, cwd.string());
     session.applyStops();
     return Reply{json(), [&session] { session.sendEvent("initialized"); }};

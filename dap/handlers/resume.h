@@ -3,6 +3,7 @@
 #pragma once
 
 #include "dap/handlers/handlers.h"
+#include "dap/handlers/history.h"
 #include "dap/session/session.h"
 
 namespace scanback::dap {
@@ -12,8 +13,7 @@ inline Reply resumeReply(Session& session, const json& args, ResumeKind kind, js
   Target& target = session.pausedTarget();
   if (threadId < 1 || static_cast<uint64_t>(threadId) > session.program().tasks.size())
     throw DapError("no thread with id " + std::to_string(threadId));
-  if (isReverse(kind) && !target.hasHistory())
-    throw DapError("this session keeps no history to step back in: it was launched with 'record': false");
+  if (isReverse(kind)) historyOf(target);  // DapError without one
   session.resuming();
   return Reply{std::move(body),
                [&target, kind, threadId] { target.resume(kind, static_cast<uint32_t>(threadId - 1)); }};

@@ -1,4 +1,5 @@
 #include "dap/handlers/handlers.h"
+#include "dap/handlers/history.h"
 #include "dap/session/session.h"
 
 namespace scanback::dap {
@@ -9,13 +10,13 @@ Reply seekRequest(Session& session, const json& args) {
   const int64_t cycle = requiredMember<int64_t>(args, "cycle");
   const std::optional<int64_t> step = optionalMember<int64_t>(args, "step");
   if (cycle < 0 || (step && *step < 0)) throw DapError("'cycle' and 'step' must not be negative");
-  Target& target = session.pausedTarget();
+  TargetHistory& history = historyOf(session.pausedTarget());
   std::string error;
-  const std::optional<HistoryPosition> at = target.recordedPosition(
+  const std::optional<HistoryPosition> at = history.recordedPosition(
       static_cast<uint64_t>(cycle), step ? std::optional<uint64_t>(static_cast<uint64_t>(*step)) : std::nullopt, error);
   if (!at) throw DapError(error);
   session.resuming();
-  return Reply{json(), [&target, to = *at] { target.jump(to, StopReason::Goto); }};
+  return Reply{json(), [&history, to = *at] { history.jump(to, StopReason::Goto); }};
 }
 
 }  // namespace scanback::dap

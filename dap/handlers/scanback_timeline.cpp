@@ -1,4 +1,5 @@
 #include "dap/handlers/handlers.h"
+#include "dap/handlers/history.h"
 #include "dap/session/session.h"
 
 namespace scanback::dap {
@@ -6,9 +7,9 @@ namespace scanback::dap {
 // scanback/timeline: what the history holds (first and last cycle, their virtual times, gaps, the
 // fault it ends in), the current position and the tasks.
 Reply timelineRequest(Session& session, const json&) {
-  Target& target = session.pausedTarget();
+  TargetHistory& history = historyOf(session.pausedTarget());
   std::string error;
-  const std::optional<Timeline> t = target.timeline(error);
+  const std::optional<Timeline> t = history.timeline(error);
   if (!t) throw DapError(error);
   json tasks = json::array();
   const Program& program = session.program();

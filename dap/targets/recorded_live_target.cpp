@@ -2,142 +2,60 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-
 namespace scanback::dap {
 
-namespace {
-// Nonstop: the recorded cycles reach the trace within about this much time.
-constexpr int64_t kNonstopLatencyNs = 100'000'000;
-
-LiveOptions nonstopOptions(LiveOptions options, bool nonstop) {
-  if (nonstop) options.recordLatencyNs = kNonstopLatencyNs;
-  return options;
-}
-}  // namespace
-
-RecordedLiveTarget::RecordedLiveTarget(std::shared_ptr<const Program> program, LiveOptions options, bool keepTrace,
-                                       bool nonstop, TargetListener& listener)
-    : listener_(listener),
-      nonstop_(nonstop),
-      live_(std::move(program), nonstopOptions(std::move(options), nonstop), liveReports_),
-      keepTrace_(keepTrace),
-      stops_(std::make_shared<StopSet>()) {
-  if (nonstop_) {
-    // The live task never halts, not even at a fault (the program then ends, as without a debugger).
-    auto none = std::make_shared<StopSet>();
-    none->stopOnFaults = false;
-    live_.setStops(none);
-  }
-}
-
-void RecordedLiveTarget::start(bool stopOnEntry) {
-  if (!nonstop_) return live_.start(stopOnEntry);
-  const std::vector<std::string> traces = live_.tracePaths();
-  std::string error;
-  std::lock_guard lock(switch_);
-  if (traces.empty() ||
-      !(history_ = ReplayTarget::follow(traces.back() + ".partial", live_.programPtr(), nullptr, *this, error))) {
-    listener_.output("stderr", fmt::format("cannot follow the recording: {}\n", error));
-    return;
-  }
-  live_.start(false);
-  history_->followGrowth(&live_.executing());
-  history_->setStops(stops_);
-  mode_ = Mode::History;
-  history_->start(stopOnEntry);
-}
+RecordedLiveTarget::RecordedLiveTarget(std::shared_ptr<const Program> program, LiveOptions options,
+                                       TargetListener& listener)
+    : ControlledTarget(listener), live_(std::move(program), std::move(options), control_, listener) {}
 
 RecordedLiveTarget::~RecordedLiveTarget() { terminate(); }
 
-void RecordedLiveTarget::setStops(std::shared_ptr<const StopSet> stops) {
-  std::lock_guard lock(switch_);
-  stops_ = stops;
-  if (!nonstop_) live_.setStops(stops);
-  if (history_) history_->setStops(stops);
+// ---------------------------------------------------------------- the target's thread
+
+void RecordedLiveTarget::carryOut(const Move& move) {
+  if (move.kind == Move::Kind::Start || mode_ == Mode::Live) return runLive(move, std::nullopt);
+  const ReplayEngine::Origin from = history_->origin(move.task);
+  if (history_->carryOut(move, control_) != ReplayEngine::Ended::AtLiveEdge) return;
+  // History -> Live: the live task goes on with the same move, a step as if it had begun where it
+  // began in history, so that it ends where it would have ended live.
+  mode_ = Mode::Live;
+  if (move.resume == ResumeKind::Continue || move.task != from.task)
+    return runLive(Move::resumed(move.resume, move.task), std::nullopt);
+  runLive(move, StepOrigin{from.cycle, from.depth});
 }
 
+void RecordedLiveTarget::runLive(const Move& move, std::optional<StepOrigin> from) {
+  int exitCode = 0;
+  if (live_.run(move, from, exitCode) == LiveEngine::Outcome::Ended && control_.finish()) listener_.exited(exitCode);
+}
+
+// ---------------------------------------------------------------- the session's thread
+
 void RecordedLiveTarget::resume(ResumeKind kind, uint32_t task) {
-  std::lock_guard lock(switch_);
-  if (mode_ == Mode::Live && !isReverse(kind)) return live_.resume(kind, task);
+  if (mode_ == Mode::Live && !isReverse(kind)) return ControlledTarget::resume(kind, task);
   std::string error;
   if (!inHistory(error)) {
     // The response has gone out: the client waits for a stop, so it gets one where the task is.
     listener_.output("stderr", fmt::format("cannot move into the history: {}\n", error));
-    StopInfo here = live_.lastStop().value_or(StopInfo{StopReason::Step, task});
+    StopInfo here = lastStop().value_or(StopInfo{StopReason::Step, task});
     here.reason = StopReason::Step;
     here.breakpointIds.clear();
     listener_.stopped(here);
     return;
   }
-  const Vm& vm = history_->vm();
-  moveStart_.cycle = history_->position().cycle;
-  moveStart_.task = vm.inCycle() ? vm.currentTask() : task;
-  moveStart_.depth = vm.inCycle() && vm.currentTask() == task ? vm.callDepth() : 0;
-  history_->resume(kind, task);
-}
-
-void RecordedLiveTarget::liveEnded(int exitCode) {
-  if (!nonstop_) return listener_.exited(exitCode);
-  // The trace is complete (the live target finished it before reporting): the history follows it
-  // to its end and stays open.
-  listener_.output("console", fmt::format("the program has ended (exit code {}); its history stays open until the "
-                                          "session ends\n",
-                                          exitCode));
-  std::lock_guard lock(switch_);
-  if (history_) history_->growthEnded();
-}
-
-bool RecordedLiveTarget::handOver(ResumeKind move, uint32_t task) {
-  std::lock_guard lock(switch_);
-  if (!history_) return false;                // ending: terminate() has taken it
-  if (history_->pauseWanted()) return false;  // the pause stops the move at the live position
-  mode_ = Mode::Live;
-  if (move == ResumeKind::Continue || task != moveStart_.task) {
-    live_.resume(move, task);
-  } else {
-    live_.resumeStep(move, task, moveStart_.cycle, moveStart_.depth);
-  }
-  return true;
-}
-
-bool RecordedLiveTarget::pause(uint32_t task) {
-  std::lock_guard lock(switch_);
-  if (mode_ == Mode::History) return history_->pause(task);
-  return !nonstop_ && live_.pause(task);
-}
-
-bool RecordedLiveTarget::paused() const {
-  std::lock_guard lock(switch_);
-  if (mode_ == Mode::History) return history_->paused();
-  return !nonstop_ && live_.paused();
-}
-
-bool RecordedLiveTarget::finished() const {
-  std::lock_guard lock(switch_);
-  return nonstop_ && history_ ? history_->finished() : live_.finished();
-}
-
-std::optional<StopInfo> RecordedLiveTarget::lastStop() const {
-  std::lock_guard lock(switch_);
-  return mode_ == Mode::Live ? live_.lastStop() : history_->lastStop();
+  ControlledTarget::resume(kind, task);
 }
 
 const Vm& RecordedLiveTarget::vm() const { return mode_ == Mode::Live ? live_.vm() : history_->vm(); }
 
-bool RecordedLiveTarget::atLivePosition() const { return mode_ == Mode::Live || history_->atEnd(); }
-
-bool RecordedLiveTarget::readOnly() const {
-  std::lock_guard lock(switch_);
-  return !atLivePosition();
+bool RecordedLiveTarget::atLivePosition() const {
+  if (mode_ == Mode::Live) return true;
+  bool atEnd = false;
+  control_.whilePaused([&] { atEnd = history_->atEnd(); });
+  return atEnd;
 }
 
 bool RecordedLiveTarget::write(ExternalWrite write, std::string& error) {
-  std::lock_guard lock(switch_);
-  if (nonstop_) {
-    error = "a nonstop session shows history, which is read-only: the program runs on untouched";
-    return false;
-  }
   if (!atLivePosition()) {
     error =
         "this is history, which is read-only: go forward to where the program is paused (continue, or step "
@@ -149,11 +67,6 @@ bool RecordedLiveTarget::write(ExternalWrite write, std::string& error) {
 }
 
 bool RecordedLiveTarget::reload(ReloadRequest request, std::string& error) {
-  std::lock_guard lock(switch_);
-  if (nonstop_) {
-    error = "stReload is not available in a nonstop session (its history follows one program)";
-    return false;
-  }
   if (!atLivePosition()) {
     error = "this is history: go forward to where the program is paused (continue, or step forward) to reload it";
     return false;
@@ -162,91 +75,56 @@ bool RecordedLiveTarget::reload(ReloadRequest request, std::string& error) {
   return live_.reload(std::move(request), error);
 }
 
-void RecordedLiveTarget::terminate() {
-  std::unique_ptr<ReplayTarget> history;
-  {
-    std::lock_guard lock(switch_);
-    history = std::move(history_);
-    mode_ = Mode::Live;
+bool RecordedLiveTarget::inHistory(std::string& error) {
+  if (mode_ == Mode::History) return true;
+  if (!paused()) {
+    error = "the program is running: pause it first";
+    return false;
   }
-  if (history) history->terminate();
-  live_.terminate();
-  if (keepTrace_) return;
-  for (const std::string& path : live_.tracePaths()) {
-    std::error_code ignored;
-    std::filesystem::remove(path, ignored);
-    std::filesystem::remove(path + ".partial", ignored);
-  }
-}
-
-bool RecordedLiveTarget::enterHistory(std::string& error) {
+  // Live -> History: the trace made to hold every ended cycle, and the cycle under way.
   LiveHistory now;
   if (!live_.history(now, error)) return false;
   if (!history_ || now.segment != segment_) {
-    if (history_) history_->terminate();  // the trace of a program version since reloaded
-    history_ = ReplayTarget::follow(
-        now.partialPath, now.program, [this](ResumeKind move, uint32_t task) { return handOver(move, task); }, *this,
-        error);
+    // The first move into history, or the first since a reload started another trace.
+    history_ = ReplayEngine::follow(now.partialPath, now.program, listener_, error);
     if (!history_) return false;
-    history_->setStops(stops_);
+    history_->setControl(control_);
+    history_->endAtLiveTask();
     if (now.segment > 0) {
       const std::vector<std::string> traces = live_.tracePaths();
-      history_->setStartNote(
-          fmt::format("the start of the history since the last stReload: the cycles before it are "
-                      "in {}",
-                      traces[now.segment - 1]));
+      history_->setStartNote(fmt::format(
+          "the start of the history since the last stReload: the cycles before it are in {}", traces[now.segment - 1]));
     }
     segment_ = now.segment;
   }
-  if (!history_->moveToLive(now.open ? &*now.open : nullptr, live_.lastStop(), error)) return false;
+  if (!history_->moveToLive(now.open ? &*now.open : nullptr, error)) return false;
   mode_ = Mode::History;
   return true;
 }
 
-bool RecordedLiveTarget::inHistory(std::string& error) {
-  if (mode_ == Mode::History) return true;
-  if (nonstop_) {
-    error = "the recording cannot be followed";
-    return false;
-  }
-  if (!live_.paused()) {
-    error = "the program is running: pause it first";
-    return false;
-  }
-  return enterHistory(error);
-}
-
 std::optional<HistoryPosition> RecordedLiveTarget::recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
                                                                     std::string& error) {
-  std::lock_guard lock(switch_);
   if (!inHistory(error)) return std::nullopt;
   return history_->recordedPosition(cycle, step, error);
 }
 
 std::optional<HistoryPosition> RecordedLiveTarget::frameStart(size_t frame, std::string& error) {
-  std::lock_guard lock(switch_);
   if (!inHistory(error)) return std::nullopt;
   return history_->frameStart(frame, error);
 }
 
 void RecordedLiveTarget::jump(HistoryPosition position, StopReason reason) {
-  std::lock_guard lock(switch_);
   std::string error;
   if (!inHistory(error)) return;  // (recordedPosition() or frameStart() entered it)
-  history_->jump(position, reason);
+  control_.post(Move::jump(position, reason));
 }
 
-std::optional<Timeline> RecordedLiveTarget::timeline(std::string& error) const {
+std::optional<Timeline> RecordedLiveTarget::timeline(std::string& error) {
   // Asking where history ends while paused live moves into it (at the live position, so nothing
   // the client sees changes).
-  auto* self = const_cast<RecordedLiveTarget*>(this);
-  std::lock_guard lock(switch_);
-  if (!self->inHistory(error)) return std::nullopt;
+  if (!inHistory(error)) return std::nullopt;
   std::optional<Timeline> t = history_->timeline(error);
-  if (t) {
-    const CycleTimes& times = live_.cycleTimes();
-    t->cycleTime = Timeline::CycleTime{times.count(), times.quantileNs(0.5), times.quantileNs(0.99), times.maxNs()};
-  }
+  if (t) t->cycleTime = live_.cycleTime();
   return t;
 }
 

@@ -5,7 +5,12 @@
 // Threading: the session calls a target from its own thread. A target reports stops, output and
 // the end of the program through its TargetListener, from whichever thread it runs on; once it
 // has reported a stop it stays paused until resume(), and while it is paused vm() may be read from
-// the session thread.
+// the session thread. Every target carries out its moves on one thread of its own under one
+// state machine (dap/targets/run_control.h).
+//
+// Time travel is a capability: history() gives the moves through recorded history, or null for a
+// target that keeps none. Nothing here knows how the session was asked for (launch arguments are
+// the launch handler's); a target gets typed options.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +26,7 @@
 #include "vm/runtime/reload.h"
 #include "vm/runtime/runtime.h"
 #include "vm/runtime/stimulus.h"
+#include "vm/runtime/watch.h"
 
 namespace scanback::dap {
 
@@ -40,12 +46,10 @@ struct ResolvedBreakpoint {
   mutable bool conditionErrorLogged = false;  // likewise
 };
 
-// A watched range of the image: stops after a statement that changed it.
-struct DataWatch {
+// A data breakpoint: a watched range of the image (vm/runtime/watch.h) that stops after a
+// statement that changed it.
+struct DataWatch : Watch {
   int64_t id = 0;
-  uint32_t offset = 0;
-  uint32_t size = 1;
-  int8_t bit = -1;
   std::string name;  // for messages
 };
 
@@ -85,7 +89,7 @@ struct ReloadRequest {
   std::optional<Stimulus> stimulus;  // the launch's inputs, resolved for the new version
 };
 
-// Forward moves, then their reverse mirrors (targets with history only).
+// Forward moves, then their reverse mirrors (targets with history() only).
 enum class ResumeKind { Continue, Next, StepIn, StepOut, StepBack, ReverseContinue, StepBackIn, StepBackOut };
 inline bool isReverse(ResumeKind kind) { return kind >= ResumeKind::StepBack; }
 
@@ -115,7 +119,7 @@ struct Timeline {
 
 // Why a write (setVariable, setExpression, stReload) is refused on a target with readOnly().
 inline constexpr const char* kHistoryIsReadOnly =
-    "history is read-only: a replay session shows what was recorded and cannot change it";
+    "history is read-only: it shows what was recorded and cannot change it";
 
 class TargetListener {
  public:
@@ -126,6 +130,8 @@ class TargetListener {
   virtual void exited(int exitCode) = 0;
 };
 
+class TargetHistory;
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -135,7 +141,7 @@ class Target {
   // Starts execution (the session's configurationDone), stopping at the first statement when asked.
   virtual void start(bool stopOnEntry) = 0;
   // Resumes a paused target; a step applies to `task` (other tasks run on and stop only at
-  // breakpoints). Clears any pending pause.
+  // breakpoints). Clears any pending pause. A reverse move needs history().
   virtual void resume(ResumeKind kind, uint32_t task) = 0;
   // Asks a running target to stop at the next statement of `task`; false when it is paused
   // already (no stop follows).
@@ -153,32 +159,32 @@ class Target {
   // code it began with, so the paused position does not move. Requests made before an earlier
   // one took effect are applied in order. False with `error` when the target cannot take it.
   virtual bool reload(ReloadRequest request, std::string& error) = 0;
-  // ---- time travel. A target without history fails these (hasHistory() false).
-  virtual bool hasHistory() const { return false; }
-  // History cannot be written: setVariable, setExpression and stReload are refused.
+  // Where the target is now cannot be written: setVariable, setExpression and stReload are refused.
   virtual bool readOnly() const { return false; }
-  // A recorded position: (cycle, step) with step 0 when not given. Nullopt with `error` when the
-  // recording does not have it. While paused.
-  virtual std::optional<HistoryPosition> recordedPosition(uint64_t /*cycle*/, std::optional<uint64_t> /*step*/,
-                                                          std::string& error) {
-    error = "this session keeps no history to move in";
-    return std::nullopt;
-  }
-  // The first statement of frame `frame` (an index into vm().frames(), outermost first). While paused.
-  virtual std::optional<HistoryPosition> frameStart(size_t /*frame*/, std::string& error) {
-    error = "this session keeps no history to move in";
-    return std::nullopt;
-  }
-  // Moves a paused target to a position found by the two above; a stop with `reason` follows.
-  virtual void jump(HistoryPosition /*position*/, StopReason /*reason*/) {}
-  // Nullopt with `error` when there is none (no history, or running).
-  virtual std::optional<Timeline> timeline(std::string& error) const {
-    error = "this session keeps no history: it was launched with 'record': false";
-    return std::nullopt;
-  }
+  // The recorded history the target moves in (time travel), or null when it keeps none.
+  virtual TargetHistory* history() { return nullptr; }
 
   // Ends execution for good (disconnect, terminate); no exited event follows.
   virtual void terminate() = 0;
+};
+
+// The moves through recorded history, beside the reverse kinds of Target::resume(). Only while
+// the target is paused.
+class TargetHistory {
+ public:
+  // A recorded position: (cycle, step) with step 0 when not given. Nullopt with `error` when the
+  // recording does not have it.
+  virtual std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
+                                                          std::string& error) = 0;
+  // The first statement of frame `frame` (an index into vm().frames(), outermost first).
+  virtual std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) = 0;
+  // Moves to a position found by the two above; a stop with `reason` follows.
+  virtual void jump(HistoryPosition position, StopReason reason) = 0;
+  // What the history holds and where the target is in it.
+  virtual std::optional<Timeline> timeline(std::string& error) = 0;
+
+ protected:
+  ~TargetHistory() = default;
 };
 
 }  // namespace scanback::dap

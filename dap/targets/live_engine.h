@@ -1,0 +1,160 @@
+// The program executing for real under a debugger, on its target's thread: its cycles fed by the
+// run loop (recorder/run_loop.h: paced by the task intervals, or as fast as it goes), optionally
+// recorded, and stopped at statement boundaries by a VmObserver that asks the stop checker
+// (docs/architecture.md: immutable, shared bytecode, statement boundaries: breakpoints are a side
+// table, not patched code). What LiveTarget runs, and the live side of RecordedLiveTarget.
+//
+// With a trace path (LiveOptions::recordPath) it records every cycle through the Recorder, and
+// while paused hands its history to a replayer (history(): the ended cycles in the trace, the
+// cycle under way from its scan inputs).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dap/targets/run_control.h"
+#include "dap/targets/stop_checker.h"
+#include "recorder/recorder.h"
+#include "recorder/run_loop.h"
+#include "replayer/replayer.h"
+#include "vm/runtime/cycle_times.h"
+#include "vm/runtime/stimulus.h"
+
+namespace scanback::dap {
+
+struct LiveOptions {
+  std::optional<uint64_t> cycles;  // end after this many cycles
+  bool realtime = true;            // pace cycles by the task intervals
+  std::optional<Stimulus> stimulus;
+  // Record every cycle to this trace (written as `path.partial` while the task runs); empty: no
+  // recording. A reload finishes the trace and goes on in a new one.
+  std::string recordPath;
+  // Leave the traces on disk at the end; else they are removed.
+  bool keepTraces = true;
+  // For a debugger following the trace as it grows: the recorded cycles reach the file within
+  // about this much time (see RecorderOptions::flushEveryNs). 0: in chunks of 1000 cycles.
+  int64_t recordLatencyNs = 0;
+};
+
+// What a recorded live task's history holds while it is paused: the trace file (the cycles that
+// ended) and the cycle under way, replayable up to the paused position.
+struct LiveHistory {
+  std::string partialPath;                 // the trace being written
+  std::shared_ptr<const Program> program;  // the version it records
+  uint64_t segment = 0;                    // which trace: a reload starts the next one
+  std::optional<replay::OpenCycle> open;   // none when paused at a fault (its cycle has ended)
+};
+
+// Where a step that began in history started: the live task finishes it as if it had begun there.
+struct StepOrigin {
+  uint64_t cycle = 0;
+  uint32_t depth = 0;
+};
+
+class LiveEngine final : private VmObserver {
+ public:
+  LiveEngine(std::shared_ptr<const Program> program, LiveOptions options, RunControl& control,
+             TargetListener& listener);
+  ~LiveEngine() override;
+
+  // ---- the target's thread
+  enum class Outcome {
+    Stopped,     // a stop was published
+    Ended,       // the program ended (the cycle limit, a fault): `exitCode`; its trace is finished
+    Terminating  // the target is ending
+  };
+  // Carries out a Start or a forward Resume until one of those. `from`: a step that began at a
+  // history position (its cycle and call depth) of the move's task.
+  Outcome run(const Move& move, std::optional<StepOrigin> from, int& exitCode);
+
+  // ---- the session's thread
+  // Under the control's lock, the thread parked: a new set, its watched values read where the task
+  // is now (so that the statement about to run is checked too).
+  void takeStops(const std::shared_ptr<const StopSet>& stops) { checker_.take(stops, &runtime_.vm()); }
+  // While parked.
+  const Vm& vm() const { return runtime_.vm(); }
+  std::shared_ptr<const Program> programPtr() const { return runtime_.vm().programPtr(); }
+  bool write(ExternalWrite write, std::string& error);
+  bool reload(ReloadRequest request, std::string& error);
+  // Starts the recording, before the thread starts. False with `error` when the trace cannot be
+  // created.
+  bool startRecording(std::string& error);
+  // While paused: makes the trace hold every ended cycle and describes the cycle under way.
+  // False with `error` when the recording cannot give it (it failed, or cycles were dropped right
+  // before this one).
+  bool history(LiveHistory& out, std::string& error);
+  // The traces written so far (one per program version).
+  std::vector<std::string> tracePaths() const;
+  // Once the thread has ended: finishes the trace (the cycle under way kept when paused inside
+  // one) and removes the traces unless they are kept.
+  void end();
+  // Set while the task executes a cycle (not while paused): what a replayer beside it gives way to.
+  const std::atomic<bool>& executing() const { return executing_; }
+  // How long the cycles took to execute (those the debugger did not pause in).
+  const CycleTimes& cycleTimes() const { return cycleTimes_; }
+  std::optional<Timeline::CycleTime> cycleTime() const;
+
+ private:
+  struct Step {
+    ResumeKind kind = ResumeKind::Continue;
+    uint32_t task = 0;
+    uint64_t cycle = 0;
+    uint32_t depth = 0;
+  };
+  // The run loop's waits: a pause or the end of the session cuts them short.
+  class Waits final : public recorder::RunLoopWaits {
+   public:
+    explicit Waits(RunControl& control) : control_(control) {}
+    bool waitUntil(std::chrono::steady_clock::time_point due) override { return control_.sleepUntil(due); }
+    bool ending() override { return control_.terminating(); }
+
+   private:
+    RunControl& control_;
+  };
+
+  bool onStatement(uint32_t statement, uint64_t step) override;
+  // The checker takes the control's newest set (a setStops() while the task ran).
+  void refreshStops();
+  // Swaps in the reloads requested so far (between cycles, or before the thread starts).
+  void applyReloads(std::vector<ReloadRequest> reloads);
+  // Finishes the trace (renamed from .partial to its name); says so when it fails.
+  void finishRecording();
+  // Whether the task is paused inside a cycle (not at a fault, which ended its cycle).
+  bool pausedInCycle() const;
+  // The cycle under way, replayable up to the paused position.
+  replay::OpenCycle openCycle(const recorder::Recorder& recorder, std::vector<uint8_t> imageBefore) const;
+  // The program ended: its trace is finished before anyone hears of it.
+  Outcome ended(int code, int& exitCode);
+
+  LiveOptions options_;
+  RunControl& control_;
+  TargetListener& listener_;
+  Runtime runtime_;
+  recorder::RunLoop loop_;
+  Waits waits_{control_};
+  StopChecker checker_;
+
+  mutable std::mutex mutex_;            // what the session's thread reads while the task runs
+  std::vector<ReloadRequest> reloads_;  // taken by the thread at the next cycle start
+  std::vector<std::string> tracePaths_;
+  // Replaced by the thread between cycles only (a reload); read by the session's thread while
+  // the thread is parked.
+  std::unique_ptr<recorder::Recorder> recorder_;
+  CycleTimes cycleTimes_;  // recorded by the thread
+  std::atomic<bool> executing_{false};
+
+  // ---- the target's thread
+  std::optional<Step> step_;
+  bool entryPending_ = false;
+  bool faultPending_ = false;  // stopped at a fault: the program ends when resumed
+  bool faulted_ = false;       // its cycle ended in a fault (read by the session's thread while parked)
+  bool pausedThisCycle_ = false;
+  std::chrono::steady_clock::time_point cycleBegan_;
+};
+
+}  // namespace scanback::dap

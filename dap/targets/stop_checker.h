@@ -1,0 +1,78 @@
+// The one stop checker: what a StopSet stops at — breakpoints with their conditions, hit counts
+// and logpoints, and data breakpoints — checked the same way live and in replay.
+//
+// Live, it is asked at every statement boundary (atStatement). In replay the replayer searches
+// history for the same stops, so the checker hands it the breakpoints and watches in its terms
+// (search()) and turns what the replayer found back into the session's ids. Either way a
+// condition is evaluated by holds() (an error is reported once and does not stop), a logpoint
+// prints through log(), and a data breakpoint compares one Watch (vm/runtime/watch.h).
+//
+// Hit counts: live, a breakpoint's hits are counted since it was set (its ResolvedBreakpoint's
+// counter); in replay, a hit's number is its place in the recording from its start (the
+// replayer's count, docs/replayer.md), so a search stops where a breakpoint set before the
+// recording began would have stopped, whichever way it goes.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "dap/targets/target.h"
+#include "replayer/replayer.h"
+
+namespace scanback::dap {
+
+class StopChecker {
+ public:
+  explicit StopChecker(TargetListener& listener) : listener_(listener), stops_(std::make_shared<StopSet>()) {}
+
+  // Takes a new set. `vm`: where a live task is now, whose watched values a change is seen from.
+  void take(std::shared_ptr<const StopSet> stops, const Vm* vm = nullptr);
+  const StopSet& stops() const { return *stops_; }
+  const std::shared_ptr<const StopSet>& stopSet() const { return stops_; }
+  uint64_t generation() const { return stops_->generation; }
+  // Whether the set's statement ids and offsets are those of `program` (or it resolves none).
+  bool resolvedFor(const Program& program) const { return !stops_->program || stops_->program.get() == &program; }
+
+  // Whether `bp`'s condition holds at `vm` (true without one). One that cannot be evaluated does
+  // not hold, and the first such error of the breakpoint is reported.
+  bool holds(const ResolvedBreakpoint& bp, const Vm& vm) const;
+  // Prints a logpoint's message, evaluated at `vm`.
+  void log(const ResolvedBreakpoint& bp, const Vm& vm) const;
+
+  // ---- live: at the boundary before `statement`, step `step` of the cycle, with the set resolved
+  // for the running program. The breakpoints on the statement first (their hit counts move and
+  // logpoints print whether or not something stops here), then the data watches: a change since
+  // the last boundary was made by the statement before this one (at step 0, by the scan inputs:
+  // taken silently). Nullopt when nothing stops.
+  std::optional<StopInfo> atStatement(const Vm& vm, uint32_t statement, uint64_t step);
+
+  // ---- replay: the same stops as a replayer's search looks for them.
+  struct Search {
+    // Those that stop, then (withLogpoints) the logpoints, which print as a search passes them.
+    std::vector<replay::Breakpoint> breakpoints;
+    std::vector<replay::Watch> watches;
+    // Whether a stop of the replayer is a logpoint's; print it with log() and go on.
+    const ResolvedBreakpoint* logpoint(const replay::Stop& stop) const;
+    // The session's breakpoint or data breakpoint ids of a replayer's stop.
+    std::vector<int64_t> ids(const replay::Stop& stop) const;
+
+   private:
+    friend class StopChecker;
+    std::vector<int64_t> breakpointIds_;  // per breakpoint that stops
+    std::vector<const ResolvedBreakpoint*> logpoints_;
+    std::vector<int64_t> watchIds_;
+  };
+  // For a replayer over `program`: none when the set is resolved for another program.
+  Search search(const Program& program, bool withLogpoints) const;
+
+ private:
+  TargetListener& listener_;
+  std::shared_ptr<const StopSet> stops_;
+  // Live: per data watch, the value at the last boundary (one flat buffer; at_[i] is watch i's).
+  std::vector<uint8_t> watched_;
+  std::vector<size_t> at_;
+  std::vector<uint32_t> widths_;
+};
+
+}  // namespace scanback::dap
