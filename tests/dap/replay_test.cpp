@@ -11,6 +11,7 @@
 
 #include "tests/dap/session_client.h"
 #include "tests/support/trace_support.h"
+#include "tests/support/wait.h"
 
 using namespace scanback;
 using namespace scanback::dap;
@@ -532,9 +533,11 @@ TEST_F(DapReplay, PauseCutsALongSearchShortAndStopsWhereTheMoveBeganWithReasonPa
   // A condition that never holds: reverseContinue evaluates it at every earlier run of the
   // statement, re-executing history for each, all the way to the start.
   setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal < 0"}}}));
+  const std::chrono::milliseconds busy = test::othersCpuTime();
   const int64_t seq = client_.send("reverseContinue", json{{"threadId", 1}});
   ASSERT_TRUE(client_.response(seq)["success"]);
-  std::this_thread::sleep_for(30ms);
+  // The search is under way: the target's thread has been working for a while.
+  ASSERT_TRUE(test::eventually([&] { return test::othersCpuTime() >= busy + 30ms; }));
   const json pause = client_.request("pause", json{{"threadId", 1}});
   EXPECT_TRUE(pause["success"]);
   const json stopped = client_.event("stopped", 5s);
@@ -935,11 +938,7 @@ class DapNonstop : public DapLiveHistory {
   uint64_t lastCycle() { return timeline()["lastCycle"].get<uint64_t>(); }
   // Waits until the recording holds more than `cycle` (the live task ran on).
   bool growsPast(uint64_t cycle) {
-    for (int i = 0; i < 200; ++i) {
-      if (lastCycle() > cycle) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
+    return test::eventually([&] { return lastCycle() > cycle; });
   }
 };
 
@@ -965,7 +964,7 @@ TEST_F(DapNonstop, SteppingBackWhileTheCycleCountAdvances) {
     EXPECT_EQ(move("stepBack")["body"]["reason"], "step");
     EXPECT_LT(position(), here);
     here = position();
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    EXPECT_TRUE(growsPast(lastCycle())) << "the task scans on between the steps";
   }
   EXPECT_EQ(evaluate("gTotal"), "7") << "six statements back (four per Main cycle)";
   EXPECT_TRUE(growsPast(end + 5));
@@ -983,13 +982,15 @@ TEST_F(DapNonstop, ContinueFollowsTheGrowingRecordingToTheNextHitAndPauseShowsTh
   EXPECT_EQ(move("continue")["body"]["reason"], "breakpoint");
   EXPECT_EQ(evaluate("gTotal"), "20");
   const uint64_t hitCycle = position().first;
-  setBreakpoints(json::array());
+  // No more stops; a logpoint shows how far the continue has followed the recording.
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"logMessage", "total {gTotal}"}}}));
+  const size_t from = client_.messages().size();
   client_.request("continue", json{{"threadId", 1}});
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_FALSE(client_.awaitOutput("total 40", from).is_null()) << "the continue follows the recording as it grows";
   client_.request("pause", json{{"threadId", 1}});
   EXPECT_EQ(client_.event("stopped")["body"]["reason"], "pause");
-  // The newest position recorded when the pause came (the recording has grown since): 400 ms of
-  // 10 ms cycles later, less what had not reached the trace yet (at most about 100 ms).
+  // The newest position recorded when the pause came (the recording has grown since): 20 Fast
+  // cycles after the hit at least.
   const json t = timeline();
   EXPECT_LE(t["cycle"].get<uint64_t>(), t["lastCycle"].get<uint64_t>());
   EXPECT_GT(t["cycle"].get<uint64_t>(), hitCycle + 15);
@@ -1018,8 +1019,10 @@ TEST_F(DapNonstop, WhenTheProgramFaultsTheSessionStopsAtTheFaultInHistoryAndStay
 
 TEST_F(DapNonstop, ABreakpointSetWhileTheSessionFollowsTheRecordingStopsIt) {
   startLive(json{{"nonstop", true}, {"realtime", true}});
-  client_.configured();  // no breakpoint: the session follows the recording
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // No breakpoint: the session follows the recording, as a logpoint it passes shows.
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"logMessage", "total {gTotal}"}}}));
+  client_.configured();
+  ASSERT_FALSE(client_.awaitOutput("total 3").is_null());
   EXPECT_TRUE(client_.noEvent("stopped", std::chrono::milliseconds(10)));
   setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal > 30"}}}));
   const json stopped = client_.event("stopped");

@@ -122,6 +122,31 @@ bool SessionClient::noEvent(const std::string& name, std::chrono::milliseconds w
   });
 }
 
+json SessionClient::awaitMessage(const std::function<bool(const json&)>& matches, size_t from,
+                                 std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  json found;
+  size_t seen = from;
+  arrived_.wait_for(lock, timeout, [&] {
+    for (; seen < messages_.size(); ++seen) {
+      if (matches(messages_[seen])) {
+        found = messages_[seen];
+        return true;
+      }
+    }
+    return ended_;
+  });
+  return found;
+}
+
+json SessionClient::awaitOutput(const std::string& prefix, size_t from, std::chrono::milliseconds timeout) {
+  return awaitMessage(
+      [&](const json& m) {
+        return m.value("event", "") == "output" && m["body"].value("output", "").starts_with(prefix);
+      },
+      from, timeout);
+}
+
 std::vector<json> SessionClient::messages() {
   std::lock_guard lock(mutex_);
   return messages_;

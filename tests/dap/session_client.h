@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -39,6 +40,12 @@ class SessionClient {
   json event(const std::string& name, std::chrono::milliseconds timeout = 10s);
   // True when no event `name` arrives within `wait`.
   bool noEvent(const std::string& name, std::chrono::milliseconds wait);
+  // The first message from index `from` on (in messages()) that `matches`, waiting for it as
+  // messages arrive; null after `timeout`.
+  json awaitMessage(const std::function<bool(const json&)>& matches, size_t from = 0,
+                    std::chrono::milliseconds timeout = 10s);
+  // The first `output` event from index `from` on whose text starts with `prefix`, waiting for it.
+  json awaitOutput(const std::string& prefix, size_t from = 0, std::chrono::milliseconds timeout = 10s);
 
   // Every message received so far, in order.
   std::vector<json> messages();

@@ -310,19 +310,33 @@ TEST_F(DapSession, ClearingBreakpointsWhileRunningMeansNoBreakpointStopAfterTheR
       if (all[i]["type"] == "event" && all[i]["event"] == "stopped") at.push_back(static_cast<int>(i));
     return at;
   };
+  // A logpoint in the other file shows the task running on: every 50th call of Twice prints.
+  setBreakpoints("lib.st", json::array({{{"line", 3}, {"logMessage", "tick"}, {"hitCondition", "%50"}}}));
+  // Waits until the task has printed two ticks after message `from`: at least 50 more cycles ran.
+  auto ranOn = [&](size_t from) {
+    int ticks = 0;
+    return !client_
+                .awaitMessage(
+                    [&](const json& m) {
+                      return m.value("event", "") == "output" && m["body"]["output"] == "tick\n" && ++ticks == 2;
+                    },
+                    from)
+                .is_null();
+  };
   for (int i = 0; i < 20; ++i) {
     const size_t before = stops().size();
     setBreakpoints("main.st", json::array({{{"line", 22}}}));
     const json cleared = setBreakpoints("main.st", json::array());
     const int after = client_.indexOfResponse(cleared["request_seq"]);
-    std::this_thread::sleep_for(5ms);
-    const std::vector<int> now = stops();
+    // (Everything sent before the response has arrived with it: a stop before it is seen now.)
+    if (stops().size() > before) client_.request("continue", json{{"threadId", 1}});
+    ASSERT_TRUE(ranOn(client_.messages().size()));
     // A stop for the breakpoint may come before the clearing response, never after it.
+    const std::vector<int> now = stops();
     for (size_t k = before; k < now.size(); ++k) EXPECT_LT(now[k], after);
-    if (now.size() > before) client_.request("continue", json{{"threadId", 1}});
   }
   const size_t total = stops().size();
-  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(ranOn(client_.messages().size()));
   EXPECT_EQ(stops().size(), total);
 }
 
@@ -345,9 +359,9 @@ TEST_F(DapSession, RealtimePacingRestartsFromTheMomentOfResumingWithoutABurstOfM
   client_.start(args);
   client_.configured();
   client_.event("stopped");
-  std::this_thread::sleep_for(400ms);  // 40 cycles' worth of time spent paused
+  EXPECT_TRUE(client_.noEvent("stopped", 400ms));  // 40 cycles' worth of time spent paused
   client_.request("continue", json{{"threadId", 1}});
-  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(client_.noEvent("stopped", 100ms));  // running on, paced
   client_.request("pause", json{{"threadId", 1}});
   client_.event("stopped");
   const json total = client_.request("evaluate", json{{"expression", "gTotal"}, {"frameId", 1}});

@@ -20,6 +20,7 @@
 #include "dap/transport/message_writer.h"
 #include "dap/transport/stream.h"
 #include "dap/transport/tcp_listener.h"
+#include "tests/support/wait.h"
 
 namespace scanback::dap {
 namespace {
@@ -811,12 +812,14 @@ TEST(DapTransportMemoryPipe, CloseWakesABlockedRead) {
   for (int own = 0; own < 2; ++own) {
     auto [client, server] = MemoryPipe::pair();
     std::atomic<ptrdiff_t> got{-2};
+    std::atomic<pid_t> reader{0};
     std::thread t([&, s = server.get()] {
       char buf[4];
       std::string error;
+      reader = test::currentThreadId();
       got = s->read(std::span<char>(buf, 4), error);
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(test::eventually([&] { return reader != 0 && test::blocked(reader); })) << "the read blocks";
     if (own) {
       server->close();
     } else {
@@ -881,12 +884,14 @@ TEST(DapTransportFdStream, CloseFromAnotherThreadWakesABlockedRead) {
   Pipe p;
   FdStream stream(p.fds[0], p.fds[1], false);  // nobody ever writes
   std::atomic<bool> done{false};
+  std::atomic<pid_t> readerThread{0};
   std::thread t([&] {
     MessageReader reader(stream);
+    readerThread = test::currentThreadId();
     EXPECT_TRUE(reader.next().isEnd());
     done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_TRUE(test::eventually([&] { return readerThread != 0 && test::blocked(readerThread); })) << "the read blocks";
   EXPECT_FALSE(done.load());
   stream.close();
   t.join();
@@ -984,11 +989,13 @@ TEST(DapTransportTcp, ServerCloseEndsTheClientsStream) {
   auto client = FdStream::socket(fd);
   auto conn = listener->accept(error);
   ASSERT_TRUE(conn) << error;
+  std::atomic<pid_t> readerThread{0};
   std::thread t([&] {
     MessageReader reader(*client);
+    readerThread = test::currentThreadId();
     EXPECT_TRUE(reader.next().isEnd());
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(test::eventually([&] { return readerThread != 0 && test::blocked(readerThread); })) << "the read blocks";
   conn->close();  // shutdown(): the client's blocked read ends
   t.join();
 }
@@ -998,13 +1005,16 @@ TEST(DapTransportTcp, CloseStopsABlockedAccept) {
   auto listener = TcpListener::listen(0, error);
   ASSERT_TRUE(listener) << error;
   std::atomic<bool> returned{false};
+  std::atomic<pid_t> acceptThread{0};
   std::thread t([&] {
     std::string e;
+    acceptThread = test::currentThreadId();
     EXPECT_EQ(listener->accept(e), nullptr);
     EXPECT_EQ(e, "");
     returned = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_TRUE(test::eventually([&] { return acceptThread != 0 && test::blocked(acceptThread); }))
+      << "the accept blocks";
   EXPECT_FALSE(returned.load());
   listener->close();
   t.join();

@@ -169,7 +169,7 @@ Plant plant(uint64_t cycles) {
 void runPlant(Plant& p, Runtime& rt, const recorder::Recorder& rec, uint64_t end) {
   ASSERT_EQ(p.imagesBefore.size(), rt.cycle());
   while (rt.cycle() < end) {
-    while (rec.backlogged()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    while (rec.backlogged()) rec.waitUntilNotBacklogged(std::chrono::seconds(1));
     p.stimulus->apply(rt.cycle(), rt);
     p.imagesBefore.emplace_back(rt.vm().image(), rt.vm().image() + rt.vm().imageSize());
     ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone) << "cycle " << rt.cycle() - 1;
@@ -405,8 +405,10 @@ TEST(Recorder, PartialTraceIsReadableWhileRecording) {
   auto rec = recorder::Recorder::start(rt, options, error);
   ASSERT_TRUE(rec) << error;
   for (int c = 0; c < 205; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
-  // The writer is asynchronous; wait until it wrote the ten complete chunks.
-  for (int i = 0; i < 2000 && rec->stats().chunks < 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The writer is asynchronous; wait until it has taken every record handed to it: the ten
+  // complete chunks are written then (the last cycles stay staged on the scan thread's side).
+  ASSERT_TRUE(rec->waitForWriter(0, std::chrono::seconds(10)));
+  EXPECT_EQ(rec->stats().chunks, 10u);
   const auto chunks = readChunks(path.string() + ".partial");
   EXPECT_GE(chunks.size(), 10u);
   ASSERT_TRUE(rec->finish(error)) << error;
@@ -561,7 +563,8 @@ TEST(Recorder, FlightRecorderSnapshotFromAnotherThread) {
   std::future<recorder::SnapshotResult> requested;
   uint64_t ranBefore = 0;
   std::thread other([&] {
-    while (ran.load(std::memory_order_acquire) < 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    for (uint64_t seen = ran.load(std::memory_order_acquire); seen < 1000; seen = ran.load(std::memory_order_acquire))
+      ran.wait(seen, std::memory_order_acquire);
     ranBefore = ran.load(std::memory_order_acquire);
     requested = rec->requestSnapshot(snapshot.string());
     asked.store(true, std::memory_order_release);
@@ -572,6 +575,7 @@ TEST(Recorder, FlightRecorderSnapshotFromAnotherThread) {
       break;
     runPlant(p, rt, *rec, rt.cycle() + 1);
     ran.store(rt.cycle(), std::memory_order_release);
+    ran.notify_all();
   }
   other.join();
   ASSERT_EQ(requested.wait_for(std::chrono::seconds(0)), std::future_status::ready)
@@ -716,8 +720,7 @@ TEST(Recorder, FlightRecorderKeepsTheGapsInsideItsHistory) {
       rec->setWriterDelayForTesting(std::chrono::milliseconds(50));
       for (int c = 0; c < 1000; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
       rec->setWriterDelayForTesting(std::chrono::microseconds(0));
-      for (int i = 0; i < 5000 && rec->queuedBytes() > 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ASSERT_TRUE(rec->waitForWriter(0, std::chrono::seconds(30)));
       for (int c = 0; c < 100; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
     }
     ASSERT_TRUE(rec->finish(error)) << error;

@@ -6,17 +6,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "tests/support/trace_support.h"
+#include "tests/support/wait.h"
 #include "traces/trace_reader.h"
 
 namespace fs = std::filesystem;
 using namespace scanback;
+using namespace std::chrono_literals;
 
 extern char** environ;
 
@@ -46,31 +46,6 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& errFile) {
   return pid;
 }
 
-// The exit code, or -1 when it did not exit within `timeout` (then it is killed) or died of a signal.
-int waitExit(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > until) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-template <class Pred>
-bool waitFor(Pred pred, std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
-
 std::string readText(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -95,14 +70,20 @@ TEST(RunRing, Sigusr1WritesASnapshotAndTheRunGoesOn) {
   const pid_t pid = spawn(args, errFile);
   ASSERT_GT(pid, 0);
   // The handler is installed before the trace is created.
-  const bool started =
-      waitFor([&] { return fs::exists(trace.string() + ".partial"); }, std::chrono::milliseconds(10000));
-  if (!started) ::kill(pid, SIGKILL);
+  const bool started = test::whileRunning(
+      pid, [&] { return fs::exists(trace.string() + ".partial"); }, 10s);
+  // Some history: the run has been scanning for a while (50 ms of its CPU time since then).
+  const auto cpuAtStart = test::cpuTime(std::to_string(pid));
+  const bool scanned =
+      started && test::whileRunning(
+                     pid, [&] { return test::cpuTime(std::to_string(pid)) >= cpuAtStart + 50ms; }, 10s);
+  if (!scanned) ::kill(pid, SIGKILL);
   ASSERT_TRUE(started) << readText(errFile);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // some history
+  ASSERT_TRUE(scanned) << readText(errFile);
   ASSERT_EQ(::kill(pid, SIGUSR1), 0);
   fs::path snapshot;
-  const bool written = waitFor(
+  const bool written = test::whileRunning(
+      pid,
       [&] {
         for (const auto& e : fs::directory_iterator(dir)) {
           const std::string name = e.path().filename().string();
@@ -113,9 +94,9 @@ TEST(RunRing, Sigusr1WritesASnapshotAndTheRunGoesOn) {
         }
         return false;
       },
-      std::chrono::milliseconds(10000));
+      10s);
   ::kill(pid, SIGINT);  // ends the run cleanly
-  EXPECT_EQ(waitExit(pid, std::chrono::milliseconds(10000)), 0) << readText(errFile);
+  EXPECT_EQ(test::exitCode(pid, 10s), 0) << readText(errFile);
   ASSERT_TRUE(written) << readText(errFile);
 
   // plant-<cycle>.trace, named on stderr.
@@ -137,7 +118,7 @@ TEST(RunRing, Sigusr1WritesASnapshotAndTheRunGoesOn) {
   for (const fs::path& t : {snapshot, trace}) {
     const pid_t info = spawn({binary.string(), "trace", "info", t.string()}, dir / "info.txt");
     ASSERT_GT(info, 0);
-    EXPECT_EQ(waitExit(info, std::chrono::milliseconds(10000)), 0) << readText(dir / "info.txt");
+    EXPECT_EQ(test::exitCode(info, 10s), 0) << readText(dir / "info.txt");
   }
   fs::remove_all(dir);
 }

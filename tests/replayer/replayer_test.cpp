@@ -774,19 +774,16 @@ TEST(Replayer, FollowsATraceStillBeingRecorded) {
     while (rt.cycle() < cycles) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
   };
   runTo(25);
-  std::unique_ptr<replay::Replayer> replayer;
-  for (int i = 0; i < 500 && (!replayer || replayer->history().endCycle() < 20); ++i) {
-    replayer = replay::Replayer::open(path.string() + ".partial", {}, error);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  // Once the writer has taken every record handed to it, the two complete chunks are in the file
+  // (the last cycles stay staged on the scan thread's side).
+  ASSERT_TRUE(rec->waitForWriter(0, std::chrono::seconds(10)));
+  std::unique_ptr<replay::Replayer> replayer = replay::Replayer::open(path.string() + ".partial", {}, error);
   ASSERT_TRUE(replayer) << error;
   ASSERT_EQ(replayer->history().endCycle(), 20u);  // two complete chunks
   EXPECT_FALSE(replayer->seek({30, 0}, error));
   runTo(55);
-  for (int i = 0; i < 500 && replayer->history().endCycle() < 50; ++i) {
-    replayer->refresh();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ASSERT_TRUE(rec->waitForWriter(0, std::chrono::seconds(10)));
+  EXPECT_TRUE(replayer->refresh());
   EXPECT_EQ(replayer->history().endCycle(), 50u);
   ASSERT_TRUE(replayer->seek({45, 2}, error)) << error;
   EXPECT_TRUE(replayer->divergences().empty());

@@ -102,7 +102,7 @@ inline void recordCycles(std::shared_ptr<const Program> program, const std::file
   for (uint64_t c = 0; c < cycles; ++c) {
     if (stimulus) stimulus->apply(c, rt);
     if (rt.runCycle() != RunStatus::CycleDone) break;
-    while (rec->backlogged()) std::this_thread::yield();
+    while (rec->backlogged()) rec->waitUntilNotBacklogged(std::chrono::seconds(1));
   }
   ASSERT_TRUE(rec->finish(error)) << error;
   ASSERT_EQ(rec->stats().cyclesDropped, 0u);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/wait.h"
 #include "tests/vm/test_support.h"
 
 namespace scanback {
@@ -350,7 +351,7 @@ std::vector<int> runInChildren(const std::vector<std::function<int()>>& fns, dou
         --open;
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    test::awaitAnyExit(pids, deadline);
   }
   for (size_t i = 0; i < pids.size(); ++i) {
     if (result[i] != -2) continue;
