@@ -372,7 +372,7 @@ CycleInputs Recorder::currentInputs() const {
 }
 
 bool Recorder::waitForWriter(size_t bytes, std::chrono::nanoseconds timeout) const {
-  drainWaiters_.fetch_add(1, std::memory_order_seq_cst);
+  drainWaiters_.fetch_add(1, std::memory_order_acq_rel);
   std::unique_lock lock(drainMutex_);
   const bool done = drained_.wait_for(lock, timeout, [&] { return ring_.used() <= bytes; });
   lock.unlock();
@@ -464,11 +464,10 @@ void Recorder::writerLoop() {
       at += size_t{h.keyframeBytes} + h.inputBytes + h.writeBytes + h.faultMessageBytes;
     }
     ring_.pop();
-    // Anyone in waitForWriter() looks at the queue again. (The fence orders the pop before the
-    // check of waiters, as the waiter orders its registration before its look at the queue: one of
-    // the two always sees the other.)
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (drainWaiters_.load(std::memory_order_relaxed)) {
+    // Anyone in waitForWriter() looks at the queue again. (Both sides read-modify-write the count of
+    // waiters after their own step, the pop here, the registration there: whichever comes second
+    // sees the other's. A read-modify-write, not a fence: ThreadSanitizer follows those.)
+    if (drainWaiters_.fetch_add(0, std::memory_order_acq_rel)) {
       std::lock_guard lock(drainMutex_);
       drained_.notify_all();
     }
