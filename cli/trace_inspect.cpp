@@ -370,6 +370,11 @@ void traceDump(TraceReader& reader, uint64_t fromCycle, uint64_t toCycle, std::o
     const uint64_t last = count ? first + count - 1 : first;
     return first <= toCycle && last >= fromCycle;
   };
+  // Whether a block was read; when it was not, the error is shown in its place and the dump goes on.
+  auto readable = [&](const BlockInfo& b, const char* what, bool read, const std::string& error) {
+    if (!read) out << fmt::format("{} @{}: ERROR {}\n", what, b.offset, error);
+    return read;
+  };
   for (const BlockInfo& b : reader.blocks()) {
     std::string error;
     switch (b.kind) {
@@ -409,45 +414,30 @@ void traceDump(TraceReader& reader, uint64_t fromCycle, uint64_t toCycle, std::o
         break;
       }
       case BlockKind::Gap: {
-        if (!inRange(b.firstCycle, b.cycleCount)) break;
         GapData g;
-        if (!reader.readGap(b, g, error)) {
-          out << fmt::format("gap @{}: ERROR {}\n", b.offset, error);
-          break;
-        }
+        if (!inRange(b.firstCycle, b.cycleCount) || !readable(b, "gap", reader.readGap(b, g, error), error)) break;
         out << fmt::format("gap @{}: cycles {}..{} not recorded ({} cycles)\n", b.offset, g.firstCycle,
                            g.firstCycle + g.cycleCount - (g.cycleCount ? 1 : 0), g.cycleCount);
         break;
       }
       case BlockKind::ProgramChange: {
-        if (b.firstCycle < fromCycle || b.firstCycle > toCycle) break;
         ProgramChangeData p;
-        if (!reader.readProgramChange(b, p, error)) {
-          out << fmt::format("program change @{}: ERROR {}\n", b.offset, error);
+        if (!inRange(b.firstCycle, 1) || !readable(b, "program change", reader.readProgramChange(b, p, error), error))
           break;
-        }
         out << fmt::format("program change @{}: from cycle {}: program {}, {} files, image {} bytes, {} statements\n",
                            b.offset, p.atCycle, p.programHash, p.sources.size(), p.imageSize, p.statementCount);
         break;
       }
       case BlockKind::Fault: {
-        if (b.firstCycle < fromCycle || b.firstCycle > toCycle) break;
         FaultData f;
-        if (!reader.readFault(b, f, error)) {
-          out << fmt::format("fault @{}: ERROR {}\n", b.offset, error);
-          break;
-        }
+        if (!inRange(b.firstCycle, 1) || !readable(b, "fault", reader.readFault(b, f, error), error)) break;
         out << fmt::format("fault @{}: cycle {} step {} statement {} code {}: {}\n", b.offset, f.cycle, f.step,
                            f.statement, f.code, f.message);
         break;
       }
       case BlockKind::OpenCycle: {
-        if (b.firstCycle < fromCycle || b.firstCycle > toCycle) break;
         OpenCycleData o;
-        if (!reader.readOpenCycle(b, o, error)) {
-          out << fmt::format("open cycle @{}: ERROR {}\n", b.offset, error);
-          break;
-        }
+        if (!inRange(b.firstCycle, 1) || !readable(b, "open cycle", reader.readOpenCycle(b, o, error), error)) break;
         out << fmt::format("open cycle @{}: cycle {} task {} start {}, up to step {} (the recording finished there)\n",
                            b.offset, o.cycle, taskName(h, static_cast<uint16_t>(o.task)), formatDuration(o.startNs),
                            o.untilStep);

@@ -72,6 +72,7 @@ void RunControl::terminate() {
   {
     std::lock_guard lock(mutex_);
     terminating_ = true;
+    pauseRequested_.store(true, std::memory_order_release);  // a replayer's search under way ends too
     wake_.notify_all();
   }
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
