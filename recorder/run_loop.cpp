@@ -9,7 +9,7 @@ constexpr std::chrono::milliseconds kWriterWaitSlice{10};
 
 RunLoop::Next RunLoop::prepare(RunLoopWaits& waits, CycleStart& next) {
   if (waits.ending()) return Next::Ending;
-  if (options_.cycles && runtime_.cycle() >= *options_.cycles) return Next::CycleLimit;
+  if (cycleLimitReached()) return Next::CycleLimit;
   next = runtime_.nextCycle();
   if (options_.untilNs && next.startNs >= *options_.untilNs) return Next::TimeLimit;
   if (options_.realtime) {

@@ -46,6 +46,8 @@ class RunLoop {
   // and applies the stimulus row of that cycle. With Next::Cycle, Runtime::startCycle() follows;
   // `next` is the cycle. A wait cut short starts the cycle at once, pacing again from then on.
   Next prepare(RunLoopWaits& waits, CycleStart& next);
+  // Whether the cycles asked for have all run (prepare() then says CycleLimit).
+  bool cycleLimitReached() const { return options_.cycles && runtime_.cycle() >= *options_.cycles; }
   // Pacing starts again from now: after the task was paused, it does not catch up on the cycles it
   // missed meanwhile (a burst), and their virtual times stay as they are.
   void restartPacing() { anchored_ = false; }

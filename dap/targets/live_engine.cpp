@@ -56,7 +56,8 @@ LiveEngine::Outcome LiveEngine::run(const Move& move, std::optional<StepOrigin> 
         std::lock_guard lock(mutex_);
         reloads.swap(reloads_);
       }
-      if (!reloads.empty()) applyReloads(std::move(reloads));
+      // (None at the end: a reload would start a trace for no cycle.)
+      if (!reloads.empty() && !loop_.cycleLimitReached()) applyReloads(std::move(reloads));
       CycleStart next;
       switch (loop_.prepare(waits_, next)) {
         case recorder::RunLoop::Next::Cycle: break;
@@ -91,7 +92,6 @@ LiveEngine::Outcome LiveEngine::run(const Move& move, std::optional<StepOrigin> 
         StopInfo stop{StopReason::Exception, runtime_.vm().currentTask(), {}, runtime_.faultMessage()};
         stop.exceptionId = std::string(faultText(fault.code));
         stop.exceptionDetails = fault.detail;
-        stop.endsStep = step_.has_value();
         step_.reset();
         if (control_.publish(stop, control_.stopsGeneration(), {}) != RunControl::Published::Stopped)
           return Outcome::Terminating;
