@@ -210,6 +210,27 @@ class DapStopChecker : public ::testing::Test, private VmObserver {
     bp->statement = test::statementOnLine(*program_, line);
     return bp;
   }
+  std::shared_ptr<ResolvedBreakpoint> logpoint(int64_t id, uint32_t line, std::string message) {
+    auto bp = breakpoint(id, line);
+    bp->logMessage = [message](const Vm&) { return message; };
+    return bp;
+  }
+  // A breakpoint whose condition cannot be evaluated (`error`).
+  std::shared_ptr<ResolvedBreakpoint> broken(int64_t id, uint32_t line, std::string error) {
+    auto bp = breakpoint(id, line);
+    bp->condition = [error](const Vm&, std::string& why) -> std::optional<bool> {
+      why = error;
+      return std::nullopt;
+    };
+    return bp;
+  }
+  DataWatch countWatch(int64_t id) const {
+    DataWatch watch;
+    watch.id = id;
+    watch.offset = countAt_;
+    watch.size = 4;
+    return watch;
+  }
   void use(std::shared_ptr<StopSet> set) {
     set->program = program_;
     set->statementHasBreakpoint.assign(program_->statements.size(), 0);
@@ -245,14 +266,7 @@ TEST_F(DapStopChecker, HitConditionsCountHitsWhileLogpointsPrintAndABrokenCondit
   auto set = stopSet(1);
   auto everyOther = breakpoint(1, kLineCount);
   everyOther->hitCondition = [](uint64_t hit) { return hit % 2 == 0; };
-  auto logpoint = breakpoint(2, kLineOther);
-  logpoint->logMessage = [](const Vm&) { return std::string("passing other"); };
-  auto broken = breakpoint(3, kLineOther);
-  broken->condition = [](const Vm&, std::string& error) -> std::optional<bool> {
-    error = "no such variable";
-    return std::nullopt;
-  };
-  set->breakpoints = {everyOther, logpoint, broken};
+  set->breakpoints = {everyOther, logpoint(2, kLineOther, "passing other"), broken(3, kLineOther, "no such variable")};
   use(set);
   for (int i = 0; i < 4; ++i) cycle();
   ASSERT_EQ(stops_.size(), 2u);
@@ -271,10 +285,7 @@ TEST_F(DapStopChecker, HitConditionsCountHitsWhileLogpointsPrintAndABrokenCondit
 
 TEST_F(DapStopChecker, ADataWatchStopsAfterTheStatementThatChangedItAndTakesScanInputsSilently) {
   auto set = stopSet(1);
-  DataWatch watch;
-  watch.id = 9;
-  watch.offset = countAt_;
-  watch.size = 4;
+  const DataWatch watch = countWatch(9);
   set->dataWatches = {watch};
   use(set);
   cycle();
@@ -303,20 +314,9 @@ TEST_F(DapStopChecker, ADataWatchStopsAfterTheStatementThatChangedItAndTakesScan
 
 TEST_F(DapStopChecker, InReplayTheSameStopsAreSearchTermsAndTheReplayersStopsMapBackToIds) {
   auto set = stopSet(1);
-  auto stopping = breakpoint(1, kLineCount);
-  auto logpoint = breakpoint(2, kLineOther);
-  logpoint->logMessage = [](const Vm&) { return std::string("passing other"); };
-  auto broken = breakpoint(3, kLineOther);
-  broken->condition = [](const Vm&, std::string& error) -> std::optional<bool> {
-    error = "cannot evaluate";
-    return std::nullopt;
-  };
-  DataWatch watch;
-  watch.id = 9;
-  watch.offset = countAt_;
-  watch.size = 4;
-  set->breakpoints = {stopping, logpoint, broken};
-  set->dataWatches = {watch};
+  const auto printing = logpoint(2, kLineOther, "passing other");
+  set->breakpoints = {breakpoint(1, kLineCount), printing, broken(3, kLineOther, "cannot evaluate")};
+  set->dataWatches = {countWatch(9)};
   use(set);
 
   const StopChecker::Search forward = checker_.search(*program_, true);
@@ -326,7 +326,7 @@ TEST_F(DapStopChecker, InReplayTheSameStopsAreSearchTermsAndTheReplayersStopsMap
   const replay::Position at{0, 1};
   EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}}), std::vector<int64_t>{1});
   EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 1, {}}), std::vector<int64_t>{3});
-  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 2, {}}), logpoint.get());
+  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 2, {}}), printing.get());
   EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}}), nullptr);
   EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::DataWrite, 0, {}}), std::vector<int64_t>{9});
   // A condition that cannot be evaluated does not hold, and says so once.
