@@ -119,7 +119,8 @@ bool LiveEngine::onStatement(uint32_t statement, uint64_t step) {
   const uint32_t task = vm.currentTask();
   std::optional<StopInfo> stop;
   // Resolved for another program version (the rest of a cycle begun before a reload): off.
-  if (checker_.resolvedFor(vm.program())) stop = checker_.atStatement(vm, statement, step);
+  if (checker_.watches(statement) && checker_.resolvedFor(vm.program()))
+    stop = checker_.atStatement(vm, statement, step);
   if (entryPending_) {
     entryPending_ = false;
     stop = StopInfo{StopReason::Entry, task, {}, {}};

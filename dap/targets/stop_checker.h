@@ -46,6 +46,11 @@ class StopChecker {
   // the last boundary was made by the statement before this one (at step 0, by the scan inputs:
   // taken silently). Nullopt when nothing stops.
   std::optional<StopInfo> atStatement(const Vm& vm, uint32_t statement, uint64_t step);
+  // Whether atStatement() has anything to look at there (asked first: most statements have not).
+  bool watches(uint32_t statement) const {
+    return !widths_.empty() ||
+           (statement < stops_->statementHasBreakpoint.size() && stops_->statementHasBreakpoint[statement]);
+  }
 
   // ---- replay: the same stops as a replayer's search looks for them.
   struct Search {
