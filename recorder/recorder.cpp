@@ -372,11 +372,11 @@ CycleInputs Recorder::currentInputs() const {
 }
 
 bool Recorder::waitForWriter(size_t bytes, std::chrono::nanoseconds timeout) const {
-  drainWaiters_.fetch_add(1, std::memory_order_acq_rel);
   std::unique_lock lock(drainMutex_);
+  drainBelow_.store(std::max(drainBelow_.load(std::memory_order_relaxed), bytes), std::memory_order_relaxed);
+  drainWaiters_.fetch_add(1, std::memory_order_acq_rel);
   const bool done = drained_.wait_for(lock, timeout, [&] { return ring_.used() <= bytes; });
-  lock.unlock();
-  drainWaiters_.fetch_sub(1, std::memory_order_relaxed);
+  if (drainWaiters_.fetch_sub(1, std::memory_order_acq_rel) == 1) drainBelow_.store(0, std::memory_order_relaxed);
   return done;
 }
 
@@ -467,7 +467,8 @@ void Recorder::writerLoop() {
     // Anyone in waitForWriter() looks at the queue again. (Both sides read-modify-write the count of
     // waiters after their own step, the pop here, the registration there: whichever comes second
     // sees the other's. A read-modify-write, not a fence: ThreadSanitizer follows those.)
-    if (drainWaiters_.fetch_add(0, std::memory_order_acq_rel)) {
+    if (drainWaiters_.fetch_add(0, std::memory_order_acq_rel) &&
+        ring_.used() <= drainBelow_.load(std::memory_order_relaxed)) {
       std::lock_guard lock(drainMutex_);
       drained_.notify_all();
     }

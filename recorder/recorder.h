@@ -236,6 +236,9 @@ class Recorder final : public CycleHooks {
   mutable std::mutex drainMutex_;
   mutable std::condition_variable drained_;
   mutable std::atomic<uint32_t> drainWaiters_{0};
+  // The largest queue size a waiter waits for (set under drainMutex_ before it registers): the
+  // writer wakes waiters only once the queue is that small.
+  mutable std::atomic<size_t> drainBelow_{0};
 
   // ---- writer thread
   Vm vm_;  // re-executes the recorded cycles
