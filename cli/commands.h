@@ -16,6 +16,8 @@ inline constexpr int kExitCompile = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitFault = 3;
 inline constexpr int kExitDivergence = 4;
+// `trace verify`: part of the trace is missing, repeated or unreadable, so not all of it was checked.
+inline constexpr int kExitDamaged = 5;
 
 struct RunArgs {
   std::vector<std::string> files;
@@ -52,7 +54,7 @@ struct ReplayArgs {
 };
 int replayCommand(const ReplayArgs& args);
 // `scanback trace verify TRACE`: exit 0 when every cycle replays as recorded, kExitDivergence when
-// one does not.
+// one does not, kExitDamaged when part of the trace is missing or unreadable (or holds no cycle).
 int traceVerifyCommand(const std::string& path);
 // `scanback trace why TRACE VARIABLE [--at CYCLE[:STEP]|end] [--count N]`.
 struct WhyArgs {

@@ -3,6 +3,7 @@
 // position or variable, a gap, a corrupt chunk, a program the trace was not recorded with);
 // `verify` exits with kExitDivergence when the replay does not match the recording.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -268,27 +269,65 @@ int traceVerifyCommand(const std::string& path) {
   auto line = [](std::string_view label, const std::string& text) {
     std::cout << fmt::format("{:<20}{}\n", label, text);
   };
+  const trace::TraceReader& reader = h.reader();
+  const uint64_t checked = r->verifiedCycles();
   line("trace", path);
   if (h.empty()) {
     line("cycles", "none recorded");
   } else {
-    line("cycles", fmt::format("{} replayed of cycles {}..{}, in {} chunk{}", recorded, h.firstCycle(),
-                               h.endCycle() - 1, h.chunkCount(), h.chunkCount() == 1 ? "" : "s"));
+    line("cycles", fmt::format("{} checked of the {} recorded in cycles {}..{}, in {} chunk{}", checked, recorded,
+                               h.firstCycle(), h.endCycle() - 1, h.chunkCount(), h.chunkCount() == 1 ? "" : "s"));
   }
   if (!h.gaps().empty()) line("gaps", fmt::format("{} ({} cycles were not recorded)", h.gaps().size(), dropped));
+  uint64_t missing = 0;
+  for (const trace::DamageData& d : h.damage()) {
+    line("damage", d.what);
+    missing += d.cycleCount;
+  }
+  if (reader.corruptOffset()) line("damage", fmt::format("a corrupt block: {}", reader.corruptError()));
   if (h.fault()) line("fault", fmt::format("cycle {}: {}", h.fault()->cycle, h.fault()->message));
   line("divergences", std::to_string(divergences.size() - keyframeMismatches));
   line("keyframe mismatches", std::to_string(keyframeMismatches));
-  for (const replay::Divergence& d : divergences)
+  // The first few say where replay and recording part; the rest mostly follow from them.
+  constexpr size_t kShown = 10;
+  for (size_t i = 0; i < divergences.size() && i < kShown; ++i) {
+    const replay::Divergence& d = divergences[i];
     std::cout << fmt::format("  cycle {} (at {}): {}\n", d.position.cycle, positionText(d.position), d.what);
-  if (!error.empty()) {
-    line("result", "not verified to the end");
-    std::cerr << fmt::format("scanback: {}: {}\n", path, error);
-    return divergences.empty() ? kExitUsage : kExitDivergence;
   }
+  if (divergences.size() > kShown)
+    std::cout << fmt::format("  ... and {} more (the first {} of {} are shown)\n", divergences.size() - kShown, kShown,
+                             divergences.size());
   if (!divergences.empty()) {
     line("result", "DIVERGES: the replay does not match the recording");
+    if (!error.empty()) std::cerr << fmt::format("scanback: {}: {}\n", path, error);
     return kExitDivergence;
+  }
+  // Faithful only when every part of the trace was there and checked; otherwise say what was.
+  const std::string upTo =
+      checked ? fmt::format("the {} cycle{} checked replay as recorded", checked, checked == 1 ? "" : "s")
+              : std::string("no cycle was checked");
+  if (!error.empty()) {
+    line("result", fmt::format("DAMAGED: not verified to the end; {}", upTo));
+    std::cerr << fmt::format("scanback: {}: {}\n", path, error);
+    return kExitDamaged;
+  }
+  if (!h.damage().empty() || reader.corruptOffset()) {
+    std::vector<std::string> what;
+    if (missing) what.push_back(fmt::format("{} cycle{} missing", missing, missing == 1 ? " is" : "s are"));
+    if (reader.corruptOffset()) what.push_back("what follows the corrupt block is unreadable");
+    if (what.empty()) what.push_back("blocks are missing or repeated");
+    line("result", fmt::format("DAMAGED: {}; {}", fmt::join(what, ", and "), upTo));
+    return kExitDamaged;
+  }
+  if (checked == 0) {
+    line("result", "NOTHING CHECKED: the trace holds no complete chunk");
+    return kExitDamaged;
+  }
+  if (!reader.complete()) {
+    line("result", fmt::format("faithful as far as it goes: {}; the trace was not closed (cut off, or still being "
+                               "recorded), so later cycles may be missing",
+                               upTo));
+    return kExitOk;
   }
   line("result", "faithful: every cycle replays as recorded");
   return kExitOk;

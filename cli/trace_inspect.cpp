@@ -222,8 +222,11 @@ std::string traceInfoText(const TraceReader& reader) {
     line("", fmt::format("{} (interval {}, priority {})", t.name, formatDuration(t.intervalNs), t.priority));
   }
   line("options", optionsText(h.options));
+  uint64_t missing = 0;
+  for (const DamageData& d : reader.damage()) missing += d.cycleCount;
   if (s.firstCycle) {
-    line("cycles", fmt::format("{} recorded (cycles {}..{})", s.cycles, *s.firstCycle, *s.lastCycle));
+    line("cycles", fmt::format("{} recorded (cycles {}..{}{})", s.cycles, *s.firstCycle, *s.lastCycle,
+                               missing ? fmt::format(", {} of them missing", missing) : std::string()));
   } else {
     line("cycles", "0 recorded");
   }
@@ -233,6 +236,12 @@ std::string traceInfoText(const TraceReader& reader) {
   }
   line("chunks", fmt::format("{}", s.chunks));
   line("gaps", s.gaps ? fmt::format("{} ({} cycles not recorded)", s.gaps, s.gapCycles) : std::string("none"));
+  // Damage is a part missing from the file (or there twice), not cycles the recorder dropped.
+  line("damage", reader.damage().empty()
+                     ? std::string("none")
+                     : fmt::format("{} part{} missing or repeated{} (see the warnings)", reader.damage().size(),
+                                   reader.damage().size() == 1 ? "" : "s",
+                                   missing ? fmt::format(", {} cycles lost", missing) : std::string()));
   if (s.programChanges) line("program changes", fmt::format("{}", s.programChanges));
   if (s.endsInFault && s.fault) {
     line("end", fmt::format("fault in cycle {} (step {}): {}", s.fault->cycle, s.fault->step, s.fault->message));
@@ -295,6 +304,11 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
   }
   j["chunks"] = s.chunks;
   j["gaps"] = {{"count", s.gaps}, {"cycles", s.gapCycles}};
+  ordered_json damage = ordered_json::array();
+  for (const DamageData& d : reader.damage())
+    damage.push_back(
+        {{"firstCycle", d.firstCycle}, {"cycleCount", d.cycleCount}, {"offset", d.offset}, {"what", utf8(d.what)}});
+  j["damage"] = damage;
   j["programChanges"] = s.programChanges;
   j["endsInFault"] = s.endsInFault;
   if (s.fault) {

@@ -100,6 +100,12 @@ std::optional<size_t> History::chunkOf(uint64_t cycle, std::string& error) const
       return std::nullopt;
     }
   }
+  for (const trace::DamageData& d : reader_->damage()) {
+    if (cycle >= d.firstCycle && cycle - d.firstCycle < d.cycleCount) {
+      error = fmt::format("cycle {} is in a damaged part of the trace: {}", cycle, d.what);
+      return std::nullopt;
+    }
+  }
   if (chunks_.empty()) {
     error = reader_->corruptOffset() ? fmt::format("the trace has no readable cycle: {}", reader_->corruptError())
                                      : std::string("the trace has no recorded cycle");

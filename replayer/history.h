@@ -53,11 +53,13 @@ class History {
   uint64_t endCycle() const { return chunks_.empty() ? 0 : chunks_.back().firstCycle + chunks_.back().cycleCount; }
   const std::vector<trace::GapData>& gaps() const { return gaps_; }
   const std::optional<trace::FaultData>& fault() const { return fault_; }
+  // Parts of the trace missing or present twice (the reader's): their cycles do not replay.
+  const std::vector<trace::DamageData>& damage() const { return reader_->damage(); }
   // The reader's warnings (cut-off end, unusable index, corrupt block).
   const std::vector<std::string>& warnings() const { return reader_->warnings(); }
 
-  // Index of the chunk holding `cycle`, or an error saying why there is none (in a gap, before
-  // the recording, after its end, behind a corrupt block).
+  // Index of the chunk holding `cycle`, or an error saying why there is none (in a gap, in a
+  // damaged part, before the recording, after its end, behind a corrupt block).
   std::optional<size_t> chunkOf(uint64_t cycle, std::string& error) const;
   size_t chunkCount() const { return chunks_.size(); }
   const trace::BlockInfo& chunkBlock(size_t index) const { return chunks_[index]; }

@@ -927,7 +927,8 @@ std::vector<Divergence> Replayer::verify(const std::function<void(uint64_t, uint
     for (size_t i = 0; i < history_.chunkCount(); ++i) n += history_.chunkBlock(i).cycleCount;
     return n;
   }();
-  uint64_t done = 0;
+  uint64_t& done = verifiedCycles_;
+  done = 0;
   const size_t before = divergences_.size();
   // What was found up to here, also when an unreadable chunk ends the check early.
   auto found = [&] {
@@ -944,8 +945,9 @@ std::vector<Divergence> Replayer::verify(const std::function<void(uint64_t, uint
       if (!history_.cycle(c, held, record, error) || !startCycle(scratch_, record, error)) return found();
       const RunStatus status = scratch_.run();
       checkDigest(scratch_, record, status);
+      ++done;
       if (status != RunStatus::CycleDone) break;
-      if (++done % 4096 == 0 && progress) progress(done, total);
+      if (done % 4096 == 0 && progress) progress(done, total);
     }
     // A chunk that continues the previous one must start from the image its last cycle left.
     if (history_.contiguous(i)) {

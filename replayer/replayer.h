@@ -192,6 +192,9 @@ class Replayer {
   // Re-executes every recorded cycle and checks every digest and keyframe. `progress` (if set)
   // gets (cycles done, cycles total) now and then.
   std::vector<Divergence> verify(const std::function<void(uint64_t, uint64_t)>& progress, std::string& error);
+  // The cycles the last verify() re-executed and checked against their digest. Fewer than the
+  // recorded ones when an unreadable chunk stopped it or a cycle faulted before the trace's end.
+  uint64_t verifiedCycles() const { return verifiedCycles_; }
   // Divergences met so far by any replay.
   const std::vector<Divergence>& divergences() const { return divergences_; }
 
@@ -270,6 +273,7 @@ class Replayer {
   bool positioned_ = false;
   std::map<uint64_t, std::vector<uint8_t>> checkpoints_;  // image before the cycle
   CycleSet verified_;                                     // cycles whose digest was checked
+  uint64_t verifiedCycles_ = 0;                           // by the last verify()
   std::vector<Divergence> divergences_;
   std::list<CycleSteps> stepsCache_;  // most recent first
   const std::atomic<bool>* cancel_ = nullptr;

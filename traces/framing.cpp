@@ -58,7 +58,13 @@ void encodeFrameHeader(const FrameHeader& h, uint8_t out[kFrameHeaderBytes]) {
   put64(out + 16, h.firstCycle);
   put64(out + 24, h.cycleCount);
   put64(out + 32, h.payloadHash);
+  put32(out + 40, h.sequence);
   put32(out + 44, headerCheck(out));
+}
+
+void setFrameSequence(uint8_t frame[kFrameHeaderBytes], uint32_t sequence) {
+  put32(frame + 40, sequence);
+  put32(frame + 44, headerCheck(frame));
 }
 
 std::optional<FrameHeader> decodeFrameHeader(const uint8_t in[kFrameHeaderBytes], std::string& error) {
@@ -84,7 +90,7 @@ std::optional<FrameHeader> decodeFrameHeader(const uint8_t in[kFrameHeaderBytes]
     error = fmt::format("unknown compression {}", h.compression);
     return std::nullopt;
   }
-  if (in[6] != 0 || in[7] != 0 || get32(in + 40) != 0) {
+  if (in[6] != 0 || in[7] != 0) {
     error = "reserved frame header bytes are not zero";
     return std::nullopt;
   }
@@ -93,6 +99,7 @@ std::optional<FrameHeader> decodeFrameHeader(const uint8_t in[kFrameHeaderBytes]
   h.firstCycle = get64(in + 16);
   h.cycleCount = get64(in + 24);
   h.payloadHash = get64(in + 32);
+  h.sequence = get32(in + 40);
   if (h.storedSize > kMaxStoredBlockBytes) {
     error = fmt::format("stored size {} exceeds the limit {}", h.storedSize, kMaxStoredBlockBytes);
     return std::nullopt;

@@ -11,7 +11,8 @@
 //   16     8    firstCycle         (chunks and gaps; 0 otherwise)
 //   24     8    cycleCount
 //   32     8    payloadHash        (XXH3-64 of the stored payload)
-//   40     4    reserved (0)
+//   40     4    sequence           (format version 2: the block's number in the file, the header's
+//                                    is 0 and each later block's one more; 0 in version 1 traces)
 //   44     4    headerCheck        (low 32 bits of XXH3-64 of bytes 0..43)
 //
 // The file starts with the 8 bytes "SCANBACK" and may end with a 32-byte trailer:
@@ -45,12 +46,18 @@ struct FrameHeader {
   uint64_t firstCycle = 0;
   uint64_t cycleCount = 0;
   uint64_t payloadHash = 0;
+  // Numbers the blocks of a file (format version 2), so that a reader notices a block missing from
+  // the middle or present twice (docs/architecture.md: self-contained traces).
+  uint32_t sequence = 0;
 };
 
 void encodeFrameHeader(const FrameHeader& h, uint8_t out[kFrameHeaderBytes]);
 // Checks magic, header check, kind, compression, reserved bytes and size limits (and that the raw
 // size is a whole number of capnp words); on failure `error` says which.
 std::optional<FrameHeader> decodeFrameHeader(const uint8_t in[kFrameHeaderBytes], std::string& error);
+
+// Rewrites the sequence number of an encoded frame header (and its header check).
+void setFrameSequence(uint8_t frame[kFrameHeaderBytes], uint32_t sequence);
 
 uint64_t payloadHash(const void* data, size_t size);
 bool validBlockKind(uint8_t kind);

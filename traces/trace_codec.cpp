@@ -318,6 +318,20 @@ bool validateChunk(const ChunkData& c, const ChunkLimits& limits, std::string& e
     error = fmt::format("keyframe size {} != image size {}", c.keyframe.size(), limits.imageSize);
     return false;
   }
+  // The virtual clock starts at 0 and never goes back; timers subtract start times, so a trace
+  // that says otherwise is refused here rather than replayed.
+  for (size_t i = 0; i < n; ++i) {
+    if (c.startTimes[i] < 0) {
+      error = fmt::format("cycle {}: start time {} ns is negative (the virtual clock starts at 0)", c.firstCycle + i,
+                          c.startTimes[i]);
+      return false;
+    }
+    if (i > 0 && c.startTimes[i] < c.startTimes[i - 1]) {
+      error = fmt::format("cycle {}: start time {} ns is before the previous cycle's ({} ns)", c.firstCycle + i,
+                          c.startTimes[i], c.startTimes[i - 1]);
+      return false;
+    }
+  }
   for (size_t i = 0; i < c.paths.size(); ++i) {
     if (c.paths[i] != kNoPath && c.paths[i] >= c.pathTable.size()) {
       error = fmt::format("cycle index {}: path index {} >= path table size {}", i, c.paths[i], c.pathTable.size());
@@ -430,6 +444,10 @@ bool decodeOpenCycle(std::span<const uint8_t> message, uint64_t offset, const Ch
     out.cycle = m.getCycle();
     out.task = m.getTask();
     out.startNs = m.getStartNs();
+    if (out.startNs < 0) {
+      inner = fmt::format("start time {} ns is negative (the virtual clock starts at 0)", out.startNs);
+      return false;
+    }
     out.untilStep = m.getUntilStep();
     capnp::Data::Reader keyframe = m.getKeyframe();
     out.keyframe.assign(keyframe.begin(), keyframe.end());

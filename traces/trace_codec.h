@@ -36,7 +36,7 @@ std::vector<uint8_t> encodeIndex(const std::vector<BlockInfo>& blocks);
 // < pathTable size (or kNoPath), statement ids < statementCount, scan inputs are sorted by
 // cycleIndex with cycleIndex < cycleCount, offset + size <= imageSize, bit in -1..7 (at most one
 // byte when >= 0, the bit is set when it is nonzero, as the runtime applies it), keyframe size == imageSize, firstCycle
-// + cycleCount does not overflow.
+// + cycleCount does not overflow, start times are not negative and never decrease.
 bool validateChunk(const ChunkData& chunk, const ChunkLimits& limits, std::string& error);
 
 // `message` is the decompressed payload of the block at file offset `offset` (used in errors).

@@ -12,8 +12,12 @@
 
 namespace scanback::trace {
 
-inline constexpr uint32_t kFormatVersion = 1;
-inline constexpr uint32_t kMinReaderVersion = 1;
+// Version 2 numbers the blocks in their frame headers (traces/framing.h); version 1 traces, whose
+// blocks are not numbered, are still read (cycle continuity alone finds a missing chunk there).
+// A version 1 reader refuses any frame whose sequence bytes are not zero, hence the minimum.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kMinReaderVersion = 2;
+inline constexpr uint32_t kFirstNumberedVersion = 2;
 inline constexpr uint32_t kNoPath = 0xFFFFFFFFu;
 
 enum class BlockKind : uint8_t {
@@ -120,6 +124,16 @@ struct FaultData {
   uint32_t code = 0;
   std::string message;
   bool operator==(const FaultData&) const = default;
+};
+
+// A part of a trace that is missing or present twice: cycles that neither a chunk nor a gap holds,
+// blocks missing from the numbered sequence, a block repeated. The reader finds it; replay refuses
+// the cycles it covers and `trace verify` does not call the trace faithful.
+struct DamageData {
+  uint64_t firstCycle = 0;  // the cycles affected: firstCycle .. firstCycle + cycleCount - 1
+  uint64_t cycleCount = 0;  // 0: no cycle is known to be lost (a block without cycles is missing)
+  uint64_t offset = 0;      // the file offset where it was noticed (the block after the hole, the copy)
+  std::string what;         // says what is missing or repeated, with the cycle range
 };
 
 // Where a block is in the file (from the index or a scan).

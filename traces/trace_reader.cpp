@@ -87,15 +87,11 @@ bool isCycleBlock(BlockKind kind) { return kind == BlockKind::Chunk || kind == B
 std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, std::string& error) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    error = fmt::format("cannot open {}: {}", path, std::strerror(errno));
+    error = fmt::format("cannot open: {}", std::strerror(errno));
     return nullptr;
   }
   std::unique_ptr<TraceReader> reader(new TraceReader(std::make_unique<FileSource>(fd)));
-  std::string why;
-  if (!reader->init(why)) {
-    error = fmt::format("{}: {}", path, why);
-    return nullptr;
-  }
+  if (!reader->init(error)) return nullptr;
   return reader;
 }
 
@@ -228,6 +224,7 @@ bool TraceReader::init(std::string& error) {
     return false;
   }
   headerBlock_ = BlockInfo{at, BlockKind::Header, 0, 0, frame->storedSize, frame->rawSize};
+  numbered_ = header_.formatVersion >= kFirstNumberedVersion;
   limits_.push_back({0, ChunkLimits{header_.imageSize, header_.statementCount}});
   scanEnd_ = at + kFrameHeaderBytes + frame->storedSize;
 
@@ -274,6 +271,7 @@ bool TraceReader::tryIndex(std::string& why) {
   }
   uint64_t expected = scanEnd_;
   uint64_t next = 0;
+  bool anyCycles = false;
   for (size_t i = 0; i < entries.size(); ++i) {
     const BlockInfo& e = entries[i];
     if (e.offset != expected) {
@@ -290,12 +288,13 @@ bool TraceReader::tryIndex(std::string& why) {
       return false;
     }
     if (isCycleBlock(e.kind)) {
-      if (e.firstCycle < next || e.firstCycle + e.cycleCount < e.firstCycle) {
+      if ((anyCycles && e.firstCycle < next) || e.firstCycle + e.cycleCount < e.firstCycle) {
         why = fmt::format("index entry {} covers cycles {}+{}, the previous ones end at {}", i, e.firstCycle,
                           e.cycleCount, next);
         return false;
       }
       next = e.firstCycle + e.cycleCount;
+      anyCycles = true;
     }
     expected = e.offset + kFrameHeaderBytes + e.storedSize;
   }
@@ -303,20 +302,21 @@ bool TraceReader::tryIndex(std::string& why) {
     why = fmt::format("the indexed blocks end at {}, the index block is at {}", expected, trailer->indexOffset);
     return false;
   }
-  blocks_ = std::move(entries);
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    if (blocks_[i].kind != BlockKind::ProgramChange) continue;
-    std::string bad;
-    if (!addProgramChange(blocks_[i], bad)) {
-      corruptOffset_ = blocks_[i].offset;
-      corruptError_ = bad;
-      notes_.push_back(fmt::format("{}; the {} blocks before it are readable", bad, i));
-      blocks_.resize(i);
-      break;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    // The index lists the blocks as the writer numbered them: the i-th is block i + 1.
+    if (!admit(entries[i], static_cast<uint32_t>(i + 1))) continue;
+    if (entries[i].kind == BlockKind::ProgramChange) {
+      std::string bad;
+      if (!addProgramChange(entries[i], bad)) {
+        corruptOffset_ = entries[i].offset;
+        corruptError_ = bad;
+        notes_.push_back(fmt::format("{}; the {} blocks before it are readable", bad, blocks_.size()));
+        break;
+      }
     }
+    blocks_.push_back(entries[i]);
   }
   indexBlock_ = BlockInfo{trailer->indexOffset, BlockKind::Index, 0, 0, frame.storedSize, frame.rawSize};
-  nextCycle_ = next;
   scanEnd_ = end;
   usedIndex_ = true;
   complete_ = true;
@@ -406,20 +406,17 @@ void TraceReader::scan(uint64_t from) {
       corrupt(fmt::format("block at offset {}: a second header block", off));
       break;
     }
+    if (isCycleBlock(h->kind) && h->firstCycle + h->cycleCount < h->firstCycle) {
+      corrupt(fmt::format("block at offset {}: cycles {}+{} overflow", off, h->firstCycle, h->cycleCount));
+      break;
+    }
     if (h->kind == BlockKind::Index) {
       indexBlock_ = info;
-    } else {
+      admitSequence(info, h->sequence);
+    } else if (admit(info, h->sequence)) {
       if (h->kind == BlockKind::ProgramChange && !addProgramChange(info, why)) {
         corrupt(why);
         break;
-      }
-      if (isCycleBlock(h->kind)) {
-        if (h->firstCycle < nextCycle_ || h->firstCycle + h->cycleCount < h->firstCycle) {
-          corrupt(fmt::format("block at offset {}: cycles {}+{} go back before cycle {}", off, h->firstCycle,
-                              h->cycleCount, nextCycle_));
-          break;
-        }
-        nextCycle_ = h->firstCycle + h->cycleCount;
       }
       blocks_.push_back(info);
     }
@@ -428,8 +425,85 @@ void TraceReader::scan(uint64_t from) {
   }
 }
 
+namespace {
+std::string cycleRange(uint64_t first, uint64_t count) {
+  return count == 1 ? fmt::format("cycle {}", first) : fmt::format("cycles {}..{}", first, first + count - 1);
+}
+std::string blockRange(uint64_t first, uint64_t last) {
+  return first == last ? fmt::format("block {} is", first) : fmt::format("blocks {}..{} are", first, last);
+}
+}  // namespace
+
+bool TraceReader::admitSequence(const BlockInfo& block, uint32_t sequence) {
+  missingBlocks_.reset();
+  if (!numbered_) return true;
+  if (sequence < nextSequence_) {
+    const bool cycles = isCycleBlock(block.kind);
+    damage_.push_back(DamageData{
+        cycles ? block.firstCycle : nextCycle_, cycles ? block.cycleCount : 0, block.offset,
+        fmt::format("the {} block at offset {}{} is numbered {}, a number an earlier block has: a copy, left out",
+                    blockKindName(block.kind), block.offset,
+                    cycles ? fmt::format(" ({})", cycleRange(block.firstCycle, block.cycleCount)) : std::string(),
+                    sequence)});
+    return false;
+  }
+  if (sequence > nextSequence_) missingBlocks_ = {nextSequence_, uint64_t{sequence} - 1};
+  nextSequence_ = uint64_t{sequence} + 1;
+  return true;
+}
+
+bool TraceReader::admit(const BlockInfo& block, uint32_t sequence) {
+  if (!admitSequence(block, sequence)) return false;
+  const bool cycles = isCycleBlock(block.kind);
+  const std::string missing =
+      missingBlocks_ ? fmt::format(" ({} missing)", blockRange(missingBlocks_->first, missingBlocks_->second))
+                     : std::string();
+  if (cycles && sawCycles_ && block.firstCycle < nextCycle_) {
+    damage_.push_back(DamageData{block.firstCycle, block.cycleCount, block.offset,
+                                 fmt::format("{} in the {} block at offset {} were recorded before it (up to cycle "
+                                             "{}): the block is a copy or out of place, and is left out",
+                                             cycleRange(block.firstCycle, block.cycleCount), blockKindName(block.kind),
+                                             block.offset, nextCycle_ - 1)});
+    return false;
+  }
+  // Where the cycles before this block must end: at its first cycle (a chunk, gap or open cycle),
+  // after its cycle (a fault is in the last recorded cycle).
+  std::optional<uint64_t> end;
+  if (cycles || block.kind == BlockKind::OpenCycle) end = block.firstCycle;
+  if (block.kind == BlockKind::Fault && block.firstCycle < UINT64_MAX) end = block.firstCycle + 1;
+  if (sawCycles_ && end && *end > nextCycle_) {
+    const uint64_t lost = *end - nextCycle_;
+    damage_.push_back(DamageData{
+        nextCycle_, lost, block.offset,
+        fmt::format("{} {} missing before offset {}: no chunk or gap holds {}{}", cycleRange(nextCycle_, lost),
+                    lost == 1 ? "is" : "are", block.offset, lost == 1 ? "it" : "them", missing)});
+  } else if (missingBlocks_) {
+    damage_.push_back(DamageData{
+        nextCycle_, 0, block.offset,
+        sawCycles_
+            ? fmt::format("{} missing before offset {}, after cycle {}: no cycle is lost, but a program change "
+                          "or fault may be",
+                          blockRange(missingBlocks_->first, missingBlocks_->second), block.offset, nextCycle_ - 1)
+            : fmt::format("{} missing at the start of the trace, before offset {}: the cycles before {} may be "
+                          "lost",
+                          blockRange(missingBlocks_->first, missingBlocks_->second), block.offset,
+                          end ? fmt::format("cycle {}", *end) : std::string("its first recorded cycle"))});
+  } else if (sawCycles_ && block.kind == BlockKind::Fault && end && *end < nextCycle_) {
+    damage_.push_back(DamageData{nextCycle_, 0, block.offset,
+                                 fmt::format("the fault block at offset {} is in cycle {}, not in the last recorded "
+                                             "cycle ({})",
+                                             block.offset, block.firstCycle, nextCycle_ - 1)});
+  }
+  if (cycles) {
+    nextCycle_ = block.firstCycle + block.cycleCount;
+    sawCycles_ = true;
+  }
+  return true;
+}
+
 void TraceReader::rebuildWarnings() {
   warnings_ = notes_;
+  for (const DamageData& d : damage_) warnings_.push_back(d.what);
   if (!tailWarning_.empty()) warnings_.push_back(tailWarning_);
 }
 

@@ -46,8 +46,12 @@ class TraceReader {
   // True when the file ends with a valid trailer: the writer closed it.
   bool complete() const { return complete_; }
 
-  // Problems that did not stop open(): a cut-off end, an unusable index, a corrupt block.
+  // Problems that did not stop open(): a cut-off end, an unusable index, a corrupt block, damage.
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // Parts missing from the middle of the trace or present twice, in file order: cycles that no
+  // chunk or gap holds, blocks missing from the numbering (format version 2), copies of blocks
+  // (left out of blocks()). The blocks around a hole stay readable: each chunk has its keyframe.
+  const std::vector<DamageData>& damage() const { return damage_; }
   // The first corrupt block found while scanning, and why.
   std::optional<uint64_t> corruptOffset() const { return corruptOffset_; }
   const std::string& corruptError() const { return corruptError_; }
@@ -82,6 +86,11 @@ class TraceReader {
   bool loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_t>& words, size_t& size, FrameHeader* frame,
                  std::string& error) const;
   bool addProgramChange(const BlockInfo& block, std::string& error);
+  // Checks a block's number (format version 2: one more than the block before it) and its cycles
+  // (following on from the chunks and gaps before it), recording damage. False when the block is
+  // left out: a copy of an earlier one.
+  bool admit(const BlockInfo& block, uint32_t sequence);
+  bool admitSequence(const BlockInfo& block, uint32_t sequence);
   void rebuildWarnings();
 
   std::unique_ptr<Source> source_;
@@ -91,8 +100,13 @@ class TraceReader {
   std::optional<BlockInfo> indexBlock_;
   std::vector<std::pair<uint64_t, ChunkLimits>> limits_;  // (block offset, program from there on)
   uint64_t fileSize_ = 0;
-  uint64_t scanEnd_ = 0;    // end of the last complete block
-  uint64_t nextCycle_ = 0;  // end of the last chunk or gap
+  uint64_t scanEnd_ = 0;                                        // end of the last complete block
+  uint64_t nextCycle_ = 0;                                      // end of the last chunk or gap
+  bool sawCycles_ = false;                                      // a chunk or gap was admitted
+  bool numbered_ = false;                                       // the frames carry sequence numbers (format version 2)
+  uint64_t nextSequence_ = 1;                                   // the number the next block must have
+  std::optional<std::pair<uint64_t, uint64_t>> missingBlocks_;  // numbers missing before the block admitted
+  std::vector<DamageData> damage_;
   bool usedIndex_ = false;
   bool complete_ = false;
   std::vector<std::string> notes_;  // lasting warnings (unusable index, corrupt block)

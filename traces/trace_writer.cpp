@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -31,6 +33,55 @@ bool writeAll(int fd, const uint8_t* data, size_t size) {
   return true;
 }
 
+// A frame header and its payload, in one writev() when the kernel takes it all at once.
+bool writeAll(int fd, const uint8_t* header, size_t headerSize, const uint8_t* payload, size_t payloadSize) {
+  while (headerSize > 0) {
+    iovec parts[2] = {{const_cast<uint8_t*>(header), headerSize}, {const_cast<uint8_t*>(payload), payloadSize}};
+    const ssize_t n = ::writev(fd, parts, payloadSize ? 2 : 1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    const size_t done = static_cast<size_t>(n);
+    if (done < headerSize) {
+      header += done;
+      headerSize -= done;
+      continue;
+    }
+    const size_t fromPayload = done - headerSize;
+    headerSize = 0;
+    payload += fromPayload;
+    payloadSize -= fromPayload;
+  }
+  return writeAll(fd, payload, payloadSize);
+}
+
+// Whether the file at `path` may be replaced by a trace: it does not exist, or it is a regular file
+// that starts like a scanback trace. Anything else — a user's file, a link, a device — is never
+// overwritten by a recording, whoever asked for it (a DAP client's `record` argument included).
+bool replaceable(const std::string& path, const char* what, std::string& error) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return true;
+    error = fmt::format("cannot check {}: {}", what, errnoText());
+    return false;
+  }
+  if (S_ISREG(st.st_mode)) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    char magic[sizeof kFileMagic] = {};
+    const bool trace = fd >= 0 && ::pread(fd, magic, sizeof magic, 0) == static_cast<ssize_t>(sizeof magic) &&
+                       std::memcmp(magic, kFileMagic, sizeof magic) == 0;
+    if (fd >= 0) ::close(fd);
+    if (trace) return true;
+  }
+  error = fmt::format("{} exists and is not a scanback trace{}: a recording only ever replaces a trace", what,
+                      S_ISLNK(st.st_mode)   ? " (a symbolic link)"
+                      : S_ISDIR(st.st_mode) ? " (a directory)"
+                      : S_ISREG(st.st_mode) ? ""
+                                            : " (not a regular file)");
+  return false;
+}
+
 std::string directoryOf(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -52,9 +103,16 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
     return nullptr;
   }
   const std::string partial = path + ".partial";
-  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (!replaceable(path, "the file", error) || !replaceable(partial, "its .partial file", error)) return nullptr;
+  // A .partial left by a crashed recording is a trace: it goes. The new one is created exclusively
+  // and never through a link, so nothing that appeared in between is written to.
+  if (::unlink(partial.c_str()) != 0 && errno != ENOENT) {
+    error = fmt::format("cannot replace its old .partial file: {}", errnoText());
+    return nullptr;
+  }
+  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
-    error = fmt::format("cannot create {}: {}", partial, errnoText());
+    error = fmt::format("cannot create its .partial file: {}", errnoText());
     return nullptr;
   }
   std::unique_ptr<TraceWriter> writer(new TraceWriter(path, fd, header));
@@ -66,7 +124,7 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
   };
   if (!writer->encoder_.ok()) return failed("cannot create a zstd compression context");
   if (!writeAll(fd, reinterpret_cast<const uint8_t*>(kFileMagic), sizeof kFileMagic)) {
-    return failed(fmt::format("cannot write {}: {}", partial, errnoText()));
+    return failed(fmt::format("cannot write its .partial file: {}", errnoText()));
   }
   writer->bytesWritten_ = sizeof kFileMagic;
   if (!writer->writeBlock(BlockKind::Header, 0, 0, encodeHeader(header), nullptr)) {
@@ -76,7 +134,10 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
 }
 
 TraceWriter::TraceWriter(std::string path, int fd, const HeaderData& header)
-    : path_(std::move(path)), fd_(fd), encoder_(header.options.zstdLevel) {
+    : path_(std::move(path)),
+      fd_(fd),
+      encoder_(header.options.zstdLevel),
+      numbered_(header.formatVersion >= kFirstNumberedVersion) {
   limits_.imageSize = header.imageSize;
   limits_.statementCount = header.statementCount;
 }
@@ -106,14 +167,19 @@ bool TraceWriter::writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycle
 
 bool TraceWriter::appendBlock(std::span<const uint8_t> block, BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
                               uint32_t rawSize, BlockInfo* info) {
-  if (!writeAll(fd_, block.data(), block.size())) {
+  // The block's number goes into a copy of its frame header: an encoded chunk may be appended to
+  // several files (flight-recorder snapshots), each numbering its own blocks.
+  uint8_t frame[kFrameHeaderBytes];
+  std::memcpy(frame, block.data(), kFrameHeaderBytes);
+  if (numbered_) setFrameSequence(frame, nextSequence_);
+  if (!writeAll(fd_, frame, sizeof frame, block.data() + kFrameHeaderBytes, block.size() - kFrameHeaderBytes)) {
     const std::string reason = errnoText();
     // Keep the file a valid prefix: drop whatever part of the block reached it.
     if (::ftruncate(fd_, static_cast<off_t>(bytesWritten_)) == 0) {
       ::lseek(fd_, static_cast<off_t>(bytesWritten_), SEEK_SET);
     }
     failed_ = true;
-    return fail(fmt::format("cannot write {}: {}", partialPath(), reason));
+    return fail(fmt::format("cannot write its .partial file: {}", reason));
   }
   if (info) {
     info->offset = bytesWritten_;
@@ -125,16 +191,28 @@ bool TraceWriter::appendBlock(std::span<const uint8_t> block, BlockKind kind, ui
   }
   bytesWritten_ += block.size();
   rawBytes_ += rawSize;
+  ++nextSequence_;
+  return true;
+}
+
+bool TraceWriter::startsAtNextCycle(const char* what, uint64_t firstCycle) {
+  if (firstCycle < nextCycle_) {
+    return fail(fmt::format("{} starts at cycle {}, before the end of the previous chunk or gap (cycle {})", what,
+                            firstCycle, nextCycle_));
+  }
+  // Cycles follow on without a hole: the dropped ones are a gap. A reader takes a hole for a
+  // missing block (docs/architecture.md: self-contained traces).
+  if (wroteCycles_ && firstCycle != nextCycle_) {
+    return fail(fmt::format("{} starts at cycle {}, leaving cycles {}..{} out: write a gap for them", what, firstCycle,
+                            nextCycle_, firstCycle - 1));
+  }
   return true;
 }
 
 bool TraceWriter::writeChunk(const ChunkData& chunk) {
   if (!usable()) return false;
   if (endedBy_) return fail(fmt::format("a chunk after the {}: it ends the trace", endedBy_));
-  if (chunk.firstCycle < nextCycle_) {
-    return fail(fmt::format("chunk starts at cycle {}, before the end of the previous chunk or gap (cycle {})",
-                            chunk.firstCycle, nextCycle_));
-  }
+  if (!startsAtNextCycle("chunk", chunk.firstCycle)) return false;
   std::string why;
   if (!validateChunk(chunk, limits_, why))
     return fail(fmt::format("invalid chunk at cycle {}: {}", chunk.firstCycle, why));
@@ -142,6 +220,7 @@ bool TraceWriter::writeChunk(const ChunkData& chunk) {
   if (!writeBlock(BlockKind::Chunk, chunk.firstCycle, chunk.cycleCount(), encodeChunk(chunk), &info)) return false;
   blocks_.push_back(info);
   nextCycle_ = chunk.firstCycle + chunk.cycleCount();
+  wroteCycles_ = true;
   return true;
 }
 
@@ -149,10 +228,7 @@ bool TraceWriter::writeEncodedChunk(const EncodedChunk& chunk) {
   if (!usable()) return false;
   if (chunk.empty()) return fail("an empty encoded chunk (not made by BlockEncoder::encodeChunk)");
   if (endedBy_) return fail(fmt::format("a chunk after the {}: it ends the trace", endedBy_));
-  if (chunk.firstCycle() < nextCycle_) {
-    return fail(fmt::format("chunk starts at cycle {}, before the end of the previous chunk or gap (cycle {})",
-                            chunk.firstCycle(), nextCycle_));
-  }
+  if (!startsAtNextCycle("chunk", chunk.firstCycle())) return false;
   // Validated when it was encoded: against the program in effect here, or it is not valid here.
   if (chunk.limits().imageSize != limits_.imageSize || chunk.limits().statementCount != limits_.statementCount) {
     return fail(fmt::format(
@@ -177,16 +253,14 @@ bool TraceWriter::writeEncodedChunk(const EncodedChunk& chunk) {
     return false;
   blocks_.push_back(info);
   nextCycle_ = chunk.firstCycle() + chunk.cycleCount();
+  wroteCycles_ = true;
   return true;
 }
 
 bool TraceWriter::writeGap(const GapData& gap) {
   if (!usable()) return false;
   if (endedBy_) return fail(fmt::format("a gap after the {}: it ends the trace", endedBy_));
-  if (gap.firstCycle < nextCycle_) {
-    return fail(fmt::format("gap starts at cycle {}, before the end of the previous chunk or gap (cycle {})",
-                            gap.firstCycle, nextCycle_));
-  }
+  if (!startsAtNextCycle("gap", gap.firstCycle)) return false;
   if (gap.firstCycle + gap.cycleCount < gap.firstCycle) {
     return fail(fmt::format("gap of {} cycles from cycle {} overflows", gap.cycleCount, gap.firstCycle));
   }
@@ -194,6 +268,7 @@ bool TraceWriter::writeGap(const GapData& gap) {
   if (!writeBlock(BlockKind::Gap, gap.firstCycle, gap.cycleCount, encodeGap(gap), &info)) return false;
   blocks_.push_back(info);
   nextCycle_ = gap.firstCycle + gap.cycleCount;
+  wroteCycles_ = true;
   return true;
 }
 
@@ -215,6 +290,10 @@ bool TraceWriter::writeProgramChange(const ProgramChangeData& change) {
 bool TraceWriter::writeFault(const FaultData& fault) {
   if (!usable()) return false;
   if (endedBy_) return fail(fmt::format("a fault after the {}: it ends the trace", endedBy_));
+  if (wroteCycles_ && fault.cycle + 1 != nextCycle_) {
+    return fail(
+        fmt::format("fault in cycle {}: the fault is in the last recorded cycle ({})", fault.cycle, nextCycle_ - 1));
+  }
   BlockInfo info;
   if (!writeBlock(BlockKind::Fault, fault.cycle, 0, encodeFault(fault), &info)) return false;
   blocks_.push_back(info);
@@ -225,10 +304,7 @@ bool TraceWriter::writeFault(const FaultData& fault) {
 bool TraceWriter::writeOpenCycle(const OpenCycleData& open) {
   if (!usable()) return false;
   if (endedBy_) return fail(fmt::format("an open cycle after the {}: it ends the trace", endedBy_));
-  if (open.cycle < nextCycle_) {
-    return fail(
-        fmt::format("open cycle {}, before the end of the previous chunk or gap (cycle {})", open.cycle, nextCycle_));
-  }
+  if (!startsAtNextCycle("open cycle", open.cycle)) return false;
   if (open.keyframe.size() != limits_.imageSize)
     return fail(fmt::format("open cycle {}: keyframe size {} != image size {}", open.cycle, open.keyframe.size(),
                             limits_.imageSize));
@@ -241,7 +317,7 @@ bool TraceWriter::writeOpenCycle(const OpenCycleData& open) {
 
 bool TraceWriter::flush() {
   if (!usable()) return false;
-  if (::fdatasync(fd_) != 0) return fail(fmt::format("cannot sync {}: {}", partialPath(), errnoText()));
+  if (::fdatasync(fd_) != 0) return fail(fmt::format("cannot sync its .partial file: {}", errnoText()));
   return true;
 }
 
@@ -262,11 +338,11 @@ bool TraceWriter::close() {
     if (ok) {
       bytesWritten_ += sizeof trailer;
     } else {
-      fail(fmt::format("cannot write {}: {}", partialPath(), errnoText()));
+      fail(fmt::format("cannot write its .partial file: {}", errnoText()));
     }
   }
-  if (ok && ::fsync(fd_) != 0) ok = fail(fmt::format("cannot sync {}: {}", partialPath(), errnoText()));
-  if (::close(fd_) != 0 && ok) ok = fail(fmt::format("cannot close {}: {}", partialPath(), errnoText()));
+  if (ok && ::fsync(fd_) != 0) ok = fail(fmt::format("cannot sync its .partial file: {}", errnoText()));
+  if (::close(fd_) != 0 && ok) ok = fail(fmt::format("cannot close its .partial file: {}", errnoText()));
   fd_ = -1;
   if (!ok) {
     failed_ = true;
@@ -274,7 +350,7 @@ bool TraceWriter::close() {
   }
   if (::rename(partialPath().c_str(), path_.c_str()) != 0) {
     failed_ = true;
-    return fail(fmt::format("cannot rename {} to {}: {}", partialPath(), path_, errnoText()));
+    return fail(fmt::format("cannot rename its .partial file to it: {}", errnoText()));
   }
   // Make the rename durable too.
   const int dir = ::open(directoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

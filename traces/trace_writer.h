@@ -25,8 +25,10 @@ namespace scanback::trace {
 
 class TraceWriter {
  public:
-  // Creates (truncates) `path + ".partial"` and writes the file magic and the header block.
-  // Null on failure, with the reason in `error`.
+  // Creates `path + ".partial"` and writes the file magic and the header block. Refuses (null, with
+  // the reason in `error`) when `path` or its .partial exists and is not a scanback trace: a
+  // recording replaces an older trace, never any other file. `error` does not repeat `path`: the
+  // caller names the trace.
   static std::unique_ptr<TraceWriter> create(const std::string& path, const HeaderData& header, std::string& error);
   // Without close() the `.partial` file stays behind as it is: a readable trace without an index.
   ~TraceWriter();
@@ -34,7 +36,8 @@ class TraceWriter {
   TraceWriter& operator=(const TraceWriter&) = delete;
 
   // Each returns false with lastError() set. A block that fails validation (validateChunk against
-  // the program in effect, cycles going backwards, anything after a fault) is not written and the
+  // the program in effect, cycles going backwards or leaving a hole — dropped cycles are a gap —,
+  // anything after a fault) is not written and the
   // writer stays usable; an I/O error truncates the file back to the last complete block and
   // leaves the writer failed (every later call returns false).
   bool writeChunk(const ChunkData& chunk);
@@ -75,12 +78,18 @@ class TraceWriter {
                    uint32_t rawSize, BlockInfo* info);
   bool usable();
   bool fail(std::string message);
+  // A chunk, gap or open cycle must start where the previous chunk or gap ended (the first one
+  // anywhere).
+  bool startsAtNextCycle(const char* what, uint64_t firstCycle);
 
   std::string path_;
   int fd_ = -1;
   BlockEncoder encoder_;
   ChunkLimits limits_;
   uint64_t nextCycle_ = 0;
+  bool wroteCycles_ = false;       // a chunk or gap was written: the next one must follow on
+  bool numbered_ = true;           // the blocks' frames carry sequence numbers (format version 2)
+  uint32_t nextSequence_ = 0;      // the header block is 0
   const char* endedBy_ = nullptr;  // the block that ended the trace (a fault, an open cycle)
   bool failed_ = false;
   uint64_t bytesWritten_ = 0;

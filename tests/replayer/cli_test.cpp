@@ -578,8 +578,8 @@ TEST(TraceVerify, AGoodTraceIsFaithful) {
   const std::string tracePath = recordText(dir, "good", kCounter, 20, 5);
   const CliResult r = scanback("trace verify " + q(tracePath));
   EXPECT_EQ(r.exitCode, 0) << describe(r);
-  EXPECT_NE(r.out.find("20 replayed of cycles 0..19, in 4 chunks"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("faithful"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("20 checked of the 20 recorded in cycles 0..19, in 4 chunks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("result              faithful: every cycle replays as recorded"), std::string::npos) << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;  // no progress output when stderr is no terminal
 }
 
@@ -684,8 +684,14 @@ TEST_F(DamageFixture, ACutOffTraceReplaysUpToItsLastCompleteChunk) {
   const CliResult run = scanback("run --quiet --print-state " + q(dir.file("counter.st")) + " --cycles 15");
   EXPECT_EQ(end.out, run.out);
   const CliResult verify = scanback("trace verify " + q(cutPath));
+  // Every complete chunk checks out, and the result says the trace was not closed.
   EXPECT_EQ(verify.exitCode, 0) << describe(verify);
-  EXPECT_NE(verify.out.find("15 replayed of cycles 0..14, in 3 chunks"), std::string::npos) << verify.out;
+  EXPECT_NE(verify.out.find("15 checked of the 15 recorded in cycles 0..14, in 3 chunks"), std::string::npos)
+      << verify.out;
+  EXPECT_NE(verify.out.find("faithful as far as it goes: the 15 cycles checked replay as recorded; the trace was "
+                            "not closed"),
+            std::string::npos)
+      << verify.out;
 }
 
 TEST_F(DamageFixture, ACorruptMiddleChunkFailsNamingItsOffsetWhileEarlierPositionsReplay) {
@@ -723,11 +729,12 @@ TEST_F(DamageFixture, ACorruptMiddleChunkFailsNamingItsOffsetWhileEarlierPositio
   c = scanback("trace why " + q(badPath) + " Main.n --at 8");
   EXPECT_EQ(c.exitCode, 2) << describe(c);
   EXPECT_NE(c.err.find(offset), std::string::npos) << c.err;
-  // verify cannot get past it: not faithful, not a divergence either.
+  // verify cannot get past it: not faithful, not a divergence either, but a damaged trace.
   c = scanback("trace verify " + q(badPath));
-  EXPECT_EQ(c.exitCode, 2) << describe(c);
+  EXPECT_EQ(c.exitCode, 5) << describe(c);
   EXPECT_NE(c.err.find(offset), std::string::npos) << c.err;
-  EXPECT_NE(c.out.find("not verified to the end"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("DAMAGED: not verified to the end; the 5 cycles checked replay as recorded"), std::string::npos)
+      << c.out;
 
   // Without its index (the end cut off as by a crash) the reader scans block by block and stops
   // at the corrupt chunk: what follows it is unreachable, what precedes it replays.
@@ -741,6 +748,94 @@ TEST_F(DamageFixture, ACorruptMiddleChunkFailsNamingItsOffsetWhileEarlierPositio
   EXPECT_EQ(c.exitCode, 0) << describe(c);
   EXPECT_EQ(c.out, liveState(program, 5) + "\n");
   EXPECT_NE(c.err.find("warning"), std::string::npos) << c.err;
+  // verify checks the 5 cycles before it and says that the rest could not be read.
+  c = scanback("trace verify " + q(scannedPath));
+  EXPECT_EQ(c.exitCode, 5) << describe(c);
+  EXPECT_NE(c.out.find("DAMAGED: what follows the corrupt block is unreadable; the 5 cycles checked replay as "
+                       "recorded"),
+            std::string::npos)
+      << c.out;
+}
+
+// The reproducer: chunk 1000..1999 cut out of a 4000-cycle trace (its index and trailer,
+// which no longer match, with it). info, verify and replay all name the missing cycles.
+TEST(TraceDamage, AMissingMiddleChunkIsReportedByInfoVerifyAndReplay) {
+  TempDir dir;
+  const std::string good = recordText(dir, "counter", kCounter, 4000, 1000);
+  const std::vector<uint8_t> bytes = trace::testing::readBytes(good);
+  std::string error;
+  auto reader = trace::TraceReader::open(good, error);
+  ASSERT_TRUE(reader) << error;
+  ASSERT_EQ(reader->blocks().size(), 4u);
+  const trace::BlockInfo& cut = reader->blocks()[1];
+  ASSERT_EQ(cut.firstCycle, 1000u);
+  const size_t from = static_cast<size_t>(cut.offset);
+  const size_t to = static_cast<size_t>(cut.offset + trace::kFrameHeaderBytes + cut.storedSize);
+  std::vector<uint8_t> damaged(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(from));
+  damaged.insert(damaged.end(), bytes.begin() + static_cast<ptrdiff_t>(to),
+                 bytes.begin() + static_cast<ptrdiff_t>(reader->indexBlock()->offset));
+  const std::string path = dir.file("cut.trace");
+  trace::testing::writeBytes(path, damaged);
+  const std::string missing = "cycles 1000..1999 are missing before offset " + std::to_string(from);
+
+  CliResult c = scanback("trace info " + q(path));
+  EXPECT_EQ(c.exitCode, 0) << describe(c);
+  EXPECT_NE(c.out.find("3000 recorded (cycles 0..3999, 1000 of them missing)"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("damage            1 part missing or repeated, 1000 cycles lost"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find(missing), std::string::npos) << c.out;
+
+  c = scanback("trace verify " + q(path));
+  EXPECT_EQ(c.exitCode, 5) << describe(c);
+  EXPECT_EQ(c.out.find("faithful"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("damage              " + missing), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("DAMAGED: 1000 cycles are missing; the 3000 cycles checked replay as recorded"),
+            std::string::npos)
+      << c.out;
+
+  c = scanback("replay " + q(path) + " --to 1500");
+  EXPECT_EQ(c.exitCode, 2) << describe(c);
+  EXPECT_NE(c.err.find("cycle 1500 is in a damaged part of the trace: " + missing), std::string::npos) << c.err;
+  EXPECT_EQ(c.err.find("after the end"), std::string::npos) << c.err;
+  // The cycles on both sides of the hole replay.
+  c = scanback("replay " + q(path) + " --to 2500 --print-state");
+  EXPECT_EQ(c.exitCode, 0) << describe(c);
+  const CliResult run = scanback("run --quiet --print-state " + q(dir.file("counter.st")) + " --cycles 2501");
+  EXPECT_EQ(c.out, run.out);
+}
+
+// A trace cut so that no chunk remains: nothing was checked, and verify says so.
+TEST(TraceDamage, ATraceWithoutCyclesIsNotFaithful) {
+  TempDir dir;
+  const std::string good = recordText(dir, "counter", kCounter, 20, 5);
+  std::string error;
+  auto reader = trace::TraceReader::open(good, error);
+  ASSERT_TRUE(reader) << error;
+  const trace::BlockInfo& header = reader->headerBlock();
+  const std::string path = dir.file("header-only.trace");
+  trace::testing::writeBytes(path, trace::testing::readBytes(good),
+                             static_cast<size_t>(header.offset + trace::kFrameHeaderBytes + header.storedSize + 20));
+  const CliResult c = scanback("trace verify " + q(path));
+  EXPECT_EQ(c.exitCode, 5) << describe(c);
+  EXPECT_NE(c.out.find("cycles              none recorded"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("NOTHING CHECKED: the trace holds no complete chunk"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("faithful"), std::string::npos) << c.out;
+}
+
+// Hundreds of divergences: the first few are listed, with the total.
+TEST(TraceVerify, ManyDivergencesShowTheFirstFewAndTheTotal) {
+  TempDir dir;
+  const std::string good = recordText(dir, "good", kCounter, 40, 40);
+  TraceContents t = readTrace(good);
+  ASSERT_EQ(t.blocks.size(), 1u);
+  for (uint32_t& hash : std::get<trace::ChunkData>(t.blocks[0]).imageHashes) hash ^= 1;
+  const std::string bad = dir.file("bad.trace");
+  writeTrace(bad, t);
+  const CliResult r = scanback("trace verify " + q(bad));
+  EXPECT_EQ(r.exitCode, 4) << describe(r);
+  EXPECT_NE(r.out.find("divergences         40"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  cycle 9 (at 9:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("  cycle 10 (at 10:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  ... and 30 more (the first 10 of 40 are shown)"), std::string::npos) << r.out;
 }
 
 TEST_F(DamageFixture, AGapFailsToSeekIntoAndTheCycleAfterItReplaysFromItsKeyframe) {
@@ -771,7 +866,7 @@ TEST_F(DamageFixture, AGapFailsToSeekIntoAndTheCycleAfterItReplaysFromItsKeyfram
   const CliResult run = scanback("run --quiet --print-state " + q(dir.file("counter.st")) + " --cycles 16");
   EXPECT_EQ(c.out, run.out);
   c = scanback("trace verify " + q(gapPath));
-  EXPECT_EQ(c.exitCode, 0) << describe(c);
+  EXPECT_EQ(c.exitCode, 0) << describe(c);  // dropped cycles are no damage: the trace says where they were
   EXPECT_NE(c.out.find("gaps                1 (5 cycles were not recorded)"), std::string::npos) << c.out;
   // Changes inside the gap are unknown: before cycle 15's n := n + 1 (against its keyframe), the
   // last change known is cycle 9's.

@@ -301,9 +301,10 @@ inline SampleTrace writeSampleTrace(const std::string& path, uint64_t seed, uint
   return s;
 }
 
-// A block frame made by hand (for corrupt-but-checksummed inputs).
+// A block frame made by hand (for corrupt-but-checksummed inputs). `sequence` is the block's number
+// in the file (format version 2: the header is 0, each later block one more).
 inline std::vector<uint8_t> makeFrame(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
-                                      const std::vector<uint8_t>& message, bool compress) {
+                                      const std::vector<uint8_t>& message, bool compress, uint32_t sequence) {
   std::vector<uint8_t> payload = message;
   FrameHeader h;
   h.kind = kind;
@@ -318,6 +319,7 @@ inline std::vector<uint8_t> makeFrame(BlockKind kind, uint64_t firstCycle, uint6
   }
   h.storedSize = static_cast<uint32_t>(payload.size());
   h.payloadHash = payloadHash(payload.data(), payload.size());
+  h.sequence = sequence;
   std::vector<uint8_t> out(kFrameHeaderBytes);
   encodeFrameHeader(h, out.data());
   out.insert(out.end(), payload.begin(), payload.end());
