@@ -116,6 +116,7 @@ std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& file
     return nullptr;
   }
   std::shared_ptr<const Program> program = compileProject(sources, diags);
+  if (program && !checkSchedule(*program, diags)) program = nullptr;
   std::cerr << diags.format(sources);
   return program;
 }
@@ -201,7 +202,11 @@ int runCommand(const RunArgs& args) {
       it = snapshots.erase(it);
     }
     CycleStart next;
-    if (loop.prepare(waits, next) != recorder::RunLoop::Next::Cycle) break;
+    const auto prepared = loop.prepare(waits, next);
+    if (prepared == recorder::RunLoop::Next::ClockEnded)
+      std::cerr << fmt::format("scanback: the virtual clock has reached its end ({}): no cycle is released after it\n",
+                               formatDuration(kClockEndNs));
+    if (prepared != recorder::RunLoop::Next::Cycle) break;
     if (rt.runCycle() == RunStatus::Faulted) {
       std::cerr << rt.faultMessage() << "\n";
       exitCode = kExitFault;

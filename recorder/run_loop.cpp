@@ -12,6 +12,7 @@ RunLoop::Next RunLoop::prepare(RunLoopWaits& waits, CycleStart& next) {
   if (cycleLimitReached()) return Next::CycleLimit;
   next = runtime_.nextCycle();
   if (options_.untilNs && next.startNs >= *options_.untilNs) return Next::TimeLimit;
+  if (next.startNs == kClockEndNs) return Next::ClockEnded;
   if (options_.realtime) {
     const auto now = std::chrono::steady_clock::now();
     if (!anchored_) {

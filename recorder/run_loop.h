@@ -34,7 +34,8 @@ class RunLoopWaits {
 
 class RunLoop {
  public:
-  enum class Next { Cycle, CycleLimit, TimeLimit, Ending };
+  // ClockEnded: no task has a release left before the end of the virtual clock (kClockEndNs).
+  enum class Next { Cycle, CycleLimit, TimeLimit, ClockEnded, Ending };
 
   RunLoop(Runtime& runtime, RunLoopOptions options) : runtime_(runtime), options_(options) {}
   const RunLoopOptions& options() const { return options_; }

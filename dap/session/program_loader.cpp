@@ -5,6 +5,7 @@
 
 #include "dap/session/session.h"
 #include "vm/compiler/compiler.h"
+#include "vm/runtime/runtime.h"
 
 namespace scanback::dap {
 
@@ -51,6 +52,7 @@ std::shared_ptr<const Program> compileProgramArgument(Session& session, const js
   SourceSet sources = loadSourceFiles(files, diagnostics);
   std::shared_ptr<const Program> compiled;
   if (!diagnostics.hasErrors()) compiled = compileProject(sources, diagnostics);
+  if (compiled && !checkSchedule(*compiled, diagnostics)) compiled = nullptr;
   if (!compiled) {
     const std::string text = diagnostics.format(sources);
     session.output("stderr", text);

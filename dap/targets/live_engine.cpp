@@ -64,6 +64,9 @@ LiveEngine::Outcome LiveEngine::run(const Move& move, std::optional<StepOrigin> 
         case recorder::RunLoop::Next::CycleLimit:
           listener_.output("console", fmt::format("the program ran its {} cycles\n", *options_.cycles));
           return ended(0, exitCode);
+        case recorder::RunLoop::Next::ClockEnded:
+          listener_.output("console", "the virtual clock has reached its end: no cycle is released after it\n");
+          return ended(0, exitCode);
         case recorder::RunLoop::Next::TimeLimit:  // (the live task has no time limit)
         case recorder::RunLoop::Next::Ending: return Outcome::Terminating;
       }

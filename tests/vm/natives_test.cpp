@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "vm/exec/natives.h"
@@ -79,6 +80,54 @@ TEST(NativeFunctionBlocks, CallsNeverWritePaddingAndIgnoreIt) {
           ASSERT_EQ(withSentinel[i], withZeros[i]) << fb.name << " field byte " << i << " at call " << call;
         } else {
           ASSERT_EQ(withSentinel[i], kSentinel) << fb.name << " wrote padding byte " << i << " at call " << call;
+        }
+      }
+    }
+  }
+}
+
+TEST(NativeFunctionBlocks, TimersAreDefinedForAnyStartTime) {
+  // A start time corrupted in a trace's keyframe (or written by a debugger) once made TON compute
+  // now - start with a signed overflow. Whatever the start, the elapsed time is within 0..PT.
+  const int64_t times[] = {INT64_MIN, INT64_MIN + 1, -1'000'000'000, -1, 0, 1, 1'000'000'000, INT64_MAX - 1, INT64_MAX};
+  for (const NativeFbInfo& fb : nativeFunctionBlocks()) {
+    const std::string name(fb.name);
+    if (name != "TON" && name != "TOF" && name != "TP") continue;
+    auto field = [&](const char* n) -> const NativeField& {
+      for (const NativeField& f : fb.fields)
+        if (std::string(f.name) == n) return f;
+      ADD_FAILURE() << fb.name << " has no field " << n;
+      return fb.fields[0];
+    };
+    auto put = [&](std::vector<uint8_t>& image, const char* n, int64_t v) {
+      std::memcpy(image.data() + field(n).offset, &v, field(n).size);
+    };
+    auto get = [&](const std::vector<uint8_t>& image, const char* n) {
+      int64_t v = 0;
+      std::memcpy(&v, image.data() + field(n).offset, field(n).size);
+      return v;
+    };
+    const int64_t pt = 5'000'000'000;
+    for (int64_t start : times) {
+      for (int64_t now : times) {
+        for (int in = 0; in <= 1; ++in) {
+          std::vector<uint8_t> image(fb.initialBytes().begin(), fb.initialBytes().end());
+          put(image, "IN", in);
+          put(image, "prevIn", in);  // no edge: the recorded start is used as it is
+          put(image, "running", 1);
+          put(image, "PT", pt);
+          put(image, "start", start);
+          fb.run(image.data(), now);
+          const int64_t et = get(image, "ET");
+          EXPECT_GE(et, 0) << fb.name << " start " << start << " now " << now << " IN " << in;
+          EXPECT_LE(et, pt) << fb.name << " start " << start << " now " << now << " IN " << in;
+          if (name == "TON" && in && start == INT64_MIN && now == INT64_MAX) {
+            EXPECT_EQ(et, pt);
+            EXPECT_EQ(get(image, "Q") & 1, 1);
+          }
+          if (name == "TON" && in && start > now) {
+            EXPECT_EQ(et, 0) << "a start after now has not elapsed";
+          }
         }
       }
     }

@@ -44,6 +44,61 @@ std::string config(const std::string& tasks, const std::string& programs) {
 
 // ------------------------------------------------------------------ scheduling
 
+// A huge INTERVAL once made the release times overflow (UBSan: signed overflow in nextCycle) and
+// the cycles run at negative times. It is refused when the program is loaded, located at the task;
+// and whatever the interval, a release past the clock's end is never computed by wrapping around.
+TEST(RuntimeSchedule, AnIntervalTooLongForTheClockIsRefusedWithItsLocation) {
+  auto p = mustCompile(
+      config("  TASK Slow (INTERVAL := T#106751d, PRIORITY := 1);\n", "  PROGRAM S WITH Slow : Counter;\n"));
+  ASSERT_TRUE(p);
+  Diagnostics diagnostics;
+  EXPECT_FALSE(checkSchedule(*p, diagnostics));
+  SourceSet sources;
+  sources.add("main.st", "");
+  const std::string text = diagnostics.format(sources);
+  EXPECT_NE(text.find("main.st:6:"), std::string::npos) << text;
+  EXPECT_NE(text.find("task 'Slow': INTERVAL T#106751d is too long: the virtual clock ends at "
+                      "T#106751d23h47m16s854ms775us807ns"),
+            std::string::npos)
+      << text;
+
+  // The runtime, given it anyway, stops the clock at its end instead of wrapping around.
+  Runtime rt(p);
+  for (int i = 0; i < 4; ++i) {
+    const CycleStart next = rt.nextCycle();
+    EXPECT_GE(next.startNs, 0) << "cycle " << i;
+    EXPECT_EQ(rt.runCycle(), RunStatus::CycleDone);
+    EXPECT_GE(rt.vm().cycleTime(), 0);
+  }
+  EXPECT_TRUE(rt.clockEnded());
+  EXPECT_EQ(rt.nextCycle().startNs, kClockEndNs);
+
+  // The longest interval allowed passes the check.
+  auto ok = mustCompile(config("  TASK Slow (INTERVAL := T#106d18h2m52s36ms854us775ns, PRIORITY := 1);\n",
+                               "  PROGRAM S WITH Slow : Counter;\n"));
+  ASSERT_TRUE(ok);
+  Diagnostics none;
+  EXPECT_TRUE(checkSchedule(*ok, none)) << none.format(sources);
+  EXPECT_EQ(ok->tasks[0].intervalNs, kMaxTaskIntervalNs);
+}
+
+// Every task releases normally until the clock's end, then none does; time never goes back.
+TEST(RuntimeSchedule, TheClockEndsWithoutWrappingAround) {
+  auto p = mustCompile(config("  TASK Slow (INTERVAL := T#106d18h2m52s36ms854us775ns, PRIORITY := 1);\n",
+                              "  PROGRAM S WITH Slow : Counter;\n"));
+  ASSERT_TRUE(p);
+  Runtime rt(p);
+  int64_t last = -1;
+  uint64_t cycles = 0;
+  while (!rt.clockEnded()) {
+    ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+    EXPECT_GT(rt.currentCycle().startNs, last);
+    last = rt.currentCycle().startNs;
+    ASSERT_LT(++cycles, 2000u);
+  }
+  EXPECT_EQ(cycles, 1001u);  // releases 0 .. 1000 fit, the 1001st would be past the end
+}
+
 TEST(RuntimeSchedule, TwoIntervalsGiveTheExactCycleSequence) {
   auto p = mustCompile(
       config("  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n  TASK Slow (INTERVAL := T#25ms, PRIORITY := 2);\n",

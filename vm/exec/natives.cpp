@@ -133,11 +133,20 @@ void store(uint8_t* p, const T& v) {
     std::memcpy(p + f.offset, reinterpret_cast<const uint8_t*>(&v) + f.offset, f.size);
 }
 
+// The time since `start`: 0 when start is not before now, INT64_MAX when the difference does not
+// fit. On a recorded history start <= now always holds; a start time corrupted in a trace or
+// written by a debugger must still give a defined result, never a signed overflow.
+int64_t elapsedSince(int64_t start, int64_t now) {
+  if (start >= now) return 0;
+  const uint64_t d = static_cast<uint64_t>(now) - static_cast<uint64_t>(start);
+  return d > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(d);
+}
+
 void runTon(uint8_t* p, int64_t now) {
   auto s = load<Timer>(p);
   if (s.IN) {
     if (!s.prevIn) s.start = now;
-    s.ET = std::min(now - s.start, s.PT);
+    s.ET = std::min(elapsedSince(s.start, now), s.PT);
     s.Q = s.ET >= s.PT;
   } else {
     s.Q = 0;
@@ -159,7 +168,7 @@ void runTof(uint8_t* p, int64_t now) {
       s.running = 1;
     }
     if (s.running) {
-      s.ET = std::min(now - s.start, s.PT);
+      s.ET = std::min(elapsedSince(s.start, now), s.PT);
       s.Q = s.ET < s.PT;
       if (!s.Q) s.running = 0;
     }
@@ -175,7 +184,7 @@ void runTp(uint8_t* p, int64_t now) {
     s.start = now;
   }
   if (s.running) {
-    s.ET = now - s.start;
+    s.ET = elapsedSince(s.start, now);
     if (s.ET >= s.PT) {
       s.ET = s.PT;
       s.running = 0;

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <tuple>
 
+#include "vm/exec/iec_text.h"
+
 namespace scanback {
 
 Runtime::Runtime(std::shared_ptr<const Program> program) : vm_(std::move(program)) {
@@ -16,12 +18,42 @@ Runtime::Runtime(std::shared_ptr<const Program> program) : vm_(std::move(program
   stats_.assign(p.tasks.size(), TaskStatistics{});
 }
 
+namespace {
+
+// The k-th release of a task (k from 0): k * interval, or the clock's end when that does not fit
+// in it. Never overflows, whatever the interval and however long the run.
+int64_t releaseTime(uint64_t k, int64_t intervalNs) {
+  int64_t release = 0;
+  if (__builtin_mul_overflow(k, intervalNs, &release) || release < 0 || release > kClockEndNs) return kClockEndNs;
+  return release;
+}
+
+}  // namespace
+
+bool checkSchedule(const Program& program, Diagnostics& diagnostics) {
+  bool ok = true;
+  for (const TaskInfo& t : program.tasks) {
+    if (t.intervalNs > kMaxTaskIntervalNs) {
+      diagnostics.error(t.span,
+                        fmt::format("task '{}': INTERVAL {} is too long: the virtual clock ends at {}, and every "
+                                    "task must be released at least {} times before that (an INTERVAL of at most {})",
+                                    t.name, formatDuration(t.intervalNs), formatDuration(kClockEndNs),
+                                    kClockEndNs / kMaxTaskIntervalNs, formatDuration(kMaxTaskIntervalNs)));
+      ok = false;
+    } else if (t.intervalNs <= 0) {
+      diagnostics.error(t.span, fmt::format("task '{}': INTERVAL must be positive", t.name));
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 CycleStart Runtime::nextCycle() const {
   const Program& p = vm_.program();
   uint32_t best = 0;
   int64_t bestTime = INT64_MAX;
   for (uint32_t t = 0; t < p.tasks.size(); ++t) {
-    const int64_t release = static_cast<int64_t>(releases_[t]) * p.tasks[t].intervalNs;
+    const int64_t release = releaseTime(releases_[t], p.tasks[t].intervalNs);
     if (release < bestTime || (release == bestTime && p.tasks[t].priority < p.tasks[best].priority)) {
       best = t;
       bestTime = release;

@@ -11,6 +11,7 @@
 #include "vm/bytecode/program.h"
 #include "vm/exec/vm.h"
 #include "vm/runtime/reload.h"
+#include "vm/source/source.h"
 
 namespace scanback {
 
@@ -36,6 +37,16 @@ struct TaskStatistics {
 };
 
 class Runtime;
+
+// The virtual clock runs from 0 to the largest LTIME, T#106751d23h47m16s854ms775us807ns (about
+// 292 years). No cycle is released at or after its end: a release that would be there does not
+// happen, and nextCycle() then returns a start at kClockEndNs (see Runtime::clockEnded()).
+inline constexpr int64_t kClockEndNs = INT64_MAX;
+// The longest INTERVAL a task may have: the clock must hold a thousand of its releases.
+inline constexpr int64_t kMaxTaskIntervalNs = kClockEndNs / 1000;
+// Load-time checks of the task table that the compiler leaves to the runtime: every INTERVAL is
+// positive and at most kMaxTaskIntervalNs. Errors go to `diagnostics`, located at the task.
+bool checkSchedule(const Program& program, Diagnostics& diagnostics);
 
 // Called around every cycle (the recorder's attachment point). Runs on the scan thread: must not
 // block.
@@ -69,6 +80,9 @@ class Runtime {
 
   // The cycle that runs next (task order by release time, then PRIORITY, then declaration).
   CycleStart nextCycle() const;
+  // True when no task has a release left before the end of the virtual clock (kClockEndNs). A
+  // cycle started then runs at kClockEndNs: time stands still, it never wraps around.
+  bool clockEnded() const { return nextCycle().startNs == kClockEndNs; }
   // Cycles completed since the start.
   uint64_t cycle() const { return cycle_; }
 
