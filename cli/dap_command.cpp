@@ -23,7 +23,7 @@ int dapCommand(const DapArgs& args) {
   std::string error;
   auto listener = dap::TcpListener::listen(*args.port, error);
   if (!listener) {
-    std::cerr << fmt::format("scanback: cannot listen on 127.0.0.1:{}: {}\n", *args.port, error);
+    std::cerr << fmt::format("scanback: {}\n", error);  // "cannot listen on 127.0.0.1:N: why"
     return kExitUsage;
   }
   std::cerr << fmt::format("scanback: serving DAP on 127.0.0.1:{}\n", listener->port());

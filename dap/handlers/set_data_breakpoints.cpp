@@ -11,14 +11,16 @@ namespace scanback::dap {
 // Replaces every data breakpoint. Only writes can be watched.
 Reply setDataBreakpointsRequest(Session& session, const json& args) {
   const json requested = requiredMember<json>(args, "breakpoints");
-  if (!requested.is_array()) throw DapError("'breakpoints' must be an array");
+  if (!requested.is_array()) throw DapError("'breakpoints' must be an array, not " + describeValue(requested));
   const Program& program = session.program();
   const uint32_t imageSize = program.imageSize();
   std::vector<DataWatch> watches;
   json out = json::array();
-  for (const json& b : requested) {
-    const std::string dataId = requiredMember<std::string>(b, "dataId");
-    const std::string access = optionalMember<std::string>(b, "accessType").value_or("write");
+  for (size_t i = 0; i < requested.size(); ++i) {
+    const json& b = requested[i];
+    const std::string where = fmt::format("breakpoints[{}]", i);
+    const std::string dataId = requiredMember<std::string>(b, "dataId", where);
+    const std::string access = optionalMember<std::string>(b, "accessType", where).value_or("write");
     unsigned version = 0, offset = 0, size = 0;
     int bit = -1, consumed = 0;
     DataWatch w;

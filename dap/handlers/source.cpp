@@ -7,7 +7,8 @@ namespace scanback::dap {
 
 // The text of a program file the client cannot open itself (one recorded elsewhere).
 Reply sourceRequest(Session& session, const json& args) {
-  json source = args.contains("source") ? args["source"] : json::object();
+  json source = optionalMember<json>(args, "source").value_or(json::object());
+  if (!source.is_object()) throw DapError("'source' must be a Source object, not " + describeValue(source));
   if (const auto ref = optionalMember<int64_t>(args, "sourceReference");
       ref && *ref > 0 && !source.contains("sourceReference"))
     source["sourceReference"] = *ref;

@@ -1,5 +1,7 @@
 #include "dap/protocol/protocol.h"
 
+#include <cmath>
+
 namespace scanback::dap {
 
 namespace {
@@ -16,12 +18,52 @@ void to_json(json& j, const Source& s) {
   if (s.sourceReference > 0) j["sourceReference"] = s.sourceReference;
 }
 
-void from_json(const json& j, SourceBreakpoint& b) {
-  b.line = j.at("line").get<int64_t>();
-  b.column = optionalMember<int64_t>(j, "column");
-  b.condition = optionalMember<std::string>(j, "condition");
-  b.hitCondition = optionalMember<std::string>(j, "hitCondition");
-  b.logMessage = optionalMember<std::string>(j, "logMessage");
+SourceBreakpoint ArgumentReader<SourceBreakpoint>::read(const json& j, const std::string& name) {
+  SourceBreakpoint b;
+  b.line = requiredMember<int64_t>(j, "line", name);
+  b.column = optionalMember<int64_t>(j, "column", name);
+  b.condition = optionalMember<std::string>(j, "condition", name);
+  b.hitCondition = optionalMember<std::string>(j, "hitCondition", name);
+  b.logMessage = optionalMember<std::string>(j, "logMessage", name);
+  return b;
+}
+
+std::string describeValue(const json& value) {
+  if (value.is_object()) return "an object";
+  if (value.is_array()) return "an array";
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+void notAnObject(std::string_view where, const json& value) {
+  if (where.empty()) throw ArgumentError("the arguments must be an object, not " + describeValue(value));
+  throw ArgumentError("'" + std::string(where) + "' must be an object, not " + describeValue(value));
+}
+
+bool ArgumentReader<bool>::read(const json& value, const std::string& name) {
+  if (!value.is_boolean()) throw ArgumentError("'" + name + "' must be true or false, not " + describeValue(value));
+  return value.get<bool>();
+}
+
+std::string ArgumentReader<std::string>::read(const json& value, const std::string& name) {
+  if (!value.is_string()) throw ArgumentError("'" + name + "' must be a string, not " + describeValue(value));
+  return value.get<std::string>();
+}
+
+int64_t ArgumentReader<int64_t>::read(const json& value, const std::string& name) {
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      throw ArgumentError("'" + name + "' is out of range: " + describeValue(value));
+    return static_cast<int64_t>(value.get<uint64_t>());
+  }
+  if (value.is_number_integer()) return value.get<int64_t>();
+  if (value.is_number_float()) {
+    // JSON has one number type: 3.0 is the integer 3. Anything with a fraction is not.
+    const double d = value.get<double>();
+    if (std::trunc(d) == d && d >= -9.2233720368547758e18 && d < 9.2233720368547758e18) return static_cast<int64_t>(d);
+  }
+  throw ArgumentError("'" + name + "' must be an integer, not " + describeValue(value));
 }
 
 void to_json(json& j, const Breakpoint& b) {

@@ -1,9 +1,9 @@
 // The Debug Adapter Protocol as scanback speaks it: the typed structs of the requests' arguments
 // and of the objects that go into responses and events, with their JSON conversions.
 //
-// Conversions from JSON (requests) throw nlohmann::json exceptions on a wrong type; the session
-// turns them into one error response ("invalid arguments for <command>: ..."). Conversions to JSON
-// write optional fields only when they are set, as the schema wants (no nulls).
+// Arguments are read with optionalMember / requiredMember, which refuse a value of the wrong type
+// with a DapError naming the argument. Conversions to JSON write optional fields only when they
+// are set, as the schema wants (no nulls).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -26,6 +26,13 @@ class DapError : public std::runtime_error {
   explicit DapError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// An argument of the wrong type or missing: the session adds the request's name ("invalid
+// arguments for 'stackTrace': 'threadId' must be an integer, not \"one\"").
+class ArgumentError : public DapError {
+ public:
+  explicit ArgumentError(const std::string& message) : DapError(message) {}
+};
+
 // What a handler returns: the response body (null: none), and what to do once the response has
 // been sent (events that must follow it, resuming the target).
 struct Reply {
@@ -37,23 +44,71 @@ struct Reply {
 };
 
 // ---------------------------------------------------------------- reading arguments
+//
+// Every argument is read through these: a value of the wrong type is a DapError that names the
+// argument and says what it must be ("'frameId' must be an integer, not 1.5"), never a JSON
+// library's exception text. Integers are whole numbers in range (1.0 is 1; 1.5 is refused, not
+// truncated). `where` names the object the member is in, for nested objects ("breakpoints[2]");
+// empty for the request's arguments.
 
-// The member `key` of `args` if present (and not null), converted to T.
+// A short text of `value` for messages: the JSON, cut to a few dozen characters.
+std::string describeValue(const json& value);
+
+// Converts the argument named `name` to T (the specialisations below); DapError when it is not one.
 template <class T>
-std::optional<T> optionalMember(const json& args, const char* key) {
+struct ArgumentReader;
+
+template <>
+struct ArgumentReader<bool> {
+  static bool read(const json& value, const std::string& name);
+};
+template <>
+struct ArgumentReader<std::string> {
+  static std::string read(const json& value, const std::string& name);
+};
+template <>
+struct ArgumentReader<int64_t> {
+  static int64_t read(const json& value, const std::string& name);
+};
+template <>
+struct ArgumentReader<json> {
+  static json read(const json& value, const std::string&) { return value; }
+};
+template <class T>
+struct ArgumentReader<std::vector<T>> {
+  static std::vector<T> read(const json& value, const std::string& name) {
+    if (!value.is_array()) throw ArgumentError("'" + name + "' must be an array, not " + describeValue(value));
+    std::vector<T> out;
+    out.reserve(value.size());
+    for (size_t i = 0; i < value.size(); ++i)
+      out.push_back(ArgumentReader<T>::read(value[i], name + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+};
+
+inline std::string memberName(std::string_view where, const char* key) {
+  return where.empty() ? std::string(key) : std::string(where) + "." + key;
+}
+// DapError: `where` (the arguments when empty) is not an object.
+[[noreturn]] void notAnObject(std::string_view where, const json& value);
+
+// The member `key` of `args` if present (and not null), converted to T. Absent when `args` is not
+// an object (a request whose arguments are optional); the session refuses non-object arguments.
+template <class T>
+std::optional<T> optionalMember(const json& args, const char* key, std::string_view where = {}) {
   if (!args.is_object()) return std::nullopt;
   auto it = args.find(key);
   if (it == args.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
+  return ArgumentReader<T>::read(*it, memberName(where, key));
 }
 
 // The member `key`, which must be present.
 template <class T>
-T requiredMember(const json& args, const char* key) {
-  if (!args.is_object()) throw DapError("the arguments must be an object");
+T requiredMember(const json& args, const char* key, std::string_view where = {}) {
+  if (!args.is_object()) notAnObject(where, args);
   auto it = args.find(key);
-  if (it == args.end() || it->is_null()) throw DapError(std::string("missing argument '") + key + "'");
-  return it->get<T>();
+  if (it == args.end() || it->is_null()) throw ArgumentError("missing argument '" + memberName(where, key) + "'");
+  return ArgumentReader<T>::read(*it, memberName(where, key));
 }
 
 // ---------------------------------------------------------------- protocol objects
@@ -72,7 +127,10 @@ struct SourceBreakpoint {
   std::optional<std::string> hitCondition;
   std::optional<std::string> logMessage;
 };
-void from_json(const json& j, SourceBreakpoint& b);
+template <>
+struct ArgumentReader<SourceBreakpoint> {
+  static SourceBreakpoint read(const json& value, const std::string& name);
+};
 
 struct Breakpoint {
   std::optional<int64_t> id;

@@ -73,13 +73,21 @@ void Session::dispatch(const json& message) {
   const json arguments = message.contains("arguments") ? message["arguments"] : json::object();
   Reply reply;
   try {
+    // The protocol's arguments are always an object; anything else is refused here, for every
+    // request, rather than read as "no arguments".
+    if (!arguments.is_object()) notAnObject({}, arguments);
     if (!initialized && name != "initialize") throw DapError("the session is not initialized: send 'initialize' first");
     reply = handler->run(*this, arguments);
+  } catch (const ArgumentError& e) {
+    respond(message, false, json(), fmt::format("invalid arguments for '{}': {}", name, e.what()));
+    return;
   } catch (const DapError& e) {
     respond(message, false, json(), e.what());
     return;
-  } catch (const json::exception& e) {
-    respond(message, false, json(), fmt::format("invalid arguments for '{}': {}", name, e.what()));
+  } catch (const json::exception&) {
+    // Every argument is read through dap/protocol's readers, which say what was wrong; this is a
+    // last resort, and the library's own text would mean nothing to the user.
+    respond(message, false, json(), fmt::format("invalid arguments for '{}': a value has the wrong type", name));
     return;
   } catch (const std::exception& e) {
     respond(message, false, json(), fmt::format("'{}' failed: {}", name, e.what()));

@@ -380,8 +380,12 @@ ReadResult MessageReader::validateBody(std::string_view body, uint64_t messageOf
   ReadResult r;
   try {
     r.message = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::exception& e) {
-    return error(std::string("the body is not JSON: ") + e.what(), messageOffset);
+  } catch (const nlohmann::json::parse_error& e) {
+    // Where, in the body's own terms; the library's message names its internals.
+    return error("the body is not JSON: syntax error at byte " + std::to_string(e.byte) + " of the body",
+                 messageOffset);
+  } catch (const nlohmann::json::exception&) {
+    return error("the body is not JSON", messageOffset);
   }
   if (!r.message.is_object())
     return error(std::string("the body is JSON but not an object (") + r.message.type_name() + ")", messageOffset);

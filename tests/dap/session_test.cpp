@@ -167,6 +167,72 @@ TEST_F(DapSession, BadArgumentsGetAnErrorResponseNamingTheProblem) {
   EXPECT_TRUE(client_.request("threads")["success"]);
 }
 
+// Arguments that are not an object are refused for every request, initialize included (it once
+// took `[1,2]` or `"x"` as "no arguments").
+TEST_F(DapSession, ArgumentsThatAreNoObjectAreRefused) {
+  for (const json& bad : {json::array({1, 2}), json("x"), json(7), json(true)}) {
+    const json r = client_.response(client_.send("initialize", bad, false));
+    EXPECT_FALSE(r["success"]) << bad.dump();
+    EXPECT_EQ(r["message"], "invalid arguments for 'initialize': the arguments must be an object, not " +
+                                (bad.is_array() ? std::string("an array") : bad.dump()));
+  }
+  // Still not initialized: a proper initialize works.
+  EXPECT_TRUE(client_.request("initialize", json{{"adapterID", "scanback"}})["success"]);
+  const json r = client_.response(client_.send("threads", json::array(), false));
+  EXPECT_FALSE(r["success"]);
+}
+
+// Integer arguments take whole numbers only: 1.5 was silently taken as 1. A value of the wrong type
+// is named with what it must be, in the request's terms, never with a JSON library's message.
+TEST_F(DapSession, IntegerArgumentsRefuseFractionsAndWrongTypesAreNamed) {
+  client_.start(launchArgs(/*stopOnEntry=*/true));
+  client_.configured();
+  client_.event("stopped");
+  const json frames = client_.request("stackTrace", json{{"threadId", 1}});
+  ASSERT_TRUE(frames["success"]) << frames.dump();
+  // 1.0 is the integer 1 (JSON has one number type).
+  EXPECT_TRUE(client_.response(client_.send("scopes", json{{"frameId", 1.0}}, false))["success"]);
+  const struct {
+    const char* command;
+    json arguments;
+    std::string message;
+  } cases[] = {
+      {"scopes", json{{"frameId", 1.5}}, "invalid arguments for 'scopes': 'frameId' must be an integer, not 1.5"},
+      {"stackTrace", json{{"threadId", 1.5}},
+       "invalid arguments for 'stackTrace': 'threadId' must be an integer, not 1.5"},
+      {"stackTrace", json{{"threadId", 1}, {"levels", 0.25}},
+       "invalid arguments for 'stackTrace': 'levels' must be an integer, not 0.25"},
+      {"next", json{{"threadId", "one"}}, "invalid arguments for 'next': 'threadId' must be an integer, not \"one\""},
+      {"variables", json{{"variablesReference", 1e300}},
+       "invalid arguments for 'variables': 'variablesReference' must be an integer, not 1e+300"},
+      {"variables", json{{"variablesReference", 18446744073709551615ull}},
+       "invalid arguments for 'variables': 'variablesReference' is out of range: 18446744073709551615"},
+      {"evaluate", json{{"expression", 42}}, "invalid arguments for 'evaluate': 'expression' must be a string, not 42"},
+      {"evaluate", json{{"expression", "1"}, {"frameId", -0.5}},
+       "invalid arguments for 'evaluate': 'frameId' must be an integer, not -0.5"},
+      {"setBreakpoints", json{{"source", json{{"path", "x.st"}}}, {"breakpoints", json::array({json{{"line", 2.5}}})}},
+       "invalid arguments for 'setBreakpoints': 'breakpoints[0].line' must be an integer, not 2.5"},
+      {"setBreakpoints", json{{"source", json{{"path", "x.st"}}}, {"breakpoints", json::array({7})}},
+       "invalid arguments for 'setBreakpoints': 'breakpoints[0]' must be an object, not 7"},
+      {"setBreakpoints", json{{"source", json{{"path", "x.st"}}}, {"lines", json::array({1, 2.5})}},
+       "invalid arguments for 'setBreakpoints': 'lines[1]' must be an integer, not 2.5"},
+      {"setDataBreakpoints", json{{"breakpoints", json::array({json{{"dataId", 3}}})}},
+       "invalid arguments for 'setDataBreakpoints': 'breakpoints[0].dataId' must be a string, not 3"},
+      {"setExceptionBreakpoints", json{{"filters", "faults"}},
+       "invalid arguments for 'setExceptionBreakpoints': 'filters' must be an array, not \"faults\""},
+      {"source", json{{"source", "x"}}, "'source' must be a Source object, not \"x\""},
+      {"scanback/seek", json{{"cycle", 2.5}},
+       "invalid arguments for 'scanback/seek': 'cycle' must be an integer, not 2.5"},
+  };
+  for (const auto& c : cases) {
+    const json r = client_.response(client_.send(c.command, c.arguments, false));
+    EXPECT_FALSE(r["success"]) << c.command << " " << c.arguments.dump();
+    EXPECT_EQ(r["message"], c.message) << c.command << " " << c.arguments.dump();
+  }
+  for (const json& m : client_.messages()) EXPECT_EQ(m.dump().find("json.exception"), std::string::npos) << m.dump();
+  EXPECT_TRUE(client_.request("threads")["success"]);
+}
+
 TEST_F(DapSession, MalformedFramingIsRejectedAndTheSessionGoesOn) {
   client_.request("initialize", json{{"adapterID", "scanback"}});
   client_.sendRaw("Content-Length: 12\r\n\r\nnot json!!!!");

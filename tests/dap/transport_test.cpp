@@ -455,6 +455,10 @@ TEST(DapTransportReader, BadBodiesAreReportedAndOnlyThatBodyIsLost) {
   }
   EXPECT_EQ(firstError(readAll(framed("{\"a\":\"\xff\"}"))), "the body is not valid UTF-8 (at body byte 6)");
   EXPECT_EQ(firstError(readAll(framed("[1]"))), "the body is JSON but not an object (array)");
+  // Where the syntax breaks, in the body's terms (the JSON library's own text names its internals).
+  EXPECT_EQ(firstError(readAll(framed("{\"seq\":1,x}"))), "the body is not JSON: syntax error at byte 10 of the body");
+  EXPECT_EQ(firstError(readAll(framed(R"({"seq":1,"type":"event","event":"x","body":1e999})"))).find("json.exception"),
+            std::string::npos);
   EXPECT_EQ(firstError(readAll(framed(std::string(300, '[')))), "the body nests arrays and objects deeper than 256");
   // 256 levels are allowed; brackets in strings do not count.
   const std::string deep = R"({"seq":1,"type":"event","event":"x","s":"[[[[{{{{","body":)" + std::string(255, '[') +
