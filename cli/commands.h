@@ -65,9 +65,11 @@ struct WhyArgs {
 };
 int traceWhyCommand(const WhyArgs& args);
 
-// `scanback dap [--port N]` (cli/dap_command.cpp).
+// `scanback dap [--port N [--auth-token-file FILE] | --socket PATH]` (cli/dap_command.cpp).
 struct DapArgs {
   std::optional<uint16_t> port;
+  std::optional<std::string> socket;  // a unix socket path
+  std::string authTokenFile;          // empty: --port generates a token and prints it
 };
 int dapCommand(const DapArgs& args);
 

@@ -98,10 +98,25 @@ int main(int argc, char** argv) {
   // The debug adapter (cli/dap_command.cpp).
   DapArgs dapArgs;
   uint16_t dapPort = 0;
-  auto* dapCmd = app.add_subcommand(
-      "dap", "Serve the Debug Adapter Protocol on stdin/stdout (what VS Code starts), or with --port on 127.0.0.1");
-  auto* portOpt = dapCmd->add_option("--port", dapPort, "Listen on 127.0.0.1:PORT, one session per connection")
-                      ->check(CLI::Range(1, 65535));
+  std::string dapSocket;
+  auto* dapCmd = app.add_subcommand("dap",
+                                    "Serve the Debug Adapter Protocol on stdin/stdout (what VS Code starts), or with "
+                                    "--port on 127.0.0.1, or with --socket on a unix socket");
+  auto* portOpt = dapCmd
+                      ->add_option("--port", dapPort,
+                                   "Listen on 127.0.0.1:PORT, one session per connection. Any local process can "
+                                   "connect, so launch and attach must give the token as \"authToken\": the one "
+                                   "in --auth-token-file, or one generated and printed on stderr. 0: a free port, "
+                                   "printed on stderr")
+                      ->check(CLI::Range(0, 65535));
+  auto* socketOpt = dapCmd
+                        ->add_option("--socket", dapSocket,
+                                     "Listen on a unix socket created at PATH with mode 0600 (only you can "
+                                     "connect), one session per connection; the safer server mode")
+                        ->excludes(portOpt);
+  dapCmd->add_option("--auth-token-file", dapArgs.authTokenFile,
+                     "The token launch and attach must give as \"authToken\": the first line of FILE (keep it "
+                     "chmod 600)");
 
   try {
     app.parse(argc, argv);
@@ -125,6 +140,7 @@ int main(int argc, char** argv) {
   if (*replayCmd) return replayCommand(replayArgs);
   if (*dapCmd) {
     if (*portOpt) dapArgs.port = dapPort;
+    if (*socketOpt) dapArgs.socket = dapSocket;
     return dapCommand(dapArgs);
   }
   if (*runCmd) {

@@ -18,6 +18,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The launch arguments as the session keeps them: the token has done its work.
+json withoutAuthToken(json args) {
+  args.erase("authToken");
+  return args;
+}
+
 // `startAt`: "end" (default), "start", or a cycle number.
 StartAt startAtArgument(const json& args) {
   StartAt at;
@@ -50,7 +56,7 @@ Reply launchReplay(Session& session, const json& args, const fs::path& cwd) {
   std::shared_ptr<const Program> program = target->program();
   session.output("console", fmt::format("replaying {} (program {})\n", path.string(), program->hash.substr(0, 12)));
   session.stopOnEntry = true;
-  session.launchArguments = args;
+  session.launchArguments = withoutAuthToken(args);
   session.setTarget(std::move(target), program, cwd.string());
   session.applyStops();
   return Reply{json(), [&session] { session.sendEvent("initialized"); }};
@@ -99,7 +105,7 @@ Reply launchRequest(Session& session, const json& args) {
   if (nonstop && options.recordPath.empty())
     throw DapError("'nonstop' works on the recorded history: it cannot be combined with 'record': false");
   session.stopOnEntry = optionalMember<bool>(args, "stopOnEntry").value_or(false);
-  session.launchArguments = args;
+  session.launchArguments = withoutAuthToken(args);
   if (!options.recordPath.empty()) {
     const std::string path = options.recordPath;
     const bool keepTraces = options.keepTraces;
@@ -113,7 +119,7 @@ Reply launchRequest(Session& session, const json& args) {
       auto recorded = std::make_unique<RecordedLiveTarget>(program, std::move(options), session.targetListener());
       if (recorded->startRecording(error)) target = std::move(recorded);
     }
-    if (!target) throw DapError(fmt::format("cannot record the session: {}", error));
+    if (!target) throw DapError(fmt::format("cannot record the session to {}: {}", path, error));
     session.output("console", keepTraces ? fmt::format("recording to {}\n", path)
                                          : fmt::format("recording to {} (removed at the end: set 'keepTrace' to keep "
                                                        "it)\n",

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "dap/handlers/handlers.h"
+#include "dap/transport/auth_token.h"
 
 namespace scanback::dap {
 
@@ -76,6 +77,7 @@ void Session::dispatch(const json& message) {
     // The protocol's arguments are always an object; anything else is refused here, for every
     // request, rather than read as "no arguments".
     if (!arguments.is_object()) notAnObject({}, arguments);
+    if (authToken_ && (name == "launch" || name == "attach")) checkAuthToken(name, arguments);
     if (!initialized && name != "initialize") throw DapError("the session is not initialized: send 'initialize' first");
     reply = handler->run(*this, arguments);
   } catch (const ArgumentError& e) {
@@ -95,6 +97,19 @@ void Session::dispatch(const json& message) {
   }
   respond(message, true, reply.body, "");
   if (reply.afterResponse) reply.afterResponse();
+}
+
+void Session::checkAuthToken(const std::string& command, const json& arguments) const {
+  const auto given = arguments.find("authToken");
+  if (given == arguments.end() || !given->is_string()) {
+    throw DapError(
+        fmt::format("'{}' refused: this adapter serves a TCP port that any local process can reach, so the launch "
+                    "configuration must give its token as 'authToken' (scanback dap printed it, or read it from "
+                    "--auth-token-file)",
+                    command));
+  }
+  if (!sameAuthToken(given->get<std::string>(), *authToken_))
+    throw DapError(fmt::format("'{}' refused: 'authToken' is not the token this adapter was started with", command));
 }
 
 void Session::respond(const json& request, bool success, const json& body, const std::string& message) {

@@ -42,6 +42,9 @@ class Session final : private TargetListener {
 
   // Serves requests until `disconnect` or the end of the stream.
   void run();
+  // From now on `launch` and `attach` are refused unless their `authToken` argument is `token`
+  // (a server any local process can connect to: dap/transport/auth_token.h).
+  void requireAuthToken(std::string token) { authToken_ = std::move(token); }
 
   // ---- for handlers
   void sendEvent(const std::string& event, json body = json());
@@ -96,6 +99,8 @@ class Session final : private TargetListener {
 
  private:
   void dispatch(const json& message);
+  // DapError unless `arguments` carries the token (requireAuthToken) as 'authToken'.
+  void checkAuthToken(const std::string& command, const json& arguments) const;
   void respond(const json& request, bool success, const json& body, const std::string& message);
   void send(json message);
   void stopped(const StopInfo& stop) override;
@@ -111,6 +116,7 @@ class Session final : private TargetListener {
   int64_t seq_ = 1;
   std::atomic<bool> terminatedSent_{false};
   bool ending_ = false;
+  std::optional<std::string> authToken_;  // required by launch and attach when set
   ClientSettings client_;
   std::unique_ptr<Target> target_;
   std::shared_ptr<const Program> program_;

@@ -1,13 +1,18 @@
-// A TCP listener on the loopback interface, for `scanback dap --port N`: a client (VS Code with a
-// "debugServer" port) connects, and each connection becomes an FdStream.
+// Listening sockets for `scanback dap --port N` and `scanback dap --socket PATH`: a client (VS Code
+// with a "debugServer" port, or an extension that connects to a unix socket) connects, and each
+// connection becomes an FdStream.
 //
 //   std::string error;
 //   auto listener = TcpListener::listen(4711, error);   // 0: the system picks a free port
 //   if (!listener) fail(error);                          // "cannot listen on 127.0.0.1:4711: Address already in use"
 //   while (auto stream = listener->accept(error)) serve(*stream);
 //
-// Only 127.0.0.1 is ever bound: a debug adapter must not be reachable from other machines.
+// TCP binds 127.0.0.1 only: a debug adapter must not be reachable from other machines. Any local
+// process can still connect to it, so `scanback dap --port` requires an authentication token
+// (dap/transport/auth_token.h). A unix socket is created with mode 0600: only its owner connects.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstdint>
@@ -18,32 +23,60 @@
 
 namespace scanback::dap {
 
-class TcpListener {
+// What both kinds share: accepting connections, and closing from another thread.
+class Listener {
  public:
-  // Binds 127.0.0.1:port and listens. Null, with `error`, when that fails.
-  static std::unique_ptr<TcpListener> listen(uint16_t port, std::string& error);
-  ~TcpListener();
-  TcpListener(const TcpListener&) = delete;
-  TcpListener& operator=(const TcpListener&) = delete;
+  virtual ~Listener();
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
 
-  // The port listened on (the one chosen by the system when 0 was asked for).
-  uint16_t port() const { return port_; }
-
-  // Blocks until a client connects and returns the connection (TCP_NODELAY set). Null when the
-  // listener has been closed (`error` left empty) or accepting failed (`error` says why).
+  // Blocks until a client connects and returns the connection. Null when the listener has been
+  // closed (`error` left empty) or accepting failed (`error` says why).
   std::unique_ptr<FdStream> accept(std::string& error);
 
   // Stops listening, from any thread: an accept() blocked in another thread returns null, as do
   // all later ones. Connections already accepted are not affected. Idempotent.
   void close();
 
- private:
-  TcpListener(int fd, uint16_t port, int wakeRead, int wakeWrite);
+ protected:
+  Listener(int fd, int wakeRead, int wakeWrite);
+  // Called on each accepted connection before it becomes a stream.
+  virtual void configure(int) {}
 
+ private:
   int fd_;
-  uint16_t port_;
   int wake_[2];
   std::atomic<bool> closed_{false};
+};
+
+class TcpListener final : public Listener {
+ public:
+  // Binds 127.0.0.1:port and listens. Null, with `error`, when that fails.
+  static std::unique_ptr<TcpListener> listen(uint16_t port, std::string& error);
+  // The port listened on (the one chosen by the system when 0 was asked for).
+  uint16_t port() const { return port_; }
+
+ private:
+  TcpListener(int fd, uint16_t port, int wakeRead, int wakeWrite);
+  void configure(int connection) override;  // TCP_NODELAY: DAP messages are small and interactive
+  uint16_t port_;
+};
+
+class UnixListener final : public Listener {
+ public:
+  // Creates the socket `path` with mode 0600 and listens. A stale socket there (no server answers
+  // on it) is replaced; anything else at `path` — a live server's socket, a file — is left alone
+  // and the listener fails. Null, with `error` ("cannot listen on PATH: why"), on failure.
+  static std::unique_ptr<UnixListener> listen(const std::string& path, std::string& error);
+  // Removes the socket file (when it is still the one it created).
+  ~UnixListener() override;
+  const std::string& path() const { return path_; }
+
+ private:
+  UnixListener(int fd, std::string path, dev_t device, ino_t inode, int wakeRead, int wakeWrite);
+  std::string path_;
+  dev_t device_;
+  ino_t inode_;
 };
 
 }  // namespace scanback::dap
