@@ -821,6 +821,34 @@ TEST(TraceDamage, ATraceWithoutCyclesIsNotFaithful) {
   EXPECT_EQ(c.out.find("faithful"), std::string::npos) << c.out;
 }
 
+// `run --record` replaces an older trace, never any other file (nor writes through its .partial).
+TEST(RunRecord, NeverOverwritesAFileThatIsNoTrace) {
+  TempDir dir;
+  const std::string st = dir.file("counter.st");
+  std::ofstream(st) << kCounter;
+  const std::string notes = dir.file("notes.txt");
+  std::ofstream(notes) << "my notes";
+  CliResult r = scanback("run --quiet " + q(st) + " --cycles 5 --record " + q(notes));
+  EXPECT_EQ(r.exitCode, 2) << describe(r);
+  EXPECT_EQ(r.err, "scanback: cannot record to " + notes +
+                       ": the file exists and is not a scanback trace: a recording only ever replaces a trace\n");
+  EXPECT_EQ(readText(notes), "my notes");
+  EXPECT_FALSE(fs::exists(notes + ".partial"));
+  // A trace is replaced.
+  const std::string trace = dir.file("run.trace");
+  r = scanback("run --quiet " + q(st) + " --cycles 5 --record " + q(trace));
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  r = scanback("run --quiet " + q(st) + " --cycles 7 --record " + q(trace));
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  r = scanback("trace info " + q(trace));
+  EXPECT_NE(r.out.find("7 recorded"), std::string::npos) << r.out;
+  // Errors name the trace once.
+  r = scanback("trace info " + q(dir.file("missing.trace")));
+  EXPECT_EQ(r.err, "scanback: " + dir.file("missing.trace") + ": cannot open: No such file or directory\n");
+  r = scanback("replay " + q(notes));
+  EXPECT_EQ(r.err, "scanback: " + notes + ": not a scanback trace (no SCANBACK magic at the start)\n");
+}
+
 // Hundreds of divergences: the first few are listed, with the total.
 TEST(TraceVerify, ManyDivergencesShowTheFirstFewAndTheTotal) {
   TempDir dir;
