@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
+  clang libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh): clang 14 and its compiler-rt
   libgtest-dev libgmock-dev libbenchmark-dev
   capnproto libcapnp-dev libzstd-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libvalijson-dev

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite: the normal build, then the same tests under
-# AddressSanitizer + UndefinedBehaviorSanitizer. Exits non-zero when anything fails.
+# AddressSanitizer + UndefinedBehaviorSanitizer, ThreadSanitizer for the threaded code, and the
+# fuzz targets for FUZZ_SECONDS each (default 60; 0 skips them). Exits non-zero when anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -31,6 +32,11 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_TSAN=ON -D
 cmake --build build-tsan --target recorder_tests replayer_tests dap_tests -j"$jobs"
 echo "== recorder, replayer and DAP thread tests under ThreadSanitizer"
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|DapTransport)' -j"$jobs")
+
+if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
+  echo "== fuzzing (clang, libFuzzer, ASan + UBSan): each target for ${FUZZ_SECONDS:-60} s"
+  scripts/fuzz.sh
+fi
 
 echo "== VS Code extension: grammar, extension logic, the Scan Timeline in chromium, the .vsix, end to end in code-server"
 SCANBACK_BINARY=build/scanback editors/vscode/test/run.sh

@@ -82,8 +82,11 @@ class Session final : private TargetListener {
   // Lines and columns as the client counts them.
   int64_t lineOut(uint32_t line) const { return client_.linesStartAt1 ? line : int64_t{line} - 1; }
   int64_t columnOut(uint32_t column) const { return client_.columnsStartAt1 ? column : int64_t{column} - 1; }
-  int64_t lineIn(int64_t line) const { return client_.linesStartAt1 ? line : line + 1; }
-  int64_t columnIn(int64_t column) const { return client_.columnsStartAt1 ? column : column + 1; }
+  // Any integer a client sends converts without overflow (the largest stays itself: no such line).
+  int64_t lineIn(int64_t line) const { return client_.linesStartAt1 || line == INT64_MAX ? line : line + 1; }
+  int64_t columnIn(int64_t column) const {
+    return client_.columnsStartAt1 || column == INT64_MAX ? column : column + 1;
+  }
   // A Breakpoint/BreakpointLocation's line and column fields, converted for the client.
   void convertOut(Breakpoint& b) const;
 

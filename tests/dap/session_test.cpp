@@ -344,6 +344,26 @@ TEST_F(DapSession, LinesAndColumnsHonourLinesStartAt1AndColumnsStartAt1) {
   EXPECT_EQ(topFrame()["column"], 0);
 }
 
+// Found by fuzz_dap_requests: with 0-based lines, the largest line number overflowed when it was
+// converted (tests/fuzz/regressions/dap_requests/line-int64-max-zero-based).
+TEST_F(DapSession, TheLargestLineAndColumnConvertWithoutOverflow) {
+  client_.start(launchArgs(true), json{{"linesStartAt1", false}, {"columnsStartAt1", false}});
+  // Beyond the schema's largest integer (2^53 - 1): sent without the schema check.
+  const json r = client_.response(
+      client_.send("setBreakpoints",
+                   json{{"source", source("main.st")},
+                        {"breakpoints", json::array({{{"line", INT64_MAX}, {"column", INT64_MAX}}, {{"line", 19}}})}},
+                   false));
+  ASSERT_TRUE(r["success"]) << r.dump();
+  EXPECT_EQ(r["body"]["breakpoints"][0]["verified"], false);
+  EXPECT_EQ(r["body"]["breakpoints"][1]["line"], 19);
+  const json locations = client_.response(client_.send(
+      "breakpointLocations",
+      json{{"source", source("main.st")}, {"line", INT64_MAX}, {"endLine", INT64_MAX}, {"column", INT64_MAX}}, false));
+  ASSERT_TRUE(locations["success"]) << locations.dump();
+  EXPECT_TRUE(locations["body"]["breakpoints"].empty());
+}
+
 TEST_F(DapSession, ABreakpointOnAStatementThatRunsEveryCycleStopsEveryCycleUntilCleared) {
   client_.start(launchArgs());
   setBreakpoints("main.st", json::array({{{"line", 22}}}));

@@ -1,6 +1,7 @@
-// The fuzzer's seed corpus: small valid traces (closed, never closed, cut off). Written into
-// SCANBACK_FUZZ_SEEDS when that names a directory (to seed tests/traces/fuzz_trace_reader.cpp),
-// otherwise into a temporary one; either way each seed must open as the kind of trace it is.
+// More seeds for the trace reader fuzzer: small traces of random contents (closed, never closed, cut
+// off) with every block kind. Written into SCANBACK_FUZZ_SEEDS when that names a directory (to seed
+// tests/fuzz/fuzz_trace_reader.cpp beyond its committed corpus), otherwise into a temporary one;
+// either way each seed must open as the kind of trace it is.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -1,0 +1,44 @@
+// libFuzzer target: the DAP server's byte stream (tests/fuzz/README.md). The bytes are what a client
+// sends: framed (or not) messages, fed to a Session over an in-memory pipe until their end. The
+// session requires a token nobody can guess, so a launch in the bytes never runs a program (the
+// typed request sequences of fuzz_dap_requests do that); everything before it — framing,
+// resynchronisation, JSON, message checks, dispatch, argument reading — runs on any input. The same
+// bytes also go through a MessageReader with tiny limits, to reach its limit paths.
+#include <cstdint>
+#include <string>
+
+#include "dap/session/session.h"
+#include "dap/transport/message_reader.h"
+#include "dap/transport/stream.h"
+
+using namespace scanback::dap;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  {
+    MemoryPipe::Pair pipe = MemoryPipe::pair();
+    std::string error;
+    pipe.client->write(bytes, error);
+    pipe.client->close();
+    Session session(*pipe.server, [](const std::string&) {});
+    session.requireAuthToken("no client of the fuzzer knows this token");
+    session.run();
+  }
+  {
+    MemoryPipe::Pair pipe = MemoryPipe::pair();
+    std::string error;
+    pipe.client->write(bytes, error);
+    pipe.client->close();
+    ReaderLimits limits;
+    limits.maxHeaderBytes = 64;
+    limits.maxBodyBytes = 256;
+    limits.maxNestingDepth = 4;
+    MessageReader reader(*pipe.server, limits);
+    for (int i = 0; i < 100000; ++i) {
+      const ReadResult r = reader.next();
+      if (r.isEnd()) break;
+      if (r.isError()) (void)r.error.toString();
+    }
+  }
+  return 0;
+}
