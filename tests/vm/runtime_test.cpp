@@ -82,6 +82,15 @@ TEST(RuntimeSchedule, AnIntervalTooLongForTheClockIsRefusedWithItsLocation) {
   EXPECT_EQ(ok->tasks[0].intervalNs, kMaxTaskIntervalNs);
 }
 
+// Found by fuzz_replayer: a recorded write without bytes reached memcpy with a null pointer (UBSan).
+TEST(RuntimeWrites, AnEmptyWriteWritesNothing) {
+  std::vector<uint8_t> image(8, 0x5a);
+  applyWrite(image.data(), static_cast<uint32_t>(image.size()), ExternalWrite{0, -1, {}});
+  applyWrite(image.data(), static_cast<uint32_t>(image.size()), ExternalWrite{8, -1, {}});
+  applyWrite(image.data(), static_cast<uint32_t>(image.size()), ExternalWrite{3, 2, {}});  // a bit, no value: cleared
+  EXPECT_EQ(image, (std::vector<uint8_t>{0x5a, 0x5a, 0x5a, 0x5a & ~4, 0x5a, 0x5a, 0x5a, 0x5a}));
+}
+
 // Every task releases normally until the clock's end, then none does; time never goes back.
 TEST(RuntimeSchedule, TheClockEndsWithoutWrappingAround) {
   auto p = mustCompile(config("  TASK Slow (INTERVAL := T#106d18h2m52s36ms854us775ns, PRIORITY := 1);\n",

@@ -463,6 +463,7 @@ std::optional<Value> Compiler::genBuiltin(const ast::Expr& call, const std::stri
     std::vector<Value> vals;
     for (size_t i = 1; i < a.size(); ++i)
       if (a[i]) vals.push_back(genExpr(*a[i], hint));
+    if (vals.empty()) return tempValue(intType);  // MUX(k) without inputs (reported by args)
     const Type* t = vals[0].type;
     for (Value& v : vals)
       if (v.type) t = t ? commonType(Value{t, false, {}, {}}, v, span) : v.type;

@@ -69,7 +69,8 @@ void applyWrite(uint8_t* image, uint32_t imageSize, const ExternalWrite& w) {
     image[w.offset] = (!w.bytes.empty() && w.bytes[0]) ? (image[w.offset] | mask) : (image[w.offset] & ~mask);
     return;
   }
-  std::memcpy(image + w.offset, w.bytes.data(), w.bytes.size());
+  // An empty write (a trace may hold one) writes nothing; memcpy must not see its null data.
+  if (!w.bytes.empty()) std::memcpy(image + w.offset, w.bytes.data(), w.bytes.size());
 }
 
 void Runtime::startCycle() {
