@@ -23,8 +23,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::vector<fs::path> files;
+    // Dot files are not inputs: `.keep` holds an empty regressions folder in git.
     for (const auto& e : fs::directory_iterator(argv[i]))
-      if (e.is_regular_file()) files.push_back(e.path());
+      if (e.is_regular_file() && e.path().filename().string().front() != '.') files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) {
       std::ifstream in(f, std::ios::binary);
