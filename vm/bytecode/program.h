@@ -4,18 +4,18 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "vm/bytecode/constant.h"
 #include "vm/bytecode/opcodes.h"
+#include "vm/bytecode/symbols.h"
 #include "vm/bytecode/types.h"
 #include "vm/source/source.h"
 
 namespace scanback {
-
-enum class PouKind : uint8_t { Program, Function, FunctionBlock, Method, Native, TaskEntry };
-const char* pouKindName(PouKind kind);
 
 struct PouInfo {
   std::string name;  // type name; methods "FB.Method"; program instances their type name
@@ -31,6 +31,7 @@ struct PouInfo {
   uint32_t returnOffset = 0;  // frame-relative
   uint32_t nativeId = 0;      // Native
   SourceSpan span;
+  std::map<std::string, ConstValue> constants;  // upper-case name -> value of a folded CONSTANT of its own
 };
 
 struct StatementInfo {
@@ -82,6 +83,7 @@ struct Program {
   std::vector<Variable> globals;  // absolute
   IoArea input, output, memory;   // %I, %Q, %M
   std::string hash;               // identity of the program version (hex)
+  SymbolTable symbols;            // its names (debug information)
 
   uint32_t imageSize() const { return static_cast<uint32_t>(initialImage.size()); }
   // The statement owning the code at pc, or UINT32_MAX.

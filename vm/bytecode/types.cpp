@@ -26,9 +26,13 @@ uint64_t Type::elementCount() const {
 }
 
 const Variable* Type::field(std::string_view fieldName) const {
-  for (const Variable& v : fields)
-    if (equalsIgnoreCase(v.name, fieldName)) return &v;
-  return nullptr;
+  auto it = fieldIndex_.find(upperCase(fieldName));
+  return it == fieldIndex_.end() ? nullptr : &fields[it->second];
+}
+
+void Type::addField(Variable v) {
+  fieldIndex_.emplace(upperCase(v.name), static_cast<uint32_t>(fields.size()));
+  fields.push_back(std::move(v));
 }
 
 Prim primOf(const Type& t) {
@@ -102,8 +106,7 @@ const Type* TypeTable::findElementary(std::string_view upper) const {
 }
 
 const Type* TypeTable::string(uint32_t capacity) {
-  for (const auto& t : owned_)
-    if (t->kind == TypeKind::String && t->capacity == capacity) return t.get();
+  if (auto it = strings_.find(capacity); it != strings_.end()) return it->second;
   Type t;
   t.kind = TypeKind::String;
   t.capacity = capacity;
@@ -111,12 +114,11 @@ const Type* TypeTable::string(uint32_t capacity) {
   t.size = 2 + capacity;
   t.align = 2;
   t.init.assign(t.size, 0);
-  return add(std::move(t));
+  return strings_[capacity] = add(std::move(t));
 }
 
 const Type* TypeTable::refTo(const Type* target) {
-  for (const auto& t : owned_)
-    if (t->kind == TypeKind::Ref && t->base == target) return t.get();
+  if (auto it = references_.find(target); it != references_.end()) return it->second;
   Type t;
   t.kind = TypeKind::Ref;
   t.base = target;
@@ -124,7 +126,7 @@ const Type* TypeTable::refTo(const Type* target) {
   t.size = 4;
   t.align = 4;
   t.init.assign(4, 0);
-  return add(std::move(t));
+  return references_[target] = add(std::move(t));
 }
 
 const Type* TypeTable::array(const Type* element, std::vector<ArrayDim> dims) {

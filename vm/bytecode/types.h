@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "vm/bytecode/opcodes.h"
@@ -84,7 +87,7 @@ struct Type {
   uint32_t capacity = 0;            // String: maximum length in bytes
   int64_t lower = 0, upper = 0;     // Subrange bounds
   std::vector<EnumMember> members;  // Enum
-  std::vector<Variable> fields;     // Struct fields; FunctionBlock instance variables
+  std::vector<Variable> fields;     // Struct fields; FunctionBlock instance variables (add with addField)
   std::vector<ArrayDim> dims;       // Array
   uint32_t pou = UINT32_MAX;        // FunctionBlock: its POU index
   std::vector<uint8_t> init;        // initial bytes of one value (size bytes)
@@ -101,6 +104,12 @@ struct Type {
   }
   uint64_t elementCount() const;                       // Array: product of dims
   const Variable* field(std::string_view name) const;  // case-insensitive
+  // Appends a field and indexes it by name, so that field() takes constant time however many
+  // variables a POU declares (a linear search made compiling quadratic in their number).
+  void addField(Variable v);
+
+ private:
+  std::unordered_map<std::string, uint32_t> fieldIndex_;  // upper-case name -> index in fields
 };
 
 // The storage type the VM uses for a scalar type.
@@ -120,6 +129,8 @@ class TypeTable {
  private:
   std::deque<std::unique_ptr<Type>> owned_;
   const Type* elementary_[static_cast<size_t>(TypeKind::Void) + 1] = {};
+  std::map<uint32_t, const Type*> strings_;        // by capacity
+  std::map<const Type*, const Type*> references_;  // by target
 };
 
 }  // namespace scanback

@@ -1,8 +1,12 @@
 // Internals of the compiler, shared by its translation units:
-//   declarations.cpp  collecting declarations, resolving types, laying out the image, initial values
-//   expressions.cpp   typing, constant folding and code for expressions
-//   builtins.cpp      standard functions and conversions
-//   statements.cpp    statements, POU bodies, task entry code, the driver
+//   declarations.cpp       collecting declarations, resolving types, laying out the image, initial values
+//   scopes.cpp             the semantic pass's view of the declarations (vm/sema/scope.h), resolved on demand
+//   lower_expressions.cpp  code for the typed IR of expressions and conditions
+//   lower_functions.cpp    code for standard functions and calls
+//   statements.cpp         code for statements and POU bodies, task entry code, the symbol table, the driver
+//
+// Each POU body is analysed by the semantic pass (vm/sema) into typed IR, then lowered here to
+// bytecode; the debugger lowers the same IR to its evaluation nodes (vm/debug).
 #pragma once
 
 #include <map>
@@ -16,43 +20,10 @@
 #include "vm/base/int128.h"
 #include "vm/bytecode/program.h"
 #include "vm/compiler/compiler.h"
+#include "vm/sema/analyzer.h"
 #include "vm/syntax/ast.h"
 
 namespace scanback::compiler {
-
-// A compile-time constant. Integers are held wide enough for every IEC integer type.
-struct ConstValue {
-  enum class Kind : uint8_t { None, Int, Real, Bool, String };
-  Kind kind = Kind::None;
-  Int128 i = 0;
-  double r = 0.0;
-  std::string s;
-
-  static ConstValue ofInt(Int128 v) {
-    ConstValue c;
-    c.kind = Kind::Int;
-    c.i = v;
-    return c;
-  }
-  static ConstValue ofReal(double v) {
-    ConstValue c;
-    c.kind = Kind::Real;
-    c.r = v;
-    return c;
-  }
-  static ConstValue ofBool(bool v) {
-    ConstValue c;
-    c.kind = Kind::Bool;
-    c.i = v;
-    return c;
-  }
-  static ConstValue ofString(std::string v) {
-    ConstValue c;
-    c.kind = Kind::String;
-    c.s = std::move(v);
-    return c;
-  }
-};
 
 // Where a value lives in memory.
 struct Place {
@@ -67,11 +38,10 @@ struct Place {
   uint32_t index = 0;    // Element: operand holding the I32 index
   int32_t lower = 0;     // Element: lower bound
   uint32_t count = 0;    // Element: element count
-  bool readOnly = false;
 };
 
-// The result of an expression: a constant (possibly untyped: type == nullptr for ANY_INT/ANY_REAL
-// literals) or a place.
+// The result of lowering an expression: a constant (possibly untyped: type == nullptr for
+// ANY_INT/ANY_REAL literals) or a place.
 struct Value {
   const Type* type = nullptr;
   bool isConst = false;
@@ -90,6 +60,12 @@ struct Opnd {
   Fix fix = Fix::None;
 };
 
+// A CONSTANT variable of a POU whose value is known at compile time.
+struct LocalConstant {
+  Variable variable;  // its name and type (for declaration scopes, where no layout exists yet)
+  ConstValue value;
+};
+
 // A POU as declared, with its resolved layout.
 struct PouDecl {
   const ast::Pou* ast = nullptr;
@@ -103,14 +79,13 @@ struct PouDecl {
   std::vector<const ast::VarDecl*> frameVarDecls;
   uint32_t frameVarsSize = 0;
   uint32_t returnOffset = 0;
-  std::vector<uint8_t> frameTemplate;  // initial bytes of frameVarsSize
-  uint32_t templateConst = 0;          // constant-pool offset of frameTemplate
-  uint32_t pouIndex = UINT32_MAX;      // in Program::pous (functions, FB bodies, methods)
+  std::vector<uint8_t> frameTemplate;   // initial bytes of frameVarsSize
+  uint32_t templateConst = UINT32_MAX;  // constant-pool offset of frameTemplate, once code uses it
+  uint32_t pouIndex = UINT32_MAX;       // in Program::pous (functions, FB bodies, methods)
   uint32_t nativeId = UINT32_MAX;
   std::map<std::string, PouDecl*> methods;  // upper-case name
-  std::vector<PouDecl*> instances;          // program types: the PouDecl of each instance's code
   bool frameResolved = false;
-  std::map<std::string, ConstValue> constants;  // upper name -> CONSTANT variables with a foldable value
+  std::map<std::string, LocalConstant> constants;  // upper name -> CONSTANT variables with a foldable value
 };
 
 struct GlobalDecl {
@@ -132,15 +107,14 @@ struct BodyContext {
   PouInfo* info = nullptr;
   uint32_t pouIndex = 0;
   enum class Mode { Function, Method, FbBody, Program } mode = Mode::Function;
-  const Type* instanceType = nullptr;                // FB or program layout
-  uint32_t programBase = 0;                          // Program: absolute offset of the instance
-  std::map<std::string, const Variable*> frameVars;  // upper-case name
-  uint32_t tempTop = 0;                              // next free frame byte
-  uint32_t frameMax = 0;                             // high-water mark
+  const Type* instanceType = nullptr;                          // FB or program layout
+  uint32_t programBase = 0;                                    // Program: absolute offset of the instance
+  std::unordered_map<std::string, const Variable*> frameVars;  // upper-case name
+  uint32_t tempTop = 0;                                        // next free frame byte
+  uint32_t frameMax = 0;                                       // high-water mark
   std::vector<LoopLabels> loops;
   Label returnLabel;
   std::vector<uint32_t> calleeFixups;  // code indices holding callee-frame-relative operands
-  uint32_t largestCalleeFrame = 0;
   std::vector<uint32_t> statementStack;
   std::set<uint32_t> callees;  // functions and methods whose frames this body fills
 };
@@ -148,6 +122,72 @@ struct BodyContext {
 // Operands in the callee's frame are written before the caller's frame size is known; they are
 // emitted as frame offsets above this bias and fixed up when the body is complete.
 inline constexpr uint32_t kCalleeBias = 1u << 29;
+
+class Compiler;
+
+// The semantic pass's view of the compiler's declarations (scopes.cpp).
+class CompilerTypes : public sema::TypeSource {
+ public:
+  explicit CompilerTypes(Compiler& c) : c_(c) {}
+  const Type* elementary(TypeKind kind) const override;
+  const Type* string(uint32_t capacity) override;
+  const Type* refTo(const Type* target) override;
+  const Type* errorType() const override;
+
+ private:
+  Compiler& c_;
+};
+
+class CompilerDeclarations : public sema::Declarations {
+ public:
+  explicit CompilerDeclarations(Compiler& c) : c_(c), types_(c) {}
+  sema::TypeSource& types() override { return types_; }
+  std::optional<sema::VariableSymbol> global(std::string_view name) override;
+  const ProgramInstanceInfo* programInstance(std::string_view name) override;
+  const std::vector<EnumValueSymbol>* enumValues(const std::string& upperName) override;
+  std::optional<const Type*> declaredType(const std::string& upperName, const SourceSpan& use) override;
+  std::optional<PouKind> pouKind(const std::string& upperName) override;
+  const Type* functionBlockType(const std::string& upperName) override;
+  std::optional<sema::Callee> function(const std::string& upperName) override;
+  std::optional<sema::Callee> method(const Type* functionBlock, const std::string& upperName) override;
+  std::optional<PouKind> instanceKind(const Type* layout) override;
+
+ private:
+  Compiler& c_;
+  CompilerTypes types_;
+};
+
+// The names a POU body sees: its frame, its instance (and its CONSTANTs' values), then the
+// program's.
+class BodyScope : public sema::Scope {
+ public:
+  BodyScope(Compiler& c, BodyContext& ctx) : c_(c), ctx_(ctx) {}
+  sema::Declarations& declarations() override;
+  sema::Code code() const override;
+  const Type* instanceType() const override { return ctx_.instanceType; }
+  std::optional<sema::VariableSymbol> local(std::string_view name) override;
+  std::string unknownName(std::string_view name) const override;
+
+ private:
+  Compiler& c_;
+  BodyContext& ctx_;
+};
+
+// The names a declaration's constant expressions see (array bounds, initial values): the
+// CONSTANTs of the POU being declared (none outside a POU), then the program's.
+class DeclarationScope : public sema::Scope {
+ public:
+  DeclarationScope(Compiler& c, PouDecl* decl) : c_(c), decl_(decl) {}
+  sema::Declarations& declarations() override;
+  sema::Code code() const override { return sema::Code::None; }
+  const Type* instanceType() const override { return nullptr; }
+  std::optional<sema::VariableSymbol> local(std::string_view name) override;
+  std::string unknownName(std::string_view name) const override;
+
+ private:
+  Compiler& c_;
+  PouDecl* decl_;
+};
 
 class Compiler {
  public:
@@ -158,82 +198,77 @@ class Compiler {
   void collect(const ast::CompilationUnit& unit);
   const Type* resolveType(const ast::TypeRef& ref);
   const Type* resolveNamedType(const std::string& name, const SourceSpan& span);
+  std::optional<const Type*> resolveDeclaredType(const std::string& key, const SourceSpan& span);
   Type* layoutPou(PouDecl& decl);
   void resolveFrame(PouDecl& decl);
   void resolveGlobal(GlobalDecl& g);
+  void resolveAllTypes();
   Variable makeVariable(const ast::VarDecl& d, VarSection section);
   void placeVariable(Variable& v, uint32_t& off);
   void writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ast::Initializer* init);
   void writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ConstValue& c,
                   const SourceSpan& span);
   std::optional<int64_t> evalConstInt(const ast::Expr& e);
+  // The semantic pass over a declaration's constant expressions (in the scope of layoutDecl_).
+  const sema::Expr* constantOf(const ast::Expr& e, const Type* hint = nullptr);
+  const sema::Expr* convertConstant(const sema::Expr* c, const Type* to, const SourceSpan& span);
   void layoutImage();
   bool locate(const ast::Location& loc, Variable& v, const Type* type);
   void setupTasks();
   PouDecl* findPou(const std::string& name);
   PouDecl* fbDeclOf(const Type* t);
-  const ConstValue* localConstant(const std::string& upperName);
+  void foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Type* type);
 
-  // ---- expressions.cpp
-  Value genExpr(const ast::Expr& e, const Type* hint = nullptr, const Place* dest = nullptr);
-  std::optional<Value> constantOf(const ast::Expr& e, const Type* hint = nullptr);  // folding without code
-  Value genName(const ast::Expr& e);
-  Value genMember(const ast::Expr& e);
-  Value genIndex(const ast::Expr& e);
-  Value genDeref(const ast::Expr& e);
-  Value genUnary(const ast::Expr& e, const Type* hint, const Place* dest);
-  Value genBinary(const ast::Expr& e, const Type* hint, const Place* dest);
-  Value genCall(const ast::Expr& e, const Type* hint, const Place* dest, bool statement);
-  Value genLiteral(const ast::Expr& e, const Type* hint);
+  // ---- lower_expressions.cpp
+  Value lower(const sema::Expr& e, const Place* dest = nullptr);
+  // The value of `operand` once its own conversions (sema::conversionsOf) are applied to `base`,
+  // the lowered sema::unconverted(operand).
+  Value converted(const sema::Expr& operand, Value base);
+  uint32_t readConverted(const sema::Expr& operand, Value base, const SourceSpan& span) {
+    return readOperand(converted(operand, std::move(base)), span);
+  }
+  Value lowerBase(const sema::Expr& operand) { return lower(*sema::unconverted(&operand)); }
+  uint32_t lowerRead(const sema::Expr& operand) { return readConverted(operand, lowerBase(operand), operand.span); }
+  Value applyConversion(Value v, const sema::Expr& conversion);
+  Value lowerOperation(const sema::Expr& e, const Place* dest);
+  Value lowerElement(const sema::Expr& e);
+  Value lowerBit(const sema::Expr& e);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);
   Place subPlace(const Place& base, const Variable& field);
   uint32_t readOperand(const Value& v, const SourceSpan& span);  // v must be typed
-  uint32_t operandAs(Value v, const Type* type, const SourceSpan& span, bool explicitConversion = false);
-  Value convertValue(Value v, const Type* to, const SourceSpan& span, bool explicitConversion);
-  void store(const Place& dst, Value v, const SourceSpan& span);
-  uint32_t addressOf(const Place& p, const SourceSpan& span);
+  void store(const Place& dst, Value v);
+  uint32_t addressOf(const Place& p);
   uint32_t constOperand(const Type* type, const ConstValue& c, const SourceSpan& span);
   uint32_t constBytes(const std::vector<uint8_t>& bytes, uint32_t align);
   uint32_t allocTemp(const Type* type);
   Value tempValue(const Type* type);
+  Value directValue(const Type* type, uint32_t operand);
   // Where an operation producing `type` writes: straight into `dest` when it is a direct place of
   // exactly that type (x := a + b is one ADD), otherwise a new temporary.
   Value resultPlace(const Type* type, const Place* dest);
-  // The value of an expression whose error was already reported: later checks stay quiet.
-  Value poison() {
-    Value v = tempValue(errorType_);
-    v.type = errorType_;
-    return v;
-  }
-  bool isPoison(const Value& v) const { return v.type == errorType_ && errorType_; }
-  bool implicitlyConvertible(const Type* from, const Type* to) const;
-  const Type* commonType(const Value& a, const Value& b, const SourceSpan& span);
-  bool fitsLiteral(const ConstValue& c, const Type* t) const;
-  const Type* literalType(const ConstValue& c) const;
-  std::optional<ConstValue> foldBinary(ast::BinaryOp op, const ConstValue& a, const ConstValue& b, const Type* t,
-                                       const SourceSpan& span);
-  void genCondJump(const ast::Expr& cond, bool jumpIf, Label target);
-  bool safeToSkip(const ast::Expr& e) const;
-  Value genFbCall(const ast::Expr& e, const Place& instance, const Type* fbType);
-  Value genFunctionCall(const ast::Expr& e, PouDecl& f, const Place* thisPlace, const Type* hint, const Place* dest);
-  void checkArgs(const ast::Expr& call, const std::vector<const Variable*>& params);
+  void lowerCondJump(const sema::Expr& cond, bool jumpIf, Label target);
 
-  // ---- builtins.cpp
-  std::optional<Value> genBuiltin(const ast::Expr& call, const std::string& upperName, const Type* hint,
-                                  const Place* dest);
-  Value genConversion(const ast::Expr& call, Value arg, const Type* from, const Type* to);
+  // ---- lower_functions.cpp
+  Value lowerScaleDuration(const sema::Expr& e, const Place* dest);
+  Value lowerMinMax(const sema::Expr& e, const Place* dest);
+  Value lowerSelect(const sema::Expr& e);
+  Value lowerMux(const sema::Expr& e);
+  Value lowerString(const sema::Expr& e, const std::vector<uint32_t>& operands, const Place* dest);
+  Value lowerOutput(const sema::Expr& value, Value parameter);
+  Value lowerCall(const sema::Expr& e, const Place* dest);
+  Value lowerFunctionCall(const sema::Expr& e, const Place* dest);
+  void lowerFbCall(const sema::Expr& e);
+  uint32_t templateOf(PouDecl& decl);
 
   // ---- statements.cpp
-  void genStatements(const ast::StmtList& list);
-  void genStatement(const ast::Stmt& s);
-  void genAssign(const ast::Stmt& s);
-  void genIf(const ast::Stmt& s);
-  void genCase(const ast::Stmt& s);
-  void genFor(const ast::Stmt& s);
-  void genWhile(const ast::Stmt& s);
-  void genRepeat(const ast::Stmt& s);
+  void lowerStatements(const sema::StmtList& list);
+  void lowerStatement(const sema::Stmt& s);
+  void lowerIf(const sema::Stmt& s);
+  void lowerCase(const sema::Stmt& s);
+  void lowerFor(const sema::Stmt& s);
   void genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBase, const Type* instanceType,
                const std::string& instanceName);
+  void buildSymbols();
   void finishProgram();
 
   // ---- emission (statements.cpp)
@@ -256,25 +291,28 @@ class Compiler {
   std::shared_ptr<Program> program_;
   TypeTable* types_ = nullptr;
   const Type* errorType_ = nullptr;
+  CompilerDeclarations declarations_;
+  sema::Arena declarationArena_;  // the IR of declarations' constant expressions
 
   std::vector<std::unique_ptr<ast::CompilationUnit>> units_;
   std::map<std::string, const ast::TypeDecl*> typeDecls_;
+  std::vector<const ast::TypeDecl*> typeOrder_;  // declaration order
   std::map<std::string, const Type*> resolvedTypes_;
   std::set<std::string> resolvingTypes_;
   std::map<std::string, std::unique_ptr<PouDecl>> pous_;  // functions, FBs, programs, natives
   std::vector<std::unique_ptr<PouDecl>> methodDecls_;
   std::vector<std::unique_ptr<PouDecl>> instanceDecls_;  // per program instance
+  std::vector<PouDecl*> byPouIndex_;                     // Program::pous index -> its declaration
   std::map<std::string, std::unique_ptr<GlobalDecl>> globals_;
   std::vector<GlobalDecl*> globalOrder_;
-  std::map<std::string, std::vector<std::pair<const Type*, int64_t>>> enumValues_;  // upper name
+  std::map<std::string, std::vector<EnumValueSymbol>> enumValues_;  // upper name
   const ast::Configuration* config_ = nullptr;
   std::map<std::string, const ast::VarConfigEntry*> varConfig_;  // "INST.VAR"
   std::map<std::string, uint32_t> instanceIndex_;                // upper instance name -> Program::instances
   std::map<std::vector<uint8_t>, uint32_t> constPool_;
   std::map<const Type*, PouDecl*> fbDecls_;
   std::map<uint32_t, std::vector<uint32_t>> calleesOf_;  // POU index -> functions/methods it calls
-  void foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Type* type);
-  PouDecl* layoutDecl_ = nullptr;  // the POU whose declarations are being resolved
+  PouDecl* layoutDecl_ = nullptr;                        // the POU whose declarations are being resolved
 
   // Extents of the located areas, computed before layout.
   uint32_t areaSize_[3] = {0, 0, 0};  // I, Q, M

@@ -8,6 +8,7 @@
 #include "vm/base/int128.h"
 #include "vm/compiler/compiler_impl.h"
 #include "vm/exec/natives.h"
+#include "vm/sema/rules.h"
 
 namespace scanback::compiler {
 
@@ -15,7 +16,7 @@ int areaIndex(char area) { return area == 'I' ? 0 : area == 'Q' ? 1 : 2; }
 uint32_t alignUp(uint32_t v, uint32_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
 
 Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOptions& options)
-    : sources_(sources), diags_(diags), options_(options), program_(std::make_shared<Program>()) {
+    : sources_(sources), diags_(diags), options_(options), program_(std::make_shared<Program>()), declarations_(*this) {
   program_->sources = sources;
   program_->types = std::make_shared<TypeTable>();
   program_->stackSize = options.stackSize;
@@ -48,7 +49,7 @@ Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOp
       v.offset = f.offset;
       v.section = f.section;
       v.hidden = f.hidden;
-      t.fields.push_back(std::move(v));
+      t.addField(std::move(v));
     }
     auto init = n.initialBytes();
     t.init.assign(init.begin(), init.end());
@@ -74,8 +75,10 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
     const std::string key = upperCase(t.name);
     if (typeDecls_.count(key) || types_->findElementary(key) || pous_.count(key))
       error(t.span, fmt::format("'{}' is already declared", t.name));
-    else
+    else {
       typeDecls_[key] = &t;
+      typeOrder_.push_back(&t);
+    }
   }
   for (const ast::Pou& p : unit.pous) {
     const std::string key = upperCase(p.name);
@@ -136,56 +139,66 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
 // ---------------------------------------------------------------- types
 
 const Type* Compiler::resolveNamedType(const std::string& name, const SourceSpan& span) {
-  const std::string key = upperCase(name);
-  if (const Type* t = types_->findElementary(key)) return t;
-  if (key == "STRING") return types_->string(80);
-  if (key == "WSTRING") {
-    error(span, "WSTRING is not supported");
-    return nullptr;
-  }
+  DeclarationScope scope(*this, layoutDecl_);
+  return sema::Analyzer(scope, diags_, declarationArena_).typeNamed(name, span);
+}
+
+std::optional<const Type*> Compiler::resolveDeclaredType(const std::string& key, const SourceSpan& span) {
   if (auto it = resolvedTypes_.find(key); it != resolvedTypes_.end()) return it->second;
-  if (auto it = typeDecls_.find(key); it != typeDecls_.end()) {
-    if (resolvingTypes_.count(key)) {
-      error(span, fmt::format("type '{}' is defined in terms of itself", name));
-      return nullptr;
-    }
-    resolvingTypes_.insert(key);
-    const ast::TypeDecl& d = *it->second;
-    const Type* t = resolveType(*d.type);
-    if (t) {
-      const bool fresh = d.type->kind == ast::TypeRefKind::Struct || d.type->kind == ast::TypeRefKind::Enum ||
-                         d.type->kind == ast::TypeRefKind::Subrange;
-      if (fresh) {
-        // Created for this declaration alone: it takes the declared name (and default) in place,
-        // so that enumeration values registered for it keep pointing at it.
-        Type* own = const_cast<Type*>(t);
-        own->name = d.name;
-        if (d.init) writeInitial(own->init, 0, t, d.init.get());
-      } else if (d.init) {
-        // An alias with its own default value is a distinct type.
-        Type copy = *t;
-        copy.name = d.name;
-        writeInitial(copy.init, 0, t, d.init.get());
-        t = types_->add(std::move(copy));
-      }
-    }
-    resolvingTypes_.erase(key);
-    resolvedTypes_[key] = t;
-    return t;
-  }
-  if (auto it = pous_.find(key); it != pous_.end()) {
-    PouDecl& p = *it->second;
-    if (p.kind == PouKind::FunctionBlock || p.kind == PouKind::Native) return layoutPou(p);
-    error(span, fmt::format("'{}' is a {}, not a type", name, pouKindName(p.kind)));
+  auto it = typeDecls_.find(key);
+  if (it == typeDecls_.end()) return std::nullopt;
+  if (resolvingTypes_.count(key)) {
+    error(span, fmt::format("type '{}' is defined in terms of itself", it->second->name));
     return nullptr;
   }
-  error(span, fmt::format("unknown type '{}'", name));
-  return nullptr;
+  resolvingTypes_.insert(key);
+  const ast::TypeDecl& d = *it->second;
+  // Its constant expressions see the program's names only, wherever the type is first used.
+  PouDecl* outer = layoutDecl_;
+  layoutDecl_ = nullptr;
+  const Type* t = resolveType(*d.type);
+  if (t) {
+    const bool fresh = d.type->kind == ast::TypeRefKind::Struct || d.type->kind == ast::TypeRefKind::Enum ||
+                       d.type->kind == ast::TypeRefKind::Subrange;
+    if (fresh) {
+      // Created for this declaration alone: it takes the declared name (and default) in place,
+      // so that enumeration values registered for it keep pointing at it.
+      Type* own = const_cast<Type*>(t);
+      own->name = d.name;
+      if (d.init) writeInitial(own->init, 0, t, d.init.get());
+    } else if (d.init) {
+      // An alias with its own default value is a distinct type.
+      Type copy = *t;
+      copy.name = d.name;
+      writeInitial(copy.init, 0, t, d.init.get());
+      t = types_->add(std::move(copy));
+    }
+  }
+  layoutDecl_ = outer;
+  resolvingTypes_.erase(key);
+  resolvedTypes_[key] = t;
+  return t;
+}
+
+// Types no variable uses are resolved too: their errors are reported, and the symbol table names
+// every declared type (the debugger may name one in an expression).
+void Compiler::resolveAllTypes() {
+  for (const ast::TypeDecl* d : typeOrder_) resolveDeclaredType(upperCase(d->name), d->span);
+}
+
+const sema::Expr* Compiler::constantOf(const ast::Expr& e, const Type* hint) {
+  DeclarationScope scope(*this, layoutDecl_);
+  return sema::Analyzer(scope, diags_, declarationArena_).constant(e, hint);
+}
+
+const sema::Expr* Compiler::convertConstant(const sema::Expr* c, const Type* to, const SourceSpan& span) {
+  DeclarationScope scope(*this, layoutDecl_);
+  return sema::Analyzer(scope, diags_, declarationArena_).convert(const_cast<sema::Expr*>(c), to, span);
 }
 
 std::optional<int64_t> Compiler::evalConstInt(const ast::Expr& e) {
-  std::optional<Value> v = constantOf(e);
-  if (!v || !v->isConst || (v->constant.kind != ConstValue::Kind::Int)) {
+  const sema::Expr* v = constantOf(e);
+  if (!v || v->constant.kind != ConstValue::Kind::Int) {
     error(e.span, "expected a constant integer expression");
     return std::nullopt;
   }
@@ -260,7 +273,7 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
         v.type = ft;
         v.offset = off;
         v.span = f.span;
-        t.fields.push_back(v);
+        t.addField(v);
         off += ft->size;
         t.align = std::max(t.align, ft->align);
       }
@@ -285,16 +298,27 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
       }
       t.size = t.base->size;
       t.align = t.base->align;
-      int64_t next = 0;
+      // A value must fit the base type (counted on from the previous one in 128 bits, so that the
+      // value after the base type's largest is an error, not an overflow).
+      Int128 next = 0;
       for (const ast::EnumValue& ev : ref.enumValues) {
-        int64_t value = next;
+        Int128 value = next;
         if (ev.value) {
-          auto v = evalConstInt(*ev.value);
-          if (v) value = *v;
+          const sema::Expr* v = constantOf(*ev.value);
+          if (v && v->constant.kind == ConstValue::Kind::Int)
+            value = v->constant.i;
+          else
+            error(ev.value->span, "expected a constant integer expression");
         }
         for (const EnumMember& m : t.members)
           if (equalsIgnoreCase(m.name, ev.name)) error(ev.span, fmt::format("'{}' is listed twice", ev.name));
-        t.members.push_back(EnumMember{ev.name, value});
+        if (!sema::fitsLiteral(ConstValue::ofInt(value), t.base)) {
+          error(ev.value ? ev.value->span : ev.span,
+                fmt::format("{} = {} does not fit {}, the base type of the enumeration", ev.name, int128Text(value),
+                            t.base->name));
+          value = 0;
+        }
+        t.members.push_back(EnumMember{ev.name, static_cast<int64_t>(value)});
         next = value + 1;
       }
       if (t.members.empty()) {
@@ -454,15 +478,14 @@ Type* Compiler::layoutPou(PouDecl& decl) {
       } else if (!locate(*d.location, v, v.type)) {
         continue;
       }
-      t.fields.push_back(v);
+      initDecls.push_back(nullptr);  // initialised in the I/O area (layoutImage)
+      t.addField(v);
       continue;
     }
     placeVariable(v, off);
-    if (!v.byReference) {
-      t.align = std::max(t.align, v.type->align);
-      initDecls.push_back(&d);
-    }
-    t.fields.push_back(v);
+    if (!v.byReference) t.align = std::max(t.align, v.type->align);
+    initDecls.push_back(v.byReference ? nullptr : &d);
+    t.addField(v);
   }
   t.align = std::max<uint32_t>(t.align, 4);
   t.size = alignUp(std::max<uint32_t>(off, 1), t.align);
@@ -471,10 +494,9 @@ Type* Compiler::layoutPou(PouDecl& decl) {
     if (v.absolute || v.byReference) continue;
     std::memcpy(t.init.data() + v.offset, v.type->init.data(), v.type->size);
   }
-  for (const ast::VarDecl* d : initDecls) {
-    const Variable* v = t.field(d->name);
-    if (v && d->init) writeInitial(t.init, v->offset, v->type, d->init.get());
-  }
+  for (size_t i = 0; i < initDecls.size(); ++i)
+    if (initDecls[i] && initDecls[i]->init)
+      writeInitial(t.init, t.fields[i].offset, t.fields[i].type, initDecls[i]->init.get());
   decl.instanceType = types_->add(std::move(t));
   fbDecls_[decl.instanceType] = &decl;
   decl.layingOut = false;
@@ -504,6 +526,8 @@ void Compiler::resolveFrame(PouDecl& decl) {
       off = decl.returnType->size;
     }
   }
+  std::set<std::string> names;
+  for (const Variable& v : decl.frameVars) names.insert(upperCase(v.name));
   for (const ast::VarDecl& d : decl.ast->vars) {
     if (d.section == ast::VarSection::External) continue;
     if (!callable && d.section != ast::VarSection::Temp) continue;
@@ -523,10 +547,7 @@ void Compiler::resolveFrame(PouDecl& decl) {
     Variable v = makeVariable(d, section);
     if (!v.type) continue;
     foldLocalConstant(decl, d, v.type);
-    bool duplicate = false;
-    for (const Variable& other : decl.frameVars)
-      if (equalsIgnoreCase(other.name, v.name)) duplicate = true;
-    if (duplicate) {
+    if (!names.insert(upperCase(v.name)).second) {
       error(d.span, fmt::format("'{}' is declared twice", d.name));
       continue;
     }
@@ -543,7 +564,6 @@ void Compiler::resolveFrame(PouDecl& decl) {
     if (decl.frameVarDecls[i] && decl.frameVarDecls[i]->init)
       writeInitial(decl.frameTemplate, v.offset, v.type, decl.frameVarDecls[i]->init.get());
   }
-  decl.templateConst = constBytes(decl.frameTemplate, 8);
   layoutDecl_ = outerDecl;
 }
 
@@ -551,10 +571,17 @@ void Compiler::foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Typ
   if (!d.constant || !d.init || d.init->kind != ast::InitKind::Expr || !d.init->expr) return;
   if (!(type->isScalar() || type->kind == TypeKind::String)) return;
   if (decl.constants.count(upperCase(d.name))) return;
-  std::optional<Value> c = constantOf(*d.init->expr, type);
-  if (!c || !c->isConst) return;
-  Value cv = convertValue(*c, type, d.init->span, false);
-  if (cv.isConst) decl.constants[upperCase(d.name)] = cv.constant;
+  const sema::Expr* c = constantOf(*d.init->expr, type);
+  if (!c) return;
+  const sema::Expr* cv = convertConstant(c, type, d.init->span);
+  if (cv->kind != sema::ExprKind::Constant) return;
+  LocalConstant k;
+  k.variable.name = d.name;
+  k.variable.type = type;
+  k.variable.constant = true;
+  k.variable.span = d.span;
+  k.value = cv->constant;
+  decl.constants.emplace(upperCase(d.name), std::move(k));
 }
 
 // ---------------------------------------------------------------- initial values
@@ -613,19 +640,19 @@ void Compiler::writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Ty
   switch (init->kind) {
     case ast::InitKind::Expr: {
       if (!init->expr) return;
-      std::optional<Value> v = constantOf(*init->expr, type);
-      if (!v || !v->isConst) {
+      const sema::Expr* v = constantOf(*init->expr, type);
+      if (!v) {
         error(init->span, "an initial value must be a constant expression");
         return;
       }
-      Value converted = convertValue(*v, type, init->span, false);
-      if (!converted.isConst) return;
+      const sema::Expr* converted = convertConstant(v, type, init->span);
+      if (converted->kind != sema::ExprKind::Constant) return;
       if (type->kind == TypeKind::Subrange &&
-          (converted.constant.i < type->lower || converted.constant.i > type->upper)) {
+          (converted->constant.i < type->lower || converted->constant.i > type->upper)) {
         error(init->span, fmt::format("initial value is outside {}", type->name));
         return;
       }
-      writeConst(buf, offset, type, converted.constant, init->span);
+      writeConst(buf, offset, type, converted->constant, init->span);
       return;
     }
     case ast::InitKind::Array: {
@@ -687,10 +714,9 @@ void Compiler::resolveGlobal(GlobalDecl& g) {
   g.var = makeVariable(*g.ast, VarSection::Global);
   if (g.var.type && g.ast->constant && g.ast->init && g.ast->init->kind == ast::InitKind::Expr &&
       g.var.type->isScalar()) {
-    std::optional<Value> v = constantOf(*g.ast->init->expr, g.var.type);
-    if (v && v->isConst) {
-      Value c = convertValue(*v, g.var.type, g.ast->span, false);
-      if (c.isConst) g.constant = c.constant;
+    if (const sema::Expr* v = constantOf(*g.ast->init->expr, g.var.type)) {
+      const sema::Expr* c = convertConstant(v, g.var.type, g.ast->span);
+      if (c->kind == sema::ExprKind::Constant) g.constant = c->constant;
     }
   }
   g.resolving = false;
@@ -793,12 +819,14 @@ void Compiler::layoutImage() {
     inst.offset = place(inst.type->size, inst.type->align);
     std::memcpy(image.data() + inst.offset, inst.type->init.data(), inst.type->size);
     // Initial values of located variables of the program live in the I/O areas.
-    const ast::Pou* pouAst = decl->ast;
+    std::map<std::string, const ast::VarDecl*> located;  // the first declaration of each name
+    for (const ast::VarDecl& d : decl->ast->vars)
+      if (d.location) located.emplace(upperCase(d.name), &d);
     for (const Variable& f : inst.type->fields) {
       if (!f.absolute || f.offset == UINT32_MAX || f.bit >= 0) continue;
       std::memcpy(image.data() + f.offset, f.type->init.data(), f.type->size);
-      for (const ast::VarDecl& d : pouAst->vars)
-        if (equalsIgnoreCase(d.name, f.name) && d.init) writeInitial(image, f.offset, f.type, d.init.get());
+      auto it = located.find(upperCase(f.name));
+      if (it != located.end() && it->second->init) writeInitial(image, f.offset, f.type, it->second->init.get());
     }
   }
   for (auto& [key, entry] : varConfig_) {
@@ -866,8 +894,8 @@ void Compiler::setupTasks() {
       }
       if (t.single) error(t.single->span, "event tasks (SINGLE) are not supported; give the task an INTERVAL");
       if (t.interval) {
-        std::optional<Value> v = constantOf(*t.interval);
-        if (!v || !v->isConst || !v->type || (v->type->kind != TypeKind::Time && v->type->kind != TypeKind::LTime)) {
+        const sema::Expr* v = constantOf(*t.interval);
+        if (!v || !v->type || (v->type->kind != TypeKind::Time && v->type->kind != TypeKind::LTime)) {
           error(t.interval->span, "INTERVAL must be a constant TIME");
         } else if (v->constant.i <= 0) {
           error(t.interval->span, "INTERVAL must be positive");

@@ -68,13 +68,11 @@ void Compiler::bind(Label l) {
 
 // ---------------------------------------------------------------- statements
 
-void Compiler::genStatements(const ast::StmtList& list) {
-  for (const auto& s : list)
-    if (s) genStatement(*s);
+void Compiler::lowerStatements(const sema::StmtList& list) {
+  for (const sema::Stmt* s : list) lowerStatement(*s);
 }
 
-void Compiler::genStatement(const ast::Stmt& s) {
-  if (s.kind == ast::StmtKind::Empty) return;
+void Compiler::lowerStatement(const sema::Stmt& s) {
   const uint32_t id = static_cast<uint32_t>(program_->statements.size());
   program_->statements.push_back(StatementInfo{s.span, ctx_->pouIndex, here()});
   program_->lineTable.push_back(LineEntry{here(), id});
@@ -82,27 +80,52 @@ void Compiler::genStatement(const ast::Stmt& s) {
   ctx_->statementStack.push_back(id);
   const uint32_t tempMark = ctx_->tempTop;
   switch (s.kind) {
-    case ast::StmtKind::Assign: genAssign(s); break;
-    case ast::StmtKind::Call: genCall(*s.value, nullptr, nullptr, true); break;
-    case ast::StmtKind::If: genIf(s); break;
-    case ast::StmtKind::Case: genCase(s); break;
-    case ast::StmtKind::For: genFor(s); break;
-    case ast::StmtKind::While: genWhile(s); break;
-    case ast::StmtKind::Repeat: genRepeat(s); break;
-    case ast::StmtKind::Exit:
-      if (ctx_->loops.empty())
-        error(s.span, "EXIT outside a loop");
-      else
-        emit(Op::JMP, {lab(ctx_->loops.back().exit)});
+    case sema::StmtKind::Assign: {
+      const Value target = lower(*s.target);
+      const Place* dest =
+          target.place.kind == Place::Kind::Direct && target.type && target.type->kind != TypeKind::Subrange
+              ? &target.place
+              : nullptr;
+      store(target.place, lower(*s.value, dest));
       break;
-    case ast::StmtKind::Continue:
-      if (ctx_->loops.empty())
-        error(s.span, "CONTINUE outside a loop");
-      else
-        emit(Op::JMP, {lab(ctx_->loops.back().next)});
+    }
+    case sema::StmtKind::Call: lower(*s.value); break;
+    case sema::StmtKind::If: lowerIf(s); break;
+    case sema::StmtKind::Case: lowerCase(s); break;
+    case sema::StmtKind::For: lowerFor(s); break;
+    case sema::StmtKind::While: {
+      // Test at the bottom: one jump per iteration instead of two.
+      Label body = newLabel(), test = newLabel(), exit = newLabel();
+      emit(Op::JMP, {lab(test)});
+      bind(body);
+      ctx_->loops.push_back({exit, test});
+      lowerStatements(s.body);
+      if (s.body.empty()) emit(Op::TICK, {});
+      ctx_->loops.pop_back();
+      bind(test);
+      const uint32_t mark = ctx_->tempTop;
+      lowerCondJump(*s.value, true, body);
+      ctx_->tempTop = mark;
+      bind(exit);
       break;
-    case ast::StmtKind::Return: emit(Op::JMP, {lab(ctx_->returnLabel)}); break;
-    case ast::StmtKind::Empty: break;
+    }
+    case sema::StmtKind::Repeat: {
+      Label body = newLabel(), test = newLabel(), exit = newLabel();
+      bind(body);
+      ctx_->loops.push_back({exit, test});
+      lowerStatements(s.body);
+      if (s.body.empty()) emit(Op::TICK, {});
+      ctx_->loops.pop_back();
+      bind(test);
+      const uint32_t mark = ctx_->tempTop;
+      lowerCondJump(*s.value, false, body);
+      ctx_->tempTop = mark;
+      bind(exit);
+      break;
+    }
+    case sema::StmtKind::Exit: emit(Op::JMP, {lab(ctx_->loops.back().exit)}); break;
+    case sema::StmtKind::Continue: emit(Op::JMP, {lab(ctx_->loops.back().next)}); break;
+    case sema::StmtKind::Return: emit(Op::JMP, {lab(ctx_->returnLabel)}); break;
   }
   ctx_->tempTop = tempMark;
   ctx_->statementStack.pop_back();
@@ -111,100 +134,37 @@ void Compiler::genStatement(const ast::Stmt& s) {
   program_->lineTable.push_back(LineEntry{here(), owner});
 }
 
-void Compiler::genAssign(const ast::Stmt& s) {
-  Value target = genExpr(*s.target);
-  if (target.isConst) {
-    error(s.target->span, "cannot assign to a constant");
-    return;
-  }
-  if (target.place.readOnly) {
-    error(s.target->span, "cannot assign to a constant");
-    return;
-  }
-  const Place* dest =
-      (target.place.kind == Place::Kind::Direct && target.type && target.type->kind != TypeKind::Subrange)
-          ? &target.place
-          : nullptr;
-  Value v = genExpr(*s.value, target.type, dest);
-  store(target.place, std::move(v), s.value->span);
-}
-
-void Compiler::genIf(const ast::Stmt& s) {
+void Compiler::lowerIf(const sema::Stmt& s) {
   Label end = newLabel();
   for (size_t i = 0; i < s.branches.size(); ++i) {
-    const ast::IfBranch& b = s.branches[i];
+    const sema::IfBranch& b = s.branches[i];
     Label next = newLabel();
     const uint32_t mark = ctx_->tempTop;
-    if (b.condition) genCondJump(*b.condition, false, next);
+    lowerCondJump(*b.condition, false, next);
     ctx_->tempTop = mark;
-    genStatements(b.body);
+    lowerStatements(b.body);
     const bool last = i + 1 == s.branches.size() && !s.hasElse;
     if (!last) emit(Op::JMP, {lab(end)});
     bind(next);
   }
-  if (s.hasElse) genStatements(s.elseBody);
+  if (s.hasElse) lowerStatements(s.elseBody);
   bind(end);
 }
 
-void Compiler::genCase(const ast::Stmt& s) {
-  Value sel = genExpr(*s.value);
-  const Type* t = sel.type ? sel.type : (sel.isConst ? literalType(sel.constant) : nullptr);
-  const Type* base = t;
-  while (base && base->kind == TypeKind::Subrange) base = base->base;
-  if (!base || !(base->isInteger() || base->kind == TypeKind::Enum)) {
-    error(s.value->span, fmt::format("CASE needs an integer or enumeration selector, not {}", t ? t->name : "?"));
-    return;
-  }
-  const Type* valueType = base->kind == TypeKind::Enum ? base->base : base;
-  const uint32_t selOperand = operandAs(sel, t, s.value->span);
-  struct Range {
-    Int128 lo, hi;
-    size_t branch;
-    SourceSpan span;
-  };
-  std::vector<Range> ranges;
-  auto labelValue = [&](const ast::Expr& e) -> std::optional<Int128> {
-    std::optional<Value> v = constantOf(e, base);
-    if (!v || !v->isConst ||
-        (v->constant.kind != ConstValue::Kind::Int && v->constant.kind != ConstValue::Kind::Bool)) {
-      error(e.span, "a CASE label must be a constant");
-      return std::nullopt;
-    }
-    if (base->kind == TypeKind::Enum && v->type != base) {
-      error(e.span, fmt::format("label is not a value of {}", base->name));
-      return std::nullopt;
-    }
-    if (base->kind != TypeKind::Enum && !v->type && !fitsLiteral(v->constant, valueType)) {
-      error(e.span, fmt::format("label {} does not fit {}", static_cast<int64_t>(v->constant.i), valueType->name));
-      return std::nullopt;
-    }
-    return v->constant.i;
-  };
-  for (size_t b = 0; b < s.cases.size(); ++b) {
-    for (const ast::CaseLabel& l : s.cases[b].labels) {
-      auto lo = labelValue(*l.lower);
-      if (!lo) continue;
-      auto hi = l.upper ? labelValue(*l.upper) : lo;
-      if (!hi) continue;
-      if (*hi < *lo) {
-        error(l.span, "empty CASE range");
-        continue;
-      }
-      for (const Range& r : ranges)
-        if (*lo <= r.hi && r.lo <= *hi) error(l.span, "CASE label overlaps an earlier one");
-      ranges.push_back(Range{*lo, *hi, b, l.span});
-    }
-  }
+void Compiler::lowerCase(const sema::Stmt& s) {
+  const Type* valueType = s.valueType;
+  const uint32_t selOperand = lowerRead(*s.value);
+  const std::vector<sema::CaseRange>& ranges = s.ranges;
   Label end = newLabel();
   Label elseLabel = newLabel();
   std::vector<Label> bodies;
-  for (size_t b = 0; b < s.cases.size(); ++b) bodies.push_back(newLabel());
+  for (size_t b = 0; b < s.branches.size(); ++b) bodies.push_back(newLabel());
   Int128 minV = 0, maxV = 0;
   uint64_t covered = 0;
   for (size_t i = 0; i < ranges.size(); ++i) {
-    minV = i ? std::min(minV, ranges[i].lo) : ranges[i].lo;
-    maxV = i ? std::max(maxV, ranges[i].hi) : ranges[i].hi;
-    covered += static_cast<uint64_t>(ranges[i].hi - ranges[i].lo + 1);
+    minV = i ? std::min(minV, ranges[i].lower) : ranges[i].lower;
+    maxV = i ? std::max(maxV, ranges[i].upper) : ranges[i].upper;
+    covered += static_cast<uint64_t>(ranges[i].upper - ranges[i].lower + 1);
   }
   const Int128 span = ranges.empty() ? 0 : maxV - minV + 1;
   const Prim p = primOf(*valueType);
@@ -213,35 +173,42 @@ void Compiler::genCase(const ast::Stmt& s) {
   if (dense) {
     uint32_t sel32 = selOperand;
     if (p != Prim::I32) {
-      Value sv;
-      sv.type = valueType;
-      sv.place.kind = Place::Kind::Direct;
-      sv.place.type = valueType;
-      sv.place.operand = selOperand;
+      const Value sv = directValue(valueType, selOperand);
       // Values outside DINT cannot match a label; clamp instead of wrapping into range.
+      const Type* dint = types_->elementary(TypeKind::DInt);
+      auto cvt = [&](const Value& v, const Type* to) {
+        const uint32_t src = readOperand(v, s.span);
+        const Value r = tempValue(to);
+        emit(static_cast<Op>(static_cast<uint32_t>(Op::CVT_I8_I8) +
+                             static_cast<uint32_t>(primOf(*v.type)) * kPrimCount + static_cast<uint32_t>(primOf(*to))),
+             {o(r.place.operand), o(src)});
+        return r;
+      };
       if (p == Prim::I64 || p == Prim::U64 || p == Prim::U32) {
-        const uint32_t wide = operandAs(sv, types_->elementary(TypeKind::LInt), s.value->span, true);
-        sel32 = allocTemp(types_->elementary(TypeKind::DInt));
+        const Type* lint = types_->elementary(TypeKind::LInt);
+        // Same width: the bits read as LINT; UDINT widens first.
+        const uint32_t wide = p == Prim::U32 ? readOperand(cvt(sv, lint), s.span) : selOperand;
+        sel32 = allocTemp(dint);
         emit(Op::IDX64, {o(sel32), o(wide)});
       } else {
-        sel32 = operandAs(sv, types_->elementary(TypeKind::DInt), s.value->span, true);
+        sel32 = readOperand(cvt(sv, dint), s.span);
       }
     }
     std::vector<Opnd> ops = {o(sel32), o(static_cast<uint32_t>(static_cast<int32_t>(minV))),
                              o(static_cast<uint32_t>(span)), lab(elseLabel)};
     std::vector<Label> table(static_cast<size_t>(span), elseLabel);
-    for (const Range& r : ranges)
-      for (Int128 v = r.lo; v <= r.hi; ++v) table[static_cast<size_t>(v - minV)] = bodies[r.branch];
+    for (const sema::CaseRange& r : ranges)
+      for (Int128 v = r.lower; v <= r.upper; ++v) table[static_cast<size_t>(v - minV)] = bodies[r.branch];
     for (Label l : table) ops.push_back(lab(l));
     emitVec(Op::JTAB, ops);
   } else {
-    for (const Range& r : ranges) {
-      const uint32_t lo = constOperand(valueType, ConstValue::ofInt(r.lo), r.span);
-      if (r.lo == r.hi) {
+    for (const sema::CaseRange& r : ranges) {
+      const uint32_t lo = constOperand(valueType, ConstValue::ofInt(r.lower), r.span);
+      if (r.lower == r.upper) {
         emit(opFor(Op::JEQ_I8, p), {o(selOperand), o(lo), lab(bodies[r.branch])});
       } else {
         Label skip = newLabel();
-        const uint32_t hi = constOperand(valueType, ConstValue::ofInt(r.hi), r.span);
+        const uint32_t hi = constOperand(valueType, ConstValue::ofInt(r.upper), r.span);
         emit(opFor(Op::JLT_I8, p), {o(selOperand), o(lo), lab(skip)});
         emit(opFor(Op::JLE_I8, p), {o(selOperand), o(hi), lab(bodies[r.branch])});
         bind(skip);
@@ -249,90 +216,42 @@ void Compiler::genCase(const ast::Stmt& s) {
     }
     emit(Op::JMP, {lab(elseLabel)});
   }
-  for (size_t b = 0; b < s.cases.size(); ++b) {
+  for (size_t b = 0; b < s.branches.size(); ++b) {
     bind(bodies[b]);
-    genStatements(s.cases[b].body);
-    if (b + 1 < s.cases.size() || s.hasElse) emit(Op::JMP, {lab(end)});
+    lowerStatements(s.branches[b].body);
+    if (b + 1 < s.branches.size() || s.hasElse) emit(Op::JMP, {lab(end)});
   }
   bind(elseLabel);
-  if (s.hasElse) genStatements(s.elseBody);
+  if (s.hasElse) lowerStatements(s.elseBody);
   bind(end);
 }
 
-// A loop whose body has no statement passes no statement boundary per iteration; it ticks the
-// watchdog instead, so that an endless empty loop still faults.
-static bool hasStatements(const ast::StmtList& body) {
-  for (const auto& st : body)
-    if (st && st->kind != ast::StmtKind::Empty) return true;
-  return false;
-}
-
-void Compiler::genFor(const ast::Stmt& s) {
-  Value var = genExpr(*s.target);
-  if (isPoison(var)) return;
-  if (var.isConst && s.target->kind == ast::ExprKind::Name) {
-    error(s.target->span, "the FOR control variable cannot be a constant");
-    return;
-  }
-  const Type* t = var.type;
-  while (t && t->kind == TypeKind::Subrange) t = t->base;
-  if (var.isConst || !t || !t->isInteger() || var.place.kind != Place::Kind::Direct) {
-    error(s.target->span, "the FOR control variable must be an integer variable");
-    return;
-  }
-  if (var.place.readOnly) error(s.target->span, "the FOR control variable cannot be a constant");
-  store(var.place, genExpr(*s.value, t, var.type == t ? &var.place : nullptr), s.value->span);
+void Compiler::lowerFor(const sema::Stmt& s) {
+  const Value var = lower(*s.target);
+  const Type* t = sema::valueBase(var.type);
+  store(var.place, lower(*s.value, var.type == t ? &var.place : nullptr));
   // The end value and step are evaluated once, before the first iteration.
-  auto once = [&](const ast::Expr* e, int64_t deflt) -> uint32_t {
-    if (!e) return constOperand(t, ConstValue::ofInt(deflt), s.span);
-    Value v = genExpr(*e, t);
-    if (v.isConst) return operandAs(v, t, e->span);
-    Value tmp = tempValue(t);
-    store(tmp.place, v, e->span);
+  auto once = [&](const sema::Expr& e) -> uint32_t {
+    if (e.kind == sema::ExprKind::Constant) return readOperand(lower(e), e.span);
+    Value v = lowerBase(e);
+    const Value tmp = tempValue(t);
+    store(tmp.place, converted(e, std::move(v)));
     return tmp.place.operand;
   };
-  const uint32_t limit = once(s.to.get(), 0);
-  const uint32_t step = once(s.by.get(), 1);
+  const uint32_t limit = once(*s.limit);
+  const uint32_t step = once(*s.step);
   const Prim p = primOf(*t);
   Label body = newLabel(), next = newLabel(), exit = newLabel();
   emit(opFor(Op::FORCHK_I8, p), {o(var.place.operand), o(step), o(limit), lab(exit)});
   bind(body);
   ctx_->loops.push_back({exit, next});
-  genStatements(s.body);
-  if (!hasStatements(s.body)) emit(Op::TICK, {});
+  lowerStatements(s.body);
+  // A loop whose body has no statement passes no statement boundary per iteration; it ticks the
+  // watchdog instead, so that an endless empty loop still faults.
+  if (s.body.empty()) emit(Op::TICK, {});
   ctx_->loops.pop_back();
   bind(next);
   emit(opFor(Op::FORNEXT_I8, p), {o(var.place.operand), o(step), o(limit), lab(body)});
-  bind(exit);
-}
-
-void Compiler::genWhile(const ast::Stmt& s) {
-  // Test at the bottom: one jump per iteration instead of two.
-  Label body = newLabel(), test = newLabel(), exit = newLabel();
-  emit(Op::JMP, {lab(test)});
-  bind(body);
-  ctx_->loops.push_back({exit, test});
-  genStatements(s.body);
-  if (!hasStatements(s.body)) emit(Op::TICK, {});
-  ctx_->loops.pop_back();
-  bind(test);
-  const uint32_t mark = ctx_->tempTop;
-  genCondJump(*s.value, true, body);
-  ctx_->tempTop = mark;
-  bind(exit);
-}
-
-void Compiler::genRepeat(const ast::Stmt& s) {
-  Label body = newLabel(), test = newLabel(), exit = newLabel();
-  bind(body);
-  ctx_->loops.push_back({exit, test});
-  genStatements(s.body);
-  if (!hasStatements(s.body)) emit(Op::TICK, {});
-  ctx_->loops.pop_back();
-  bind(test);
-  const uint32_t mark = ctx_->tempTop;
-  genCondJump(*s.value, false, body);
-  ctx_->tempTop = mark;
   bind(exit);
 }
 
@@ -348,7 +267,7 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
   ctx.programBase = programBase;
   ctx.instanceType = instanceType;
   ctx.info = &program_->pous[decl.pouIndex];
-  for (const Variable& v : decl.frameVars) ctx.frameVars[upperCase(v.name)] = &v;
+  for (const Variable& v : decl.frameVars) ctx.frameVars.emplace(upperCase(v.name), &v);
   ctx.tempTop = decl.frameVarsSize;
   ctx.frameMax = decl.frameVarsSize;
   ctx_ = &ctx;
@@ -380,11 +299,17 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
             fmt::format("VAR_EXTERNAL '{}' is declared {} but the global is {}", d.name, declared->name, actual->name));
   }
 
-  // FB and program bodies initialise their own VAR_TEMP; functions' frames are filled by callers.
-  if ((mode == BodyContext::Mode::FbBody || mode == BodyContext::Mode::Program) && decl.frameVarsSize > 0)
-    emit(Op::MOVN, {o(operand(Base::Frame, 0)), o(operand(Base::Const, decl.templateConst)), o(decl.frameVarsSize)});
-
-  genStatements(decl.ast->body);
+  // The semantic pass, then code for its IR when the program has no error so far.
+  BodyScope scope(*this, ctx);
+  sema::Arena arena;
+  const sema::StmtList body = sema::Analyzer(scope, diags_, arena).statements(decl.ast->body);
+  if (!diags_.hasErrors()) {
+    templateOf(decl);
+    // FB and program bodies initialise their own VAR_TEMP; functions' frames are filled by callers.
+    if ((mode == BodyContext::Mode::FbBody || mode == BodyContext::Mode::Program) && decl.frameVarsSize > 0)
+      emit(Op::MOVN, {o(operand(Base::Frame, 0)), o(operand(Base::Const, decl.templateConst)), o(decl.frameVarsSize)});
+    lowerStatements(body);
+  }
   bind(ctx.returnLabel);
   emit(Op::RET, {});
 
@@ -484,6 +409,7 @@ std::shared_ptr<const Program> Compiler::run() {
     info.name = d.name;
     info.kind = kind;
     program_->pous.push_back(info);
+    byPouIndex_.push_back(&d);
   };
   for (auto& [key, d] : pous_) {
     (void)key;
@@ -504,6 +430,7 @@ std::shared_ptr<const Program> Compiler::run() {
     body->frameResolved = false;
     body->frameVars.clear();
     body->frameVarDecls.clear();
+    body->templateConst = UINT32_MAX;
     addPou(*body, PouKind::Program);
     inst.pou = body->pouIndex;
     instanceBodies.push_back(body.get());
@@ -564,9 +491,37 @@ std::shared_ptr<const Program> Compiler::run() {
   }
   for (size_t i = 0; i < labelUses_.size(); ++i)
     if (!labelUses_[i].empty()) error(SourceSpan{}, "internal error: unbound label");
+  resolveAllTypes();
   if (diags_.hasErrors()) return nullptr;
+  buildSymbols();
   finishProgram();
   return program_;
+}
+
+// The names of the program, kept with it (Program::symbols) for everything that resolves names
+// after compiling: the debugger, stimulus files, `trace why`, the DAP server.
+void Compiler::buildSymbols() {
+  SymbolTable& table = program_->symbols;
+  for (uint32_t i = 0; i < program_->globals.size(); ++i) {
+    const std::string key = upperCase(program_->globals[i].name);
+    table.globals.emplace(key, i);
+    if (auto it = globals_.find(key); it != globals_.end() && it->second->constant)
+      table.globalConstants.emplace(i, *it->second->constant);
+  }
+  table.instances.insert(instanceIndex_.begin(), instanceIndex_.end());
+  for (const auto& [key, type] : resolvedTypes_)
+    if (type) table.types.emplace(key, type);
+  table.enumValues.insert(enumValues_.begin(), enumValues_.end());
+  for (const auto& [key, d] : pous_) {
+    PouSymbol symbol{d->kind, UINT32_MAX, nullptr};
+    if (d->kind == PouKind::Function || d->kind == PouKind::FunctionBlock) symbol.pou = d->pouIndex;
+    if (d->kind != PouKind::Function) symbol.type = d->instanceType;
+    table.pous.emplace(key, symbol);
+    for (const auto& [methodKey, m] : d->methods)
+      if (d->instanceType) table.methods.emplace(std::make_pair(d->instanceType, methodKey), m->pouIndex);
+  }
+  for (uint32_t i = 0; i < byPouIndex_.size(); ++i)
+    for (const auto& [key, k] : byPouIndex_[i]->constants) program_->pous[i].constants.emplace(key, k.value);
 }
 
 }  // namespace scanback::compiler

@@ -1,0 +1,120 @@
+// The semantic pass: AST in, typed IR (ir.h) out, errors to Diagnostics. It resolves every name
+// through a Scope (scope.h), types every expression by the rules of docs/language.md (rules.h),
+// makes every conversion an IR node and folds constant expressions. The compiler runs it on each
+// POU body and on the constant expressions of declarations; the debugger's evaluator, stimulus
+// files, `trace why` and the DAP server run it on an expression in a paused frame or the global
+// scope. So an expression means the same wherever it is written.
+//
+// Errors are reported and the analysis goes on with an Invalid node, which later checks stay
+// quiet about, so that one run reports many errors; a caller that wants one takes the first.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "vm/sema/ir.h"
+#include "vm/sema/rules.h"
+#include "vm/sema/scope.h"
+#include "vm/source/source.h"
+#include "vm/syntax/ast.h"
+
+namespace scanback::sema {
+
+class Analyzer {
+ public:
+  struct Options {
+    // Calls of user functions, methods and function blocks are errors (the debugger: evaluating
+    // must not change the program state). `sourceText` gives the text the message quotes.
+    bool rejectCalls = false;
+    std::function<std::string(const SourceSpan&)> sourceText;
+    // A CONSTANT named alone is its value (folded), or the variable that holds it (paths that
+    // designate storage: stimulus columns, `trace why`).
+    bool foldNamedConstants = true;
+  };
+
+  Analyzer(Scope& scope, Diagnostics& diagnostics, Arena& arena, Options options);
+  Analyzer(Scope& scope, Diagnostics& diagnostics, Arena& arena) : Analyzer(scope, diagnostics, arena, Options{}) {}
+
+  // ---- expressions (expressions.cpp)
+  // `hint`: the type the context expects (an assignment's target, a parameter's type); it types
+  // untyped literals and enumeration value names, never converts.
+  Expr* expression(const ast::Expr& e, const Type* hint = nullptr);
+  // The value of a constant expression (a Constant node), or null when `e` is not one (nothing
+  // reported for that; errors inside a constant expression are).
+  Expr* constant(const ast::Expr& e, const Type* hint = nullptr);
+  // `v` as a value of `to`: folded for constants, a Convert node otherwise. Reports conversions
+  // the rules do not allow (any scalar conversion is allowed when explicit).
+  Expr* convert(Expr* v, const Type* to, const SourceSpan& span, bool explicitConversion = false);
+  // `v` as it is stored into a variable of `type`: converted, and checked against a subrange.
+  Expr* stored(Expr* v, const Type* type, const SourceSpan& span);
+  // A type by name: elementary, STRING, declared, or a function block's.
+  const Type* typeNamed(const std::string& name, const SourceSpan& span);
+  // An elementary type by upper-case name (TOD and DT included), or else (unless
+  // `elementaryOnly`) a declared one; null when there is none, reporting nothing.
+  const Type* typeNamedQuietly(const std::string& upperName, bool elementaryOnly = false);
+  const Type* literalType(const ConstValue& c) const;
+  bool isPoison(const Expr* e) const { return e && e->type == types().errorType(); }
+
+  // ---- statements (statements.cpp)
+  StmtList statements(const ast::StmtList& list);
+  // A BOOL condition, in the forms a jump uses (Expr::jumpForm).
+  Expr* condition(const ast::Expr& cond);
+
+  TypeSource& types() const { return scope_.declarations().types(); }
+  Scope& scope() const { return scope_; }
+
+  // Internal helpers shared by the analyzer's translation units.
+  Expr* make(ExprKind kind, const Type* type, const SourceSpan& span);
+  Expr* constantNode(const Type* type, ConstValue c, const SourceSpan& span);
+  Expr* operation(Op op, const Type* type, const SourceSpan& span, std::initializer_list<const Expr*> operands);
+  Expr* invalid(const Type* type, const SourceSpan& span);
+  Expr* poison(const SourceSpan& span) { return invalid(types().errorType(), span); }
+  void error(const SourceSpan& span, std::string message) { diags_.error(span, std::move(message)); }
+  const Type* elementary(TypeKind kind) const { return types().elementary(kind); }
+  const Type* commonType(const Expr* a, const Expr* b, const SourceSpan& span);
+  // The same bits read as `to` (the conversion functions' relabelling: no check).
+  Expr* relabel(Expr* v, const Type* to, const SourceSpan& span);
+  // convert(), applied where the consumer reads the operand (Expr::atRead).
+  Expr* operandAs(Expr* v, const Type* to, const SourceSpan& span, bool explicitConversion = false);
+
+ private:
+  // ---- expressions.cpp
+  Expr* literal(const ast::Expr& e);
+  Expr* name(const ast::Expr& e);
+  Expr* member(const ast::Expr& e);
+  Expr* index(const ast::Expr& e);
+  Expr* deref(const ast::Expr& e);
+  Expr* bitAccess(const ast::Expr& e);
+  Expr* unary(const ast::Expr& e, const Type* hint);
+  Expr* binary(const ast::Expr& e, const Type* hint);
+  Expr* binaryOperation(const ast::Expr& e, Expr* a, Expr* b);
+  Expr* variable(const VariableSymbol& symbol, const SourceSpan& span);
+  Expr* field(Expr* base, const Variable& f, const SourceSpan& span);
+  Expr* constantName(const ast::Expr& e, const Type* hint);
+  bool isVariable(std::string_view name);
+  // ---- calls.cpp
+  Expr* call(const ast::Expr& e, const Type* hint, bool statement);
+  Expr* functionCall(const ast::Expr& e, const Callee& callee, Expr* self);
+  Expr* functionBlockCall(const ast::Expr& e, Expr* instance, const Type* fbType);
+  Expr* outputValue(const Variable& parameter, bool negated, const SourceSpan& span);
+  bool callRejected(const ast::Expr& callee);
+  // ---- builtins.cpp
+  Expr* builtin(const ast::Expr& call, const std::string& upperName, const Type* hint);
+  Expr* conversion(const ast::Expr& call, Expr* arg, const Type* from, const Type* to);
+  // ---- statements.cpp
+  const Stmt* statement(const ast::Stmt& s);
+  const Stmt* assignment(const ast::Stmt& s);
+  const Stmt* caseStatement(const ast::Stmt& s);
+  const Stmt* forStatement(const ast::Stmt& s);
+
+  Scope& scope_;
+  Diagnostics& diags_;
+  Arena& arena_;
+  Options options_;
+  int loops_ = 0;  // loops around the statement being analysed (EXIT, CONTINUE)
+
+  friend class BuiltinAnalysis;
+};
+
+}  // namespace scanback::sema

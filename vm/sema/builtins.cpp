@@ -1,0 +1,626 @@
+// Standard functions of IEC 61131-3: conversions, numeric, selection, bit shift, string and time
+// functions, typed here and lowered by each backend (the compiler's opcodes, the debugger's nodes).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "vm/sema/analyzer.h"
+
+namespace scanback::sema {
+
+namespace {
+
+constexpr int64_t kNsPerMs = 1'000'000;
+constexpr int64_t kNsPerS = 1'000'000'000;
+constexpr int64_t kNsPerDay = 86'400 * kNsPerS;
+
+// Durations and dates as numbers: TIME counts milliseconds, LTIME nanoseconds, DATE and DT
+// seconds, TOD milliseconds.
+int64_t unitOf(const Type* t) {
+  switch (t->kind) {
+    case TypeKind::Time: return kNsPerMs;
+    case TypeKind::LTime: return 1;
+    case TypeKind::Date: return kNsPerS;
+    case TypeKind::Dt: return kNsPerS;
+    case TypeKind::Tod: return kNsPerMs;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+// One call of a standard function being typed: its arguments and the helpers every function uses.
+class BuiltinAnalysis {
+ public:
+  BuiltinAnalysis(Analyzer& analyzer, const ast::Expr& call, const std::string& name, const Type* hint)
+      : an_(analyzer), call_(call), name_(name), hint_(hint), span_(call.span) {}
+
+  Expr* run();
+
+ private:
+  Analyzer& an_;
+  const ast::Expr& call_;
+  const std::string& name_;
+  const Type* hint_;
+  const SourceSpan& span_;
+
+  const Type* elem(TypeKind k) const { return an_.elementary(k); }
+  Expr* invalid(const Type* t) { return an_.invalid(t, span_); }
+
+  // Arguments by position, or by their standard names.
+  std::vector<const ast::Expr*> args(std::initializer_list<const char*> names, bool variadic = false) {
+    std::vector<const ast::Expr*> out(names.size(), nullptr);
+    const std::vector<std::string> nameList(names.begin(), names.end());
+    size_t pos = 0;
+    for (const ast::Argument& a : call_.args) {
+      if (a.isOutput) {
+        an_.error(a.span, fmt::format("{} has no outputs", name_));
+        continue;
+      }
+      if (a.name.empty()) {
+        if (pos >= out.size()) {
+          if (variadic) {
+            out.push_back(a.value.get());
+            ++pos;
+            continue;
+          }
+          an_.error(a.span, fmt::format("too many arguments for {} ({} expected)", name_, names.size()));
+          continue;
+        }
+        out[pos++] = a.value.get();
+        continue;
+      }
+      size_t k = 0;
+      for (; k < nameList.size(); ++k)
+        if (equalsIgnoreCase(nameList[k], a.name)) break;
+      if (k == nameList.size()) {
+        an_.error(a.span, fmt::format("{} has no parameter '{}'", name_, a.name));
+        continue;
+      }
+      out[k] = a.value.get();
+    }
+    for (size_t k = 0; k < out.size(); ++k)
+      if (!out[k])
+        an_.error(span_, fmt::format("{} needs its argument {}", name_, k < nameList.size() ? nameList[k] : "?"));
+    return out;
+  }
+
+  // Untyped literals only (SEL(g, 0.0, 12.0)): take the type the context expects when they fit it.
+  const Type* literalsFitHint(const std::vector<Expr*>& vals) const {
+    if (!hint_) return nullptr;
+    const Type* h = valueBase(hint_);
+    if (!h->isNumeric()) return nullptr;
+    for (const Expr* v : vals)
+      if (v->kind != ExprKind::Constant || v->type || !fitsLiteral(v->constant, h)) return nullptr;
+    return h;
+  }
+
+  const Type* realTypeFor(const Expr* v) const {
+    if (!v->type)
+      return hint_ && valueBase(hint_)->kind == TypeKind::Real ? elem(TypeKind::Real) : elem(TypeKind::LReal);
+    const Type* t = valueBase(v->type);
+    if (t->isReal()) return t;
+    return implicitlyConvertible(t, elem(TypeKind::Real)) ? elem(TypeKind::Real) : elem(TypeKind::LReal);
+  }
+
+  // A STRING argument (read where it is computed).
+  Expr* stringArg(const ast::Expr* e) {
+    Expr* v = an_.expression(*e);
+    const Type* t = v->type ? valueBase(v->type) : nullptr;
+    if (!t || t->kind != TypeKind::String) {
+      an_.error(e->span, fmt::format("{} needs a STRING here", name_));
+      return an_.constantNode(an_.types().string(1), ConstValue::ofString(""), e->span);
+    }
+    return v;
+  }
+
+  // An integer argument, as LINT.
+  Expr* intArg(const ast::Expr* e) {
+    const Type* i64 = elem(TypeKind::LInt);
+    Expr* v = an_.expression(*e, i64);
+    if (v->kind != ExprKind::Constant && (!v->type || !valueBase(v->type)->isInteger())) {
+      an_.error(e->span, fmt::format("{} needs an integer here", name_));
+      return an_.constantNode(i64, ConstValue::ofInt(0), e->span);
+    }
+    return an_.operandAs(v, i64, e->span, true);
+  }
+
+  // A string function's result: STRING[capacity] (the compiler writes it into the destination
+  // when that is a string).
+  Expr* stringResult(Op op, uint64_t capacity, std::initializer_list<const Expr*> operands) {
+    const Type* t = an_.types().string(static_cast<uint32_t>(std::clamp<uint64_t>(capacity, 1, 65535)));
+    Expr* r = an_.operation(op, t, span_, operands);
+    r->readEach = true;
+    return r;
+  }
+
+  static uint32_t capacityOf(const Expr* s) { return valueBase(s->type)->capacity; }
+
+  Expr* truncation();
+  Expr* conversion();
+  Expr* numeric();
+  Expr* selection();
+  Expr* strings();
+  Expr* times();
+};
+
+Expr* BuiltinAnalysis::run() {
+  if (Expr* r = truncation()) return r;
+  if (Expr* r = conversion()) return r;
+  if (Expr* r = numeric()) return r;
+  if (Expr* r = selection()) return r;
+  if (Expr* r = strings()) return r;
+  return times();
+}
+
+// ---- TRUNC, X_TRUNC_Y
+Expr* BuiltinAnalysis::truncation() {
+  if (name_ != "TRUNC" && name_.find("_TRUNC_") == std::string::npos) return nullptr;
+  const Type* to = elem(TypeKind::DInt);
+  if (name_ != "TRUNC") {
+    to = an_.typeNamedQuietly(name_.substr(name_.find("_TRUNC_") + 7), true);
+    if (!to || !to->isInteger()) return nullptr;
+  }
+  auto a = args({"IN"});
+  if (!a[0]) return invalid(to);
+  Expr* v = an_.expression(*a[0]);
+  if (v->kind == ExprKind::Constant && !v->type) v = an_.convert(v, elem(TypeKind::LReal), span_);
+  if (!v->type || !valueBase(v->type)->isReal()) {
+    an_.error(a[0]->span, "TRUNC needs a REAL or LREAL");
+    return invalid(to);
+  }
+  Expr* t = an_.operation(Op::Trunc, elem(TypeKind::LInt), span_, {v});
+  t->prim = primOf(*valueBase(v->type));
+  t->fresh = true;
+  return an_.convert(t, to, span_, true);
+}
+
+// ---- X_TO_Y, TO_Y
+Expr* BuiltinAnalysis::conversion() {
+  const Type* from = nullptr;
+  const Type* to = nullptr;
+  auto elementaryOrString = [&](const std::string& n) {
+    return n == "STRING" ? an_.types().string(80) : an_.typeNamedQuietly(n, true);
+  };
+  if (name_.rfind("TO_", 0) == 0) {
+    to = an_.typeNamedQuietly(name_.substr(3));
+    if (!to && name_.substr(3) == "STRING") to = an_.types().string(80);
+  } else {
+    for (size_t at = name_.find("_TO_"); at != std::string::npos; at = name_.find("_TO_", at + 1)) {
+      const Type* l = elementaryOrString(name_.substr(0, at));
+      const Type* r = elementaryOrString(name_.substr(at + 4));
+      if (l && r) {
+        from = l;
+        to = r;
+        break;
+      }
+    }
+  }
+  if (!to) return nullptr;
+  auto a = args({"IN"});
+  if (!a[0]) return invalid(to);
+  Expr* v = an_.expression(*a[0], from);
+  if (from && v->type && valueBase(v->type) != from) {
+    const Type* vt = valueBase(v->type);
+    const bool stringsMatch = vt->kind == TypeKind::String && from->kind == TypeKind::String;
+    const bool enumOk = vt->kind == TypeKind::Enum && vt->base == from;
+    if (!stringsMatch && !enumOk && !implicitlyConvertible(vt, from)) {
+      an_.error(a[0]->span, fmt::format("{} expects a {}, not {}", name_, from->name, v->type->name));
+      return invalid(to);
+    }
+    if (!stringsMatch && !enumOk) v = an_.convert(v, from, span_);
+  }
+  if (from && !v->type && v->kind == ExprKind::Constant) v = an_.convert(v, from, span_);
+  Expr* r = an_.conversion(call_, v, v->type, to);
+  r->named = false;
+  return r;
+}
+
+// ---- numeric functions
+Expr* BuiltinAnalysis::numeric() {
+  const Type* f64 = elem(TypeKind::LReal);
+  const Type* intType = elem(TypeKind::Int);
+  static const std::map<std::string, Op> kMath = {
+      {"SQRT", Op::Sqrt}, {"LN", Op::Ln},   {"LOG", Op::Log},   {"EXP", Op::Exp},   {"SIN", Op::Sin},
+      {"COS", Op::Cos},   {"TAN", Op::Tan}, {"ASIN", Op::Asin}, {"ACOS", Op::Acos}, {"ATAN", Op::Atan},
+  };
+  if (auto it = kMath.find(name_); it != kMath.end()) {
+    auto a = args({"IN"});
+    if (!a[0]) return invalid(f64);
+    Expr* v = an_.expression(*a[0], hint_);
+    if (v->kind == ExprKind::Constant && v->constant.kind == ConstValue::Kind::String) {
+      an_.error(a[0]->span, fmt::format("{} needs a number", name_));
+      return invalid(f64);
+    }
+    if (v->type && !valueBase(v->type)->isNumeric()) {
+      an_.error(a[0]->span, fmt::format("{} needs a number, not {}", name_, v->type->name));
+      return invalid(f64);
+    }
+    const Type* rt = realTypeFor(v);
+    return an_.operation(it->second, rt, span_, {an_.operandAs(v, rt, span_, true)});
+  }
+  if (name_ == "EXPT") {
+    auto a = args({"IN1", "IN2"});
+    if (!a[0] || !a[1]) return invalid(f64);
+    Expr* x = an_.expression(*a[0], hint_);
+    Expr* y = an_.expression(*a[1]);
+    const Type* rt = realTypeFor(x);
+    return an_.operation(Op::Expt, rt, span_, {an_.operandAs(x, rt, span_, true), an_.operandAs(y, rt, span_, true)});
+  }
+  if (name_ == "ABS") {
+    auto a = args({"IN"});
+    if (!a[0]) return invalid(intType);
+    Expr* v = an_.expression(*a[0], hint_);
+    if (v->kind == ExprKind::Constant && !v->type)
+      v = an_.convert(v, hint_ && valueBase(hint_)->isNumeric() ? valueBase(hint_) : an_.literalType(v->constant),
+                      span_);
+    const Type* t = v->type ? valueBase(v->type) : nullptr;
+    if (!t || !(t->isNumeric() || t->kind == TypeKind::Time || t->kind == TypeKind::LTime)) {
+      an_.error(a[0]->span, "ABS needs a number");
+      return invalid(intType);
+    }
+    return an_.operation(Op::Abs, t, span_, {v});
+  }
+  if (name_ == "MIN" || name_ == "MAX" || name_ == "LIMIT") {
+    const bool limit = name_ == "LIMIT";
+    auto a = limit ? args({"MN", "IN", "MX"}) : args({"IN1", "IN2"}, true);
+    std::vector<Expr*> vals;
+    for (const ast::Expr* x : a)
+      if (x) vals.push_back(an_.expression(*x, hint_));
+    if (vals.size() < (limit ? 3u : 2u)) return invalid(intType);  // an argument is missing (reported)
+    // The common type of all arguments, folded left to right (each pair once, so each mismatch
+    // is reported once).
+    const Expr* acc = vals[0];
+    const Type* t = nullptr;
+    for (size_t i = 1; i < vals.size(); ++i) {
+      t = an_.commonType(acc, vals[i], span_);
+      acc = an_.invalid(t, span_);
+    }
+    if (const Type* h = literalsFitHint(vals)) t = h;
+    if (!t) t = an_.literalType(vals[0]->constant);
+    t = valueBase(t);
+    if (t->kind == TypeKind::Enum) t = t->base;
+    if (!t->isScalar() || t->kind == TypeKind::Ref) {
+      an_.error(span_, fmt::format("{} needs numbers or times", name_));
+      return invalid(t);
+    }
+    Expr* r = an_.make(limit ? ExprKind::Limit : ExprKind::MinMax, t, span_);
+    r->op = name_ == "MIN" ? Op::Min : Op::Max;
+    r->prim = primOf(*t);
+    for (Expr* v : vals) r->a.push_back(an_.operandAs(v, t, span_));
+    return r;
+  }
+  if (name_ == "SHL" || name_ == "SHR" || name_ == "ROL" || name_ == "ROR") {
+    const Type* dword = elem(TypeKind::DWord);
+    auto a = args({"IN", "N"});
+    if (!a[0] || !a[1]) return invalid(dword);
+    Expr* v = an_.expression(*a[0], hint_);
+    if (v->kind == ExprKind::Constant && !v->type)
+      v = an_.convert(v, hint_ && valueBase(hint_)->isInteger() ? valueBase(hint_) : dword, span_);
+    const Type* t = v->type ? valueBase(v->type) : nullptr;
+    if (!t || !t->isInteger()) {
+      an_.error(a[0]->span, fmt::format("{} needs a bit string or integer", name_));
+      return invalid(dword);
+    }
+    const Op op = name_ == "SHL" ? Op::Shl : name_ == "SHR" ? Op::Shr : name_ == "ROL" ? Op::Rol : Op::Ror;
+    Expr* r = an_.operation(op, t, span_, {v});
+    r->a.push_back(intArg(a[1]));
+    r->readEach = true;
+    return r;
+  }
+  if (name_ == "MOVE") {
+    auto a = args({"IN"});
+    if (!a[0]) return invalid(intType);
+    Expr* v = an_.expression(*a[0], hint_);
+    v->named = false;
+    return v;
+  }
+  if (name_ == "REF" || name_ == "ADR") {
+    auto a = args({"IN"});
+    if (!a[0]) return invalid(an_.types().refTo(intType));
+    Expr* v = an_.expression(*a[0]);
+    if (v->kind == ExprKind::Constant) {
+      an_.error(a[0]->span, "REF needs a variable");
+      return invalid(an_.types().refTo(intType));
+    }
+    // VAR_TEMP lives only during the call; a reference to it dangles afterwards. Allowed, as in IEC.
+    const Expr* base = v;
+    while (base->kind == ExprKind::Convert && base->conversion == Conversion::Relabel) base = base->a[0];
+    if (v->kind == ExprKind::Bit)
+      an_.error(a[0]->span, "a single bit has no address");
+    else if (base->kind == ExprKind::Constant)
+      an_.error(a[0]->span, "a constant has no address; use a variable");
+    Expr* r = an_.make(ExprKind::AddressOf, an_.types().refTo(v->type), span_);
+    r->a = {v};
+    return r;
+  }
+  return nullptr;
+}
+
+// ---- SEL, MUX
+Expr* BuiltinAnalysis::selection() {
+  const Type* boolType = elem(TypeKind::Bool);
+  const Type* intType = elem(TypeKind::Int);
+  const Type* dint = elem(TypeKind::DInt);
+  if (name_ == "SEL") {
+    auto a = args({"G", "IN0", "IN1"});
+    if (!a[0] || !a[1] || !a[2]) return invalid(intType);
+    Expr* g = an_.expression(*a[0], boolType);
+    Expr* x = an_.expression(*a[1], hint_);
+    Expr* y = an_.expression(*a[2], hint_);
+    Expr* choice = an_.operandAs(g, boolType, span_);
+    const Type* t = (x->type && y->type) ? an_.commonType(x, y, span_)
+                                         : (x->type   ? x->type
+                                            : y->type ? y->type
+                                                      : an_.commonType(x, y, span_));
+    if (const Type* h = literalsFitHint({x, y})) t = h;
+    if (valueBase(t)->kind == TypeKind::String)
+      t = an_.types().string(
+          std::max(x->type ? valueBase(x->type)->capacity : 1u, y->type ? valueBase(y->type)->capacity : 1u));
+    Expr* r = an_.make(ExprKind::Select, t, span_);
+    r->a = {choice, an_.stored(x, t, span_), an_.stored(y, t, span_)};
+    return r;
+  }
+  if (name_ == "MUX") {
+    auto a = args({"K", "IN0", "IN1"}, true);
+    if (a.size() < 2 || !a[0]) return invalid(intType);
+    Expr* k = an_.expression(*a[0], dint);
+    std::vector<Expr*> vals;
+    for (size_t i = 1; i < a.size(); ++i)
+      if (a[i]) vals.push_back(an_.expression(*a[i], hint_));
+    if (vals.empty()) return invalid(intType);
+    const Type* t = vals[0]->type;
+    for (Expr* v : vals)
+      if (v->type) t = t ? an_.commonType(an_.invalid(t, span_), v, span_) : v->type;
+    if (const Type* h = literalsFitHint(vals)) t = h;
+    if (!t) t = an_.literalType(vals[0]->constant);
+    if (valueBase(t)->kind == TypeKind::String) t = an_.types().string(80);
+    Expr* r = an_.make(ExprKind::Mux, t, span_);
+    r->a = {an_.operandAs(k, dint, span_, true)};
+    for (Expr* v : vals) r->a.push_back(an_.stored(v, t, span_));
+    return r;
+  }
+  return nullptr;
+}
+
+// ---- string functions
+Expr* BuiltinAnalysis::strings() {
+  const Type* intType = elem(TypeKind::Int);
+  const Type* string80 = an_.types().string(80);
+  if (name_ == "LEN") {
+    auto a = args({"IN"});
+    if (!a[0]) return invalid(intType);
+    Expr* r = an_.operation(Op::StrLen, intType, span_, {stringArg(a[0])});
+    r->readEach = true;
+    return r;
+  }
+  if (name_ == "LEFT" || name_ == "RIGHT") {
+    auto a = args({"IN", "L"});
+    if (!a[0] || !a[1]) return invalid(string80);
+    Expr* s = stringArg(a[0]);
+    Expr* n = intArg(a[1]);
+    return stringResult(name_ == "LEFT" ? Op::StrLeft : Op::StrRight, capacityOf(s), {s, n});
+  }
+  if (name_ == "MID") {
+    auto a = args({"IN", "L", "P"});
+    if (!a[0] || !a[1] || !a[2]) return invalid(string80);
+    Expr* s = stringArg(a[0]);
+    Expr* l = intArg(a[1]);
+    Expr* p = intArg(a[2]);
+    return stringResult(Op::StrMid, capacityOf(s), {s, l, p});
+  }
+  if (name_ == "CONCAT") {
+    auto a = args({"IN1", "IN2"}, true);
+    for (const ast::Expr* x : a)
+      if (!x) return invalid(string80);
+    uint64_t cap = 0;
+    Expr* r = stringResult(Op::StrConcat, 1, {});
+    for (const ast::Expr* x : a) {
+      r->a.push_back(stringArg(x));
+      cap += capacityOf(r->a.back());
+    }
+    r->type = an_.types().string(static_cast<uint32_t>(std::clamp<uint64_t>(cap, 1, 65535)));
+    return r;
+  }
+  if (name_ == "INSERT") {
+    auto a = args({"IN1", "IN2", "P"});
+    if (!a[0] || !a[1] || !a[2]) return invalid(string80);
+    Expr* x = stringArg(a[0]);
+    Expr* y = stringArg(a[1]);
+    Expr* p = intArg(a[2]);
+    return stringResult(Op::StrInsert, uint64_t{capacityOf(x)} + capacityOf(y), {x, y, p});
+  }
+  if (name_ == "DELETE") {
+    auto a = args({"IN", "L", "P"});
+    if (!a[0] || !a[1] || !a[2]) return invalid(string80);
+    Expr* s = stringArg(a[0]);
+    Expr* l = intArg(a[1]);
+    Expr* p = intArg(a[2]);
+    return stringResult(Op::StrDelete, capacityOf(s), {s, l, p});
+  }
+  if (name_ == "REPLACE") {
+    auto a = args({"IN1", "IN2", "L", "P"});
+    if (!a[0] || !a[1] || !a[2] || !a[3]) return invalid(string80);
+    Expr* x = stringArg(a[0]);
+    Expr* y = stringArg(a[1]);
+    Expr* l = intArg(a[2]);
+    Expr* p = intArg(a[3]);
+    return stringResult(Op::StrReplace, uint64_t{capacityOf(x)} + capacityOf(y), {x, y, l, p});
+  }
+  if (name_ == "FIND") {
+    auto a = args({"IN1", "IN2"});
+    if (!a[0] || !a[1]) return invalid(intType);
+    Expr* x = stringArg(a[0]);
+    Expr* y = stringArg(a[1]);
+    Expr* r = an_.operation(Op::StrFind, intType, span_, {x, y});
+    r->readEach = true;
+    return r;
+  }
+  return nullptr;
+}
+
+// ---- time and date functions
+Expr* BuiltinAnalysis::times() {
+  struct TimeFn {
+    const char* name;
+    TypeKind a, b, result;
+    Op op;
+  };
+  static const TimeFn kTimeFns[] = {
+      {"ADD_TIME", TypeKind::Time, TypeKind::Time, TypeKind::Time, Op::Add},
+      {"SUB_TIME", TypeKind::Time, TypeKind::Time, TypeKind::Time, Op::Sub},
+      {"ADD_LTIME", TypeKind::LTime, TypeKind::LTime, TypeKind::LTime, Op::Add},
+      {"SUB_LTIME", TypeKind::LTime, TypeKind::LTime, TypeKind::LTime, Op::Sub},
+      {"ADD_TOD_TIME", TypeKind::Tod, TypeKind::Time, TypeKind::Tod, Op::Add},
+      {"ADD_DT_TIME", TypeKind::Dt, TypeKind::Time, TypeKind::Dt, Op::Add},
+      {"SUB_TOD_TIME", TypeKind::Tod, TypeKind::Time, TypeKind::Tod, Op::Sub},
+      {"SUB_DT_TIME", TypeKind::Dt, TypeKind::Time, TypeKind::Dt, Op::Sub},
+      {"SUB_DATE_DATE", TypeKind::Date, TypeKind::Date, TypeKind::Time, Op::Sub},
+      {"SUB_TOD_TOD", TypeKind::Tod, TypeKind::Tod, TypeKind::Time, Op::Sub},
+      {"SUB_DT_DT", TypeKind::Dt, TypeKind::Dt, TypeKind::Time, Op::Sub},
+      {"CONCAT_DATE_TOD", TypeKind::Date, TypeKind::Tod, TypeKind::Dt, Op::Add},
+  };
+  for (const TimeFn& fn : kTimeFns) {
+    if (name_ != fn.name) continue;
+    auto a = args({"IN1", "IN2"});
+    const Type* rt = elem(fn.result);
+    if (!a[0] || !a[1]) return invalid(rt);
+    Expr* x = an_.expression(*a[0], elem(fn.a));
+    Expr* y = an_.expression(*a[1], elem(fn.b));
+    Expr* r =
+        an_.operation(fn.op, rt, span_, {an_.operandAs(x, elem(fn.a), span_), an_.operandAs(y, elem(fn.b), span_)});
+    r->prim = Prim::I64;
+    return r;
+  }
+  if (name_ == "MUL_TIME" || name_ == "DIV_TIME" || name_ == "MUL_LTIME" || name_ == "DIV_LTIME") {
+    auto a = args({"IN1", "IN2"});
+    const Type* tt = elem(name_.find("LTIME") != std::string::npos ? TypeKind::LTime : TypeKind::Time);
+    if (!a[0] || !a[1]) return invalid(tt);
+    Expr* x = an_.expression(*a[0], tt);
+    Expr* y = an_.expression(*a[1]);
+    Expr* r = an_.make(ExprKind::ScaleDuration, tt, span_);
+    r->op = name_[0] == 'M' ? Op::Mul : Op::Div;
+    r->form = ScaleForm::Builtin;
+    Expr* duration = an_.operandAs(x, tt, span_);
+    r->real = (y->kind == ExprKind::Constant && y->constant.kind == ConstValue::Kind::Real) ||
+              (y->type && valueBase(y->type)->isReal());
+    r->a = {duration, r->real ? an_.operandAs(y, elem(TypeKind::LReal), span_, true)
+                              : an_.operandAs(y, elem(TypeKind::LInt), span_, y->kind != ExprKind::Constant)};
+    return r;
+  }
+  return nullptr;
+}
+
+Expr* Analyzer::builtin(const ast::Expr& call, const std::string& upperName, const Type* hint) {
+  return BuiltinAnalysis(*this, call, upperName, hint).run();
+}
+
+// ---------------------------------------------------------------- conversions
+
+Expr* Analyzer::conversion(const ast::Expr& call, Expr* arg, const Type* from, const Type* to) {
+  const SourceSpan& span = call.span;
+  const Type* i64 = elementary(TypeKind::LInt);
+  const Type* f64 = elementary(TypeKind::LReal);
+  auto scaled = [&](Expr* v, const Type* vt, Op op, int64_t factor) -> Expr* {
+    Expr* k = constantNode(
+        vt, vt->isReal() ? ConstValue::ofReal(static_cast<double>(factor)) : ConstValue::ofInt(factor), span);
+    Expr* r = operation(op, vt, span, {operandAs(v, vt, span, true), k});
+    r->fresh = true;
+    return r;
+  };
+  auto cannot = [&](const Type* f) {
+    error(span, fmt::format("cannot convert {} to {}", f->name, to->name));
+    return invalid(to, span);
+  };
+  from = from ? valueBase(from) : nullptr;
+  const Type* toBase = valueBase(to);
+  if (!from) {  // an untyped literal
+    if (!toBase->isTimeLike() && toBase->kind != TypeKind::String) return convert(arg, to, span, true);
+    from = literalType(arg->constant);
+    arg = convert(arg, from, span, true);
+  }
+  if (from->kind == TypeKind::Enum) from = from->base;
+  // to STRING
+  if (toBase->kind == TypeKind::String) {
+    Op op;
+    const Type* operandType = from;
+    switch (from->kind) {
+      case TypeKind::Bool: op = Op::FromBool; break;
+      case TypeKind::Real: op = Op::FromF32; break;
+      case TypeKind::LReal: op = Op::FromF64; break;
+      case TypeKind::Time: op = Op::FromTime; break;
+      case TypeKind::LTime: op = Op::FromLTime; break;
+      case TypeKind::Date: op = Op::FromDate; break;
+      case TypeKind::Tod: op = Op::FromTod; break;
+      case TypeKind::Dt: op = Op::FromDt; break;
+      case TypeKind::String: return convert(arg, to, span, true);
+      default:
+        if (!from->isInteger()) {
+          error(span, fmt::format("cannot convert {} to STRING", from->name));
+          return invalid(to, span);
+        }
+        op = from->isSigned() ? Op::FromI64 : Op::FromU64;
+        operandType = from->isSigned() ? i64 : elementary(TypeKind::ULInt);
+        break;
+    }
+    Expr* r = operation(op, to, span, {operandAs(arg, operandType, span, true)});
+    r->fresh = true;
+    return r;
+  }
+  // from STRING
+  if (from->kind == TypeKind::String) {
+    auto parse = [&](Op op, const Type* t) {
+      Expr* r = operation(op, t, span, {arg});
+      r->fresh = true;
+      return r;
+    };
+    if (toBase->kind == TypeKind::Bool) return parse(Op::ToBool, to);
+    if (toBase->isReal()) return convert(parse(Op::ToF64, f64), to, span, true);
+    if (toBase->isInteger() || toBase->kind == TypeKind::Enum) {
+      const bool sign = toBase->isSigned();
+      return convert(parse(sign ? Op::ToI64 : Op::ToU64, sign ? i64 : elementary(TypeKind::ULInt)), to, span, true);
+    }
+    error(span, fmt::format("cannot convert STRING to {}", to->name));
+    return invalid(to, span);
+  }
+  if (from->isTimeLike() && toBase->isTimeLike()) {
+    if (from->kind == TypeKind::Dt && toBase->kind == TypeKind::Date)
+      return relabel(scaled(scaled(arg, i64, Op::Div, kNsPerDay), i64, Op::Mul, kNsPerDay), to, span);
+    if (from->kind == TypeKind::Dt && toBase->kind == TypeKind::Tod)
+      return relabel(scaled(arg, i64, Op::Mod, kNsPerDay), to, span);
+    const bool compatible = (from->kind == TypeKind::Time || from->kind == TypeKind::LTime) ==
+                                (toBase->kind == TypeKind::Time || toBase->kind == TypeKind::LTime) &&
+                            !(from->kind == TypeKind::Tod) == !(toBase->kind == TypeKind::Tod);
+    if (!compatible && !(from->kind == TypeKind::Date && toBase->kind == TypeKind::Dt)) return cannot(from);
+    return relabel(arg, to, span);
+  }
+  if (from->isTimeLike()) {
+    if (!toBase->isNumeric()) return cannot(from);
+    const int64_t unit = unitOf(from);
+    Expr* x = convert(arg, i64, span, true);
+    if (toBase->isReal()) {
+      Expr* f = convert(x, f64, span, true);
+      return convert(unit == 1 ? f : scaled(f, f64, Op::Div, unit), to, span, true);
+    }
+    return convert(unit == 1 ? x : scaled(x, i64, Op::Div, unit), to, span, true);
+  }
+  if (toBase->isTimeLike()) {
+    if (!from->isNumeric()) return cannot(from);
+    const int64_t unit = unitOf(toBase);
+    Expr* r;
+    if (from->isReal()) {
+      Expr* f = convert(arg, f64, span, true);
+      r = convert(unit == 1 ? f : scaled(f, f64, Op::Mul, unit), i64, span, true);
+    } else {
+      Expr* x = convert(arg, i64, span, true);
+      r = unit == 1 ? x : scaled(x, i64, Op::Mul, unit);
+    }
+    return relabel(r, to, span);
+  }
+  if (!(from->isScalar() && toBase->isScalar()) || from->kind == TypeKind::Ref || toBase->kind == TypeKind::Ref)
+    return cannot(from);
+  return convert(arg, to, span, true);
+}
+
+}  // namespace scanback::sema

@@ -1,0 +1,294 @@
+// Calls: user functions, methods, function block instances (user and standard).
+#include <fmt/format.h>
+
+#include "vm/sema/analyzer.h"
+
+namespace scanback::sema {
+
+namespace {
+
+const char* sectionWord(VarSection s) {
+  return s == VarSection::Input ? "input" : s == VarSection::Output ? "output" : "in-out";
+}
+
+// Matches call arguments to parameters: positional ones in declaration order, named ones by name.
+std::vector<const ast::Argument*> bindArguments(Analyzer& analyzer, const ast::Expr& call,
+                                                const std::vector<const Variable*>& params,
+                                                const std::string& calleeName) {
+  std::vector<const ast::Argument*> bound(params.size(), nullptr);
+  size_t position = 0;
+  bool sawNamed = false;
+  for (const ast::Argument& a : call.args) {
+    if (a.name.empty()) {
+      if (sawNamed) {
+        analyzer.error(a.span, "positional arguments must come before named ones");
+        continue;
+      }
+      if (position >= params.size()) {
+        analyzer.error(a.span, fmt::format("too many arguments for '{}' ({} expected)", calleeName, params.size()));
+        continue;
+      }
+      bound[position++] = &a;  // positional outputs receive the output value
+      continue;
+    }
+    sawNamed = true;
+    size_t k = 0;
+    for (; k < params.size(); ++k)
+      if (equalsIgnoreCase(params[k]->name, a.name)) break;
+    if (k == params.size()) {
+      // IEC spells the counter inputs R and LD; CODESYS spells them RESET and LOAD. Accept both.
+      const std::string alias = equalsIgnoreCase(a.name, "R") ? "RESET" : equalsIgnoreCase(a.name, "LD") ? "LOAD" : "";
+      for (k = 0; !alias.empty() && k < params.size(); ++k)
+        if (equalsIgnoreCase(params[k]->name, alias)) break;
+      if (alias.empty()) k = params.size();
+    }
+    if (k == params.size()) {
+      analyzer.error(a.span, fmt::format("'{}' has no parameter '{}'", calleeName, a.name));
+      continue;
+    }
+    const bool isOutput = params[k]->section == VarSection::Output;
+    if (a.isOutput != isOutput) {
+      analyzer.error(a.span, isOutput ? fmt::format("'{}' is an output: use {} => variable", a.name, a.name)
+                                      : fmt::format("'{}' is an {}: use {} := value", a.name,
+                                                    sectionWord(params[k]->section), a.name));
+      continue;
+    }
+    if (bound[k]) {
+      analyzer.error(a.span, fmt::format("'{}' is passed twice", a.name));
+      continue;
+    }
+    bound[k] = &a;
+  }
+  return bound;
+}
+
+bool isParameter(const Variable& v) {
+  return v.section == VarSection::Input || v.section == VarSection::Output || v.section == VarSection::InOut;
+}
+
+}  // namespace
+
+// The value of a callee's output after the call (negated for `NOT out => x`).
+Expr* Analyzer::outputValue(const Variable& parameter, bool negated, const SourceSpan& span) {
+  Expr* out = make(ExprKind::Parameter, parameter.type, span);
+  out->variable = &parameter;
+  if (!negated) return out;
+  Expr* r = operation(Op::BoolNot, parameter.type, span, {out});
+  r->fresh = true;
+  return r;
+}
+
+// An in-out argument: a variable whose address the callee gets.
+static bool addressable(Analyzer& analyzer, const Expr* target, const SourceSpan& span) {
+  if (target->kind == ExprKind::Bit) {
+    analyzer.error(span, "a single bit has no address");
+    return false;
+  }
+  return true;
+}
+
+Expr* Analyzer::functionCall(const ast::Expr& e, const Callee& f, Expr* self) {
+  std::vector<const Variable*> params;
+  for (const Variable& v : *f.frame)
+    if (isParameter(v)) params.push_back(&v);
+  const std::vector<const ast::Argument*> bound = bindArguments(*this, e, params, f.name);
+
+  Expr* r = make(ExprKind::Call, f.returnType ? f.returnType : elementary(TypeKind::Void), e.span);
+  r->call = std::make_unique<CallInfo>();
+  CallInfo& info = *r->call;
+  info.kind = f.kind == PouKind::Method ? CallInfo::Kind::Method : CallInfo::Kind::Function;
+  info.pou = f.pou;
+  info.instance = self;
+  // Every argument is evaluated before the callee's frame is filled (an argument may itself call a
+  // function whose frame lies at the same place); the inputs are converted as they are stored.
+  std::vector<Expr*> values(params.size(), nullptr);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Variable& p = *params[i];
+    const ast::Argument* a = bound[i];
+    if (p.section == VarSection::Output) continue;
+    if (p.section == VarSection::InOut) {
+      if (!a) {
+        error(e.span, fmt::format("in-out parameter '{}' of '{}' must be passed", p.name, f.name));
+        continue;
+      }
+      Expr* target = expression(*a->value);
+      if (target->kind == ExprKind::Constant) {
+        error(a->span, fmt::format("in-out parameter '{}' needs a variable", p.name));
+        continue;
+      }
+      if (target->type != p.type && !implicitlyConvertible(target->type, p.type)) {
+        error(a->span, fmt::format("in-out parameter '{}' is {}, not {}", p.name, p.type->name,
+                                   target->type ? target->type->name : "?"));
+        continue;
+      }
+      if (!addressable(*this, target, a->span)) continue;
+      info.inputs.push_back(Binding{Binding::Role::InOut, &p, target, nullptr, a->span});
+      continue;
+    }
+    if (!a) continue;  // keeps its initial value
+    values[i] = expression(*a->value, p.type);
+    info.inputs.push_back(Binding{Binding::Role::Input, &p, values[i], nullptr, a->span});
+  }
+  for (Binding& b : info.inputs)
+    if (b.role == Binding::Role::Input) b.value = stored(const_cast<Expr*>(b.value), b.parameter->type, e.span);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ast::Argument* a = bound[i];
+    if (params[i]->section != VarSection::Output || !a) continue;
+    Expr* target = expression(*a->value);
+    if (target->kind == ExprKind::Constant) {
+      error(a->span, "an output needs a variable");
+      continue;
+    }
+    Binding b{Binding::Role::Output, params[i], nullptr, target, a->span};
+    if (target->readOnly) {
+      error(a->span, "cannot assign to a constant");
+    } else {
+      b.value = stored(outputValue(*params[i], a->negatedOutput, a->span), target->type, a->span);
+      info.outputs.push_back(b);
+    }
+  }
+  return r;
+}
+
+Expr* Analyzer::functionBlockCall(const ast::Expr& e, Expr* instance, const Type* fbType) {
+  Expr* none = make(ExprKind::Call, elementary(TypeKind::Void), e.span);
+  const std::optional<PouKind> kind = scope_.declarations().instanceKind(fbType);
+  if (!kind) {
+    error(e.span, fmt::format("{} cannot be called", fbType->name));
+    return none;
+  }
+  if (*kind == PouKind::Program) {
+    error(e.span, "programs are run by their task; they cannot be called");
+    return none;
+  }
+  std::vector<const Variable*> params;
+  for (const Variable& v : fbType->fields)
+    if (!v.hidden && isParameter(v)) params.push_back(&v);
+  const std::vector<const ast::Argument*> bound = bindArguments(*this, e, params, fbType->name);
+  none->call = std::make_unique<CallInfo>();
+  CallInfo& info = *none->call;
+  info.kind = CallInfo::Kind::FunctionBlock;
+  info.fbType = fbType;
+  info.instance = instance;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Variable& p = *params[i];
+    const ast::Argument* a = bound[i];
+    if (p.section == VarSection::Output) continue;
+    if (p.section == VarSection::InOut) {
+      if (!a) {
+        error(e.span, fmt::format("in-out parameter '{}' of '{}' must be passed", p.name, fbType->name));
+        continue;
+      }
+      Expr* target = expression(*a->value);
+      if (target->kind == ExprKind::Constant ||
+          (target->type != p.type && !implicitlyConvertible(target->type, p.type))) {
+        error(a->span, fmt::format("in-out parameter '{}' needs a {} variable", p.name, p.type->name));
+        continue;
+      }
+      if (!addressable(*this, target, a->span)) continue;
+      info.inputs.push_back(Binding{Binding::Role::InOut, &p, target, nullptr, a->span});
+      continue;
+    }
+    if (!a) continue;  // inputs not passed keep their previous value
+    Expr* v = expression(*a->value, p.type);
+    info.inputs.push_back(Binding{Binding::Role::Input, &p, stored(v, p.type, a->span), nullptr, a->span});
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ast::Argument* a = bound[i];
+    if (params[i]->section != VarSection::Output || !a) continue;
+    Expr* target = expression(*a->value);
+    if (target->kind == ExprKind::Constant) {
+      error(a->span, "an output needs a variable");
+      continue;
+    }
+    Binding b{Binding::Role::Output, params[i], nullptr, target, a->span};
+    if (target->readOnly) {
+      error(a->span, "cannot assign to a constant");
+    } else {
+      b.value = stored(outputValue(*params[i], a->negatedOutput, a->span), target->type, a->span);
+      info.outputs.push_back(b);
+    }
+  }
+  return none;
+}
+
+bool Analyzer::callRejected(const ast::Expr& callee) {
+  if (!options_.rejectCalls) return false;
+  std::string text = options_.sourceText ? options_.sourceText(callee.span) : std::string();
+  if (text.empty()) text = callee.text;
+  error(callee.span, fmt::format("calling {} is not allowed here: evaluating must not change the program state", text));
+  return true;
+}
+
+Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
+  const ast::Expr& callee = *e.operand;
+  Declarations& d = scope_.declarations();
+  Expr* result = nullptr;
+  // After an error the call still stands for a value-less call (so a call in an expression is
+  // also told it has no value).
+  auto failed = [&](const SourceSpan& span, std::string message) {
+    error(span, std::move(message));
+    return make(ExprKind::Call, elementary(TypeKind::Void), e.span);
+  };
+  if (callee.kind == ast::ExprKind::Name) {
+    const std::string key = upperCase(callee.text);
+    std::optional<Callee> f, m;
+    if (isVariable(callee.text)) {
+      Expr* v = name(callee);
+      if (v->type && v->type->kind == TypeKind::FunctionBlock) {
+        if (callRejected(callee)) return poison(e.span);
+        result = functionBlockCall(e, v, v->type);
+      } else {
+        result = failed(callee.span, fmt::format("'{}' is a variable of type {}, not something to call", callee.text,
+                                                 v->type ? v->type->name : "?"));
+      }
+    } else if ((f = d.function(key))) {
+      if (callRejected(callee)) return poison(e.span);
+      result = functionCall(e, *f, nullptr);
+    } else if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method) && scope_.instanceType() &&
+               (m = d.method(scope_.instanceType(), key))) {
+      if (callRejected(callee)) return poison(e.span);
+      result = functionCall(e, *m, make(ExprKind::This, scope_.instanceType(), callee.span));
+    } else if (Expr* b = builtin(e, key, hint)) {
+      result = b;
+    } else if (std::optional<PouKind> kind = d.pouKind(key)) {
+      result = failed(callee.span,
+                      fmt::format("'{}' is a {}: declare an instance and call that", callee.text, pouKindName(*kind)));
+    } else {
+      result = failed(callee.span, fmt::format("unknown function '{}'", callee.text));
+    }
+  } else if (callee.kind == ast::ExprKind::Member) {
+    Expr* base = expression(*callee.operand);
+    const Type* t = base->kind == ExprKind::Constant ? nullptr : base->type;
+    const Variable* fbField = nullptr;
+    if (t && (t->kind == TypeKind::FunctionBlock || t->kind == TypeKind::Struct)) {
+      const Variable* f = t->field(callee.text);
+      if (f && f->type->kind == TypeKind::FunctionBlock && (t->kind == TypeKind::Struct || !f->hidden)) fbField = f;
+    }
+    std::optional<Callee> m;
+    if (t && t->kind == TypeKind::FunctionBlock && (m = d.method(t, upperCase(callee.text)))) {
+      if (callRejected(callee)) return poison(e.span);
+      result = functionCall(e, *m, base);
+    } else if (fbField) {
+      if (callRejected(callee)) return poison(e.span);
+      result = functionBlockCall(e, field(base, *fbField, callee.span), fbField->type);
+    } else {
+      result = failed(callee.span, fmt::format("'{}' cannot be called", callee.text));
+    }
+  } else {
+    Expr* v = expression(callee);
+    if (v->kind != ExprKind::Constant && v->type && v->type->kind == TypeKind::FunctionBlock) {
+      if (callRejected(callee)) return poison(e.span);
+      result = functionBlockCall(e, v, v->type);
+    } else {
+      result = failed(callee.span, "only functions, methods and function block instances can be called");
+    }
+  }
+  if (!statement && result->type->kind == TypeKind::Void && !isPoison(result)) {
+    error(e.span, "this call has no value");
+    return poison(e.span);
+  }
+  return result;
+}
+
+}  // namespace scanback::sema

@@ -1,0 +1,836 @@
+// Expressions: names, members, indexes, literals, operators, conversions and constant folding.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "vm/sema/analyzer.h"
+
+namespace scanback::sema {
+
+namespace {
+
+std::string constantText(const ConstValue& c) {
+  return c.kind == ConstValue::Kind::Real ? fmt::format("{}", c.r) : int128Text(c.i);
+}
+
+bool untyped(const Expr* e) { return e->kind == ExprKind::Constant && !e->type; }
+
+}  // namespace
+
+Analyzer::Analyzer(Scope& scope, Diagnostics& diagnostics, Arena& arena, Options options)
+    : scope_(scope), diags_(diagnostics), arena_(arena), options_(std::move(options)) {}
+
+// ---------------------------------------------------------------- nodes
+
+Expr* Analyzer::make(ExprKind kind, const Type* type, const SourceSpan& span) {
+  Expr* e = arena_.expr();
+  e->kind = kind;
+  e->type = type;
+  e->span = span;
+  return e;
+}
+
+Expr* Analyzer::constantNode(const Type* type, ConstValue c, const SourceSpan& span) {
+  Expr* e = make(ExprKind::Constant, type, span);
+  e->constant = std::move(c);
+  return e;
+}
+
+Expr* Analyzer::invalid(const Type* type, const SourceSpan& span) { return make(ExprKind::Invalid, type, span); }
+
+Expr* Analyzer::operation(Op op, const Type* type, const SourceSpan& span,
+                          std::initializer_list<const Expr*> operands) {
+  Expr* e = make(ExprKind::Operation, type, span);
+  e->op = op;
+  e->a = operands;
+  const Type* base = valueBase(type);
+  if (base && base->isScalar()) {
+    e->prim = primOf(*base);
+    e->size = base->size;
+  }
+  return e;
+}
+
+const Type* Analyzer::literalType(const ConstValue& c) const { return elementary(literalKind(c)); }
+
+// ---------------------------------------------------------------- types
+
+const Type* Analyzer::commonType(const Expr* a, const Expr* b, const SourceSpan& span) {
+  const Type* ta = a->type;
+  const Type* tb = b->type;
+  const Type* errorType = types().errorType();
+  if (ta == errorType || tb == errorType) return errorType;
+  if (!ta && !tb) {
+    if (a->constant.kind == ConstValue::Kind::Real || b->constant.kind == ConstValue::Kind::Real)
+      return elementary(TypeKind::LReal);
+    const Type* la = literalType(a->constant);
+    const Type* lb = literalType(b->constant);
+    return intRank(la) >= intRank(lb) ? la : lb;
+  }
+  if (!ta || !tb) {
+    const Expr* lit = ta ? b : a;
+    const Type* other = valueBase(ta ? ta : tb);
+    if (other->kind == TypeKind::Enum) other = other->base;
+    if (fitsLiteral(lit->constant, other)) return other;
+    if (lit->constant.kind == ConstValue::Kind::Real && other->isInteger())
+      return implicitlyConvertible(other, elementary(TypeKind::Real)) ? elementary(TypeKind::Real)
+                                                                      : elementary(TypeKind::LReal);
+    const Type* lt = literalType(lit->constant);
+    if (implicitlyConvertible(other, lt)) return lt;
+    error(span, fmt::format("constant {} does not fit {}", constantText(lit->constant), other->name));
+    return other;
+  }
+  ta = valueBase(ta);
+  tb = valueBase(tb);
+  if (ta->kind == TypeKind::Enum && tb->kind == TypeKind::Enum) {
+    if (ta != tb) error(span, fmt::format("{} and {} are different enumerations", ta->name, tb->name));
+    return ta;
+  }
+  if (ta->kind == TypeKind::Enum) ta = ta->base;
+  if (tb->kind == TypeKind::Enum) tb = tb->base;
+  if (ta == tb) return ta;
+  if (implicitlyConvertible(ta, tb)) return tb;
+  if (implicitlyConvertible(tb, ta)) return ta;
+  for (TypeKind k : {TypeKind::Int, TypeKind::DInt, TypeKind::LInt, TypeKind::Real, TypeKind::LReal}) {
+    const Type* c = elementary(k);
+    if (implicitlyConvertible(ta, c) && implicitlyConvertible(tb, c)) return c;
+  }
+  error(span, fmt::format("no common type for {} and {}; convert one of them explicitly", ta->name, tb->name));
+  return ta;
+}
+
+const Type* Analyzer::typeNamedQuietly(const std::string& key, bool elementaryOnly) {
+  TypeSource& t = types();
+  if (key == "TOD") return t.elementary(TypeKind::Tod);
+  if (key == "DT") return t.elementary(TypeKind::Dt);
+  for (int k = 0; k < static_cast<int>(TypeKind::String); ++k)
+    if (key == t.elementary(static_cast<TypeKind>(k))->name) return t.elementary(static_cast<TypeKind>(k));
+  if (elementaryOnly) return nullptr;
+  std::optional<const Type*> declared = scope_.declarations().declaredType(key, SourceSpan{});
+  return declared ? *declared : nullptr;
+}
+
+const Type* Analyzer::typeNamed(const std::string& name, const SourceSpan& span) {
+  const std::string key = upperCase(name);
+  if (const Type* t = typeNamedQuietly(key, true)) return t;
+  if (key == "STRING") return types().string(80);
+  if (key == "WSTRING") {
+    error(span, "WSTRING is not supported");
+    return nullptr;
+  }
+  Declarations& d = scope_.declarations();
+  if (std::optional<const Type*> declared = d.declaredType(key, span)) return *declared;
+  if (std::optional<PouKind> kind = d.pouKind(key)) {
+    if (*kind == PouKind::FunctionBlock || *kind == PouKind::Native) return d.functionBlockType(key);
+    error(span, fmt::format("'{}' is a {}, not a type", name, pouKindName(*kind)));
+    return nullptr;
+  }
+  error(span, fmt::format("unknown type '{}'", name));
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- conversions
+
+Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool explicitConversion) {
+  if (!to) return v;
+  if (v->type == to) return v;
+  // An expression that already failed: its error was reported once; stay quiet from here on.
+  if (isPoison(v)) return invalid(to, span);
+  if (to == types().errorType()) return v;
+  if (to->kind == TypeKind::Void) {
+    error(span, "expression has no value");
+    return v;
+  }
+  if (v->kind == ExprKind::Constant) {
+    const ConstValue& c = v->constant;
+    if (!v->type) {  // an untyped literal
+      const Type* target = valueBase(to);
+      if (target->kind == TypeKind::Enum) {
+        if (!explicitConversion) {
+          error(span, fmt::format("a number is not a value of {}; use its names", to->name));
+          return v;
+        }
+        target = target->base;
+      }
+      if (!fitsLiteral(c, target) && !(explicitConversion && target->isScalar())) {
+        if (c.kind == ConstValue::Kind::Real)
+          error(span, fmt::format("a real number cannot be converted implicitly to {}", to->name));
+        else
+          error(span, fmt::format("constant {} does not fit {}", int128Text(c.i), to->name));
+        return constantNode(to, convertConst(ConstValue::ofInt(0), to), span);
+      }
+      return constantNode(to, convertConst(c, to), span);
+    }
+    if (c.kind == ConstValue::Kind::String) {
+      if (to->kind == TypeKind::String) return constantNode(to, c, span);
+    } else if (to->isScalar() && v->type->isScalar() && !v->type->isTimeLike() && !to->isTimeLike() &&
+               to->kind != TypeKind::Ref && v->type->kind != TypeKind::Ref &&
+               (explicitConversion || implicitlyConvertible(v->type, to))) {
+      Expr* r = constantNode(to, convertConst(c, to), span);
+      if (to->kind == TypeKind::Subrange && (r->constant.i < to->lower || r->constant.i > to->upper))
+        error(span, fmt::format("{} is outside {}", int128Text(r->constant.i), to->name));
+      return r;
+    } else if (v->type->isTimeLike() && to->isTimeLike() &&
+               (explicitConversion || implicitlyConvertible(v->type, to))) {
+      return constantNode(to, c, span);
+    }
+    // Other typed constants convert through code, as variables do.
+  }
+  const Type* from = v->type;
+  if (!explicitConversion && !implicitlyConvertible(from, to)) {
+    if (from->isInteger() && to->isInteger())
+      error(span, fmt::format("implicit conversion from {} to {} may lose data; use {}_TO_{}", from->name, to->name,
+                              valueBase(from)->name, valueBase(to)->name));
+    else
+      error(span, fmt::format("cannot convert {} to {}", from->name, to->name));
+    return invalid(to, span);
+  }
+  const bool strings = to->kind == TypeKind::String || from->kind == TypeKind::String;
+  if (strings && !(to->kind == TypeKind::String && from->kind == TypeKind::String)) {
+    error(span, fmt::format("cannot convert {} to {}", from->name, to->name));
+    return invalid(to, span);
+  }
+  if (!strings && (!from->isScalar() || !to->isScalar()) && !implicitlyConvertible(from, to)) {
+    error(span, fmt::format("cannot convert {} to {}", from->name, to->name));
+    return invalid(to, span);
+  }
+  if (strings || !from->isScalar() || !to->isScalar()) return relabel(v, to, span);
+  const Prim pf = primOf(*from);
+  const Prim pt = primOf(*to);
+  const bool sameWidthIntegers = !primIsFloat(pf) && !primIsFloat(pt) && primSize(pf) == primSize(pt);
+  const bool toBool = valueBase(to)->kind == TypeKind::Bool && from->kind != TypeKind::Bool;
+  // Same storage, or a wrapping conversion between same-width integers: a reinterpretation.
+  if (!toBool && (pf == pt || sameWidthIntegers)) return relabel(v, to, span);
+  Expr* r = make(ExprKind::Convert, to, span);
+  r->a = {v};
+  r->prim = pf;
+  r->to = pt;
+  r->conversion = toBool ? Conversion::NotZero : Conversion::Convert;
+  return r;
+}
+
+Expr* Analyzer::relabel(Expr* v, const Type* to, const SourceSpan& span) {
+  if (v->kind == ExprKind::Constant) return constantNode(to, v->constant, span);
+  Expr* r = make(ExprKind::Convert, to, span);
+  r->a = {v};
+  r->conversion = Conversion::Relabel;
+  r->readOnly = v->readOnly;
+  r->named = v->named;
+  if (v->type && v->type->isScalar()) r->prim = r->to = primOf(*v->type);
+  return r;
+}
+
+Expr* Analyzer::operandAs(Expr* v, const Type* to, const SourceSpan& span, bool explicitConversion) {
+  Expr* r = convert(v, to, span, explicitConversion);
+  if (r != v && r->kind == ExprKind::Convert) r->atRead = true;
+  return r;
+}
+
+Expr* Analyzer::stored(Expr* v, const Type* type, const SourceSpan& span) {
+  if (isPoison(v) || !type || type == types().errorType()) return v;
+  if (type->kind == TypeKind::FunctionBlock && v->type != type) {
+    error(span, fmt::format("cannot assign {} to an instance of {}", v->type ? v->type->name : "a number", type->name));
+    return invalid(type, span);
+  }
+  Expr* c = operandAs(v, type, span);
+  if (type->kind != TypeKind::Subrange) return c;
+  if (c->kind == ExprKind::Constant) {
+    if (c->constant.i < type->lower || c->constant.i > type->upper)
+      error(span, fmt::format("{} is outside {}", int128Text(c->constant.i), type->name));
+    return c;
+  }
+  if (c->kind == ExprKind::Invalid) return c;
+  Expr* checked = make(ExprKind::RangeCheck, type, span);
+  checked->a = {c};
+  checked->atRead = true;
+  return checked;
+}
+
+// ---------------------------------------------------------------- names
+
+bool Analyzer::isVariable(std::string_view name) { return scope_.local(name) || scope_.declarations().global(name); }
+
+Expr* Analyzer::variable(const VariableSymbol& symbol, const SourceSpan& span) {
+  const Variable& v = *symbol.variable;
+  if (symbol.value && options_.foldNamedConstants) return constantNode(v.type, *symbol.value, span);
+  Expr* e = make(ExprKind::Variable, v.type, span);
+  e->variable = &v;
+  e->storage = v.absolute ? Storage::Global : symbol.storage;
+  e->readOnly = v.constant;
+  e->named = true;
+  return e;
+}
+
+Expr* Analyzer::name(const ast::Expr& e) {
+  const std::string key = upperCase(e.text);
+  if (key == "THIS") {
+    if (scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method) {
+      Expr* r = make(ExprKind::This, scope_.instanceType(), e.span);
+      r->named = true;
+      return r;
+    }
+    error(e.span, "THIS is only available in function blocks and their methods");
+    return poison(e.span);
+  }
+  if (std::optional<VariableSymbol> v = scope_.local(e.text)) return variable(*v, e.span);
+  Declarations& d = scope_.declarations();
+  if (std::optional<VariableSymbol> g = d.global(e.text)) {
+    if (!g->variable->type) return poison(e.span);
+    return variable(*g, e.span);
+  }
+  if (const ProgramInstanceInfo* inst = d.programInstance(e.text)) {
+    Expr* r = make(ExprKind::ProgramInstance, inst->type, e.span);
+    r->offset = inst->offset;
+    r->named = true;
+    return r;
+  }
+  if (Expr* c = constant(e)) return c;
+  if (d.pouKind(key))
+    error(e.span, fmt::format("'{}' is a POU; call it with ( )", e.text));
+  else
+    error(e.span, scope_.unknownName(e.text));
+  return poison(e.span);
+}
+
+Expr* Analyzer::field(Expr* base, const Variable& f, const SourceSpan& span) {
+  Expr* r = make(ExprKind::Field, f.type, span);
+  r->a = {base};
+  r->variable = &f;
+  r->readOnly = base->readOnly || f.constant;
+  r->named = base->named || f.absolute;
+  return r;
+}
+
+Expr* Analyzer::member(const ast::Expr& e) {
+  Expr* base = expression(*e.operand);
+  if (isPoison(base)) return base;
+  if (base->kind == ExprKind::Constant || !base->type) {
+    error(e.span, fmt::format("'{}' has no members", e.operand->text));
+    return poison(e.span);
+  }
+  const Type* t = base->type;
+  if (t->kind == TypeKind::Ref) {
+    error(e.span, "dereference the reference with ^ before selecting a member");
+    return poison(e.span);
+  }
+  if (t->kind != TypeKind::Struct && t->kind != TypeKind::FunctionBlock) {
+    error(e.span, fmt::format("{} has no member '{}'", t->name, e.text));
+    return poison(e.span);
+  }
+  const Variable* f = t->field(e.text);
+  if (!f || f->hidden) {
+    if (scope_.declarations().method(t, upperCase(e.text)))
+      error(e.span, fmt::format("method '{}' must be called with ( )", e.text));
+    else
+      error(e.span, fmt::format("{} has no member '{}'", t->name, e.text));
+    return poison(e.span);
+  }
+  return field(base, *f, e.span);
+}
+
+Expr* Analyzer::index(const ast::Expr& e) {
+  Expr* base = expression(*e.operand);
+  if (isPoison(base)) return base;
+  const Type* t = base->type;
+  if (base->kind == ExprKind::Constant || !t || t->kind != TypeKind::Array) {
+    error(e.span, "only arrays can be indexed");
+    return poison(e.span);
+  }
+  if (e.indices.size() != t->dims.size()) {
+    error(e.span, fmt::format("{} needs {} index(es), got {}", t->name, t->dims.size(), e.indices.size()));
+    return invalid(t->base, e.span);
+  }
+  std::vector<Expr*> idx;
+  bool allConst = true;
+  for (const auto& ie : e.indices) {
+    Expr* v = expression(*ie);
+    if (v->kind == ExprKind::Constant && v->constant.kind != ConstValue::Kind::Int &&
+        v->constant.kind != ConstValue::Kind::Bool) {
+      error(ie->span, "an array index must be an integer");
+      v = constantNode(v->type, ConstValue::ofInt(0), ie->span);
+    }
+    if (v->kind != ExprKind::Constant && v->type &&
+        !(valueBase(v->type)->isInteger() || valueBase(v->type)->kind == TypeKind::Enum))
+      error(ie->span, fmt::format("an array index must be an integer, not {}", v->type->name));
+    allConst = allConst && v->kind == ExprKind::Constant;
+    idx.push_back(v);
+  }
+  if (allConst) {
+    // Strides: dimension i advances by the product of the later dimensions.
+    std::vector<uint64_t> stride(t->dims.size());
+    uint64_t s = t->base->size;
+    for (size_t i = t->dims.size(); i-- > 0;) {
+      stride[i] = s;
+      s *= t->dims[i].count;
+    }
+    uint64_t off = 0;
+    for (size_t i = 0; i < idx.size(); ++i) {
+      const int64_t k = static_cast<int64_t>(idx[i]->constant.i);
+      const ArrayDim& dim = t->dims[i];
+      if (k < dim.lower || k >= dim.lower + static_cast<int64_t>(dim.count)) {
+        error(e.indices[i]->span,
+              fmt::format("index {} is outside {}..{}", k, dim.lower, dim.lower + static_cast<int64_t>(dim.count) - 1));
+        return invalid(t->base, e.span);
+      }
+      off += static_cast<uint64_t>(k - dim.lower) * stride[i];
+    }
+    Expr* r = make(ExprKind::Offset, t->base, e.span);
+    r->a = {base};
+    r->offset = static_cast<uint32_t>(off);
+    r->readOnly = base->readOnly;
+    r->named = base->named;
+    return r;
+  }
+  Expr* r = make(ExprKind::Element, t->base, e.span);
+  r->a = {base};
+  r->readOnly = base->readOnly;
+  r->named = base->named;
+  const Type* i32 = elementary(TypeKind::DInt);
+  for (size_t i = 0; i < idx.size(); ++i) {
+    Expr* v = idx[i];
+    const SourceSpan& span = e.indices[i]->span;
+    if (v->kind == ExprKind::Constant) {
+      r->a.push_back(constantNode(i32, ConstValue::ofInt(static_cast<int32_t>(v->constant.i)), span));
+      continue;
+    }
+    const Type* vt = valueBase(v->type);
+    if (vt->kind == TypeKind::Enum) vt = vt->base;
+    const Prim p = primOf(*vt);
+    if (p == Prim::I32) {
+      r->a.push_back(v);
+    } else if (p == Prim::I8 || p == Prim::I16 || p == Prim::U8 || p == Prim::U16) {
+      r->a.push_back(operandAs(v, i32, span, true));
+    } else {
+      // Wider types are clamped so that a huge index still faults instead of wrapping into range.
+      Expr* clamped = operation(Op::Idx64, i32, span, {operandAs(v, elementary(TypeKind::LInt), span, true)});
+      clamped->atRead = true;
+      r->a.push_back(clamped);
+    }
+  }
+  return r;
+}
+
+Expr* Analyzer::deref(const ast::Expr& e) {
+  if (e.operand->kind == ast::ExprKind::Name && equalsIgnoreCase(e.operand->text, "THIS")) return name(*e.operand);
+  Expr* v = expression(*e.operand);
+  if (isPoison(v)) return v;
+  if (!v->type || v->type->kind != TypeKind::Ref) {
+    error(e.span, "only a REF_TO value can be dereferenced with ^");
+    return poison(e.span);
+  }
+  Expr* r = make(ExprKind::Deref, v->type->base, e.span);
+  r->a = {v};
+  r->named = true;
+  return r;
+}
+
+Expr* Analyzer::bitAccess(const ast::Expr& e) {
+  Expr* base = expression(*e.operand);
+  const Type* t = base->type ? valueBase(base->type) : nullptr;
+  if (base->kind == ExprKind::Constant || !t || !t->isInteger()) {
+    if (!isPoison(base)) error(e.span, "bit access needs an integer or bit string variable");
+    return poison(e.span);
+  }
+  if (e.intValue >= t->size * 8) {
+    error(e.span, fmt::format("{} has no bit {}", t->name, e.intValue));
+    return invalid(elementary(TypeKind::Bool), e.span);
+  }
+  Expr* r = make(ExprKind::Bit, elementary(TypeKind::Bool), e.span);
+  r->a = {base};
+  r->bit = static_cast<uint32_t>(e.intValue);
+  // A bit reached through a reference or a computed index is read, not written.
+  r->readOnly = base->readOnly || !isDirect(base);
+  r->named = base->named;
+  return r;
+}
+
+// ---------------------------------------------------------------- literals and folding
+
+Expr* Analyzer::literal(const ast::Expr& e) {
+  switch (e.kind) {
+    case ast::ExprKind::IntLiteral: {
+      Int128 value = static_cast<Int128>(e.intValue);
+      if (e.negative) value = -value;
+      Expr* v = constantNode(nullptr, ConstValue::ofInt(value), e.span);
+      if (e.typePrefix.empty()) return v;
+      const Type* t = typeNamed(e.typePrefix, e.span);
+      if (!t) return v;
+      if (t->isReal())
+        v->constant = ConstValue::ofReal(static_cast<double>(value));
+      else if (!fitsLiteral(v->constant, t))
+        error(e.span, fmt::format("{} does not fit {}", int128Text(value), t->name));
+      if (t->kind == TypeKind::Bool) v->constant = ConstValue::ofBool(value != 0);
+      v->type = t;
+      return v;
+    }
+    case ast::ExprKind::RealLiteral: {
+      Expr* v = constantNode(nullptr, ConstValue::ofReal(e.realValue), e.span);
+      if (e.typePrefix.empty()) return v;
+      const std::string prefix = upperCase(e.typePrefix);
+      const Type* t = prefix == "REAL"    ? elementary(TypeKind::Real)
+                      : prefix == "LREAL" ? elementary(TypeKind::LReal)
+                                          : nullptr;
+      if (!t) {
+        error(e.span, fmt::format("{}# cannot hold a real number", e.typePrefix));
+        return v;
+      }
+      v->type = t;
+      if (t->kind == TypeKind::Real) v->constant.r = static_cast<float>(e.realValue);
+      return v;
+    }
+    case ast::ExprKind::BoolLiteral:
+      return constantNode(elementary(TypeKind::Bool), ConstValue::ofBool(e.boolValue), e.span);
+    case ast::ExprKind::StringLiteral:
+      return constantNode(types().string(static_cast<uint32_t>(std::clamp<size_t>(e.text.size(), 1, 65535))),
+                          ConstValue::ofString(e.text), e.span);
+    case ast::ExprKind::TimeLiteral:
+      return constantNode(elementary(e.typePrefix == "LTIME" ? TypeKind::LTime : TypeKind::Time),
+                          ConstValue::ofInt(static_cast<int64_t>(e.intValue)), e.span);
+    case ast::ExprKind::DateLiteral:
+      return constantNode(elementary(TypeKind::Date), ConstValue::ofInt(static_cast<int64_t>(e.intValue)), e.span);
+    case ast::ExprKind::TodLiteral:
+      return constantNode(elementary(TypeKind::Tod), ConstValue::ofInt(static_cast<int64_t>(e.intValue)), e.span);
+    case ast::ExprKind::DtLiteral:
+      return constantNode(elementary(TypeKind::Dt), ConstValue::ofInt(static_cast<int64_t>(e.intValue)), e.span);
+    default: break;
+  }
+  return poison(e.span);
+}
+
+// A name as a constant: `Color#Red`, a CONSTANT, an enumeration value.
+Expr* Analyzer::constantName(const ast::Expr& e, const Type* hint) {
+  const std::string key = upperCase(e.text);
+  const size_t hash = key.find('#');
+  if (hash != std::string::npos) {  // Color#Red
+    const std::string typeName = key.substr(0, hash);
+    const std::string member = key.substr(hash + 1);
+    const Type* t = typeNamed(typeName, e.span);
+    if (!t) return constantNode(elementary(TypeKind::Int), ConstValue::ofInt(0), e.span);
+    if (t->kind != TypeKind::Enum) {
+      error(e.span, fmt::format("'{}' is not an enumeration", typeName));
+      return constantNode(t, ConstValue::ofInt(0), e.span);
+    }
+    for (const EnumMember& m : t->members)
+      if (upperCase(m.name) == member) return constantNode(t, ConstValue::ofInt(m.value), e.span);
+    error(e.span, fmt::format("{} has no value '{}'", t->name, e.text.substr(hash + 1)));
+    return constantNode(t, ConstValue::ofInt(0), e.span);
+  }
+  // Variables shadow enumeration values; constants fold.
+  if (std::optional<VariableSymbol> v = scope_.local(e.text)) {
+    if (!v->value || !options_.foldNamedConstants) return nullptr;
+    return constantNode(v->variable->type, *v->value, e.span);
+  }
+  Declarations& d = scope_.declarations();
+  if (std::optional<VariableSymbol> g = d.global(e.text)) {
+    if (!g->value || !options_.foldNamedConstants) return nullptr;
+    return constantNode(g->variable->type, *g->value, e.span);
+  }
+  const std::vector<EnumValueSymbol>* candidates = d.enumValues(key);
+  if (!candidates || candidates->empty()) return nullptr;
+  if (hint) {
+    for (const EnumValueSymbol& c : *candidates)
+      if (c.type == valueBase(hint)) return constantNode(c.type, ConstValue::ofInt(c.value), e.span);
+  }
+  if (candidates->size() > 1)
+    error(e.span, fmt::format("'{}' names values of several enumerations; write Type#{}", e.text, e.text));
+  return constantNode(candidates->front().type, ConstValue::ofInt(candidates->front().value), e.span);
+}
+
+Expr* Analyzer::constant(const ast::Expr& e, const Type* hint) {
+  switch (e.kind) {
+    case ast::ExprKind::IntLiteral:
+    case ast::ExprKind::RealLiteral:
+    case ast::ExprKind::BoolLiteral:
+    case ast::ExprKind::StringLiteral:
+    case ast::ExprKind::TimeLiteral:
+    case ast::ExprKind::DateLiteral:
+    case ast::ExprKind::TodLiteral:
+    case ast::ExprKind::DtLiteral: return literal(e);
+    case ast::ExprKind::Name: return constantName(e, hint);
+    case ast::ExprKind::Unary: {
+      Expr* v = constant(*e.operand, hint);
+      if (!v || v->kind != ExprKind::Constant) return nullptr;
+      const Type* t = v->type ? valueBase(v->type) : nullptr;
+      ConstValue& c = v->constant;
+      v->span = e.span;
+      if (e.unaryOp == ast::UnaryOp::Plus) return v;
+      if (e.unaryOp == ast::UnaryOp::Negate) {
+        if (v->type && !(t->isNumeric() || v->type->isTimeLike())) return nullptr;
+        if (c.kind == ConstValue::Kind::Real)
+          c.r = -c.r;
+        else if (c.kind == ConstValue::Kind::Int)
+          c.i = t && t->isInteger() ? wrapTo(-c.i, t) : -c.i;
+        else
+          return nullptr;
+        return v;
+      }
+      if (c.kind == ConstValue::Kind::Bool) {  // NOT
+        c.i = !c.i;
+        return v;
+      }
+      if (t && t->isInteger()) {
+        c.i = wrapTo(~c.i, t);
+        return v;
+      }
+      return nullptr;
+    }
+    case ast::ExprKind::Binary: {
+      Expr* a = constant(*e.operand, hint);
+      if (!a || a->kind != ExprKind::Constant) return nullptr;
+      Expr* b = constant(*e.rhs, hint);
+      if (!b || b->kind != ExprKind::Constant) return nullptr;
+      if ((a->type && a->type->isTimeLike()) || (b->type && b->type->isTimeLike())) return nullptr;
+      if (((a->type && a->type->kind == TypeKind::Enum) || (b->type && b->type->kind == TypeKind::Enum)) &&
+          !isComparison(e.binaryOp))
+        return nullptr;
+      const Type* t = nullptr;
+      if (a->constant.kind != ConstValue::Kind::String && b->constant.kind != ConstValue::Kind::String &&
+          (a->type || b->type)) {
+        t = commonType(a, b, e.span);
+        // A conversion that fails has reported its error: fold what is left, and say no more.
+        a = convert(a, t, e.span);
+        b = convert(b, t, e.span);
+      }
+      FoldError foldError;
+      std::optional<ConstValue> c = foldBinary(e.binaryOp, a->constant, b->constant, t, foldError);
+      if (foldError == FoldError::DivisionByZero) error(e.span, "division by zero in a constant expression");
+      if (foldError == FoldError::Overflow) error(e.span, "constant expression overflows");
+      if (!c) return nullptr;
+      const Type* type = t;
+      if (isComparison(e.binaryOp) || c->kind == ConstValue::Kind::Bool)
+        type = elementary(TypeKind::Bool);
+      else if (e.binaryOp == ast::BinaryOp::Power)
+        type = t && t->kind == TypeKind::Real ? t : (t ? elementary(TypeKind::LReal) : nullptr);
+      return constantNode(type, std::move(*c), e.span);
+    }
+    default: return nullptr;
+  }
+}
+
+// ---------------------------------------------------------------- operators
+
+Expr* Analyzer::unary(const ast::Expr& e, const Type* hint) {
+  Expr* v = expression(*e.operand, hint);
+  if (isPoison(v)) return v;
+  if (v->kind == ExprKind::Constant || !v->type) {
+    error(e.span, "operator needs a typed operand");
+    return v;
+  }
+  const Type* t = valueBase(v->type);
+  if (e.unaryOp == ast::UnaryOp::Plus) {
+    v->named = false;
+    return v;
+  }
+  if (e.unaryOp == ast::UnaryOp::Negate) {
+    if (!t->isNumeric() && t->kind != TypeKind::Time && t->kind != TypeKind::LTime) {
+      error(e.span, fmt::format("cannot negate a {}", t->name));
+      return v;
+    }
+    return operation(Op::Neg, t, e.span, {v});
+  }
+  if (t->kind == TypeKind::Bool) return operation(Op::BoolNot, t, e.span, {v});
+  if (t->isInteger()) return operation(Op::BitNot, t, e.span, {v});
+  error(e.span, fmt::format("NOT needs a BOOL or bit string, not {}", t->name));
+  return v;
+}
+
+Expr* Analyzer::binary(const ast::Expr& e, const Type* hint) {
+  if (Expr* c = constant(e, hint)) return c;
+  Expr* a = expression(*e.operand, nullptr);
+  Expr* b = expression(*e.rhs, a->type);
+  if (isPoison(a) || isPoison(b)) return poison(e.span);
+  if (untyped(a) && b->type) a = expression(*e.operand, b->type);  // enum names resolved by the other side
+  Expr* r = binaryOperation(e, a, b);
+  if (r->kind == ExprKind::Operation && (r->op == Op::And || r->op == Op::Or) && r->type &&
+      r->type->kind == TypeKind::Bool)
+    r->rhsSafeToSkip = safeToSkip(*e.rhs);
+  return r;
+}
+
+namespace {
+
+Op arithmeticOp(ast::BinaryOp op) {
+  switch (op) {
+    case ast::BinaryOp::Add: return Op::Add;
+    case ast::BinaryOp::Sub: return Op::Sub;
+    case ast::BinaryOp::Mul: return Op::Mul;
+    case ast::BinaryOp::Div: return Op::Div;
+    case ast::BinaryOp::Mod: return Op::Mod;
+    case ast::BinaryOp::Lt: return Op::Lt;
+    case ast::BinaryOp::Gt: return Op::Gt;
+    case ast::BinaryOp::Le: return Op::Le;
+    case ast::BinaryOp::Ge: return Op::Ge;
+    case ast::BinaryOp::Eq: return Op::Eq;
+    case ast::BinaryOp::Ne: return Op::Ne;
+    case ast::BinaryOp::And: return Op::And;
+    case ast::BinaryOp::Or: return Op::Or;
+    case ast::BinaryOp::Xor: return Op::Xor;
+    case ast::BinaryOp::Power: return Op::Expt;
+  }
+  return Op::Add;
+}
+
+Op stringComparison(ast::BinaryOp op) {
+  switch (op) {
+    case ast::BinaryOp::Ne: return Op::StrNe;
+    case ast::BinaryOp::Lt: return Op::StrLt;
+    case ast::BinaryOp::Le: return Op::StrLe;
+    case ast::BinaryOp::Gt: return Op::StrGt;
+    case ast::BinaryOp::Ge: return Op::StrGe;
+    default: return Op::StrEq;
+  }
+}
+
+}  // namespace
+
+Expr* Analyzer::binaryOperation(const ast::Expr& e, Expr* a, Expr* b) {
+  const ast::BinaryOp op = e.binaryOp;
+  const SourceSpan& span = e.span;
+  const Type* ta = a->type ? valueBase(a->type) : nullptr;
+  const Type* tb = b->type ? valueBase(b->type) : nullptr;
+  const Type* boolType = elementary(TypeKind::Bool);
+  const Type* i64 = elementary(TypeKind::LInt);
+  const Type* f64 = elementary(TypeKind::LReal);
+  auto cannot = [&]() {
+    error(span, fmt::format("operator {} cannot be applied to {} and {}", opText(op), ta ? ta->name : "a number",
+                            tb ? tb->name : "a number"));
+  };
+
+  // Strings compare; nothing else.
+  if ((ta && ta->kind == TypeKind::String) || (tb && tb->kind == TypeKind::String) ||
+      (a->kind == ExprKind::Constant && a->constant.kind == ConstValue::Kind::String) ||
+      (b->kind == ExprKind::Constant && b->constant.kind == ConstValue::Kind::String)) {
+    if (!isComparison(op) || !ta || !tb || ta->kind != TypeKind::String || tb->kind != TypeKind::String) {
+      error(span, fmt::format("operator {} cannot be applied to {} and {}", opText(op), ta ? ta->name : "?",
+                              tb ? tb->name : "?"));
+      return invalid(boolType, span);
+    }
+    return operation(stringComparison(op), boolType, span, {a, b});
+  }
+
+  // Time and date arithmetic.
+  const bool timeA = ta && ta->isTimeLike();
+  const bool timeB = tb && tb->isTimeLike();
+  if ((timeA || timeB) && !isComparison(op)) {
+    auto kindOf = [](const Type* t) { return t ? t->kind : TypeKind::Void; };
+    const TypeKind ka = kindOf(ta), kb = kindOf(tb);
+    auto isDuration = [](TypeKind k) { return k == TypeKind::Time || k == TypeKind::LTime; };
+    if (op == ast::BinaryOp::Add || op == ast::BinaryOp::Sub) {
+      const Type* result = nullptr;
+      if (isDuration(ka) && isDuration(kb))
+        result = (ka == TypeKind::LTime || kb == TypeKind::LTime) ? elementary(TypeKind::LTime) : ta;
+      else if ((ka == TypeKind::Tod || ka == TypeKind::Dt) && isDuration(kb))
+        result = ta;
+      else if (op == ast::BinaryOp::Add && isDuration(ka) && (kb == TypeKind::Tod || kb == TypeKind::Dt))
+        result = tb;
+      else if (op == ast::BinaryOp::Sub && ka == kb &&
+               (ka == TypeKind::Date || ka == TypeKind::Tod || ka == TypeKind::Dt))
+        result = elementary(TypeKind::Time);
+      if (!result) {
+        cannot();
+        return invalid(ta ? ta : tb, span);
+      }
+      Expr* r = operation(op == ast::BinaryOp::Add ? Op::Add : Op::Sub, result, span,
+                          {operandAs(a, ta, span), operandAs(b, tb, span)});
+      r->prim = Prim::I64;
+      return r;
+    }
+    Expr* r = nullptr;
+    if ((op == ast::BinaryOp::Mul || op == ast::BinaryOp::Div) && isDuration(ka) && !timeB) {
+      r = make(ExprKind::ScaleDuration, ta, span);
+      r->real = (b->kind == ExprKind::Constant && b->constant.kind == ConstValue::Kind::Real) || (tb && tb->isReal());
+      r->a = {a, r->real ? operandAs(b, f64, span, true) : operandAs(b, i64, span, b->kind != ExprKind::Constant)};
+      r->form = ScaleForm::Binary;
+    } else if (op == ast::BinaryOp::Mul && isDuration(kb) && !timeA) {  // n * T#1s
+      r = make(ExprKind::ScaleDuration, tb, span);
+      r->a = {b, operandAs(a, i64, span, a->kind != ExprKind::Constant)};
+      r->form = ScaleForm::Reversed;
+    } else {
+      cannot();
+      return invalid(ta ? ta : tb, span);
+    }
+    r->op = op == ast::BinaryOp::Mul ? Op::Mul : Op::Div;
+    return r;
+  }
+
+  if (op == ast::BinaryOp::And || op == ast::BinaryOp::Or || op == ast::BinaryOp::Xor) {
+    const Type* t = commonType(a, b, span);
+    if (t->kind != TypeKind::Bool && !t->isInteger()) {
+      error(span, fmt::format("operator {} needs BOOL or bit strings, not {}", opText(op), t->name));
+      return invalid(boolType, span);
+    }
+    return operation(arithmeticOp(op), t, span, {operandAs(a, t, span), operandAs(b, t, span)});
+  }
+
+  if (op == ast::BinaryOp::Power) {
+    const Type* t = commonType(a, b, span);
+    const Type* rt = t->kind == TypeKind::Real ? t : f64;
+    if (!t->isNumeric()) {
+      error(span, fmt::format("** needs numbers, not {}", t->name));
+      return invalid(rt, span);
+    }
+    return operation(Op::Expt, rt, span, {operandAs(a, rt, span, true), operandAs(b, rt, span, true)});
+  }
+
+  const Type* t = commonType(a, b, span);
+  if (isComparison(op)) {
+    const Type* ct = valueBase(t);
+    if (ct->kind == TypeKind::Enum) ct = ct->base;
+    if (!ct->isScalar()) {
+      error(span, fmt::format("{} values cannot be compared", t->name));
+      return invalid(boolType, span);
+    }
+    if (ct->kind == TypeKind::Ref && op != ast::BinaryOp::Eq && op != ast::BinaryOp::Ne) {
+      error(span, "references can only be compared with = and <>");
+      return invalid(boolType, span);
+    }
+    Expr* r = operation(arithmeticOp(op), boolType, span, {operandAs(a, ct, span), operandAs(b, ct, span)});
+    r->prim = primOf(*ct);
+    return r;
+  }
+  const Type* at = valueBase(t);
+  if (!at->isNumeric() || at->kind == TypeKind::Enum) {
+    error(span, fmt::format("operator {} cannot be applied to {}", opText(op), t->name));
+    return invalid(t, span);
+  }
+  if (op == ast::BinaryOp::Mod && !at->isInteger()) {
+    error(span, fmt::format("MOD needs integers, not {}", t->name));
+    return invalid(t, span);
+  }
+  return operation(arithmeticOp(op), at, span, {operandAs(a, at, span), operandAs(b, at, span)});
+}
+
+// ---------------------------------------------------------------- dispatch
+
+Expr* Analyzer::expression(const ast::Expr& e, const Type* hint) {
+  switch (e.kind) {
+    case ast::ExprKind::IntLiteral:
+    case ast::ExprKind::RealLiteral:
+    case ast::ExprKind::BoolLiteral:
+    case ast::ExprKind::StringLiteral:
+    case ast::ExprKind::TimeLiteral:
+    case ast::ExprKind::DateLiteral:
+    case ast::ExprKind::TodLiteral:
+    case ast::ExprKind::DtLiteral: return literal(e);
+    case ast::ExprKind::Name: {
+      if (e.text.find('#') != std::string::npos) return constant(e, hint);
+      // Enumeration value names win over nothing else: variables shadow them.
+      if (hint && valueBase(hint)->kind == TypeKind::Enum && !isVariable(e.text))
+        if (Expr* c = constant(e, hint)) return c;
+      return name(e);
+    }
+    case ast::ExprKind::Member: return member(e);
+    case ast::ExprKind::BitAccess: return bitAccess(e);
+    case ast::ExprKind::Index: return index(e);
+    case ast::ExprKind::Deref: return deref(e);
+    case ast::ExprKind::Unary: {
+      if (Expr* c = constant(e, hint)) return c;
+      return unary(e, hint);
+    }
+    case ast::ExprKind::Binary: return binary(e, hint);
+    case ast::ExprKind::Call: return call(e, hint, false);
+  }
+  return poison(e.span);
+}
+
+}  // namespace scanback::sema

@@ -1,0 +1,257 @@
+// The typed IR: what the semantic pass (analyzer.h) makes of the AST, and what the code generator
+// (vm/compiler) and the debugger's evaluator (vm/debug) lower, each in its own way. Every name is
+// resolved (a Variable and where it lives), every node has its type, every conversion is a node of
+// its own, and constant expressions are folded. Nothing here is checked again by a lowering: an
+// analysis that reported no error gives an IR every lowering accepts.
+//
+// Nodes are in evaluation order: a lowering that evaluates operands left to right computes what
+// the program computes. A few flags say how the compiler's code lays out temporaries where that is
+// not implied by the node alone (resultFirst, fresh, readEach); they change no value.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "vm/bytecode/constant.h"
+#include "vm/bytecode/program.h"
+#include "vm/bytecode/types.h"
+
+namespace scanback::sema {
+
+enum class ExprKind : uint8_t {
+  Invalid,          // an expression whose error was reported; never reaches a lowering
+  Constant,         // `constant`; type null: an untyped integer or real literal (ANY_INT, ANY_REAL)
+  Variable,         // `variable`, in the frame, the instance or the image (`storage`)
+  ProgramInstance,  // a program instance: `offset` (image), its layout as type
+  This,             // the instance of the function block body or method
+  Field,            // a[0].`variable`: a field of a structure or FB instance (absolute, or a reference slot)
+  Offset,           // the `offset` bytes further into a[0]: an array element at constant indexes
+  Element,          // a[0][a[1], ...]: an array element at computed DINT indexes
+  Bit,              // bit `bit` of a[0]
+  Deref,            // the variable the reference a[0] designates
+  AddressOf,        // REF(a[0])
+  Convert,          // a[0] converted to type (`conversion`)
+  RangeCheck,       // a[0], a fault unless within the subrange `type`
+  Operation,        // `op` on a
+  ScaleDuration,    // a duration times or divided by a number (`op` Mul/Div, `real`, `form`)
+  MinMax,           // `op` Min/Max folded over a (two or more)
+  Limit,            // LIMIT(a[0], a[1], a[2])
+  Select,           // SEL(a[0], a[1], a[2]): a[1..2] stored as type
+  Mux,              // MUX(a[0], a[1..]): a[0] DINT, checked; a[1..] stored as type
+  Parameter,        // after a call, the value of the callee's output `variable`
+  Call,             // a user function, method or function block (`call`)
+};
+
+// Where a named variable lives, as the code naming it reaches it.
+enum class Storage : uint8_t {
+  Frame,     // the call frame (function and method variables, VAR_TEMP)
+  Instance,  // the instance (THIS; a program's instance is at an absolute offset)
+  Global,    // the image (globals, located variables)
+};
+
+enum class Conversion : uint8_t {
+  Relabel,  // the same bits read as another type (same storage, same-width integers, strings, arrays)
+  NotZero,  // a number to BOOL: <> 0
+  Convert,  // between storage types (CVT): `from` to `to`
+};
+
+enum class Op : uint8_t {
+  // numbers, on `prim`
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Expt,
+  Min,
+  Max,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,  // BOOL results; operands of `prim`
+  Neg,
+  Abs,
+  Sqrt,
+  Ln,
+  Log,
+  Exp,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,   // REAL/LREAL
+  Trunc,  // REAL/LREAL -> LINT, toward zero
+  Idx64,  // LINT -> DINT clamped (array indexes)
+  // bits, on `size` bytes
+  And,
+  Or,
+  Xor,
+  BitNot,
+  Shl,
+  Shr,
+  Rol,
+  Ror,  // shift counts are LINT
+  BoolNot,
+  // strings
+  StrEq,
+  StrNe,
+  StrLt,
+  StrLe,
+  StrGt,
+  StrGe,
+  StrLen,
+  StrFind,
+  StrLeft,
+  StrRight,
+  StrMid,
+  StrConcat,
+  StrInsert,
+  StrDelete,
+  StrReplace,
+  // to and from STRING
+  FromI64,
+  FromU64,
+  FromF32,
+  FromF64,
+  FromBool,
+  FromTime,
+  FromLTime,
+  FromDate,
+  FromTod,
+  FromDt,
+  ToI64,
+  ToU64,
+  ToF64,
+  ToBool,
+};
+
+// How a ScaleDuration was written (the order its code reads the operands in).
+enum class ScaleForm : uint8_t {
+  Binary,    // duration * n, duration / n
+  Reversed,  // n * duration
+  Builtin,   // MUL_TIME(duration, n) and friends
+};
+
+struct Expr;
+
+// One argument of a call, in the callee's parameter order.
+struct Binding {
+  enum class Role : uint8_t { Input, InOut, Output };
+  Role role = Role::Input;
+  const Variable* parameter = nullptr;  // in the callee's frame (functions, methods) or instance (FBs)
+  // Input: the value stored into the parameter (converted, checked). InOut: the variable passed
+  // (a place). Output: the value stored into `target` (a Parameter node, converted, checked).
+  const Expr* value = nullptr;
+  const Expr* target = nullptr;  // Output: the receiving variable (a place)
+  SourceSpan span;               // the argument
+};
+
+struct CallInfo {
+  enum class Kind : uint8_t { Function, Method, FunctionBlock };
+  Kind kind = Kind::Function;
+  uint32_t pou = UINT32_MAX;       // Function, Method: the callee's POU index
+  const Type* fbType = nullptr;    // FunctionBlock: the instance layout
+  const Expr* instance = nullptr;  // Method: THIS of the call; FunctionBlock: the instance (places)
+  std::vector<Binding> inputs;     // inputs and in-outs, in parameter order
+  std::vector<Binding> outputs;    // outputs, in parameter order
+};
+
+struct Expr {
+  ExprKind kind = ExprKind::Invalid;
+  const Type* type = nullptr;
+  SourceSpan span;
+  std::vector<const Expr*> a;  // operands, in evaluation order
+
+  ConstValue constant;                 // Constant
+  const Variable* variable = nullptr;  // Variable, Field, Parameter
+  Storage storage = Storage::Global;   // Variable
+  uint32_t offset = 0;                 // ProgramInstance, Offset
+  uint32_t bit = 0;                    // Bit
+  Op op = Op::Add;                     // Operation, ScaleDuration, MinMax
+  Prim prim = Prim::I32;               // Operation on numbers; Convert: `from`
+  Prim to = Prim::I32;                 // Convert (Conversion::Convert)
+  uint32_t size = 0;                   // Operation on bits: bytes
+  Conversion conversion = Conversion::Relabel;
+  ScaleForm form = ScaleForm::Binary;  // ScaleDuration
+  bool real = false;                   // ScaleDuration by a REAL factor
+  std::unique_ptr<CallInfo> call;      // Call
+
+  bool readOnly = false;  // a place inside a CONSTANT: it cannot be assigned
+  bool named = false;     // a place the text names (a variable, field, element, dereference, bit)
+  // And/Or on BOOL whose right side cannot fault or have effects: it may be skipped.
+  bool rhsSafeToSkip = false;
+  // Built by Analyzer::condition() for a jump: a fused comparison, a NOT that flips the jump, a
+  // short-circuit AND/OR.
+  bool jumpForm = false;
+
+  // A Convert, RangeCheck or Idx64 that its consumer applies when it reads the operand, after
+  // computing the operands before it (a binary operation's conversions come after both sides).
+  bool atRead = false;
+  // How the compiler's code computes an Operation (see the file comment).
+  bool fresh = false;        // the result is a new temporary, never the assignment's destination
+  bool readEach = false;     // each operand is read as soon as it is computed (not all computed first)
+  bool resultFirst = false;  // the result's place is taken before the operands are read
+};
+
+enum class StmtKind : uint8_t { Assign, Call, If, Case, For, While, Repeat, Exit, Continue, Return };
+
+struct Stmt;
+using StmtList = std::vector<const Stmt*>;
+
+struct IfBranch {
+  const Expr* condition = nullptr;  // Analyzer::condition()
+  StmtList body;
+};
+
+struct CaseRange {
+  Int128 lower = 0, upper = 0;
+  size_t branch = 0;
+  SourceSpan span;
+};
+
+struct Stmt {
+  StmtKind kind = StmtKind::Assign;
+  SourceSpan span;
+  // Assign: target (a place) := value (converted to its type, checked). For: target is the control
+  // variable, value the start (stored; null when the variable is a constant), limit and step (each
+  // a constant of the variable's type or a value stored as it). Call: value. Case: value is the
+  // selector. While, Repeat: value is the condition.
+  const Expr* target = nullptr;
+  const Expr* value = nullptr;
+  const Expr* limit = nullptr;
+  const Expr* step = nullptr;
+  const Type* valueType = nullptr;  // Case: the labels' integer type
+  std::vector<IfBranch> branches;   // If; Case: the bodies (no conditions)
+  std::vector<CaseRange> ranges;    // Case
+  StmtList body;                    // For, While, Repeat
+  StmtList elseBody;                // If, Case
+  bool hasElse = false;
+};
+
+// Owns the nodes of one analysis.
+class Arena {
+ public:
+  Expr* expr() { return &exprs_.emplace_back(); }
+  Stmt* stmt() { return &stmts_.emplace_back(); }
+
+ private:
+  std::deque<Expr> exprs_;
+  std::deque<Stmt> stmts_;
+};
+
+// The operand under the conversions its consumer applies when it reads it (Expr::atRead): what is
+// computed before them.
+const Expr* unconverted(const Expr* e);
+// Those conversions, innermost first.
+std::vector<const Expr*> conversionsOf(const Expr* e);
+
+// The place the compiler reaches directly (a variable, a field or a constant-index element of
+// one, a temporary), rather than through a reference, a computed index or a single bit.
+bool isDirect(const Expr* e);
+
+}  // namespace scanback::sema
