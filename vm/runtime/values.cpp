@@ -8,6 +8,8 @@
 
 #include "vm/base/int128.h"
 #include "vm/exec/iec_text.h"
+#include "vm/sema/analyzer.h"
+#include "vm/sema/program_scope.h"
 #include "vm/syntax/parser.h"
 
 namespace scanback {
@@ -33,120 +35,103 @@ void put(std::vector<uint8_t>& bytes, T v) {
 
 }  // namespace
 
+namespace {
+
+// The storage a resolved path designates: a variable, a field of one, an element at constant
+// indexes, a bit. Null with `error` for anything else (a computed index, a reference, a value).
+std::optional<VariableLocation> staticLocation(const Program& program, const sema::Expr& e, std::string& error) {
+  switch (e.kind) {
+    case sema::ExprKind::Variable: {
+      const Variable& v = *e.variable;
+      return VariableLocation{v.offset, v.bit, v.type, v.constant, v.name};
+    }
+    case sema::ExprKind::ProgramInstance: {
+      VariableLocation loc;
+      loc.offset = e.offset;
+      loc.type = e.type;
+      for (const ProgramInstanceInfo& inst : program.instances)
+        if (inst.offset == e.offset && inst.type == e.type) loc.path = inst.name;
+      return loc;
+    }
+    case sema::ExprKind::Field: {
+      std::optional<VariableLocation> loc = staticLocation(program, *e.a[0], error);
+      if (!loc) return std::nullopt;
+      const Variable& f = *e.variable;
+      if (f.byReference) {
+        error = fmt::format("'{}.{}' is an in-out parameter (a reference)", loc->path, f.name);
+        return std::nullopt;
+      }
+      loc->offset = f.absolute ? f.offset : loc->offset + f.offset;
+      loc->bit = f.bit;
+      loc->type = f.type;
+      loc->constant = loc->constant || f.constant;
+      loc->path += "." + f.name;
+      return loc;
+    }
+    case sema::ExprKind::Offset: {
+      std::optional<VariableLocation> loc = staticLocation(program, *e.a[0], error);
+      if (!loc) return std::nullopt;
+      const Type& array = *e.a[0]->type;
+      // The element's indexes, row-major, for the canonical spelling.
+      uint64_t flat = e.offset / std::max<uint32_t>(array.base->size, 1);
+      std::vector<int64_t> index(array.dims.size());
+      for (size_t d = array.dims.size(); d-- > 0;) {
+        index[d] = array.dims[d].lower + static_cast<int64_t>(flat % array.dims[d].count);
+        flat /= array.dims[d].count;
+      }
+      std::string subscript;
+      for (size_t d = 0; d < index.size(); ++d) subscript += fmt::format("{}{}", d ? ", " : "", index[d]);
+      loc->offset += e.offset;
+      loc->type = e.type;
+      loc->path += "[" + subscript + "]";
+      return loc;
+    }
+    case sema::ExprKind::Bit: {
+      std::optional<VariableLocation> loc = staticLocation(program, *e.a[0], error);
+      if (!loc) return std::nullopt;
+      if (loc->bit >= 0) {
+        error = fmt::format("'{}' is a single bit", loc->path);
+        return std::nullopt;
+      }
+      loc->offset += e.bit / 8;
+      loc->bit = static_cast<int8_t>(e.bit % 8);
+      loc->type = e.type;
+      loc->path += fmt::format(".{}", e.bit);
+      return loc;
+    }
+    case sema::ExprKind::Element: error = "array indexes in a variable path must be constants"; return std::nullopt;
+    case sema::ExprKind::Deref: error = "a variable path cannot go through a reference"; return std::nullopt;
+    default: error = "this is a value, not a variable"; return std::nullopt;
+  }
+}
+
+}  // namespace
+
 std::optional<VariableLocation> findVariable(const Program& program, std::string_view pathText, std::string& error) {
   const std::string path = trim(pathText);
-  // Split into names and [index] groups.
-  size_t i = 0;
-  auto readName = [&]() {
-    const size_t start = i;
-    while (i < path.size() && (std::isalnum(static_cast<unsigned char>(path[i])) || path[i] == '_')) ++i;
-    return path.substr(start, i - start);
-  };
-  const std::string first = readName();
-  if (first.empty()) {
+  SourceSet sources;
+  sources.add("<variable>", path);
+  Diagnostics diags;
+  ast::ExprPtr e = path.empty() ? nullptr : parseExpression(sources, 0, diags);
+  if (!e || diags.hasErrors()) {
     error = fmt::format("'{}' is not a variable name", path);
     return std::nullopt;
   }
-  VariableLocation loc;
-  bool found = false;
-  for (const ProgramInstanceInfo& inst : program.instances) {
-    if (equalsIgnoreCase(inst.name, first)) {
-      loc.offset = inst.offset;
-      loc.type = inst.type;
-      loc.path = inst.name;
-      found = true;
-      break;
-    }
-  }
-  if (!found) {
-    for (const Variable& g : program.globals) {
-      if (equalsIgnoreCase(g.name, first)) {
-        loc.offset = g.offset;
-        loc.bit = g.bit;
-        loc.type = g.type;
-        loc.constant = g.constant;
-        loc.path = g.name;
-        found = true;
-        break;
-      }
-    }
-  }
-  if (!found) {
-    error = fmt::format("no program instance or global variable is named '{}'", first);
+  // The one resolver: the semantic pass over the program's symbol table, in the global scope, a
+  // CONSTANT's name designating its variable rather than its value.
+  sema::ProgramScope scope(program, UINT32_MAX);
+  sema::Arena arena;
+  sema::Analyzer::Options options;
+  options.rejectCalls = true;
+  options.foldNamedConstants = false;
+  const sema::Expr* ir = sema::Analyzer(scope, diags, arena, options).expression(*e);
+  for (const Diagnostic& d : diags.items()) {
+    if (d.severity != Severity::Error) continue;
+    error = d.message;
     return std::nullopt;
   }
-  while (i < path.size()) {
-    if (path[i] == '.') {
-      ++i;
-      const std::string name = readName();
-      const Type* t = loc.type;
-      if (t->kind != TypeKind::Struct && t->kind != TypeKind::FunctionBlock) {
-        error = fmt::format("'{}' ({}) has no members", loc.path, t->name);
-        return std::nullopt;
-      }
-      const Variable* f = t->field(name);
-      if (!f || f->hidden) {
-        error = fmt::format("'{}' has no member '{}'", loc.path, name);
-        return std::nullopt;
-      }
-      if (f->byReference) {
-        error = fmt::format("'{}.{}' is an in-out parameter (a reference)", loc.path, f->name);
-        return std::nullopt;
-      }
-      loc.offset = f->absolute ? f->offset : loc.offset + f->offset;
-      loc.bit = f->bit;
-      loc.type = f->type;
-      loc.constant = loc.constant || f->constant;
-      loc.path += "." + f->name;
-    } else if (path[i] == '[') {
-      const size_t close = path.find(']', i);
-      if (close == std::string::npos) {
-        error = fmt::format("missing ']' in '{}'", path);
-        return std::nullopt;
-      }
-      const Type* t = loc.type;
-      if (t->kind != TypeKind::Array) {
-        error = fmt::format("'{}' is not an array", loc.path);
-        return std::nullopt;
-      }
-      std::vector<int64_t> idx;
-      std::string inner = path.substr(i + 1, close - i - 1);
-      size_t p = 0;
-      while (p <= inner.size()) {
-        size_t comma = inner.find(',', p);
-        if (comma == std::string::npos) comma = inner.size();
-        const std::string part = trim(std::string_view(inner).substr(p, comma - p));
-        char* end = nullptr;
-        const long long v = std::strtoll(part.c_str(), &end, 10);
-        if (part.empty() || *end) {
-          error = fmt::format("index '{}' of '{}' is not a number", part, loc.path);
-          return std::nullopt;
-        }
-        idx.push_back(v);
-        p = comma + 1;
-      }
-      if (idx.size() != t->dims.size()) {
-        error = fmt::format("'{}' needs {} index(es)", loc.path, t->dims.size());
-        return std::nullopt;
-      }
-      uint64_t flat = 0;
-      for (size_t d = 0; d < idx.size(); ++d) {
-        if (idx[d] < t->dims[d].lower || idx[d] >= t->dims[d].lower + static_cast<int64_t>(t->dims[d].count)) {
-          error = fmt::format("index {} of '{}' is outside {}..{}", idx[d], loc.path, t->dims[d].lower,
-                              t->dims[d].lower + static_cast<int64_t>(t->dims[d].count) - 1);
-          return std::nullopt;
-        }
-        flat = flat * t->dims[d].count + static_cast<uint64_t>(idx[d] - t->dims[d].lower);
-      }
-      loc.offset += static_cast<uint32_t>(flat * t->base->size);
-      loc.type = t->base;
-      loc.path += "[" + inner + "]";
-      i = close + 1;
-    } else {
-      error = fmt::format("unexpected '{}' in '{}'", path[i], path);
-      return std::nullopt;
-    }
-  }
+  std::optional<VariableLocation> loc = staticLocation(program, *ir, error);
+  if (!loc) error = fmt::format("'{}': {}", path, error);
   return loc;
 }
 

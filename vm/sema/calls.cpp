@@ -284,7 +284,7 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
       result = failed(callee.span, "only functions, methods and function block instances can be called");
     }
   }
-  if (!statement && result->type->kind == TypeKind::Void && !isPoison(result)) {
+  if (!statement && result->type && result->type->kind == TypeKind::Void && !isPoison(result)) {
     error(e.span, "this call has no value");
     return poison(e.span);
   }
