@@ -25,6 +25,17 @@ uint64_t Type::elementCount() const {
   return n;
 }
 
+std::vector<uint64_t> Type::strides() const {
+  // Dimension i advances by the product of the later dimensions.
+  std::vector<uint64_t> stride(dims.size());
+  uint64_t s = base ? base->size : 0;
+  for (size_t i = dims.size(); i-- > 0;) {
+    stride[i] = s;
+    s *= dims[i].count;
+  }
+  return stride;
+}
+
 const Variable* Type::field(std::string_view fieldName) const {
   auto it = fieldIndex_.find(upperCase(fieldName));
   return it == fieldIndex_.end() ? nullptr : &fields[it->second];
@@ -105,8 +116,7 @@ const Type* TypeTable::findElementary(std::string_view upper) const {
   return nullptr;
 }
 
-const Type* TypeTable::string(uint32_t capacity) {
-  if (auto it = strings_.find(capacity); it != strings_.end()) return it->second;
+Type TypeTable::makeString(uint32_t capacity) {
   Type t;
   t.kind = TypeKind::String;
   t.capacity = capacity;
@@ -114,11 +124,10 @@ const Type* TypeTable::string(uint32_t capacity) {
   t.size = 2 + capacity;
   t.align = 2;
   t.init.assign(t.size, 0);
-  return strings_[capacity] = add(std::move(t));
+  return t;
 }
 
-const Type* TypeTable::refTo(const Type* target) {
-  if (auto it = references_.find(target); it != references_.end()) return it->second;
+Type TypeTable::makeRef(const Type* target) {
   Type t;
   t.kind = TypeKind::Ref;
   t.base = target;
@@ -126,7 +135,17 @@ const Type* TypeTable::refTo(const Type* target) {
   t.size = 4;
   t.align = 4;
   t.init.assign(4, 0);
-  return references_[target] = add(std::move(t));
+  return t;
+}
+
+const Type* TypeTable::string(uint32_t capacity) {
+  if (auto it = strings_.find(capacity); it != strings_.end()) return it->second;
+  return strings_[capacity] = add(makeString(capacity));
+}
+
+const Type* TypeTable::refTo(const Type* target) {
+  if (auto it = references_.find(target); it != references_.end()) return it->second;
+  return references_[target] = add(makeRef(target));
 }
 
 const Type* TypeTable::array(const Type* element, std::vector<ArrayDim> dims) {

@@ -103,6 +103,7 @@ struct Type {
     return kind <= TypeKind::Dt || kind == TypeKind::Enum || kind == TypeKind::Subrange || kind == TypeKind::Ref;
   }
   uint64_t elementCount() const;                       // Array: product of dims
+  std::vector<uint64_t> strides() const;               // Array: bytes per step of each dimension (row-major)
   const Variable* field(std::string_view name) const;  // case-insensitive
   // Appends a field and indexes it by name, so that field() takes constant time however many
   // variables a POU declares (a linear search made compiling quadratic in their number).
@@ -118,6 +119,9 @@ Prim primOf(const Type& t);
 // Owns all types of a program; elementary types are created once and found by name.
 class TypeTable {
  public:
+  // The types string() and refTo() hold, for tables of types kept elsewhere.
+  static Type makeString(uint32_t capacity);
+  static Type makeRef(const Type* target);
   TypeTable();
   const Type* elementary(TypeKind kind) const { return elementary_[static_cast<size_t>(kind)]; }
   const Type* findElementary(std::string_view upperName) const;  // "INT", "TOD", ... or null

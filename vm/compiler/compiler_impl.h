@@ -235,6 +235,9 @@ class Compiler {
   Value lowerBit(const sema::Expr& e);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);
   Place subPlace(const Place& base, const Variable& field);
+  Place absolutePlace(const Variable& v);
+  // An array element's place as its address (a reference computed once), other places as they are.
+  Place throughAddress(const Place& p);
   uint32_t readOperand(const Value& v, const SourceSpan& span);  // v must be typed
   void store(const Place& dst, Value v);
   uint32_t addressOf(const Place& p);

@@ -163,26 +163,34 @@ uint32_t Compiler::addressOf(const Place& p) {
   return 0;
 }
 
+// A variable at a fixed image offset (a global, a located variable), or one bit of it.
+Place Compiler::absolutePlace(const Variable& v) {
+  Place p;
+  p.type = v.type;
+  p.operand = operand(Base::Image, v.offset);
+  if (v.bit >= 0) {
+    p.kind = Place::Kind::Bit;
+    p.bit = static_cast<uint8_t>(v.bit);
+    p.width = 1;
+  }
+  return p;
+}
+
+Place Compiler::throughAddress(const Place& p) {
+  if (p.kind != Place::Kind::Element) return p;
+  Place r;
+  r.kind = Place::Kind::Indirect;
+  r.operand = addressOf(p);
+  r.type = p.type;
+  return r;
+}
+
 Place Compiler::subPlace(const Place& base, const Variable& field) {
+  if (field.absolute) return absolutePlace(field);
   Place p;
   p.type = field.type;
-  if (field.absolute) {
-    p.operand = operand(Base::Image, field.offset);
-    if (field.bit >= 0) {
-      p.kind = Place::Kind::Bit;
-      p.bit = static_cast<uint8_t>(field.bit);
-      p.width = 1;
-    }
-    return p;
-  }
-  Place b = base;
-  if (b.kind == Place::Kind::Element) {
-    const uint32_t ref = addressOf(b);
-    b = Place{};
-    b.kind = Place::Kind::Indirect;
-    b.operand = ref;
-    b.type = base.type;
-  }
+  // A field of an array element: through the element's address, computed once.
+  const Place b = throughAddress(base);
   if (field.byReference) {
     // The slot holds a REF to the actual variable.
     uint32_t refOperand;
@@ -212,16 +220,11 @@ Value Compiler::variablePlace(const Variable& v, bool inFrame, bool inInstance) 
   Value r;
   r.type = v.type;
   Place& p = r.place;
-  p.type = v.type;
   if (v.absolute) {
-    p.operand = operand(Base::Image, v.offset);
-    if (v.bit >= 0) {
-      p.kind = Place::Kind::Bit;
-      p.bit = static_cast<uint8_t>(v.bit);
-      p.width = 1;
-    }
+    p = absolutePlace(v);
     return r;
   }
+  p.type = v.type;
   uint32_t slot;
   if (inFrame)
     slot = operand(Base::Frame, v.offset);
@@ -332,13 +335,7 @@ void Compiler::store(const Place& dst, Value c) {
 Value Compiler::lowerElement(const sema::Expr& e) {
   const Value base = lower(*e.a[0]);
   const Type* t = e.a[0]->type;
-  // Strides: dimension i advances by the product of the later dimensions.
-  std::vector<uint64_t> stride(t->dims.size());
-  uint64_t s = t->base->size;
-  for (size_t i = t->dims.size(); i-- > 0;) {
-    stride[i] = s;
-    s *= t->dims[i].count;
-  }
+  const std::vector<uint64_t> stride = t->strides();
   // Every index is computed before the first is converted and used.
   std::vector<Value> idx;
   for (size_t i = 1; i < e.a.size(); ++i) idx.push_back(lowerBase(*e.a[i]));

@@ -255,15 +255,8 @@ void Compiler::lowerFbCall(const sema::Expr& e) {
   const sema::CallInfo& call = *e.call;
   PouDecl* fb = fbDeclOf(call.fbType);
   SB_ASSERT(fb, "no function block for {}", call.fbType->name);
-  Place instance = lower(*call.instance).place;
   // An element of an array of instances: compute its address once.
-  if (instance.kind == Place::Kind::Element) {
-    const uint32_t ref = addressOf(instance);
-    instance = Place{};
-    instance.kind = Place::Kind::Indirect;
-    instance.operand = ref;
-    instance.type = call.fbType;
-  }
+  const Place instance = throughAddress(lower(*call.instance).place);
   for (const sema::Binding& b : call.inputs) {
     const Variable& p = *b.parameter;
     if (b.role == sema::Binding::Role::InOut) {

@@ -93,32 +93,22 @@ void Compiler::lowerStatement(const sema::Stmt& s) {
     case sema::StmtKind::If: lowerIf(s); break;
     case sema::StmtKind::Case: lowerCase(s); break;
     case sema::StmtKind::For: lowerFor(s); break;
-    case sema::StmtKind::While: {
-      // Test at the bottom: one jump per iteration instead of two.
-      Label body = newLabel(), test = newLabel(), exit = newLabel();
-      emit(Op::JMP, {lab(test)});
-      bind(body);
-      ctx_->loops.push_back({exit, test});
-      lowerStatements(s.body);
-      if (s.body.empty()) emit(Op::TICK, {});
-      ctx_->loops.pop_back();
-      bind(test);
-      const uint32_t mark = ctx_->tempTop;
-      lowerCondJump(*s.value, true, body);
-      ctx_->tempTop = mark;
-      bind(exit);
-      break;
-    }
+    case sema::StmtKind::While:
     case sema::StmtKind::Repeat: {
+      // The test is at the bottom (WHILE jumps to it first): one jump per iteration instead of two.
+      const bool isWhile = s.kind == sema::StmtKind::While;
       Label body = newLabel(), test = newLabel(), exit = newLabel();
+      if (isWhile) emit(Op::JMP, {lab(test)});
       bind(body);
       ctx_->loops.push_back({exit, test});
       lowerStatements(s.body);
+      // A loop whose body has no statement passes no statement boundary per iteration; it ticks
+      // the watchdog instead, so that an endless empty loop still faults.
       if (s.body.empty()) emit(Op::TICK, {});
       ctx_->loops.pop_back();
       bind(test);
       const uint32_t mark = ctx_->tempTop;
-      lowerCondJump(*s.value, false, body);
+      lowerCondJump(*s.value, isWhile, body);
       ctx_->tempTop = mark;
       bind(exit);
       break;

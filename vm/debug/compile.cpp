@@ -279,19 +279,13 @@ class Lowering {
     const Val base = lower(*e.a[0]);
     const Type* t = e.a[0]->type;
     if (!base.isPlace) fail(e.span, "internal error: an element of a value that is not in memory");
-    std::vector<uint64_t> stride(t->dims.size());
-    uint64_t s = t->base->size;
-    for (size_t i = t->dims.size(); i-- > 0;) {
-      stride[i] = s;
-      s *= t->dims[i].count;
-    }
     std::vector<Val> idx;
     for (size_t i = 1; i < e.a.size(); ++i) idx.push_back(lowerBase(*e.a[i]));
     Node* n = placeNode(placeIndexFn(), e.span);
     n->a = base.node;
     n->lazy = idx.size() == 1 && isDirect(base.node);
     n->dims = t->dims;
-    n->strides = stride;
+    n->strides = t->strides();
     n->size = t->base->size;
     n->text = sourceText(e.a[0]->span);
     for (size_t i = 0; i < idx.size(); ++i) n->list.push_back(readConverted(*e.a[i + 1], idx[i]));

@@ -55,6 +55,11 @@ class Analyzer {
   const Type* typeNamedQuietly(const std::string& upperName, bool elementaryOnly = false);
   const Type* literalType(const ConstValue& c) const;
   bool isPoison(const Expr* e) const { return e && e->type == types().errorType(); }
+  // A place the code may store into: not inside a CONSTANT, and not a bit reached through a
+  // reference or a computed index (the code reads those bits only).
+  static bool assignable(const Expr* place) {
+    return !place->readOnly && !(place->kind == ExprKind::Bit && !isDirect(place->a[0]));
+  }
 
   // ---- statements (statements.cpp)
   StmtList statements(const ast::StmtList& list);
@@ -98,6 +103,10 @@ class Analyzer {
   Expr* functionCall(const ast::Expr& e, const Callee& callee, Expr* self);
   Expr* functionBlockCall(const ast::Expr& e, Expr* instance, const Type* fbType);
   Expr* outputValue(const Variable& parameter, bool negated, const SourceSpan& span);
+  Expr* inOutArgument(const ast::Expr& call, const ast::Argument* a, const Variable& p, const std::string& callee,
+                      bool functionBlock);
+  void outputs(const std::vector<const Variable*>& params, const std::vector<const ast::Argument*>& bound,
+               CallInfo& info);
   bool callRejected(const ast::Expr& callee);
   // ---- builtins.cpp
   Expr* builtin(const ast::Expr& call, const std::string& upperName, const Type* hint);

@@ -68,6 +68,27 @@ bool isParameter(const Variable& v) {
 
 }  // namespace
 
+// The output arguments, evaluated after the call: each receiving variable and the value stored
+// into it.
+void Analyzer::outputs(const std::vector<const Variable*>& params, const std::vector<const ast::Argument*>& bound,
+                       CallInfo& info) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ast::Argument* a = bound[i];
+    if (params[i]->section != VarSection::Output || !a) continue;
+    Expr* target = expression(*a->value);
+    if (target->kind == ExprKind::Constant) {
+      error(a->span, "an output needs a variable");
+      continue;
+    }
+    if (!assignable(target)) {
+      error(a->span, "cannot assign to a constant");
+      continue;
+    }
+    Expr* value = stored(outputValue(*params[i], a->negatedOutput, a->span), target->type, a->span);
+    info.outputs.push_back(Binding{Binding::Role::Output, params[i], value, target, a->span});
+  }
+}
+
 // The value of a callee's output after the call (negated for `NOT out => x`).
 Expr* Analyzer::outputValue(const Variable& parameter, bool negated, const SourceSpan& span) {
   Expr* out = make(ExprKind::Parameter, parameter.type, span);
@@ -78,13 +99,35 @@ Expr* Analyzer::outputValue(const Variable& parameter, bool negated, const Sourc
   return r;
 }
 
-// An in-out argument: a variable whose address the callee gets.
-static bool addressable(Analyzer& analyzer, const Expr* target, const SourceSpan& span) {
-  if (target->kind == ExprKind::Bit) {
-    analyzer.error(span, "a single bit has no address");
-    return false;
+// An in-out argument: a variable of the parameter's type, whose address the callee gets. Null when
+// it is missing or is not one (reported; function blocks word the mismatch their own way).
+Expr* Analyzer::inOutArgument(const ast::Expr& call, const ast::Argument* a, const Variable& p,
+                              const std::string& callee, bool functionBlock) {
+  if (!a) {
+    error(call.span, fmt::format("in-out parameter '{}' of '{}' must be passed", p.name, callee));
+    return nullptr;
   }
-  return true;
+  Expr* target = expression(*a->value);
+  const bool variable = target->kind != ExprKind::Constant;
+  const bool fits = target->type == p.type || implicitlyConvertible(target->type, p.type);
+  if (functionBlock && (!variable || !fits)) {
+    error(a->span, fmt::format("in-out parameter '{}' needs a {} variable", p.name, p.type->name));
+    return nullptr;
+  }
+  if (!variable) {
+    error(a->span, fmt::format("in-out parameter '{}' needs a variable", p.name));
+    return nullptr;
+  }
+  if (!fits) {
+    error(a->span, fmt::format("in-out parameter '{}' is {}, not {}", p.name, p.type->name,
+                               target->type ? target->type->name : "?"));
+    return nullptr;
+  }
+  if (target->kind == ExprKind::Bit) {
+    error(a->span, "a single bit has no address");
+    return nullptr;
+  }
+  return target;
 }
 
 Expr* Analyzer::functionCall(const ast::Expr& e, const Callee& f, Expr* self) {
@@ -107,22 +150,8 @@ Expr* Analyzer::functionCall(const ast::Expr& e, const Callee& f, Expr* self) {
     const ast::Argument* a = bound[i];
     if (p.section == VarSection::Output) continue;
     if (p.section == VarSection::InOut) {
-      if (!a) {
-        error(e.span, fmt::format("in-out parameter '{}' of '{}' must be passed", p.name, f.name));
-        continue;
-      }
-      Expr* target = expression(*a->value);
-      if (target->kind == ExprKind::Constant) {
-        error(a->span, fmt::format("in-out parameter '{}' needs a variable", p.name));
-        continue;
-      }
-      if (target->type != p.type && !implicitlyConvertible(target->type, p.type)) {
-        error(a->span, fmt::format("in-out parameter '{}' is {}, not {}", p.name, p.type->name,
-                                   target->type ? target->type->name : "?"));
-        continue;
-      }
-      if (!addressable(*this, target, a->span)) continue;
-      info.inputs.push_back(Binding{Binding::Role::InOut, &p, target, nullptr, a->span});
+      if (Expr* target = inOutArgument(e, a, p, f.name, false))
+        info.inputs.push_back(Binding{Binding::Role::InOut, &p, target, nullptr, a->span});
       continue;
     }
     if (!a) continue;  // keeps its initial value
@@ -131,22 +160,7 @@ Expr* Analyzer::functionCall(const ast::Expr& e, const Callee& f, Expr* self) {
   }
   for (Binding& b : info.inputs)
     if (b.role == Binding::Role::Input) b.value = stored(const_cast<Expr*>(b.value), b.parameter->type, e.span);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const ast::Argument* a = bound[i];
-    if (params[i]->section != VarSection::Output || !a) continue;
-    Expr* target = expression(*a->value);
-    if (target->kind == ExprKind::Constant) {
-      error(a->span, "an output needs a variable");
-      continue;
-    }
-    Binding b{Binding::Role::Output, params[i], nullptr, target, a->span};
-    if (target->readOnly) {
-      error(a->span, "cannot assign to a constant");
-    } else {
-      b.value = stored(outputValue(*params[i], a->negatedOutput, a->span), target->type, a->span);
-      info.outputs.push_back(b);
-    }
-  }
+  outputs(params, bound, info);
   return r;
 }
 
@@ -175,40 +189,15 @@ Expr* Analyzer::functionBlockCall(const ast::Expr& e, Expr* instance, const Type
     const ast::Argument* a = bound[i];
     if (p.section == VarSection::Output) continue;
     if (p.section == VarSection::InOut) {
-      if (!a) {
-        error(e.span, fmt::format("in-out parameter '{}' of '{}' must be passed", p.name, fbType->name));
-        continue;
-      }
-      Expr* target = expression(*a->value);
-      if (target->kind == ExprKind::Constant ||
-          (target->type != p.type && !implicitlyConvertible(target->type, p.type))) {
-        error(a->span, fmt::format("in-out parameter '{}' needs a {} variable", p.name, p.type->name));
-        continue;
-      }
-      if (!addressable(*this, target, a->span)) continue;
-      info.inputs.push_back(Binding{Binding::Role::InOut, &p, target, nullptr, a->span});
+      if (Expr* target = inOutArgument(e, a, p, fbType->name, true))
+        info.inputs.push_back(Binding{Binding::Role::InOut, &p, target, nullptr, a->span});
       continue;
     }
     if (!a) continue;  // inputs not passed keep their previous value
     Expr* v = expression(*a->value, p.type);
     info.inputs.push_back(Binding{Binding::Role::Input, &p, stored(v, p.type, a->span), nullptr, a->span});
   }
-  for (size_t i = 0; i < params.size(); ++i) {
-    const ast::Argument* a = bound[i];
-    if (params[i]->section != VarSection::Output || !a) continue;
-    Expr* target = expression(*a->value);
-    if (target->kind == ExprKind::Constant) {
-      error(a->span, "an output needs a variable");
-      continue;
-    }
-    Binding b{Binding::Role::Output, params[i], nullptr, target, a->span};
-    if (target->readOnly) {
-      error(a->span, "cannot assign to a constant");
-    } else {
-      b.value = stored(outputValue(*params[i], a->negatedOutput, a->span), target->type, a->span);
-      info.outputs.push_back(b);
-    }
-  }
+  outputs(params, bound, info);
   return none;
 }
 

@@ -356,13 +356,7 @@ Expr* Analyzer::index(const ast::Expr& e) {
     idx.push_back(v);
   }
   if (allConst) {
-    // Strides: dimension i advances by the product of the later dimensions.
-    std::vector<uint64_t> stride(t->dims.size());
-    uint64_t s = t->base->size;
-    for (size_t i = t->dims.size(); i-- > 0;) {
-      stride[i] = s;
-      s *= t->dims[i].count;
-    }
+    const std::vector<uint64_t> stride = t->strides();
     uint64_t off = 0;
     for (size_t i = 0; i < idx.size(); ++i) {
       const int64_t k = static_cast<int64_t>(idx[i]->constant.i);
@@ -438,8 +432,7 @@ Expr* Analyzer::bitAccess(const ast::Expr& e) {
   Expr* r = make(ExprKind::Bit, elementary(TypeKind::Bool), e.span);
   r->a = {base};
   r->bit = static_cast<uint32_t>(e.intValue);
-  // A bit reached through a reference or a computed index is read, not written.
-  r->readOnly = base->readOnly || !isDirect(base);
+  r->readOnly = base->readOnly;
   r->named = base->named;
   return r;
 }
@@ -537,15 +530,8 @@ Expr* Analyzer::constantName(const ast::Expr& e, const Type* hint) {
 }
 
 Expr* Analyzer::constant(const ast::Expr& e, const Type* hint) {
+  if (ast::isLiteral(e.kind)) return literal(e);
   switch (e.kind) {
-    case ast::ExprKind::IntLiteral:
-    case ast::ExprKind::RealLiteral:
-    case ast::ExprKind::BoolLiteral:
-    case ast::ExprKind::StringLiteral:
-    case ast::ExprKind::TimeLiteral:
-    case ast::ExprKind::DateLiteral:
-    case ast::ExprKind::TodLiteral:
-    case ast::ExprKind::DtLiteral: return literal(e);
     case ast::ExprKind::Name: return constantName(e, hint);
     case ast::ExprKind::Unary: {
       Expr* v = constant(*e.operand, hint);
@@ -803,15 +789,8 @@ Expr* Analyzer::binaryOperation(const ast::Expr& e, Expr* a, Expr* b) {
 // ---------------------------------------------------------------- dispatch
 
 Expr* Analyzer::expression(const ast::Expr& e, const Type* hint) {
+  if (ast::isLiteral(e.kind)) return literal(e);
   switch (e.kind) {
-    case ast::ExprKind::IntLiteral:
-    case ast::ExprKind::RealLiteral:
-    case ast::ExprKind::BoolLiteral:
-    case ast::ExprKind::StringLiteral:
-    case ast::ExprKind::TimeLiteral:
-    case ast::ExprKind::DateLiteral:
-    case ast::ExprKind::TodLiteral:
-    case ast::ExprKind::DtLiteral: return literal(e);
     case ast::ExprKind::Name: {
       if (e.text.find('#') != std::string::npos) return constant(e, hint);
       // Enumeration value names win over nothing else: variables shadow them.
@@ -829,6 +808,7 @@ Expr* Analyzer::expression(const ast::Expr& e, const Type* hint) {
     }
     case ast::ExprKind::Binary: return binary(e, hint);
     case ast::ExprKind::Call: return call(e, hint, false);
+    default: break;  // literals, above
   }
   return poison(e.span);
 }

@@ -21,27 +21,9 @@ const Type* intern(const Type& t) {
 
 }  // namespace
 
-const Type* InternedTypes::string(uint32_t capacity) {
-  Type t;
-  t.kind = TypeKind::String;
-  t.capacity = capacity;
-  t.name = capacity == 80 ? "STRING" : fmt::format("STRING[{}]", capacity);
-  t.size = 2 + capacity;
-  t.align = 2;
-  t.init.assign(t.size, 0);
-  return intern(t);
-}
+const Type* InternedTypes::string(uint32_t capacity) { return intern(TypeTable::makeString(capacity)); }
 
-const Type* InternedTypes::refTo(const Type* target) {
-  Type t;
-  t.kind = TypeKind::Ref;
-  t.base = target;
-  t.name = "REF_TO " + target->name;
-  t.size = 4;
-  t.align = 4;
-  t.init.assign(4, 0);
-  return intern(t);
-}
+const Type* InternedTypes::refTo(const Type* target) { return intern(TypeTable::makeRef(target)); }
 
 const Type* InternedTypes::errorType() const {
   Type t;

@@ -253,16 +253,9 @@ std::optional<ConstValue> foldBinary(ast::BinaryOp op, const ConstValue& a, cons
 }
 
 bool safeToSkip(const ast::Expr& e) {
+  if (ast::isLiteral(e.kind)) return true;
   switch (e.kind) {
-    case ast::ExprKind::Name:
-    case ast::ExprKind::IntLiteral:
-    case ast::ExprKind::RealLiteral:
-    case ast::ExprKind::BoolLiteral:
-    case ast::ExprKind::StringLiteral:
-    case ast::ExprKind::TimeLiteral:
-    case ast::ExprKind::DateLiteral:
-    case ast::ExprKind::TodLiteral:
-    case ast::ExprKind::DtLiteral: return true;
+    case ast::ExprKind::Name: return true;
     case ast::ExprKind::Member:
     case ast::ExprKind::BitAccess:
     case ast::ExprKind::Unary: return safeToSkip(*e.operand);

@@ -60,7 +60,7 @@ const Stmt* Analyzer::assignment(const ast::Stmt& s) {
   st->kind = StmtKind::Assign;
   st->span = s.span;
   Expr* target = expression(*s.target);
-  if (target->kind == ExprKind::Constant || target->readOnly) {
+  if (target->kind == ExprKind::Constant || !assignable(target)) {
     error(s.target->span, "cannot assign to a constant");
     return st;
   }

@@ -42,6 +42,9 @@ enum class ExprKind {
   Call,           // operand(args...)  operand is Name or Member (method / FB instance path)
 };
 
+// IntLiteral .. DtLiteral.
+inline bool isLiteral(ExprKind k) { return k >= ExprKind::IntLiteral && k <= ExprKind::DtLiteral; }
+
 enum class UnaryOp { Negate, Plus, Not };
 enum class BinaryOp { Power, Mul, Div, Mod, Add, Sub, Lt, Gt, Le, Ge, Eq, Ne, And, Xor, Or };
 
