@@ -275,6 +275,9 @@ class Lexer {
   Lexer(std::string_view text, FileId file, Diagnostics& diag) : src_(text), file_(file), diag_(diag) {}
 
   std::vector<Token> run() {
+    // A UTF-8 byte order mark (editors on Windows write one) is not part of the text: skipped, and
+    // not counted as columns, as editors do not show it.
+    if (src_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;
     while (i_ < src_.size()) {
       char c = src_[i_];
       if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {

@@ -11,7 +11,8 @@
 // - Errors (unknown character, bad escape, unterminated string/comment, malformed literal)
 //   are reported to Diagnostics with their location and lexing continues. A malformed literal
 //   still produces a token of its kind (value 0) so the parser does not report it again.
-// - Columns count bytes (a tab is one column).
+// - Columns count bytes (a tab is one column). A UTF-8 byte order mark at the start of a file is
+//   skipped and not counted.
 #pragma once
 
 #include <cstdint>
