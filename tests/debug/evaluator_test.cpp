@@ -1263,6 +1263,41 @@ TEST(EvaluatorFrames, EachFrameOfTheStack) {
   EXPECT_FALSE(Expression::compile(p, frames[0].pou, "count", error));
 }
 
+// ------------------------------------------------------------------ the compiler's names
+
+// Names resolve through the program's symbol table, as the compiler resolved them: a declared
+// type no variable uses, an alias without a default of its own, the CONSTANTs of a function's
+// frame (folded, as the compiler folds them, so no frame needs to be read).
+TEST(EvaluatorNames, TheSymbolTableKnowsWhatTheCompilerKnew) {
+  test::Compiled c = test::compile(
+      "TYPE\n  Unused : (One, Two := 20, Three);\n  Speed : LREAL;\n  Limits : STRUCT lo : INT; END_STRUCT;\nEND_TYPE\n"
+      "FUNCTION F : INT\nVAR CONSTANT K : INT := 6; KS : STRING[4] := 'ab'; END_VAR\nF := K;\nEND_FUNCTION\n"
+      "PROGRAM Main\nVAR x : INT; END_VAR\nx := F();\nEND_PROGRAM\n");
+  ASSERT_TRUE(c.program) << c.messages();
+  const Program& p = *c.program;
+  const uint32_t f = findPou(p, "F");
+  ASSERT_NE(f, UINT32_MAX);
+  // Somewhere no frame of F is: the constants are not read from memory.
+  const std::vector<uint8_t> memory(p.imageSize() + 64, 0xA5);
+  auto value = [&](uint32_t pou, const std::string& text) {
+    const Evaluated ev =
+        evaluate(p, pou, text, memory.data(), static_cast<uint32_t>(memory.size()), EvalContext{pou, 0, p.imageSize()});
+    EXPECT_TRUE(ev.ok) << text << ": " << ev.error;
+    return ev.ok ? formatValue(p, ev.result.bytes.data(), 0, -1, *ev.type) + " " + ev.type->name : "<" + ev.error + ">";
+  };
+  EXPECT_EQ(value(UINT32_MAX, "Unused#Two"), "Two Unused");
+  EXPECT_EQ(value(UINT32_MAX, "TO_DINT(Three)"), "21 DINT");
+  EXPECT_EQ(value(UINT32_MAX, "TO_Speed(3) / 2"), "1.5 LREAL");
+  EXPECT_EQ(value(f, "K * 2"), "12 INT");
+  EXPECT_EQ(value(f, "KS"), "'ab' STRING[4]");
+  std::string error;
+  auto k = Expression::compile(p, f, "K", error);
+  ASSERT_TRUE(k) << error;
+  EXPECT_FALSE(k->isStorage());
+  EXPECT_FALSE(Expression::compile(p, UINT32_MAX, "Limits#lo", error));
+  EXPECT_EQ(error, "column 1: 'LIMITS' is not an enumeration");
+}
+
 // ------------------------------------------------------------------ results and assignments
 
 TEST(EvaluatorResults, StorageAndAssignment) {

@@ -640,6 +640,40 @@ TEST(RuntimeValues, FindVariablePaths) {
   EXPECT_FALSE(findVariable(*p, "", err));
 }
 
+// A path is an expression of the program's names, resolved as the compiler resolves them: constant
+// indexes may be folded expressions, a bit of an integer is a path, and anything that is not
+// fixed storage is refused with a reason.
+TEST(RuntimeValues, PathsResolveAsTheCompilerResolvesNames) {
+  auto p = mustCompile(
+      "VAR_GLOBAL CONSTANT N : INT := 2; END_VAR\n"
+      "PROGRAM Main\nVAR w : WORD; grid : ARRAY[0..3, 1..2] OF INT; k : INT; r : REF_TO INT; END_VAR\nEND_PROGRAM\n");
+  ASSERT_TRUE(p);
+  std::string err;
+  auto folded = findVariable(*p, "Main.grid[N + 1, 2]", err);
+  auto plain = findVariable(*p, "Main.grid[3, 2]", err);
+  ASSERT_TRUE(folded && plain) << err;
+  EXPECT_EQ(folded->offset, plain->offset);
+  EXPECT_EQ(folded->path, "Main.grid[3, 2]");
+  auto w = findVariable(*p, "Main.w", err);
+  auto bit = findVariable(*p, "main.W.9", err);
+  ASSERT_TRUE(w && bit) << err;
+  EXPECT_EQ(bit->offset, w->offset + 1);
+  EXPECT_EQ(bit->bit, 1);
+  EXPECT_EQ(bit->type->kind, TypeKind::Bool);
+  EXPECT_EQ(bit->path, "Main.w.9");
+  auto n = findVariable(*p, "N", err);  // a CONSTANT's storage, not its value
+  ASSERT_TRUE(n) << err;
+  EXPECT_TRUE(n->constant);
+  EXPECT_FALSE(findVariable(*p, "Main.grid[Main.k, 1]", err));
+  EXPECT_TRUE(contains(err, "constant")) << err;
+  EXPECT_FALSE(findVariable(*p, "Main.r^", err));
+  EXPECT_TRUE(contains(err, "reference")) << err;
+  EXPECT_FALSE(findVariable(*p, "Main.k + 1", err));
+  EXPECT_TRUE(contains(err, "not a variable")) << err;
+  EXPECT_FALSE(findVariable(*p, "nosuch.x", err));
+  EXPECT_TRUE(contains(err, "nosuch")) << err;
+}
+
 TEST(RuntimeValues, FindAddressAndLocatedVariablesAgree) {
   auto p = mustCompile(
       "PROGRAM Main\nVAR\n  b AT %IX0.3 : BOOL;\n  w AT %IW2 : WORD;\n  d AT %QD1 : DINT;\n"

@@ -117,13 +117,13 @@ std::optional<VariableLocation> findVariable(const Program& program, std::string
     error = fmt::format("'{}' is not a variable name", path);
     return std::nullopt;
   }
-  // The one resolver: the semantic pass over the program's symbol table, in the global scope, a
-  // CONSTANT's name designating its variable rather than its value.
+  // The one resolver: the semantic pass over the program's symbol table, in the global scope. A
+  // CONSTANT named alone designates its variable, not its value (in indexes it folds).
   sema::ProgramScope scope(program, UINT32_MAX);
   sema::Arena arena;
   sema::Analyzer::Options options;
   options.rejectCalls = true;
-  options.foldNamedConstants = false;
+  options.foldNamedConstants = e->kind != ast::ExprKind::Name;
   const sema::Expr* ir = sema::Analyzer(scope, diags, arena, options).expression(*e);
   for (const Diagnostic& d : diags.items()) {
     if (d.severity != Severity::Error) continue;
