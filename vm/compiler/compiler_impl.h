@@ -60,6 +60,12 @@ struct Opnd {
   Fix fix = Fix::None;
 };
 
+// The value of a declaration's constant expression (type null: an untyped literal).
+struct Folded {
+  const Type* type = nullptr;
+  ConstValue value;
+};
+
 // A CONSTANT variable of a POU whose value is known at compile time.
 struct LocalConstant {
   Variable variable;  // its name and type (for declaration scopes, where no layout exists yet)
@@ -209,9 +215,11 @@ class Compiler {
   void writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ConstValue& c,
                   const SourceSpan& span);
   std::optional<int64_t> evalConstInt(const ast::Expr& e);
-  // The semantic pass over a declaration's constant expressions (in the scope of layoutDecl_).
-  const sema::Expr* constantOf(const ast::Expr& e, const Type* hint = nullptr);
-  const sema::Expr* convertConstant(const sema::Expr* c, const Type* to, const SourceSpan& span);
+  // The semantic pass over a declaration's constant expressions (in the scope of layoutDecl_): the
+  // value, or nullopt when `e` is not constant (reported only for errors inside it).
+  std::optional<Folded> constantOf(const ast::Expr& e, const Type* hint = nullptr);
+  // The value converted to `to`; nullopt when it does not convert to a constant (reported).
+  std::optional<Folded> convertConstant(const Folded& c, const Type* to, const SourceSpan& span);
   void layoutImage();
   bool locate(const ast::Location& loc, Variable& v, const Type* type);
   void setupTasks();
@@ -295,7 +303,6 @@ class Compiler {
   TypeTable* types_ = nullptr;
   const Type* errorType_ = nullptr;
   CompilerDeclarations declarations_;
-  sema::Arena declarationArena_;  // the IR of declarations' constant expressions
 
   std::vector<std::unique_ptr<ast::CompilationUnit>> units_;
   std::map<std::string, const ast::TypeDecl*> typeDecls_;

@@ -140,7 +140,8 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
 
 const Type* Compiler::resolveNamedType(const std::string& name, const SourceSpan& span) {
   DeclarationScope scope(*this, layoutDecl_);
-  return sema::Analyzer(scope, diags_, declarationArena_).typeNamed(name, span);
+  sema::Arena arena;
+  return sema::Analyzer(scope, diags_, arena).typeNamed(name, span);
 }
 
 std::optional<const Type*> Compiler::resolveDeclaredType(const std::string& key, const SourceSpan& span) {
@@ -186,23 +187,30 @@ void Compiler::resolveAllTypes() {
   for (const ast::TypeDecl* d : typeOrder_) resolveDeclaredType(upperCase(d->name), d->span);
 }
 
-const sema::Expr* Compiler::constantOf(const ast::Expr& e, const Type* hint) {
+std::optional<Folded> Compiler::constantOf(const ast::Expr& e, const Type* hint) {
   DeclarationScope scope(*this, layoutDecl_);
-  return sema::Analyzer(scope, diags_, declarationArena_).constant(e, hint);
+  sema::Arena arena;
+  const sema::Expr* c = sema::Analyzer(scope, diags_, arena).constant(e, hint);
+  if (!c) return std::nullopt;
+  return Folded{c->type, c->constant};
 }
 
-const sema::Expr* Compiler::convertConstant(const sema::Expr* c, const Type* to, const SourceSpan& span) {
+std::optional<Folded> Compiler::convertConstant(const Folded& c, const Type* to, const SourceSpan& span) {
   DeclarationScope scope(*this, layoutDecl_);
-  return sema::Analyzer(scope, diags_, declarationArena_).convert(const_cast<sema::Expr*>(c), to, span);
+  sema::Arena arena;
+  sema::Analyzer analyzer(scope, diags_, arena);
+  const sema::Expr* r = analyzer.convert(analyzer.constantNode(c.type, c.value, span), to, span);
+  if (r->kind != sema::ExprKind::Constant) return std::nullopt;
+  return Folded{r->type, r->constant};
 }
 
 std::optional<int64_t> Compiler::evalConstInt(const ast::Expr& e) {
-  const sema::Expr* v = constantOf(e);
-  if (!v || v->constant.kind != ConstValue::Kind::Int) {
+  const std::optional<Folded> v = constantOf(e);
+  if (!v || v->value.kind != ConstValue::Kind::Int) {
     error(e.span, "expected a constant integer expression");
     return std::nullopt;
   }
-  return static_cast<int64_t>(v->constant.i);
+  return static_cast<int64_t>(v->value.i);
 }
 
 const Type* Compiler::resolveType(const ast::TypeRef& ref) {
@@ -304,9 +312,9 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
       for (const ast::EnumValue& ev : ref.enumValues) {
         Int128 value = next;
         if (ev.value) {
-          const sema::Expr* v = constantOf(*ev.value);
-          if (v && v->constant.kind == ConstValue::Kind::Int)
-            value = v->constant.i;
+          const std::optional<Folded> v = constantOf(*ev.value);
+          if (v && v->value.kind == ConstValue::Kind::Int)
+            value = v->value.i;
           else
             error(ev.value->span, "expected a constant integer expression");
         }
@@ -571,16 +579,16 @@ void Compiler::foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Typ
   if (!d.constant || !d.init || d.init->kind != ast::InitKind::Expr || !d.init->expr) return;
   if (!(type->isScalar() || type->kind == TypeKind::String)) return;
   if (decl.constants.count(upperCase(d.name))) return;
-  const sema::Expr* c = constantOf(*d.init->expr, type);
+  const std::optional<Folded> c = constantOf(*d.init->expr, type);
   if (!c) return;
-  const sema::Expr* cv = convertConstant(c, type, d.init->span);
-  if (cv->kind != sema::ExprKind::Constant) return;
+  const std::optional<Folded> cv = convertConstant(*c, type, d.init->span);
+  if (!cv) return;
   LocalConstant k;
   k.variable.name = d.name;
   k.variable.type = type;
   k.variable.constant = true;
   k.variable.span = d.span;
-  k.value = cv->constant;
+  k.value = cv->value;
   decl.constants.emplace(upperCase(d.name), std::move(k));
 }
 
@@ -640,19 +648,18 @@ void Compiler::writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Ty
   switch (init->kind) {
     case ast::InitKind::Expr: {
       if (!init->expr) return;
-      const sema::Expr* v = constantOf(*init->expr, type);
+      const std::optional<Folded> v = constantOf(*init->expr, type);
       if (!v) {
         error(init->span, "an initial value must be a constant expression");
         return;
       }
-      const sema::Expr* converted = convertConstant(v, type, init->span);
-      if (converted->kind != sema::ExprKind::Constant) return;
-      if (type->kind == TypeKind::Subrange &&
-          (converted->constant.i < type->lower || converted->constant.i > type->upper)) {
+      const std::optional<Folded> converted = convertConstant(*v, type, init->span);
+      if (!converted) return;
+      if (type->kind == TypeKind::Subrange && (converted->value.i < type->lower || converted->value.i > type->upper)) {
         error(init->span, fmt::format("initial value is outside {}", type->name));
         return;
       }
-      writeConst(buf, offset, type, converted->constant, init->span);
+      writeConst(buf, offset, type, converted->value, init->span);
       return;
     }
     case ast::InitKind::Array: {
@@ -714,9 +721,8 @@ void Compiler::resolveGlobal(GlobalDecl& g) {
   g.var = makeVariable(*g.ast, VarSection::Global);
   if (g.var.type && g.ast->constant && g.ast->init && g.ast->init->kind == ast::InitKind::Expr &&
       g.var.type->isScalar()) {
-    if (const sema::Expr* v = constantOf(*g.ast->init->expr, g.var.type)) {
-      const sema::Expr* c = convertConstant(v, g.var.type, g.ast->span);
-      if (c->kind == sema::ExprKind::Constant) g.constant = c->constant;
+    if (const std::optional<Folded> v = constantOf(*g.ast->init->expr, g.var.type)) {
+      if (const std::optional<Folded> c = convertConstant(*v, g.var.type, g.ast->span)) g.constant = c->value;
     }
   }
   g.resolving = false;
@@ -788,10 +794,13 @@ void Compiler::layoutImage() {
 
   setupTasks();
 
-  // Program instances: each gets its own copy of the program's layout with its VAR_CONFIG bindings.
+  // Program instances: each gets its own copy of the program's layout with its VAR_CONFIG bindings
+  // (those without an open address AT %I* share the program's).
   for (ProgramInstanceInfo& inst : program_->instances) {
     PouDecl* decl = findPou(inst.type->name);
-    Type copy = *inst.type;
+    const bool bound = std::any_of(inst.type->fields.begin(), inst.type->fields.end(),
+                                   [](const Variable& f) { return f.absolute && f.offset == UINT32_MAX; });
+    Type copy = bound ? *inst.type : Type{};
     copy.name = decl->name;
     for (Variable& f : copy.fields) {
       if (!(f.absolute && f.offset == UINT32_MAX)) continue;
@@ -814,7 +823,7 @@ void Compiler::layoutImage() {
           error(e.span, fmt::format("VAR_CONFIG says {} but '{}' is {}", t->name, f.name, f.type->name));
       }
     }
-    inst.type = types_->add(std::move(copy));
+    if (bound) inst.type = types_->add(std::move(copy));
     fbDecls_[inst.type] = decl;
     inst.offset = place(inst.type->size, inst.type->align);
     std::memcpy(image.data() + inst.offset, inst.type->init.data(), inst.type->size);
@@ -894,13 +903,13 @@ void Compiler::setupTasks() {
       }
       if (t.single) error(t.single->span, "event tasks (SINGLE) are not supported; give the task an INTERVAL");
       if (t.interval) {
-        const sema::Expr* v = constantOf(*t.interval);
+        const std::optional<Folded> v = constantOf(*t.interval);
         if (!v || !v->type || (v->type->kind != TypeKind::Time && v->type->kind != TypeKind::LTime)) {
           error(t.interval->span, "INTERVAL must be a constant TIME");
-        } else if (v->constant.i <= 0) {
+        } else if (v->value.i <= 0) {
           error(t.interval->span, "INTERVAL must be positive");
         } else {
-          task.intervalNs = static_cast<int64_t>(v->constant.i);
+          task.intervalNs = static_cast<int64_t>(v->value.i);
         }
       } else if (!t.single) {
         error(t.span, fmt::format("task '{}' needs an INTERVAL", t.name));

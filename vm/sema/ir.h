@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -233,15 +232,16 @@ struct Stmt {
   bool hasElse = false;
 };
 
-// Owns the nodes of one analysis.
+// Owns the nodes of one analysis. Allocates nothing until the first node (the compiler makes one
+// for each constant expression of a declaration).
 class Arena {
  public:
-  Expr* expr() { return &exprs_.emplace_back(); }
-  Stmt* stmt() { return &stmts_.emplace_back(); }
+  Expr* expr() { return exprs_.emplace_back(std::make_unique<Expr>()).get(); }
+  Stmt* stmt() { return stmts_.emplace_back(std::make_unique<Stmt>()).get(); }
 
  private:
-  std::deque<Expr> exprs_;
-  std::deque<Stmt> stmts_;
+  std::vector<std::unique_ptr<Expr>> exprs_;
+  std::vector<std::unique_ptr<Stmt>> stmts_;
 };
 
 // The operand under the conversions its consumer applies when it reads it (Expr::atRead): what is
