@@ -212,9 +212,7 @@ Expr* BuiltinAnalysis::conversion() {
     if (!stringsMatch && !enumOk) v = an_.convert(v, from, span_);
   }
   if (from && !v->type && v->kind == ExprKind::Constant) v = an_.convert(v, from, span_);
-  Expr* r = an_.conversion(call_, v, v->type, to);
-  r->named = false;
-  return r;
+  return asValue(an_.conversion(call_, v, v->type, to));
 }
 
 // ---- numeric functions
@@ -312,9 +310,7 @@ Expr* BuiltinAnalysis::numeric() {
   if (name_ == "MOVE") {
     auto a = args({"IN"});
     if (!a[0]) return invalid(intType);
-    Expr* v = an_.expression(*a[0], hint_);
-    v->named = false;
-    return v;
+    return asValue(an_.expression(*a[0], hint_));
   }
   if (name_ == "REF" || name_ == "ADR") {
     auto a = args({"IN"});

@@ -603,10 +603,7 @@ Expr* Analyzer::unary(const ast::Expr& e, const Type* hint) {
     return v;
   }
   const Type* t = valueBase(v->type);
-  if (e.unaryOp == ast::UnaryOp::Plus) {
-    v->named = false;
-    return v;
-  }
+  if (e.unaryOp == ast::UnaryOp::Plus) return asValue(v);
   if (e.unaryOp == ast::UnaryOp::Negate) {
     if (!t->isNumeric() && t->kind != TypeKind::Time && t->kind != TypeKind::LTime) {
       error(e.span, fmt::format("cannot negate a {}", t->name));

@@ -250,6 +250,15 @@ const Expr* unconverted(const Expr* e);
 // Those conversions, innermost first.
 std::vector<const Expr*> conversionsOf(const Expr* e);
 
+// `e` as the value of an enclosing expression that adds nothing to it (MOVE(x), +x, a conversion
+// to its own type): no storage the text names, and never computed into the destination of an
+// assignment (the code computes the inner expression into a temporary, then stores it).
+inline Expr* asValue(Expr* e) {
+  e->named = false;
+  e->fresh = true;
+  return e;
+}
+
 // The place the compiler reaches directly (a variable, a field or a constant-index element of
 // one, a temporary), rather than through a reference, a computed index or a single bit.
 bool isDirect(const Expr* e);
