@@ -3,31 +3,28 @@
 // same expression in that frame.
 //
 // The program's bytecode is immutable and shared (docs/architecture.md: immutable, shared bytecode), so expressions are
-// not compiled into it: Expression::compile parses the text with the ST parser, resolves every name once against the
-// program's symbol information (the frame's variables, then the instance's, then globals, program instances and
-// enumeration values: the compiler's order), types it with the compiler's rules (common type of operands, literal
-// typing, implicit conversions, constant folding) and builds a small tree of typed operations. evaluate() then walks
-// that tree over a read-only view of memory: it never writes memory, never reads outside [0, memorySize), and allocates
-// nothing for a scalar result when `out` is reused.
+// not compiled into it: Expression::compile parses the text with the ST parser and runs the compiler's own semantic
+// pass (vm/sema) on it, in the scope of the frame's POU over the program's symbol table (the frame's variables, then
+// the instance's, then globals, program instances and enumeration values), so that names resolve, operands type,
+// literals take their types, conversions apply and constants fold exactly as in the program's code. It then lowers
+// the typed IR to a small tree of typed operations (compile.cpp, where the compiler emits opcodes). evaluate() walks
+// that tree over a read-only view of memory: it never writes memory, never reads outside [0, memorySize), and
+// allocates nothing for a scalar result when `out` is reused.
 //
 // Supported: literals of every elementary type, variables (locals, VAR_TEMP, instance variables,
 // in-outs, globals and VAR_EXTERNAL, located variables, `Main.x` program instance paths, THIS),
 // members, array indexes (multi-dimensional, any lower bound; bounds checked), bit access `w.3`,
-// REF()/ADR() and `r^`, enumeration values (`Red`, `Color#Red`), every operator, and the pure
-// standard functions the compiler knows (conversions, TRUNC, numeric, MIN/MAX/LIMIT/SEL/MUX/MOVE,
-// shifts and rotates, string and time functions). Calls to user functions, function blocks and
+// REF()/ADR() and `r^`, enumeration values (`Red`, `Color#Red`), every declared type by name
+// (`TO_Speed(x)`, `Mode#Run`, used by a variable or not), CONSTANTs (folded, the frame's too, as
+// the compiler folds them), every operator, and the pure standard functions the compiler knows
+// (conversions, TRUNC, numeric, MIN/MAX/LIMIT/SEL/MUX/MOVE, shifts and rotates, string and time
+// functions). Calls to user functions, function blocks and
 // methods are rejected: they would change the program's state.
 //
 // Where the result can differ from the program's own code:
 // - An expression is typed without a context type, as a condition is. An assignment gives its
 //   right side the target's type, which changes how untyped literals inside some standard
 //   functions type (`x := SIN(SHR(ABS(16#FF), 1))` with an LREAL x types ABS as LREAL).
-// - CONSTANTs of globals and of the POU's instance fold as in the compiler; those of a function's
-//   or method's frame are read from memory (same value; an error the compiler finds with the
-//   constant, such as a division by a zero constant, is found when evaluating instead).
-// - Types are found by name (`Color#Red`, `TO_Speed(x)`) among the types the program's variables
-//   use: a declared type no variable uses, and an alias without its own default value
-//   (`TYPE Speed : REAL; END_TYPE`), cannot be named.
 // - When one expression holds several faults, the one reported is the VM's except in rare orders
 //   of evaluation (an index through a NULL reference whose index also faults).
 // - REF() of a computed value (not a variable) is rejected; references are checked against NULL
