@@ -6,7 +6,7 @@
 //
 // Nodes are in evaluation order: a lowering that evaluates operands left to right computes what
 // the program computes. A few flags say how the compiler's code lays out temporaries where that is
-// not implied by the node alone (resultFirst, fresh, readEach); they change no value.
+// not implied by the node alone (atRead, fresh, readEach, ScaleForm); they change no value.
 #pragma once
 
 #include <cstdint>
@@ -56,78 +56,27 @@ enum class Conversion : uint8_t {
   Convert,  // between storage types (CVT): `from` to `to`
 };
 
+// The operations, by what they work on. Laid out by hand.
+// clang-format off
 enum class Op : uint8_t {
-  // numbers, on `prim`
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Mod,
-  Expt,
-  Min,
-  Max,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,  // BOOL results; operands of `prim`
-  Neg,
-  Abs,
-  Sqrt,
-  Ln,
-  Log,
-  Exp,
-  Sin,
-  Cos,
-  Tan,
-  Asin,
-  Acos,
-  Atan,   // REAL/LREAL
-  Trunc,  // REAL/LREAL -> LINT, toward zero
-  Idx64,  // LINT -> DINT clamped (array indexes)
-  // bits, on `size` bytes
-  And,
-  Or,
-  Xor,
-  BitNot,
-  Shl,
-  Shr,
-  Rol,
-  Ror,  // shift counts are LINT
+  // numbers, of `prim`; comparisons give BOOL
+  Add, Sub, Mul, Div, Mod, Expt, Min, Max,
+  Eq, Ne, Lt, Le, Gt, Ge,
+  Neg, Abs,
+  Sqrt, Ln, Log, Exp, Sin, Cos, Tan, Asin, Acos, Atan,  // REAL or LREAL
+  Trunc,  // REAL or LREAL to LINT, toward zero
+  Idx64,  // LINT to DINT, clamped (array indexes)
+  // bit strings and BOOL, of `size` bytes; shift counts are LINT
+  And, Or, Xor, BitNot, Shl, Shr, Rol, Ror,
   BoolNot,
   // strings
-  StrEq,
-  StrNe,
-  StrLt,
-  StrLe,
-  StrGt,
-  StrGe,
-  StrLen,
-  StrFind,
-  StrLeft,
-  StrRight,
-  StrMid,
-  StrConcat,
-  StrInsert,
-  StrDelete,
-  StrReplace,
+  StrEq, StrNe, StrLt, StrLe, StrGt, StrGe,
+  StrLen, StrFind, StrLeft, StrRight, StrMid, StrConcat, StrInsert, StrDelete, StrReplace,
   // to and from STRING
-  FromI64,
-  FromU64,
-  FromF32,
-  FromF64,
-  FromBool,
-  FromTime,
-  FromLTime,
-  FromDate,
-  FromTod,
-  FromDt,
-  ToI64,
-  ToU64,
-  ToF64,
-  ToBool,
+  FromI64, FromU64, FromF32, FromF64, FromBool, FromTime, FromLTime, FromDate, FromTod, FromDt,
+  ToI64, ToU64, ToF64, ToBool,
 };
+// clang-format on
 
 // How a ScaleDuration was written (the order its code reads the operands in).
 enum class ScaleForm : uint8_t {
@@ -192,9 +141,8 @@ struct Expr {
   // computing the operands before it (a binary operation's conversions come after both sides).
   bool atRead = false;
   // How the compiler's code computes an Operation (see the file comment).
-  bool fresh = false;        // the result is a new temporary, never the assignment's destination
-  bool readEach = false;     // each operand is read as soon as it is computed (not all computed first)
-  bool resultFirst = false;  // the result's place is taken before the operands are read
+  bool fresh = false;     // the result is a new temporary, never the assignment's destination
+  bool readEach = false;  // each operand is read as soon as it is computed (not all computed first)
 };
 
 enum class StmtKind : uint8_t { Assign, Call, If, Case, For, While, Repeat, Exit, Continue, Return };
