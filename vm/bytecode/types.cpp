@@ -36,8 +36,10 @@ std::vector<uint64_t> Type::strides() const {
   return stride;
 }
 
-const Variable* Type::field(std::string_view fieldName) const {
-  auto it = fieldIndex_.find(upperCase(fieldName));
+const Variable* Type::field(std::string_view fieldName) const { return fieldByUpperName(upperCase(fieldName)); }
+
+const Variable* Type::fieldByUpperName(const std::string& upperName) const {
+  auto it = fieldIndex_.find(upperName);
   return it == fieldIndex_.end() ? nullptr : &fields[it->second];
 }
 

@@ -105,6 +105,7 @@ struct Type {
   uint64_t elementCount() const;                       // Array: product of dims
   std::vector<uint64_t> strides() const;               // Array: bytes per step of each dimension (row-major)
   const Variable* field(std::string_view name) const;  // case-insensitive
+  const Variable* fieldByUpperName(const std::string& upperName) const;
   // Appends a field and indexes it by name, so that field() takes constant time however many
   // variables a POU declares (a linear search made compiling quadratic in their number).
   void addField(Variable v);

@@ -125,7 +125,7 @@ std::optional<sema::VariableSymbol> BodyScope::local(std::string_view name) {
     s.variable = it->second;
     s.storage = sema::Storage::Frame;
   } else if (ctx_.instanceType) {
-    s.variable = ctx_.instanceType->field(name);
+    s.variable = ctx_.instanceType->fieldByUpperName(key);
     s.storage = sema::Storage::Instance;
   }
   if (!s.variable) return std::nullopt;

@@ -262,8 +262,7 @@ Expr* Analyzer::variable(const VariableSymbol& symbol, const SourceSpan& span) {
 }
 
 Expr* Analyzer::name(const ast::Expr& e) {
-  const std::string key = upperCase(e.text);
-  if (key == "THIS") {
+  if (equalsIgnoreCase(e.text, "THIS")) {
     if (scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method) {
       Expr* r = make(ExprKind::This, scope_.instanceType(), e.span);
       r->named = true;
@@ -285,7 +284,7 @@ Expr* Analyzer::name(const ast::Expr& e) {
     return r;
   }
   if (Expr* c = constant(e)) return c;
-  if (d.pouKind(key))
+  if (d.pouKind(upperCase(e.text)))
     error(e.span, fmt::format("'{}' is a POU; call it with ( )", e.text));
   else
     error(e.span, scope_.unknownName(e.text));

@@ -9,6 +9,7 @@
 // not implied by the node alone (atRead, fresh, readEach, ScaleForm); they change no value.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -180,16 +181,34 @@ struct Stmt {
   bool hasElse = false;
 };
 
-// Owns the nodes of one analysis. Allocates nothing until the first node (the compiler makes one
-// for each constant expression of a declaration).
-class Arena {
+// Owns the nodes of one analysis, in blocks that double in size (a body's thousands of nodes take
+// a few allocations). Allocates nothing until the first node: the compiler makes an arena for each
+// constant expression of a declaration, which needs one or two.
+template <class T>
+class Blocks {
  public:
-  Expr* expr() { return exprs_.emplace_back(std::make_unique<Expr>()).get(); }
-  Stmt* stmt() { return stmts_.emplace_back(std::make_unique<Stmt>()).get(); }
+  T* next() {
+    if (used_ == capacity_) {
+      capacity_ = capacity_ ? std::min<size_t>(capacity_ * 2, 256) : 2;
+      blocks_.push_back(std::make_unique<T[]>(capacity_));
+      used_ = 0;
+    }
+    return &blocks_.back()[used_++];
+  }
 
  private:
-  std::vector<std::unique_ptr<Expr>> exprs_;
-  std::vector<std::unique_ptr<Stmt>> stmts_;
+  std::vector<std::unique_ptr<T[]>> blocks_;
+  size_t used_ = 0, capacity_ = 0;
+};
+
+class Arena {
+ public:
+  Expr* expr() { return exprs_.next(); }
+  Stmt* stmt() { return stmts_.next(); }
+
+ private:
+  Blocks<Expr> exprs_;
+  Blocks<Stmt> stmts_;
 };
 
 // The operand under the conversions its consumer applies when it reads it (Expr::atRead): what is
