@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <iostream>
+#include <string_view>
 
 #include "dap/handlers/handlers.h"
 #include "dap/transport/auth_token.h"
@@ -112,6 +115,21 @@ void Session::checkAuthToken(const std::string& command, const json& arguments) 
     throw DapError(fmt::format("'{}' refused: 'authToken' is not the token this adapter was started with", command));
 }
 
+namespace {
+// Requests a client sends by itself to fill its views (often racing with a resume or an ended
+// session): their errors appear in the view that asked, or nowhere, never as a popup. An error
+// of anything the user asked for (launch, a step, a write, a reload, a seek) is shown to the user.
+bool clientAskedForDisplay(std::string_view command) {
+  // clang-format off
+  static constexpr std::array<std::string_view, 15> kDisplayRequests{
+      "threads", "stackTrace", "scopes", "variables", "source", "evaluate", "loadedSources",
+      "breakpointLocations", "dataBreakpointInfo", "completions", "exceptionInfo", "readMemory", "modules",
+      "scanback/timeline", "scanback/signals"};
+  // clang-format on
+  return std::ranges::find(kDisplayRequests, command) != kDisplayRequests.end();
+}
+}  // namespace
+
 void Session::respond(const json& request, bool success, const json& body, const std::string& message) {
   json response{
       {"type", "response"},
@@ -121,7 +139,8 @@ void Session::respond(const json& request, bool success, const json& body, const
                                                                                 : std::string()}};
   if (!success) {
     response["message"] = message;
-    response["body"] = json{{"error", json{{"id", 1}, {"format", message}, {"showUser", true}}}};
+    const bool showUser = !clientAskedForDisplay(response["command"].get_ref<const std::string&>());
+    response["body"] = json{{"error", json{{"id", 1}, {"format", message}, {"showUser", showUser}}}};
   } else if (!body.is_null()) {
     response["body"] = body;
   }

@@ -167,6 +167,19 @@ TEST_F(DapSession, BadArgumentsGetAnErrorResponseNamingTheProblem) {
   EXPECT_TRUE(client_.request("threads")["success"]);
 }
 
+// VS Code pops up every error whose showUser is true. Requests the client sends by itself to fill
+// its views (and that race with a resume) must not; an action the user asked for must.
+TEST_F(DapSession, OnlyErrorsOfWhatTheUserAskedForAreShownToTheUser) {
+  client_.start(launchArgs());
+  const json view = client_.request("scopes", json{{"frameId", 999999}});
+  ASSERT_FALSE(view["success"]);
+  EXPECT_FALSE(view["body"]["error"]["showUser"]);
+  const json action = client_.request("stepBack", json{{"threadId", 999999}});
+  ASSERT_FALSE(action["success"]);
+  EXPECT_TRUE(action["body"]["error"]["showUser"]);
+  EXPECT_EQ(action["body"]["error"]["format"], action["message"]);
+}
+
 // Arguments that are not an object are refused for every request, initialize included (it once
 // took `[1,2]` or `"x"` as "no arguments").
 TEST_F(DapSession, ArgumentsThatAreNoObjectAreRefused) {
