@@ -8,6 +8,8 @@ scripts/setup.sh
 jobs="$(nproc)"
 # CI builds treat warnings as errors (-Wall -Wextra -Wpedantic -Wshadow, CMakeLists.txt).
 strict=(-DSCANBACK_WERROR=ON)
+# ccache, when the machine has it, makes a rerun on the same machine rebuild only what changed.
+if command -v ccache >/dev/null; then strict+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 
 echo "== format"
 scripts/check-format.sh
