@@ -38,8 +38,8 @@ struct LoweringError {
 
 class Lowering {
  public:
-  Lowering(const Program& program, Expression::Impl& impl, std::string_view text, sema::TypeSource& types)
-      : program_(program), impl_(impl), text_(text), types_(types) {
+  Lowering(Expression::Impl& impl, std::string_view text, sema::TypeSource& types)
+      : impl_(impl), text_(text), types_(types) {
     lineStarts_.push_back(0);
     for (size_t i = 0; i < text.size(); ++i)
       if (text[i] == '\n') lineStarts_.push_back(i + 1);
@@ -750,7 +750,6 @@ class Lowering {
     fail(e.span, "unsupported expression");
   }
 
-  const Program& program_;
   Expression::Impl& impl_;
   std::string_view text_;
   sema::TypeSource& types_;
@@ -772,7 +771,7 @@ std::unique_ptr<Expression::Impl> compileExpression(const Program& program, uint
     return nullptr;
   }
   sema::ProgramScope scope(program, pou);
-  Lowering lowering(program, *impl, impl->text, scope.declarations().types());
+  Lowering lowering(*impl, impl->text, scope.declarations().types());
   auto columnText = [&](const SourceSpan& span, const std::string& message) {
     const uint32_t column = lowering.columnOf(span);
     return column ? fmt::format("column {}: {}", column, message) : message;
