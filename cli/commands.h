@@ -34,7 +34,23 @@ struct RunArgs {
   int zstdLevel = 3;
   bool noStatements = false;
   std::string ring;  // "64MB" or "10min"
+  // control endpoint (control/)
+  std::string control;        // unix:///path.sock or tcp://127.0.0.1:PORT; empty: none
+  std::string controlBind;    // a tcp endpoint's interface (default 127.0.0.1)
+  std::string authTokenFile;  // control connections must present its token
+  bool noDebug = false;       // status, snapshot and stop only: attach is refused
 };
+
+// `scanback ctl ENDPOINT [--auth-token-file FILE] status [--json] | snapshot FILE | stop`
+// (cli/ctl_command.cpp): exit 0, or kExitUsage for usage, connection and authentication errors.
+struct CtlArgs {
+  std::string endpoint;
+  std::string authTokenFile;
+  enum class Action { Status, Snapshot, Stop } action = Action::Status;
+  bool json = false;
+  std::string snapshotPath;
+};
+int ctlCommand(const CtlArgs& args);
 
 // Compiles files, printing diagnostics to stderr; null on errors.
 std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& files);

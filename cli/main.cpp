@@ -46,6 +46,28 @@ int main(int argc, char** argv) {
                      "Flight recorder: keep only the last SIZE (64MB, compressed) or DURATION (10min) of history in "
                      "memory, written to TRACE when the run ends or faults. SIGUSR1 writes a snapshot of it to TRACE "
                      "with -CYCLE before the extension (plant.trace -> plant-123456.trace) and recording goes on");
+  runCmd->add_option("--control", run.control,
+                     "Serve a control endpoint: unix:///path.sock (mode 0600) or tcp://127.0.0.1:PORT (0: a free port, "
+                     "printed). scanback ctl and a debugger's attach connect to it; the runtime keeps a flight "
+                     "recorder (--ring, default 64MB) and stays up, faulted, after a fault (docs/control.md)");
+  runCmd->add_option("--control-bind", run.controlBind,
+                     "Listen for a tcp:// control endpoint on this IPv4 address instead of 127.0.0.1 (needs "
+                     "--auth-token-file)");
+  runCmd->add_option("--auth-token-file", run.authTokenFile,
+                     "Control connections must present the token in FILE (its first line; keep it chmod 600)");
+  runCmd->add_flag("--no-debug", run.noDebug,
+                   "Debugging disabled: the control endpoint answers status, snapshot and stop; attach is refused");
+
+  CtlArgs ctlArgs;
+  auto* ctlCmd = app.add_subcommand("ctl", "Talk to a runtime started with run --control (docs/control.md)");
+  ctlCmd->add_option("endpoint", ctlArgs.endpoint, "unix:///path.sock or tcp://127.0.0.1:PORT")->required();
+  ctlCmd->add_option("--auth-token-file", ctlArgs.authTokenFile, "The runtime's token: the first line of FILE");
+  ctlCmd->require_subcommand(1);
+  auto* ctlStatus = ctlCmd->add_subcommand("status", "State, cycles, cycle times, history held, fault");
+  ctlStatus->add_flag("--json", ctlArgs.json, "Print as JSON");
+  auto* ctlSnapshot = ctlCmd->add_subcommand("snapshot", "Write the history the runtime holds to a trace");
+  ctlSnapshot->add_option("file", ctlArgs.snapshotPath, "The trace to write (on the runtime's machine)")->required();
+  auto* ctlStop = ctlCmd->add_subcommand("stop", "Stop the runtime");
 
   std::vector<std::string> disasmFiles;
   auto* disasm = app.add_subcommand("disasm", "Compile and print the bytecode");
@@ -143,10 +165,20 @@ int main(int argc, char** argv) {
     if (*socketOpt) dapArgs.socket = dapSocket;
     return dapCommand(dapArgs);
   }
+  if (*ctlCmd) {
+    if (*ctlSnapshot) ctlArgs.action = CtlArgs::Action::Snapshot;
+    if (*ctlStop) ctlArgs.action = CtlArgs::Action::Stop;
+    if (*ctlStatus) ctlArgs.action = CtlArgs::Action::Status;
+    return ctlCommand(ctlArgs);
+  }
   if (*runCmd) {
     if (*cyclesOpt) run.cycles = cycles;
-    if (!run.ring.empty() && run.record.empty()) {
-      std::cerr << "scanback: --ring needs --record TRACE\n";
+    if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug)) {
+      std::cerr << "scanback: --control-bind, --auth-token-file and --no-debug go with --control ENDPOINT\n";
+      return kExitUsage;
+    }
+    if (!run.ring.empty() && run.record.empty() && run.control.empty()) {
+      std::cerr << "scanback: --ring needs --record TRACE or --control ENDPOINT\n";
       return kExitUsage;
     }
     return runCommand(run);

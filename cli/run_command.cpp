@@ -13,6 +13,9 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "control/endpoint.h"
+#include "control/server.h"
+#include "dap/transport/auth_token.h"
 #include "recorder/recorder.h"
 #include "recorder/run_loop.h"
 #include "vm/compiler/compiler.h"
@@ -21,6 +24,7 @@
 #include "vm/runtime/state_json.h"
 #include "vm/runtime/stimulus.h"
 #include "vm/runtime/values.h"
+#include "vm/runtime/cycle_times.h"
 
 namespace scanback::cli {
 
@@ -106,6 +110,144 @@ bool parseRing(const std::string& text, recorder::RecorderOptions& options, std:
   return false;
 }
 
+// With --control: a history is always kept, and handed over often enough that an attached
+// debugger sees a cycle about 100 ms after it ends (docs/control.md).
+using control::json;
+constexpr uint64_t kControlRingBytes = 64'000'000;
+constexpr int64_t kControlHandOverNs = 40'000'000;
+constexpr int64_t kControlFlushNs = 40'000'000;
+
+// What the runtime publishes for its control clients: the scan thread writes (relaxed atomics and
+// the cycle time histograms, which cost it an add), the server's threads read.
+class PublishedRuntime final : public control::ControlledRuntime {
+ public:
+  PublishedRuntime(const Program& program, bool debugEnabled)
+      : program_(program), debugEnabled_(debugEnabled), cycleTimes_(program.tasks.size()) {}
+
+  enum class State { Running, Faulted, Stopped };
+  void setRecorder(recorder::Recorder* rec) { recorder_ = rec; }
+  // The scan thread:
+  void cycleEnded(uint32_t task, uint64_t cycles, uint64_t ns) {
+    cycleTimes_[task].record(ns);
+    cycles_.store(cycles, std::memory_order_relaxed);
+  }
+  void faulted(const Runtime& rt) {
+    const FaultInfo& f = rt.vm().fault();
+    json fault{{"message", rt.faultMessage()}, {"code", std::string(faultText(f.code))}, {"cycle", rt.currentCycle().cycle}};
+    if (f.statement < program_.statements.size()) {
+      const SourceSpan& span = program_.statements[f.statement].span;
+      fault["file"] = program_.sources.file(span.file).path;
+      fault["line"] = span.line;
+      fault["column"] = span.column;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      fault_ = std::move(fault);
+    }
+    state_.store(State::Faulted, std::memory_order_release);
+  }
+  void stopped() { state_.store(State::Stopped, std::memory_order_release); }
+
+  json status() const override {
+    static constexpr const char* kStates[] = {"running", "faulted", "stopped"};
+    const State state = state_.load(std::memory_order_acquire);
+    json s{{"state", kStates[static_cast<int>(state)]},
+           {"cycles", cycles_.load(std::memory_order_relaxed)},
+           {"debugEnabled", debugEnabled_}};
+    json tasks = json::array();
+    for (size_t t = 0; t < program_.tasks.size(); ++t) {
+      const CycleTimes& c = cycleTimes_[t];
+      tasks.push_back(json{{"name", program_.tasks[t].name},
+                           {"intervalNs", program_.tasks[t].intervalNs},
+                           {"cycles", c.count()},
+                           {"cycleTimeNs", json{{"median", c.quantileNs(0.5)},
+                                                {"p99", c.quantileNs(0.99)},
+                                                {"max", c.maxNs()}}}});
+    }
+    s["tasks"] = std::move(tasks);
+    if (recorder_) {
+      const recorder::HeldHistory held = recorder_->held();
+      const recorder::RecorderStats stats = recorder_->stats();
+      json ring{{"chunks", held.chunks}, {"bytes", held.bytes}, {"cyclesDropped", stats.cyclesDropped}};
+      if (held.chunks) {
+        ring["firstCycle"] = held.firstCycle;
+        ring["lastCycle"] = held.endCycle - 1;
+      }
+      s["ring"] = std::move(ring);
+    }
+    if (state == State::Faulted) {
+      std::lock_guard lock(mutex_);
+      s["fault"] = fault_;
+    }
+    return s;
+  }
+  recorder::Recorder* recorder() override { return recorder_; }
+  void stop() override { gInterrupted = true; }
+
+ private:
+  const Program& program_;
+  const bool debugEnabled_;
+  recorder::Recorder* recorder_ = nullptr;
+  std::vector<CycleTimes> cycleTimes_;
+  std::atomic<uint64_t> cycles_{0};
+  std::atomic<State> state_{State::Running};
+  mutable std::mutex mutex_;
+  json fault_;
+};
+
+// Checks the --control options and opens the endpoint. Null with the message printed.
+std::unique_ptr<control::ControlServer> startControl(const RunArgs& args, PublishedRuntime& published) {
+  std::string error;
+  const std::optional<control::Endpoint> endpoint = control::parseEndpoint(args.control, error);
+  if (!endpoint) {
+    std::cerr << "scanback: --control: " << error << "\n";
+    return nullptr;
+  }
+  std::string bindAddress = "127.0.0.1";
+  if (endpoint->kind == control::Endpoint::Kind::Tcp) {
+    if (!args.controlBind.empty()) {
+      bindAddress = args.controlBind;
+    } else if (endpoint->host != "127.0.0.1") {
+      std::cerr << fmt::format(
+          "scanback: --control {}: a control endpoint listens on 127.0.0.1; --control-bind ADDR listens on "
+          "another interface (and then needs --auth-token-file)\n",
+          args.control);
+      return nullptr;
+    }
+  } else if (!args.controlBind.empty()) {
+    std::cerr << "scanback: --control-bind is for a tcp:// endpoint\n";
+    return nullptr;
+  }
+  control::ControlOptions options;
+  options.debugEnabled = !args.noDebug;
+  if (!args.authTokenFile.empty()) {
+    std::string warning;
+    options.token = dap::readAuthToken(args.authTokenFile, error, warning);
+    if (!options.token) {
+      std::cerr << "scanback: --auth-token-file: " << error << "\n";
+      return nullptr;
+    }
+    if (!warning.empty()) std::cerr << "scanback: warning: " << warning << "\n";
+  } else if (bindAddress != "127.0.0.1") {
+    std::cerr << fmt::format(
+        "scanback: --control-bind {}: a control endpoint reachable from other machines needs a token "
+        "(--auth-token-file FILE)\n",
+        bindAddress);
+    return nullptr;
+  }
+  std::unique_ptr<dap::Listener> listener = control::listenOn(*endpoint, bindAddress, error);
+  if (!listener) {
+    std::cerr << "scanback: " << error << "\n";
+    return nullptr;
+  }
+  std::string where = endpoint->text();
+  if (endpoint->kind == control::Endpoint::Kind::Tcp)
+    where = fmt::format("tcp://{}:{}", bindAddress, control::listeningPort(*listener));
+  std::cerr << fmt::format("scanback: control endpoint {} (debugging {}{})\n", where,
+                           args.noDebug ? "disabled" : "enabled", options.token ? ", token required" : "");
+  return std::make_unique<control::ControlServer>(std::move(listener), published, std::move(options));
+}
+
 }  // namespace
 
 std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& files) {
@@ -157,10 +299,11 @@ int runCommand(const RunArgs& args) {
   Runtime rt(program);
   if (args.statementBudget) rt.vm().setStatementBudget(args.statementBudget);
 
+  const bool controlled = !args.control.empty();
   std::unique_ptr<recorder::Recorder> rec;
-  if (!args.record.empty()) {
+  if (!args.record.empty() || controlled) {
     // Before the trace exists, so that a signal sent once it does is never the default (fatal) one.
-    std::signal(SIGUSR1, [](int) { gSnapshotWanted = 1; });
+    if (!args.record.empty()) std::signal(SIGUSR1, [](int) { gSnapshotWanted = 1; });
     recorder::RecorderOptions options;
     options.path = args.record;
     options.keyframeEvery = args.keyframeEvery;
@@ -171,11 +314,27 @@ int runCommand(const RunArgs& args) {
       std::cerr << "scanback: " << error << "\n";
       return kExitUsage;
     }
+    if (controlled) {
+      // An attaching debugger gets the past from the flight recorder, and the present within ~100 ms.
+      if (!options.ringBytes && !options.ringDurationNs) options.ringBytes = kControlRingBytes;
+      options.handOverEveryNs = kControlHandOverNs;
+      options.flushEveryNs = kControlFlushNs;
+    }
     rec = recorder::Recorder::start(rt, options, error);
     if (!rec) {
       std::cerr << fmt::format("scanback: cannot record to {}: {}\n", args.record, error);
       return kExitUsage;
     }
+  }
+  PublishedRuntime published(*program, !args.noDebug);
+  published.setRecorder(rec.get());
+  std::unique_ptr<control::ControlServer> server;
+  if (controlled && !(server = startControl(args, published))) {
+    if (rec) {
+      std::string ignored;
+      rec->finish(ignored);
+    }
+    return kExitUsage;
   }
 
   std::signal(SIGINT, [](int) { gInterrupted = true; });
@@ -207,12 +366,32 @@ int runCommand(const RunArgs& args) {
       std::cerr << fmt::format("scanback: the virtual clock has reached its end ({}): no cycle is released after it\n",
                                formatDuration(kClockEndNs));
     if (prepared != recorder::RunLoop::Next::Cycle) break;
-    if (rt.runCycle() == RunStatus::Faulted) {
+    const auto cycleStart = controlled ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const RunStatus status = rt.runCycle();
+    if (controlled) {
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - cycleStart);
+      published.cycleEnded(rt.currentCycle().task, rt.cycle(), static_cast<uint64_t>(ns.count()));
+    }
+    if (status == RunStatus::Faulted) {
       std::cerr << rt.faultMessage() << "\n";
       exitCode = kExitFault;
+      if (controlled) {
+        // The runtime stays up, faulted, with its history, for a debugger to attach post-mortem,
+        // until `scanback ctl stop` or SIGTERM. Snapshot requests are marked here, as a cycle's
+        // start would.
+        published.faulted(rt);
+        std::cerr << "scanback: the runtime stays up in the faulted state (scanback ctl ENDPOINT stop, or SIGTERM, "
+                     "ends it)\n";
+        while (!gInterrupted) {
+          rec->idle();
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      }
       break;
     }
   }
+  published.stopped();
+  if (server) server->close();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
   if (args.printState)
     std::cout << stateToJson(*program, rt.vm().image()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)

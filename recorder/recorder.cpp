@@ -159,8 +159,10 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
     }
     r->limits_ = trace::ChunkLimits{h.imageSize, h.statementCount};
   }
-  r->writer_ = trace::TraceWriter::create(options.path, h, error);
-  if (!r->writer_) return nullptr;
+  if (!r->ringMode() || !options.path.empty()) {
+    r->writer_ = trace::TraceWriter::create(options.path, h, error);
+    if (!r->writer_) return nullptr;
+  }
   r->header_ = std::move(h);
 
   // Everything the scan thread touches per cycle is allocated here, once.
@@ -364,6 +366,56 @@ SyncResult Recorder::sync() {
   return synced;
 }
 
+void Recorder::idle() {
+  if (const uint64_t tickets = snapshotTickets_.load(std::memory_order_relaxed); tickets != markedTickets_)
+    markSnapshot(tickets);
+}
+
+bool Recorder::addHistorySink(std::shared_ptr<HistorySink> sink, uint64_t fromCycle, uint64_t maxBytes) {
+  if (!ringMode()) return false;
+  std::lock_guard lock(historyMutex_);
+  // The newest chunks that fit, back to the one that holds fromCycle.
+  size_t first = ringChunks_.size();
+  uint64_t bytes = 0;
+  while (first > 0) {
+    const trace::EncodedChunk& c = *ringChunks_[first - 1].block;
+    if (c.firstCycle() + c.cycleCount() <= fromCycle) break;
+    if (first < ringChunks_.size() && bytes + c.size() > maxBytes) break;
+    bytes += c.size();
+    --first;
+  }
+  const uint64_t from = first < ringChunks_.size() ? ringChunks_[first].block->firstCycle() : fromCycle;
+  size_t g = 0;
+  auto gapsUpTo = [&](uint64_t cycle) {
+    for (; g < ringGaps_.size() && ringGaps_[g].firstCycle + ringGaps_[g].cycleCount <= cycle; ++g)
+      if (ringGaps_[g].firstCycle >= from) sink->gap(ringGaps_[g]);
+  };
+  for (size_t i = first; i < ringChunks_.size(); ++i) {
+    gapsUpTo(ringChunks_[i].block->firstCycle());
+    sink->chunk(ringChunks_[i].block);
+  }
+  gapsUpTo(UINT64_MAX);
+  if (fault_) sink->fault(*fault_);
+  sinks_.push_back(std::move(sink));
+  return true;
+}
+
+void Recorder::removeHistorySink(const HistorySink* sink) {
+  std::lock_guard lock(historyMutex_);
+  std::erase_if(sinks_, [&](const std::shared_ptr<HistorySink>& s) { return s.get() == sink; });
+}
+
+HeldHistory Recorder::held() const {
+  HeldHistory h;
+  std::lock_guard lock(historyMutex_);
+  if (ringChunks_.empty()) return h;
+  h.chunks = ringChunks_.size();
+  h.firstCycle = ringChunks_.front().block->firstCycle();
+  h.endCycle = ringChunks_.back().block->firstCycle() + ringChunks_.back().block->cycleCount();
+  h.bytes = ringChunkBytes_;
+  return h;
+}
+
 CycleInputs Recorder::currentInputs() const {
   CycleInputs out;
   decodeWrites(inputChanges_.data(), inputChanges_.size(), false, 0, out.inputChanges);
@@ -428,7 +480,7 @@ void Recorder::writerLoop() {
         continue;
       }
       serveSnapshots(false);
-      if (options_.flushEveryNs && chunkOpen_ && !ringMode() &&
+      if (options_.flushEveryNs && chunkOpen_ &&
           std::chrono::steady_clock::now() - chunkOpenedAt_ >= std::chrono::nanoseconds(options_.flushEveryNs)) {
         flushChunk();  // a reader following the trace sees the cycles so far (the next chunk starts from vm_)
       }
@@ -496,9 +548,11 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     flushChunk();
     vmValid_ = false;  // the dropped cycles are not re-executed
     trace::GapData gap{h.cycle - h.droppedBefore, h.droppedBefore};
-    if (ringMode)
+    if (ringMode) {
+      std::lock_guard lock(historyMutex_);
       ringGaps_.push_back(gap);
-    else if (writer_ && writeError_.empty() && !writer_->writeGap(gap))
+      for (const auto& sink : sinks_) sink->gap(gap);
+    } else if (writer_ && writeError_.empty() && !writer_->writeGap(gap))
       writeError_ = writer_->lastError();
   }
   if (h.flags & kGapOnly) return;
@@ -590,9 +644,11 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     f.message.assign(reinterpret_cast<const char*>(p), h.faultMessageBytes);
     flushChunk();
     vmValid_ = false;
-    if (ringMode)
+    if (ringMode) {
+      std::lock_guard lock(historyMutex_);
       fault_ = f;
-    else if (writer_ && writeError_.empty() && !writer_->writeFault(f))
+      for (const auto& sink : sinks_) sink->fault(f);
+    } else if (writer_ && writeError_.empty() && !writer_->writeFault(f))
       writeError_ = writer_->lastError();
   } else if (status == RunStatus::Faulted) {
     // Diverged: the live task goes on, so the re-execution does too, from its own image (the next
@@ -647,11 +703,15 @@ void Recorder::keepChunk() {
   RingChunk kept;
   kept.lastStartNs = chunk_.startTimes.back();
   std::string why;
-  if (!encoder_->encodeChunk(chunk_, limits_, kept.block, why)) {
+  auto block = std::make_shared<trace::EncodedChunk>();
+  if (!encoder_->encodeChunk(chunk_, limits_, *block, why)) {
     if (writeError_.empty()) writeError_ = fmt::format("flight recorder: {}", why);
     return;
   }
-  ringChunkBytes_ += kept.block.size();
+  kept.block = std::move(block);
+  std::lock_guard lock(historyMutex_);
+  for (const auto& sink : sinks_) sink->chunk(kept.block);
+  ringChunkBytes_ += kept.block->size();
   ringChunks_.push_back(std::move(kept));
   auto tooMuch = [&] {
     if (ringChunks_.size() <= 1) return false;
@@ -662,13 +722,13 @@ void Recorder::keepChunk() {
   };
   bool forgot = false;
   while (tooMuch()) {
-    ringChunkBytes_ -= ringChunks_.front().block.size();
+    ringChunkBytes_ -= ringChunks_.front().block->size();
     ringChunks_.pop_front();
     forgot = true;
   }
   if (forgot) {
     // Gaps before the oldest kept chunk are no longer part of the history.
-    const uint64_t first = ringChunks_.front().block.firstCycle();
+    const uint64_t first = ringChunks_.front().block->firstCycle();
     while (!ringGaps_.empty() && ringGaps_.front().firstCycle + ringGaps_.front().cycleCount <= first)
       ringGaps_.pop_front();
   }
@@ -685,7 +745,7 @@ bool Recorder::writeHistory(trace::TraceWriter& w, bool withOpenChunk) {
     return true;
   };
   for (const RingChunk& c : ringChunks_)
-    if (!gapsUpTo(c.block.firstCycle()) || !w.writeEncodedChunk(c.block)) return false;
+    if (!gapsUpTo(c.block->firstCycle()) || !w.writeEncodedChunk(*c.block)) return false;
   // The chunk being filled holds whole cycles and starts with its keyframe: a valid chunk too.
   const bool open = withOpenChunk && chunkOpen_ && chunk_.cycleCount() > 0;
   if (!gapsUpTo(open ? chunk_.firstCycle : UINT64_MAX)) return false;

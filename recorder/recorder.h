@@ -18,7 +18,9 @@
 // Flight recorder (ringBytes / ringDurationNs): the writer keeps each finished chunk in memory as
 // its encoded, compressed block (trace::EncodedChunk: the bytes the file will hold), forgets the
 // oldest beyond the limit, and writes what it holds to `path` when the recording finishes (after
-// a fault too). requestSnapshot() writes the same history to another file while recording goes on.
+// a fault too). requestSnapshot() writes the same history to another file while recording goes on,
+// and a HistorySink (a control client streaming it, control/) is handed each chunk as it is kept.
+// A flight recorder needs no `path`: then its history lives in memory only.
 #pragma once
 
 #include <atomic>
@@ -49,6 +51,7 @@ struct RecordHeader;
 
 struct RecorderOptions {
   std::string path;               // final trace path; written as path + ".partial" until finished
+                                  // (a flight recorder may have none: its history stays in memory)
   uint32_t keyframeEvery = 1000;  // cycles per chunk
   int zstdLevel = 3;
   bool statements = true;                     // record statement paths
@@ -59,7 +62,8 @@ struct RecorderOptions {
   // For a reader following the trace as it grows (a debugger beside a task that never stops): the
   // scan thread hands its staged cycles over once they span this much virtual time, and the
   // writer closes a chunk that has been open this long (wall time) when it has nothing else to
-  // do. 0: off (cycles are handed over in batches, chunks closed every keyframeEvery cycles).
+  // do (a flight recorder then keeps it: a history sink gets it). 0: off (cycles are handed over in
+  // batches, chunks closed every keyframeEvery cycles).
   int64_t handOverEveryNs = 0;
   int64_t flushEveryNs = 0;
 };
@@ -99,6 +103,26 @@ struct SnapshotResult {
   uint64_t firstCycle = 0;  // the snapshot holds cycles firstCycle .. endCycle - 1 (gaps included)
   uint64_t endCycle = 0;
   uint64_t bytes = 0;  // file size
+};
+
+// Follows a flight recorder's history as the writer keeps it (a control client streaming it). Its
+// calls come from the writer thread — or, for the history held when it is added, from the thread
+// that adds it — under the recorder's history lock, in cycle order: they must return at once.
+class HistorySink {
+ public:
+  virtual ~HistorySink() = default;
+  virtual void chunk(std::shared_ptr<const trace::EncodedChunk> chunk) = 0;
+  virtual void gap(const trace::GapData& gap) = 0;
+  // The last of the history: nothing follows it while the task stays faulted.
+  virtual void fault(const trace::FaultData& fault) = 0;
+};
+
+// What a flight recorder holds in memory.
+struct HeldHistory {
+  uint64_t chunks = 0;
+  uint64_t firstCycle = 0;  // the held chunks hold cycles firstCycle .. endCycle - 1 (when chunks > 0)
+  uint64_t endCycle = 0;
+  uint64_t bytes = 0;  // compressed
 };
 
 class Recorder final : public CycleHooks {
@@ -162,6 +186,21 @@ class Recorder final : public CycleHooks {
   SyncResult sync();
   // The scan inputs of the cycle under way (same threads as sync(); inside a cycle).
   CycleInputs currentInputs() const;
+  // For a task that runs no cycle for now (it faulted, and the runtime stays up): does what the
+  // next cycle's start would, marking the snapshot requests made so far, so that they are served.
+  // The scan thread, between cycles.
+  void idle();
+
+  // ---- flight recorder: its history, from any thread
+  // Hands `sink` the history held from the chunk that holds `fromCycle` on — only the newest
+  // chunks whose bytes fit in `maxBytes` (at least one) — with the gaps among and after them and
+  // the fault, then each chunk, gap and fault as the writer keeps it, until removeHistorySink().
+  // False for a recording that is no flight recorder.
+  bool addHistorySink(std::shared_ptr<HistorySink> sink, uint64_t fromCycle, uint64_t maxBytes);
+  void removeHistorySink(const HistorySink* sink);
+  HeldHistory held() const;
+  // The header of the recording (and of its snapshots and streams).
+  const trace::HeaderData& header() const { return header_; }
   // Makes the writer sleep this long per record: tests the never-blocking path.
   void setWriterDelayForTesting(std::chrono::microseconds delay) { writerDelayUs_ = delay.count(); }
 
@@ -171,7 +210,7 @@ class Recorder final : public CycleHooks {
   void processRecord(const RecordHeader& header, const uint8_t* payload);
   struct SnapshotRequest;
   struct RingChunk {
-    trace::EncodedChunk block;
+    std::shared_ptr<const trace::EncodedChunk> block;  // shared with the history sinks
     int64_t lastStartNs = 0;  // its last cycle's start time (for ringDurationNs)
   };
   bool ringMode() const { return options_.ringBytes || options_.ringDurationNs; }
@@ -263,6 +302,10 @@ class Recorder final : public CycleHooks {
   std::atomic<uint64_t> heldBytes_{0};
   std::deque<trace::GapData> ringGaps_;
   std::optional<trace::FaultData> fault_;
+  // The writer changes ringChunks_, ringGaps_ and fault_ under it (and reads them without it);
+  // others read them under it. It also guards the sinks, which are told under it.
+  mutable std::mutex historyMutex_;
+  std::vector<std::shared_ptr<HistorySink>> sinks_;
   // snapshot requests taken from the stack, oldest first, waiting for a mark that covers them
   std::vector<std::unique_ptr<SnapshotRequest>> waitingSnapshots_;
   uint64_t servableTickets_ = 0;  // requests with a ticket below this are covered by a mark

@@ -75,8 +75,13 @@ void Listener::close() {
 
 // ---------------------------------------------------------------- TCP
 
-std::unique_ptr<TcpListener> TcpListener::listen(uint16_t port, std::string& error) {
-  const std::string where = "cannot listen on 127.0.0.1:" + std::to_string(port) + ": ";
+std::unique_ptr<TcpListener> TcpListener::listen(uint16_t port, std::string& error, const std::string& address) {
+  const std::string where = "cannot listen on " + address + ":" + std::to_string(port) + ": ";
+  in_addr bindAddress{};
+  if (::inet_pton(AF_INET, address.c_str(), &bindAddress) != 1) {
+    error = where + "not an IPv4 address";
+    return nullptr;
+  }
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     error = where + errnoText(errno);
@@ -87,7 +92,7 @@ std::unique_ptr<TcpListener> TcpListener::listen(uint16_t port, std::string& err
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_addr = bindAddress;
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 8) != 0) {
     error = where + errnoText(errno);
     ::close(fd);

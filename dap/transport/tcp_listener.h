@@ -51,8 +51,11 @@ class Listener {
 
 class TcpListener final : public Listener {
  public:
-  // Binds 127.0.0.1:port and listens. Null, with `error`, when that fails.
-  static std::unique_ptr<TcpListener> listen(uint16_t port, std::string& error);
+  // Binds 127.0.0.1:port and listens. Null, with `error`, when that fails. `address` (an IPv4
+  // address) binds another interface: only a runtime's control endpoint asks for one
+  // (`scanback run --control-bind`), and then requires a token.
+  static std::unique_ptr<TcpListener> listen(uint16_t port, std::string& error,
+                                             const std::string& address = "127.0.0.1");
   // The port listened on (the one chosen by the system when 0 was asked for).
   uint16_t port() const { return port_; }
 

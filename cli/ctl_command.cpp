@@ -1,0 +1,103 @@
+// `scanback ctl`: a client of a runtime's control endpoint (control/client.h, docs/control.md).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "control/client.h"
+#include "dap/transport/auth_token.h"
+
+namespace scanback::cli {
+
+namespace {
+
+std::string formatNs(uint64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
+
+void printStatus(const control::json& s) {
+  std::cout << fmt::format("state: {}\ncycles: {}\ndebugging: {}\n", s.value("state", "?"), s.value("cycles", 0),
+                           s.value("debugEnabled", false) ? "enabled" : "disabled");
+  for (const auto& t : s.value("tasks", control::json::array())) {
+    const control::json times = t.value("cycleTimeNs", control::json::object());
+    std::cout << fmt::format("task {}: {} cycles, cycle time median {}, p99 {}, max {}\n", t.value("name", "?"),
+                             t.value("cycles", 0), formatNs(times.value("median", 0)), formatNs(times.value("p99", 0)),
+                             formatNs(times.value("max", 0)));
+  }
+  if (s.contains("ring")) {
+    const control::json& r = s["ring"];
+    if (r.contains("firstCycle"))
+      std::cout << fmt::format("history held: cycles {}..{}, {} bytes in {} chunks\n", r.value("firstCycle", 0),
+                               r.value("lastCycle", 0), r.value("bytes", 0), r.value("chunks", 0));
+    else
+      std::cout << "history held: none yet\n";
+  }
+  if (s.contains("fault")) std::cout << "fault: " << s["fault"].value("message", "?") << "\n";
+}
+
+}  // namespace
+
+int ctlCommand(const CtlArgs& args) {
+  std::string error;
+  const std::optional<control::Endpoint> endpoint = control::parseEndpoint(args.endpoint, error);
+  if (!endpoint) {
+    std::cerr << "scanback: " << error << "\n";
+    return kExitUsage;
+  }
+  std::optional<std::string> token;
+  if (!args.authTokenFile.empty()) {
+    std::string warning;
+    token = dap::readAuthToken(args.authTokenFile, error, warning);
+    if (!token) {
+      std::cerr << "scanback: --auth-token-file: " << error << "\n";
+      return kExitUsage;
+    }
+    if (!warning.empty()) std::cerr << "scanback: warning: " << warning << "\n";
+  }
+  std::unique_ptr<control::ControlClient> client = control::ControlClient::connect(*endpoint, token, error);
+  if (!client) {
+    std::cerr << "scanback: " << error << "\n";
+    return kExitUsage;
+  }
+  control::json request;
+  switch (args.action) {
+    case CtlArgs::Action::Status: request = {{"command", "status"}}; break;
+    case CtlArgs::Action::Stop: request = {{"command", "stop"}}; break;
+    case CtlArgs::Action::Snapshot: {
+      // The runtime writes the file: the path is made absolute here, where the user gave it.
+      std::error_code ec;
+      const std::filesystem::path path = std::filesystem::absolute(args.snapshotPath, ec);
+      request = {{"command", "snapshot"}, {"path", path.lexically_normal().string()}};
+      break;
+    }
+  }
+  const std::optional<control::json> response = client->request(request, error);
+  if (!response) {
+    std::cerr << "scanback: " << error << "\n";
+    return kExitUsage;
+  }
+  if (!response->value("ok", false)) {
+    const auto message = response->find("error");
+    std::cerr << "scanback: " << endpoint->text() << ": "
+              << (message != response->end() && message->is_string() ? message->get<std::string>()
+                                                                    : std::string("refused"))
+              << "\n";
+    return kExitUsage;
+  }
+  switch (args.action) {
+    case CtlArgs::Action::Status:
+      if (args.json)
+        std::cout << response->value("status", control::json::object()).dump(2) << "\n";
+      else
+        printStatus(response->value("status", control::json::object()));
+      break;
+    case CtlArgs::Action::Snapshot:
+      std::cout << fmt::format("snapshot of cycles {}..{} written to {} ({} bytes)\n", response->value("firstCycle", 0),
+                               response->value("endCycle", uint64_t{1}) - 1, response->value("path", "?"),
+                               response->value("bytes", 0));
+      break;
+    case CtlArgs::Action::Stop: std::cout << "stop requested\n"; break;
+  }
+  return kExitOk;
+}
+
+}  // namespace scanback::cli

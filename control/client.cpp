@@ -1,0 +1,69 @@
+#include "control/client.h"
+
+#include <fmt/format.h>
+
+namespace scanback::control {
+
+std::unique_ptr<ControlClient> ControlClient::connect(const Endpoint& endpoint, std::optional<std::string> token,
+                                                      std::string& error) {
+  std::unique_ptr<dap::FdStream> stream = connectTo(endpoint, error);
+  if (!stream) return nullptr;
+  return std::unique_ptr<ControlClient>(new ControlClient(std::move(stream), std::move(token), endpoint.text()));
+}
+
+std::optional<json> ControlClient::readMessage(std::string& error) {
+  std::string line;
+  error.clear();
+  switch (reader_.readLine(line, error)) {
+    case LineReader::Result::Line: break;
+    case LineReader::Result::End: error = fmt::format("{} closed the connection", where_); return std::nullopt;
+    case LineReader::Result::TooLong:
+      error = fmt::format("{} sent a line longer than {} bytes", where_, kMaxLineBytes);
+      return std::nullopt;
+    case LineReader::Result::Failed: error = fmt::format("{}: {}", where_, error); return std::nullopt;
+  }
+  json message;
+  try {
+    message = json::parse(line);
+  } catch (const json::parse_error& e) {
+    error = fmt::format("{} sent a malformed message (syntax error at byte {})", where_, e.byte);
+    return std::nullopt;
+  }
+  if (!message.is_object()) {
+    error = fmt::format("{} sent a message that is no JSON object", where_);
+    return std::nullopt;
+  }
+  return message;
+}
+
+std::optional<json> ControlClient::request(json request, std::string& error) {
+  if (token_) request["token"] = *token_;
+  if (!writeLine(*stream_, request)) {
+    error = fmt::format("{} closed the connection", where_);
+    return std::nullopt;
+  }
+  return readMessage(error);
+}
+
+std::optional<ControlClient::Event> ControlClient::nextEvent(std::string& error) {
+  std::optional<json> message = readMessage(error);
+  if (!message) return std::nullopt;
+  Event event{std::move(*message), {}};
+  if (!event.message.contains("event") || !event.message["event"].is_string()) {
+    error = fmt::format("{} sent a stream message without 'event'", where_);
+    return std::nullopt;
+  }
+  if (const auto bytes = event.message.find("bytes"); bytes != event.message.end()) {
+    if (!bytes->is_number_unsigned() || bytes->get<uint64_t>() > kMaxBlockBytes) {
+      error = fmt::format("{} sent a block size that is no number up to {}", where_, kMaxBlockBytes);
+      return std::nullopt;
+    }
+    if (!reader_.readBytes(bytes->get<size_t>(), event.bytes, error)) {
+      error = fmt::format("{}: {}", where_, error);
+      return std::nullopt;
+    }
+  }
+  return event;
+}
+
+}  // namespace scanback::control

@@ -1,0 +1,44 @@
+// Control endpoints: where a runtime started with `scanback run --control ENDPOINT` listens, and
+// where `scanback ctl` and a debugger's `attach` connect. Two forms:
+//
+//   unix:///run/plant.sock     a unix socket, created with mode 0600 (only its owner connects)
+//   tcp://127.0.0.1:9000       TCP; the runtime binds loopback unless --control-bind says otherwise
+//
+// The listeners and streams are the debug adapter's (dap/transport), which depend on nothing else
+// of scanback.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dap/transport/stream.h"
+#include "dap/transport/tcp_listener.h"
+
+namespace scanback::control {
+
+struct Endpoint {
+  enum class Kind { Unix, Tcp };
+  Kind kind = Kind::Unix;
+  std::string path;  // unix
+  std::string host;  // tcp: an IPv4 address
+  uint16_t port = 0;
+  // As it is written: unix:///path or tcp://host:port.
+  std::string text() const;
+};
+
+// nullopt with `error` ("control endpoint 'x': ...") when `text` is neither form.
+std::optional<Endpoint> parseEndpoint(std::string_view text, std::string& error);
+
+// Listens on `endpoint`: a unix socket (dap::UnixListener: mode 0600, a stale socket replaced), or
+// TCP on `bindAddress` (dap::TcpListener) at the endpoint's port (0: a free one). Null with `error`.
+std::unique_ptr<dap::Listener> listenOn(const Endpoint& endpoint, const std::string& bindAddress, std::string& error);
+// The port a TCP listener got (0 for a unix one).
+uint16_t listeningPort(const dap::Listener& listener);
+
+// Connects to `endpoint`. Null with `error` ("cannot connect to ENDPOINT: why").
+std::unique_ptr<dap::FdStream> connectTo(const Endpoint& endpoint, std::string& error);
+
+}  // namespace scanback::control

@@ -1,0 +1,167 @@
+#include "control/protocol.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace scanback::control {
+
+bool LineReader::fill(std::string& error) {
+  if (start_ > 0 && start_ == buffer_.size()) {
+    buffer_.clear();
+    start_ = 0;
+  }
+  char chunk[16 * 1024];
+  const ptrdiff_t n = stream_.read(chunk, error);
+  if (n <= 0) return false;
+  buffer_.append(chunk, static_cast<size_t>(n));
+  return true;
+}
+
+LineReader::Result LineReader::readLine(std::string& line, std::string& error) {
+  bool skipping = false;
+  for (;;) {
+    const size_t newline = buffer_.find('\n', start_);
+    if (newline != std::string::npos) {
+      if (skipping) {
+        start_ = newline + 1;
+        return Result::TooLong;
+      }
+      size_t end = newline;
+      if (end > start_ && buffer_[end - 1] == '\r') --end;
+      line.assign(buffer_, start_, end - start_);
+      start_ = newline + 1;
+      return Result::Line;
+    }
+    if (buffer_.size() - start_ > kMaxLineBytes) {
+      // Over the limit: drop what is here and skip up to the end of the line.
+      skipping = true;
+      buffer_.clear();
+      start_ = 0;
+    }
+    if (start_ > 0) {
+      buffer_.erase(0, start_);
+      start_ = 0;
+    }
+    error.clear();
+    if (!fill(error)) return error.empty() ? Result::End : Result::Failed;
+  }
+}
+
+bool LineReader::readBytes(size_t count, std::vector<uint8_t>& out, std::string& error) {
+  out.clear();
+  out.reserve(count);
+  while (out.size() < count) {
+    if (start_ == buffer_.size() && !fill(error)) {
+      if (error.empty()) error = fmt::format("the stream ended {} bytes into a block of {}", out.size(), count);
+      return false;
+    }
+    const size_t take = std::min(count - out.size(), buffer_.size() - start_);
+    out.insert(out.end(), buffer_.begin() + static_cast<ptrdiff_t>(start_),
+               buffer_.begin() + static_cast<ptrdiff_t>(start_ + take));
+    start_ += take;
+  }
+  return true;
+}
+
+bool writeLine(dap::Stream& stream, const json& message) {
+  std::string text = message.dump(-1, ' ', false, json::error_handler_t::replace);
+  text += '\n';
+  std::string error;
+  return stream.write(text, error);
+}
+
+std::string_view commandName(Request::Command command) {
+  switch (command) {
+    case Request::Command::Status: return "status";
+    case Request::Command::Snapshot: return "snapshot";
+    case Request::Command::Stream: return "stream";
+    case Request::Command::Stop: return "stop";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string describe(const json& value) {
+  const std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.size() > 40 ? text.substr(0, 37) + "..." : text;
+}
+
+}  // namespace
+
+std::optional<Request> parseRequest(std::string_view line, std::string& error) {
+  json message;
+  try {
+    message = json::parse(line);
+  } catch (const json::parse_error& e) {
+    // Only the position: the library's text is not ours to show.
+    error = fmt::format("syntax error at byte {} of the request", e.byte);
+    return std::nullopt;
+  }
+  if (!message.is_object()) {
+    error = fmt::format("a request must be a JSON object, not {}", describe(message));
+    return std::nullopt;
+  }
+  Request r;
+  const auto command = message.find("command");
+  if (command == message.end() || !command->is_string()) {
+    error = "missing 'command' (status, snapshot, stream or stop)";
+    return std::nullopt;
+  }
+  const std::string& name = command->get_ref<const std::string&>();
+  if (name == "status") {
+    r.command = Request::Command::Status;
+  } else if (name == "snapshot") {
+    r.command = Request::Command::Snapshot;
+  } else if (name == "stream") {
+    r.command = Request::Command::Stream;
+  } else if (name == "stop") {
+    r.command = Request::Command::Stop;
+  } else {
+    error = fmt::format("'command' must be one of status, snapshot, stream, stop, not {}", describe(*command));
+    return std::nullopt;
+  }
+  if (const auto token = message.find("token"); token != message.end()) {
+    if (!token->is_string()) {
+      error = "'token' must be a string";
+      return std::nullopt;
+    }
+    r.token = token->get<std::string>();
+  }
+  if (r.command == Request::Command::Snapshot) {
+    const auto path = message.find("path");
+    if (path == message.end() || !path->is_string() || path->get_ref<const std::string&>().empty()) {
+      error = "'snapshot' needs 'path': the trace file to write, on the runtime's machine";
+      return std::nullopt;
+    }
+    r.path = path->get<std::string>();
+    if (r.path.front() != '/') {
+      error = fmt::format("'path' must be absolute (the runtime's working directory is not the client's), not {}",
+                          describe(*path));
+      return std::nullopt;
+    }
+  }
+  if (r.command == Request::Command::Stream) {
+    if (const auto from = message.find("fromCycle"); from != message.end()) {
+      bool whole = from->is_number_unsigned();
+      if (whole) {
+        r.fromCycle = from->get<uint64_t>();
+      } else if (from->is_number_float()) {
+        // 1.0 is 1; 1.5, -1.0 and anything past 2^53 (no longer exact) are refused, never truncated.
+        const double d = from->get<double>();
+        whole = d >= 0 && d <= 9007199254740992.0 && d == std::floor(d);
+        if (whole) r.fromCycle = static_cast<uint64_t>(d);
+      }
+      if (!whole) {
+        error = fmt::format("'fromCycle' must be a whole number from 0, not {}", describe(*from));
+        return std::nullopt;
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace scanback::control

@@ -1,0 +1,328 @@
+#include "control/server.h"
+
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <deque>
+#include <future>
+
+#include "dap/transport/auth_token.h"
+#include "traces/block_encoder.h"
+#include "traces/trace_codec.h"
+
+namespace scanback::control {
+
+namespace {
+
+// One streaming client's share of the history: what the flight recorder keeps, queued up to a
+// byte limit. The recorder's writer thread adds (under its history lock: never waiting here for
+// more than a push), the connection's thread sends. A chunk that does not fit is dropped, and the
+// client gets a gap for the dropped cycles before the next chunk that fits.
+class StreamSink final : public recorder::HistorySink {
+ public:
+  struct Item {
+    enum class Kind { Chunk, Gap, Fault } kind = Kind::Chunk;
+    std::shared_ptr<const trace::EncodedChunk> chunk;
+    trace::GapData gap;
+    trace::FaultData fault;
+  };
+
+  explicit StreamSink(size_t limit) : limit_(limit) {}
+
+  void chunk(std::shared_ptr<const trace::EncodedChunk> chunk) override {
+    std::lock_guard lock(mutex_);
+    if (queuedBytes_ + chunk->size() > limit_ && !items_.empty()) {
+      if (!droppedFrom_) droppedFrom_ = chunk->firstCycle();
+      ++droppedChunks_;
+      return;
+    }
+    closeDroppedRun(chunk->firstCycle());
+    queuedBytes_ += chunk->size();
+    items_.push_back(Item{Item::Kind::Chunk, std::move(chunk), {}, {}});
+    ready_.notify_one();
+  }
+  void gap(const trace::GapData& gap) override {
+    std::lock_guard lock(mutex_);
+    if (droppedFrom_) return;  // the gap the client gets covers it
+    items_.push_back(Item{Item::Kind::Gap, nullptr, gap, {}});
+    ready_.notify_one();
+  }
+  void fault(const trace::FaultData& fault) override {
+    std::lock_guard lock(mutex_);
+    closeDroppedRun(fault.cycle + 1);
+    items_.push_back(Item{Item::Kind::Fault, nullptr, {}, fault});
+    ready_.notify_one();
+  }
+
+  // The next item, waiting until `until`; nullopt when there is none by then.
+  std::optional<Item> next(std::chrono::steady_clock::time_point until) {
+    std::unique_lock lock(mutex_);
+    if (!ready_.wait_until(lock, until, [&] { return !items_.empty(); })) return std::nullopt;
+    Item item = std::move(items_.front());
+    items_.pop_front();
+    if (item.chunk) queuedBytes_ -= item.chunk->size();
+    return item;
+  }
+  bool empty() {
+    std::lock_guard lock(mutex_);
+    return items_.empty();
+  }
+  size_t size() {
+    std::lock_guard lock(mutex_);
+    return items_.size();
+  }
+  uint64_t droppedChunks() {
+    std::lock_guard lock(mutex_);
+    return droppedChunks_;
+  }
+
+ private:
+  // Under mutex_: the cycles dropped before `end` become a gap in the queue.
+  void closeDroppedRun(uint64_t end) {
+    if (!droppedFrom_) return;
+    if (end > *droppedFrom_)
+      items_.push_back(Item{Item::Kind::Gap, nullptr, trace::GapData{*droppedFrom_, end - *droppedFrom_}, {}});
+    droppedFrom_.reset();
+  }
+
+  const size_t limit_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Item> items_;
+  size_t queuedBytes_ = 0;
+  std::optional<uint64_t> droppedFrom_;
+  uint64_t droppedChunks_ = 0;
+};
+
+json failure(uint64_t number, const std::string& why) {
+  return json{{"ok", false}, {"error", fmt::format("request {}: {}", number, why)}};
+}
+
+bool writeBlock(dap::Stream& stream, json event, std::span<const uint8_t> bytes) {
+  event["bytes"] = bytes.size();
+  std::string text = event.dump();
+  text += '\n';
+  text.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  std::string error;
+  return stream.write(text, error);
+}
+
+// The connection is a stream from now on: the header, the held history, then what is kept as it
+// is kept, with the runtime's status every statusEvery, until the client goes or the server closes.
+void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Recorder& rec, uint64_t fromCycle,
+               const ControlOptions& options, const std::atomic<bool>& closing) {
+  std::string error;
+  std::vector<uint8_t> header;
+  {
+    trace::BlockEncoder encoder(3);
+    const std::span<const uint8_t> framed =
+        encoder.frame(trace::BlockKind::Header, 0, 0, trace::encodeHeader(rec.header()), error);
+    header.assign(framed.begin(), framed.end());
+  }
+  if (header.empty()) {
+    writeLine(stream, json{{"event", "end"}, {"error", fmt::format("cannot encode the trace header: {}", error)}});
+    return;
+  }
+  if (!writeBlock(stream, json{{"event", "header"}}, header)) return;
+  auto sink = std::make_shared<StreamSink>(options.clientBufferBytes);
+  rec.addHistorySink(sink, fromCycle, options.clientBufferBytes);
+  // What the recorder held is queued (and maybe a chunk kept meanwhile): once it is sent, the
+  // client is told, so that it starts where the runtime was when it attached.
+  size_t backlog = sink->size();
+  bool caughtUp = false;
+  auto nextStatus = std::chrono::steady_clock::now();
+  bool alive = true;
+  while (alive) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= nextStatus) {
+      json event = runtime.status();
+      event["event"] = "status";
+      event["droppedChunks"] = sink->droppedChunks();
+      alive = writeLine(stream, event);
+      nextStatus = now + options.statusEvery;
+      continue;
+    }
+    if (closing.load(std::memory_order_acquire) && sink->empty()) break;
+    if (!caughtUp && backlog == 0) {
+      caughtUp = true;
+      alive = writeLine(stream, json{{"event", "caughtUp"}});
+      continue;
+    }
+    std::optional<StreamSink::Item> item = sink->next(closing.load() ? now : nextStatus);
+    if (!item) continue;
+    if (backlog > 0) --backlog;
+    switch (item->kind) {
+      case StreamSink::Item::Kind::Chunk:
+        alive = writeBlock(stream,
+                           json{{"event", "chunk"},
+                                {"firstCycle", item->chunk->firstCycle()},
+                                {"cycleCount", item->chunk->cycleCount()}},
+                           item->chunk->bytes());
+        break;
+      case StreamSink::Item::Kind::Gap:
+        alive = writeLine(
+            stream, json{{"event", "gap"}, {"firstCycle", item->gap.firstCycle}, {"cycleCount", item->gap.cycleCount}});
+        break;
+      case StreamSink::Item::Kind::Fault: {
+        const trace::FaultData& f = item->fault;
+        alive = writeLine(stream, json{{"event", "fault"},
+                                       {"cycle", f.cycle},
+                                       {"step", f.step},
+                                       {"statement", f.statement},
+                                       {"code", f.code},
+                                       {"message", f.message}});
+        break;
+      }
+    }
+  }
+  rec.removeHistorySink(sink.get());
+  if (alive) {
+    json status = runtime.status();
+    writeLine(stream, json{{"event", "end"}, {"state", status.value("state", "stopped")}});
+  }
+}
+
+}  // namespace
+
+void ControlServer::serve(dap::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
+                          const std::atomic<bool>& closing, std::atomic<bool>* streaming) {
+  LineReader reader(stream);
+  bool authenticated = !options.token;
+  std::string line, error;
+  for (uint64_t number = 1;; ++number) {
+    const LineReader::Result read = reader.readLine(line, error);
+    if (read == LineReader::Result::End || read == LineReader::Result::Failed) return;
+    if (closing.load(std::memory_order_acquire)) return;
+    if (read == LineReader::Result::TooLong) {
+      if (!writeLine(stream, failure(number, fmt::format("longer than {} bytes", kMaxLineBytes)))) return;
+      continue;
+    }
+    std::optional<Request> request = parseRequest(line, error);
+    if (!request) {
+      if (!writeLine(stream, failure(number, error))) return;
+      continue;
+    }
+    if (!authenticated) {
+      // A wrong or missing token ends the connection: nothing more is read from it.
+      if (!request->token) {
+        writeLine(stream, failure(number,
+                                  "this runtime requires a token: give it as 'token' (scanback ctl "
+                                  "--auth-token-file FILE; 'authToken' of a debugger's attach)"));
+        return;
+      }
+      if (!dap::sameAuthToken(*request->token, *options.token)) {
+        writeLine(stream, failure(number, "wrong token: it is not the token this runtime was started with"));
+        return;
+      }
+      authenticated = true;
+    }
+    recorder::Recorder* rec = runtime.recorder();
+    json response{{"ok", true}, {"command", commandName(request->command)}};
+    switch (request->command) {
+      case Request::Command::Status: response["status"] = runtime.status(); break;
+      case Request::Command::Stop:
+        if (!writeLine(stream, response)) return;
+        runtime.stop();
+        continue;
+      case Request::Command::Snapshot: {
+        if (!rec) {
+          response = failure(number, "this runtime keeps no history");
+          break;
+        }
+        std::future<recorder::SnapshotResult> done = rec->requestSnapshot(request->path);
+        if (done.wait_for(options.snapshotTimeout) != std::future_status::ready) {
+          response = failure(number, fmt::format("the snapshot to {} was not written within {} s", request->path,
+                                                 options.snapshotTimeout.count()));
+          break;
+        }
+        const recorder::SnapshotResult r = done.get();
+        if (!r.ok) {
+          response = failure(number, r.error);
+          break;
+        }
+        response["path"] = r.path;
+        response["firstCycle"] = r.firstCycle;
+        response["endCycle"] = r.endCycle;
+        response["bytes"] = r.bytes;
+        break;
+      }
+      case Request::Command::Stream:
+        if (!options.debugEnabled) {
+          response = failure(number, "debugging is disabled on this runtime (it was started with --no-debug)");
+          break;
+        }
+        if (!rec) {
+          response = failure(number, "this runtime keeps no history");
+          break;
+        }
+        if (!writeLine(stream, response)) return;
+        if (streaming) streaming->store(true, std::memory_order_release);
+        runStream(stream, runtime, *rec, request->fromCycle, options, closing);
+        return;
+    }
+    if (!writeLine(stream, response)) return;
+  }
+}
+
+ControlServer::ControlServer(std::unique_ptr<dap::Listener> listener, ControlledRuntime& runtime,
+                             ControlOptions options)
+    : listener_(std::move(listener)), runtime_(runtime), options_(std::move(options)) {
+  acceptThread_ = std::thread([this] { acceptLoop(); });
+}
+
+ControlServer::~ControlServer() { close(); }
+
+void ControlServer::acceptLoop() {
+  for (;;) {
+    std::string error;
+    std::unique_ptr<dap::FdStream> stream = listener_->accept(error);
+    if (!stream) {
+      if (!error.empty() && !closing_.load()) {
+        // A transient failure (out of descriptors): keep serving the connections there are.
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    reap(false);
+    if (closing_.load()) return;
+    Connection& c = connections_.emplace_back();
+    c.stream = std::move(stream);
+    c.thread = std::thread([this, &c] {
+      serve(*c.stream, runtime_, options_, closing_, &c.streaming);
+      c.stream->close();
+      c.done.store(true, std::memory_order_release);
+    });
+  }
+}
+
+void ControlServer::reap(bool all) {
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    if (!all && !it->done.load(std::memory_order_acquire)) {
+      ++it;
+      continue;
+    }
+    if (it->thread.joinable()) it->thread.join();
+    it = connections_.erase(it);
+  }
+}
+
+void ControlServer::close(std::chrono::milliseconds drain) {
+  if (closed_.exchange(true)) return;
+  closing_.store(true, std::memory_order_release);
+  listener_->close();
+  if (acceptThread_.joinable()) acceptThread_.join();
+  // Streams send what they have and their end; then whatever is left is cut off.
+  const auto deadline = std::chrono::steady_clock::now() + drain;
+  std::lock_guard lock(mutex_);
+  for (Connection& c : connections_) {
+    while (c.streaming.load(std::memory_order_acquire) && !c.done.load(std::memory_order_acquire) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    c.stream->close();
+  }
+  reap(true);
+}
+
+}  // namespace scanback::control
