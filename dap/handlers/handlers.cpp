@@ -6,8 +6,9 @@ const std::vector<Handler>& handlers() {
   static const std::vector<Handler> list = {
       {"initialize", initializeRequest, {}},
       {"launch", launchRequest, {}},
+      {"attach", attachRequest, {}},
       {"configurationDone", configurationDoneRequest, {{"supportsConfigurationDoneRequest", true}}},
-      {"disconnect", disconnectRequest, {}},
+      {"disconnect", disconnectRequest, {{"supportTerminateDebuggee", true}}},
       {"terminate", terminateRequest, {{"supportsTerminateRequest", true}}},
       {"setBreakpoints",
        setBreakpointsRequest,

@@ -24,6 +24,7 @@ json capabilities();
 
 Reply initializeRequest(Session&, const json&);
 Reply launchRequest(Session&, const json&);
+Reply attachRequest(Session&, const json&);
 Reply configurationDoneRequest(Session&, const json&);
 Reply disconnectRequest(Session&, const json&);
 Reply terminateRequest(Session&, const json&);

@@ -30,7 +30,7 @@ std::string listed(const std::vector<std::string>& names) {
 // unless the stop is a step's, which stands as it is.
 Reply stReloadRequest(Session& session, const json& args) {
   Target& target = session.target();
-  if (target.readOnly()) throw DapError(kHistoryIsReadOnly);
+  if (target.readOnly()) throw DapError(target.readOnlyReason());
   if (target.finished()) throw DapError("the program has ended: launch it again to run the new version");
   const std::optional<StopInfo> stop = target.paused() ? target.lastStop() : std::nullopt;
   if (stop && stop->reason == StopReason::Exception)

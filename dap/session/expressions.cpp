@@ -146,7 +146,7 @@ std::optional<DataWatch> locateWatch(const Program& program, const std::string& 
 }
 
 json writeValue(Session& session, Target& target, const VariableSlot& slot, const std::string& value) {
-  if (target.readOnly()) throw DapError(kHistoryIsReadOnly);
+  if (target.readOnly()) throw DapError(target.readOnlyReason());
   const Program& program = target.vm().program();
   debug::EvalResult where;
   where.type = slot.type;

@@ -91,6 +91,8 @@ class Session final : private TargetListener {
   void convertOut(Breakpoint& b) const;
 
   bool stopOnEntry = false;
+  // An attached session: stops the runtime (disconnect with terminateDebuggee). False with `error`.
+  std::function<bool(std::string&)> stopDebuggee;
   // The launch's arguments (stReload defaults to its `program`, `cwd` and `inputs`).
   json launchArguments;
   bool configurationDone = false;

@@ -37,8 +37,9 @@ ReplayEngine::ReplayEngine(std::unique_ptr<replay::Replayer> replayer, TargetLis
 
 void ReplayEngine::setControl(RunControl& control) { replayer_->setCancelFlag(&control.pauseFlag()); }
 
-void ReplayEngine::followGrowth(const std::atomic<bool>* executing) {
+void ReplayEngine::followGrowth(const std::atomic<bool>* executing, bool fromNewest) {
   growing_ = true;
+  growFromNewest_ = fromNewest;
   replayer_->setGiveWayFlag(executing);
 }
 
@@ -207,7 +208,10 @@ std::optional<StopInfo> ReplayEngine::execute(const Move& move, RunControl& cont
           return std::nullopt;
         }
       }
-      if (!r.seek(*r.start(), error)) return std::nullopt;
+      const std::optional<replay::Position> end = growFromNewest_ ? r.end() : std::nullopt;
+      if (!r.seek(end ? *end : *r.start(), error)) return std::nullopt;
+      // Attached to a runtime that has faulted: the session starts at the fault, shown as such.
+      if (end && atFault(*end)) return describe(replay::Stop{*end, replay::StopReason::End, -1, {}}, StopChecker::Search{});
       if (move.stopOnEntry) return StopInfo{StopReason::Entry, r.task()};
       return moveFrom(Move::resumed(ResumeKind::Continue, 0), control, atLiveEdge, error);
     }

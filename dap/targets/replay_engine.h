@@ -47,8 +47,8 @@ class ReplayEngine {
   // position); a forward step that reaches the end stops there (it never waits for the task). A
   // start without stopOnEntry begins with such a continue. `executing`: set while the task
   // executes a cycle on this machine, which replaying waits out (Replayer::setGiveWayFlag; null:
-  // the task runs elsewhere).
-  void followGrowth(const std::atomic<bool>* executing);
+  // the task runs elsewhere). `fromNewest`: that start is at the newest recorded position.
+  void followGrowth(const std::atomic<bool>* executing, bool fromNewest = false);
   // Growing: the trace is complete (the task has ended); a continue then stops at its end.
   void growthEnded() { growthEnded_.store(true, std::memory_order_release); }
   // Said instead of "the start of the recording was reached" when a move reaches the start (a live
@@ -113,6 +113,7 @@ class ReplayEngine {
   std::optional<replay::Position> startAt_;  // null: the end
   bool endIsLive_ = false;
   bool growing_ = false;
+  bool growFromNewest_ = false;
   std::atomic<bool> growthEnded_{false};
   bool niced_ = false;
   static constexpr int kNonstopNice = 10;  // the thread's nice value when growing_

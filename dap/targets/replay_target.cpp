@@ -10,10 +10,10 @@ std::unique_ptr<ReplayTarget> ReplayTarget::open(const std::string& path, Target
 }
 
 std::unique_ptr<ReplayTarget> ReplayTarget::follow(std::unique_ptr<HistoryFeed> feed, TargetListener& listener,
-                                                   std::string& error) {
+                                                   std::string& error, bool fromNewest) {
   std::unique_ptr<ReplayEngine> replay = ReplayEngine::follow(feed->partialPath(), feed->program(), listener, error);
   if (!replay) return nullptr;
-  replay->followGrowth(feed->executing());
+  replay->followGrowth(feed->executing(), fromNewest);
   std::unique_ptr<ReplayTarget> target(new ReplayTarget(std::move(replay), listener));
   target->feed_ = std::move(feed);
   return target;
@@ -35,12 +35,12 @@ void ReplayTarget::start(bool stopOnEntry) {
 }
 
 bool ReplayTarget::write(ExternalWrite, std::string& error) {
-  error = kHistoryIsReadOnly;
+  error = readOnlyReason_;
   return false;
 }
 
 bool ReplayTarget::reload(ReloadRequest, std::string& error) {
-  error = kHistoryIsReadOnly;
+  error = readOnlyReason_;
   return false;
 }
 

@@ -28,8 +28,11 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   // `continue` then follows the growing end until a stop, `pause` stops at the newest recorded
   // position, and a forward step that reaches the end stops there (it never waits for the task).
   // start() without stopOnEntry begins with such a continue. Null with `error`.
+  // `fromNewest`: the first stop (or the continue start() begins with) is at the newest recorded
+  // position rather than the first (an attached session: what happened before it attached holds
+  // no stop for it).
   static std::unique_ptr<ReplayTarget> follow(std::unique_ptr<HistoryFeed> feed, TargetListener& listener,
-                                              std::string& error);
+                                              std::string& error, bool fromNewest = false);
   ~ReplayTarget() override;
 
   const std::shared_ptr<const Program>& program() const { return replay_->program(); }
@@ -41,6 +44,9 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   bool write(ExternalWrite write, std::string& error) override;
   bool reload(ReloadRequest request, std::string& error) override;
   bool readOnly() const override { return true; }
+  std::string readOnlyReason() const override { return readOnlyReason_; }
+  // What a write or reload is told (an attached session says why it is read-only).
+  void setReadOnlyReason(std::string reason) { readOnlyReason_ = std::move(reason); }
   TargetHistory* history() override { return this; }
 
   std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
@@ -60,6 +66,7 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
 
   std::unique_ptr<ReplayEngine> replay_;
   std::unique_ptr<HistoryFeed> feed_;  // following a growing trace
+  std::string readOnlyReason_ = kHistoryIsReadOnly;
 };
 
 }  // namespace scanback::dap

@@ -161,6 +161,8 @@ class Target {
   virtual bool reload(ReloadRequest request, std::string& error) = 0;
   // Where the target is now cannot be written: setVariable, setExpression and stReload are refused.
   virtual bool readOnly() const { return false; }
+  // Why, when readOnly().
+  virtual std::string readOnlyReason() const { return kHistoryIsReadOnly; }
   // The recorded history the target moves in (time travel), or null when it keeps none.
   virtual TargetHistory* history() { return nullptr; }
 
