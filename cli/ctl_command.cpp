@@ -79,7 +79,7 @@ int ctlCommand(const CtlArgs& args) {
     const auto message = response->find("error");
     std::cerr << "scanback: " << endpoint->text() << ": "
               << (message != response->end() && message->is_string() ? message->get<std::string>()
-                                                                    : std::string("refused"))
+                                                                     : std::string("refused"))
               << "\n";
     return kExitUsage;
   }

@@ -20,11 +20,11 @@
 #include "recorder/run_loop.h"
 #include "vm/compiler/compiler.h"
 #include "vm/exec/iec_text.h"
+#include "vm/runtime/cycle_times.h"
 #include "vm/runtime/runtime.h"
 #include "vm/runtime/state_json.h"
 #include "vm/runtime/stimulus.h"
 #include "vm/runtime/values.h"
-#include "vm/runtime/cycle_times.h"
 
 namespace scanback::cli {
 
@@ -133,7 +133,8 @@ class PublishedRuntime final : public control::ControlledRuntime {
   }
   void faulted(const Runtime& rt) {
     const FaultInfo& f = rt.vm().fault();
-    json fault{{"message", rt.faultMessage()}, {"code", std::string(faultText(f.code))}, {"cycle", rt.currentCycle().cycle}};
+    json fault{
+        {"message", rt.faultMessage()}, {"code", std::string(faultText(f.code))}, {"cycle", rt.currentCycle().cycle}};
     if (f.statement < program_.statements.size()) {
       const SourceSpan& span = program_.statements[f.statement].span;
       fault["file"] = program_.sources.file(span.file).path;
@@ -144,6 +145,7 @@ class PublishedRuntime final : public control::ControlledRuntime {
       std::lock_guard lock(mutex_);
       fault_ = std::move(fault);
     }
+    cycles_.store(rt.currentCycle().cycle + 1, std::memory_order_relaxed);  // the faulted one ran too
     state_.store(State::Faulted, std::memory_order_release);
   }
   void stopped() { state_.store(State::Stopped, std::memory_order_release); }
@@ -157,12 +159,11 @@ class PublishedRuntime final : public control::ControlledRuntime {
     json tasks = json::array();
     for (size_t t = 0; t < program_.tasks.size(); ++t) {
       const CycleTimes& c = cycleTimes_[t];
-      tasks.push_back(json{{"name", program_.tasks[t].name},
-                           {"intervalNs", program_.tasks[t].intervalNs},
-                           {"cycles", c.count()},
-                           {"cycleTimeNs", json{{"median", c.quantileNs(0.5)},
-                                                {"p99", c.quantileNs(0.99)},
-                                                {"max", c.maxNs()}}}});
+      tasks.push_back(
+          json{{"name", program_.tasks[t].name},
+               {"intervalNs", program_.tasks[t].intervalNs},
+               {"cycles", c.count()},
+               {"cycleTimeNs", json{{"median", c.quantileNs(0.5)}, {"p99", c.quantileNs(0.99)}, {"max", c.maxNs()}}}});
     }
     s["tasks"] = std::move(tasks);
     if (recorder_) {
@@ -369,7 +370,8 @@ int runCommand(const RunArgs& args) {
     const auto cycleStart = controlled ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const RunStatus status = rt.runCycle();
     if (controlled) {
-      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - cycleStart);
+      const auto ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - cycleStart);
       published.cycleEnded(rt.currentCycle().task, rt.cycle(), static_cast<uint64_t>(ns.count()));
     }
     if (status == RunStatus::Faulted) {

@@ -51,8 +51,7 @@ std::optional<Endpoint> parseEndpoint(std::string_view text, std::string& error)
   return fail("expected unix:///path.sock or tcp://127.0.0.1:PORT");
 }
 
-std::unique_ptr<dap::Listener> listenOn(const Endpoint& endpoint, const std::string& bindAddress,
-                                        std::string& error) {
+std::unique_ptr<dap::Listener> listenOn(const Endpoint& endpoint, const std::string& bindAddress, std::string& error) {
   if (endpoint.kind == Endpoint::Kind::Unix) return dap::UnixListener::listen(endpoint.path, error);
   return dap::TcpListener::listen(endpoint.port, error, bindAddress);
 }

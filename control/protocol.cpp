@@ -25,7 +25,7 @@ LineReader::Result LineReader::readLine(std::string& line, std::string& error) {
   for (;;) {
     const size_t newline = buffer_.find('\n', start_);
     if (newline != std::string::npos) {
-      if (skipping) {
+      if (skipping || newline - start_ > kMaxLineBytes) {
         start_ = newline + 1;
         return Result::TooLong;
       }

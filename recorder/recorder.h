@@ -211,7 +211,7 @@ class Recorder final : public CycleHooks {
   struct SnapshotRequest;
   struct RingChunk {
     std::shared_ptr<const trace::EncodedChunk> block;  // shared with the history sinks
-    int64_t lastStartNs = 0;  // its last cycle's start time (for ringDurationNs)
+    int64_t lastStartNs = 0;                           // its last cycle's start time (for ringDurationNs)
   };
   bool ringMode() const { return options_.ringBytes || options_.ringDurationNs; }
   void markSnapshot(uint64_t tickets);

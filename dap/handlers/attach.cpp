@@ -25,8 +25,9 @@ Reply attachRequest(Session& session, const json& args) {
   if (session.launched()) throw DapError("a program is launched or attached already");
   const auto endpointText = optionalMember<std::string>(args, "endpoint");
   if (!endpointText || endpointText->empty())
-    throw DapError("missing argument 'endpoint': the runtime's control endpoint, unix:///path.sock or "
-                   "tcp://127.0.0.1:PORT");
+    throw DapError(
+        "missing argument 'endpoint': the runtime's control endpoint, unix:///path.sock or "
+        "tcp://127.0.0.1:PORT");
   if (const auto cwd = optionalMember<std::string>(args, "cwd")) {
     std::error_code ec;
     if (!std::filesystem::is_directory(*cwd, ec)) throw DapError(fmt::format("'cwd' {} is not a directory", *cwd));
@@ -44,8 +45,7 @@ Reply attachRequest(Session& session, const json& args) {
   if (!target) throw DapError(fmt::format("cannot attach: {}", error));
   target->setReadOnlyReason(kAttachIsReadOnly);
   std::shared_ptr<const Program> program = target->program();
-  const std::string cwd =
-      optionalMember<std::string>(args, "cwd").value_or(std::filesystem::current_path().string());
+  const std::string cwd = optionalMember<std::string>(args, "cwd").value_or(std::filesystem::current_path().string());
   session.output("console", fmt::format("attached to {} (program {}); the runtime runs on\n", endpoint->text(),
                                         program->hash.substr(0, 12)));
   session.stopOnEntry = false;

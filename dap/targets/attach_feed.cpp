@@ -27,9 +27,9 @@ constexpr auto kCatchUpTimeout = std::chrono::seconds(30);
 
 std::string refusal(const control::Endpoint& endpoint, const json& response) {
   const auto message = response.find("error");
-  return fmt::format("the runtime at {} refused: {}", endpoint.text(),
-                     message != response.end() && message->is_string() ? message->get<std::string>()
-                                                                        : std::string("no reason given"));
+  return fmt::format(
+      "the runtime at {} refused: {}", endpoint.text(),
+      message != response.end() && message->is_string() ? message->get<std::string>() : std::string("no reason given"));
 }
 
 // Checks a streamed block's frame against what its event says. Empty when it is sound.
@@ -138,11 +138,10 @@ class AttachFeed final : public HistoryFeed {
  private:
   bool createLocalTrace(const std::vector<uint8_t>& header, std::string& error) {
     static std::atomic<uint64_t> sessions{0};
-    path_ = options_.localTrace.empty()
-                ? (std::filesystem::temp_directory_path() /
-                   fmt::format("scanback-attach-{}-{}.trace.partial", ::getpid(), sessions++))
-                      .string()
-                : options_.localTrace;
+    path_ = options_.localTrace.empty() ? (std::filesystem::temp_directory_path() /
+                                           fmt::format("scanback-attach-{}-{}.trace.partial", ::getpid(), sessions++))
+                                              .string()
+                                        : options_.localTrace;
     // Exclusively: never through a link, never over another file.
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd_ < 0) {
@@ -208,8 +207,8 @@ class AttachFeed final : public HistoryFeed {
       if (frame.firstCycle != unsignedMember(event.message, "firstCycle") ||
           frame.cycleCount != unsignedMember(event.message, "cycleCount") || frame.cycleCount == 0 ||
           (wroteCycles_ && frame.firstCycle != nextCycle_)) {
-        error = fmt::format("a streamed chunk at cycle {} does not follow on from cycle {}", frame.firstCycle,
-                            nextCycle_);
+        error =
+            fmt::format("a streamed chunk at cycle {} does not follow on from cycle {}", frame.firstCycle, nextCycle_);
         return false;
       }
       nextCycle_ = frame.firstCycle + frame.cycleCount;
@@ -249,7 +248,8 @@ class AttachFeed final : public HistoryFeed {
       f.code = static_cast<uint32_t>(*code);
       f.message = message->get<std::string>();
       ended = true;  // nothing follows a fault
-      return appendEncoded(trace::BlockKind::Fault, 0, 0, trace::encodeFault(f), error);
+      return appendEncoded(trace::BlockKind::Fault, f.cycle, 0, trace::encodeFault(f),
+                           error);  // as TraceWriter frames it
     }
     if (kind == "status") {
       noteStatus(event.message);
@@ -326,7 +326,8 @@ std::unique_ptr<HistoryFeed> attachFeed(const AttachOptions& options, TargetList
 }
 
 bool stopRuntime(const AttachOptions& options, std::string& error) {
-  std::unique_ptr<control::ControlClient> client = control::ControlClient::connect(options.endpoint, options.token, error);
+  std::unique_ptr<control::ControlClient> client =
+      control::ControlClient::connect(options.endpoint, options.token, error);
   if (!client) return false;
   const std::optional<json> response = client->request(json{{"command", "stop"}}, error);
   if (!response) return false;

@@ -211,7 +211,8 @@ std::optional<StopInfo> ReplayEngine::execute(const Move& move, RunControl& cont
       const std::optional<replay::Position> end = growFromNewest_ ? r.end() : std::nullopt;
       if (!r.seek(end ? *end : *r.start(), error)) return std::nullopt;
       // Attached to a runtime that has faulted: the session starts at the fault, shown as such.
-      if (end && atFault(*end)) return describe(replay::Stop{*end, replay::StopReason::End, -1, {}}, StopChecker::Search{});
+      if (end && atFault(*end))
+        return describe(replay::Stop{*end, replay::StopReason::End, -1, {}}, StopChecker::Search{});
       if (move.stopOnEntry) return StopInfo{StopReason::Entry, r.task()};
       return moveFrom(Move::resumed(ResumeKind::Continue, 0), control, atLiveEdge, error);
     }

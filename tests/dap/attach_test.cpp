@@ -1,0 +1,460 @@
+// Attached sessions end to end (issue 15): `scanback run --control` in a child process on a unix
+// socket in a temporary directory; `scanback ctl` as another process; DAP sessions in this process
+// (SessionClient) attached to it. Every wait is on a condition: a message, the runtime's stderr, a
+// status that changes, a process that ends.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "control/client.h"
+#include "tests/dap/session_client.h"
+#include "tests/support/wait.h"
+
+namespace scanback::dap::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Counts its cycles every 10 ms; line 6 is the statement the tests break at.
+const char* kCounter = R"(PROGRAM Counter
+VAR
+  count : DINT;
+  x : DINT;
+END_VAR
+count := count + 1;
+x := count MOD 7;
+END_PROGRAM
+
+CONFIGURATION Cfg
+  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
+  PROGRAM Main WITH Fast : Counter;
+END_CONFIGURATION
+)";
+
+// Faults with a division by zero at line 8 in its 20th cycle.
+const char* kFaulty = R"(PROGRAM Faulty
+VAR
+  count : DINT;
+  zero : DINT;
+  x : DINT;
+END_VAR
+count := count + 1;
+IF count = 20 THEN x := 10 / zero; END_IF;
+END_PROGRAM
+
+CONFIGURATION Cfg
+  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
+  PROGRAM Main WITH Fast : Faulty;
+END_CONFIGURATION
+)";
+
+std::string shellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct CliResult {
+  int exitCode = -1;
+  std::string out, err;
+};
+
+// `scanback ARGS` (quoted for the shell), its stdout and stderr.
+CliResult scanback(const std::string& args, const fs::path& dir) {
+  static int counter = 0;
+  const fs::path errFile = dir / ("cli_" + std::to_string(counter++) + ".stderr");
+  const std::string cmd = shellQuote(SCANBACK_BINARY) + " " + args + " 2>" + shellQuote(errFile.string());
+  CliResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(errFile);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return r;
+}
+
+// `scanback run FILE --realtime --control unix://DIR/rt.sock EXTRA...` in a child process.
+class Runtime {
+ public:
+  Runtime(const std::string& file, const fs::path& dir, std::vector<std::string> extra = {})
+      : socket_((dir / "rt.sock").string()) {
+    int err[2];
+    if (::pipe2(err, O_CLOEXEC) != 0) return;
+    std::vector<std::string> args = {SCANBACK_BINARY, "run", file, "--realtime", "--quiet", "--control", endpoint()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(err[1], 2);
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(err[1]);
+    stderr_ = err[0];
+  }
+  ~Runtime() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (stderr_ >= 0) ::close(stderr_);
+  }
+  std::string endpoint() const { return "unix://" + socket_; }
+  pid_t pid() const { return pid_; }
+
+  // Waits for the stderr line that starts with `prefix`; false when it does not come in 20 s.
+  bool awaitLine(const std::string& prefix) {
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      size_t nl;
+      while ((nl = buffer_.find('\n')) != std::string::npos) {
+        const std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        lines_.push_back(line);
+        if (line.starts_with(prefix)) return true;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{stderr_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char chunk[512];
+      const ssize_t n = ::read(stderr_, chunk, sizeof chunk);
+      if (n <= 0) return false;
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+  bool ready() { return awaitLine("scanback: control endpoint"); }
+  // Whether it is still running (not reaped).
+  bool running() const { return pid_ > 0 && !test::awaitExit(pid_, std::chrono::milliseconds(0)); }
+  // Its exit code, waiting up to 20 s.
+  int exitCode() {
+    const int code = test::exitCode(pid_, std::chrono::seconds(20));
+    pid_ = -1;
+    return code;
+  }
+
+ private:
+  std::string socket_;
+  pid_t pid_ = -1;
+  int stderr_ = -1;
+  std::string buffer_;
+  std::vector<std::string> lines_;
+};
+
+class Attach : public ::testing::Test {
+ protected:
+  TempProject project_{{{"counter.st", kCounter}, {"faulty.st", kFaulty}, {"token", "s3cret-token\n"}}};
+  fs::path dir() const { return project_.dir(); }
+
+  // The runtime's status, through the control protocol.
+  control::json status(const Runtime& rt, std::optional<std::string> token = std::nullopt) {
+    std::string error;
+    auto client = control::ControlClient::connect(*control::parseEndpoint(rt.endpoint(), error), token, error);
+    if (!client) return control::json{{"error", error}};
+    auto response = client->request(control::json{{"command", "status"}}, error);
+    if (!response) return control::json{{"error", error}};
+    return response->value("status", control::json::object());
+  }
+  uint64_t cycles(const Runtime& rt) { return status(rt).value("cycles", uint64_t{0}); }
+  // Waits until the runtime has run more cycles than `than`.
+  bool cyclesGrowBeyond(const Runtime& rt, uint64_t than) {
+    return test::eventually([&] { return cycles(rt) > than; }, std::chrono::seconds(20));
+  }
+
+  void attach(SessionClient& c, const Runtime& rt, control::json extra = control::json::object()) {
+    c.request("initialize", {{"adapterID", "scanback"}, {"linesStartAt1", true}, {"columnsStartAt1", true}});
+    control::json args{{"endpoint", rt.endpoint()}};
+    args.update(extra);
+    const control::json r = c.request("attach", args, std::chrono::seconds(30));
+    ASSERT_TRUE(r.value("success", false)) << r.dump();
+    c.event("initialized");
+  }
+  void breakAt(SessionClient& c, int line) {
+    const control::json r = c.request(
+        "setBreakpoints", {{"source", {{"path", project_.path("counter.st")}}}, {"breakpoints", {{{"line", line}}}}});
+    ASSERT_TRUE(r["body"]["breakpoints"][0].value("verified", false)) << r.dump();
+  }
+};
+
+TEST_F(Attach, CtlStatusReportsTheRuntimeWhileItsCycleCountGrows) {
+  Runtime rt(project_.path("counter.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  ASSERT_TRUE(cyclesGrowBeyond(rt, 0));
+  const CliResult first = scanback("ctl " + shellQuote(rt.endpoint()) + " status --json", dir());
+  ASSERT_EQ(first.exitCode, 0) << first.err;
+  const control::json s = control::json::parse(first.out);
+  EXPECT_EQ(s["state"], "running");
+  EXPECT_EQ(s["debugEnabled"], true);
+  ASSERT_EQ(s["tasks"].size(), 1u);
+  EXPECT_EQ(s["tasks"][0]["name"], "Fast");
+  EXPECT_GT(s["tasks"][0]["cycleTimeNs"]["max"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(s.contains("ring"));
+  EXPECT_FALSE(s.contains("fault"));
+  const uint64_t before = s["cycles"].get<uint64_t>();
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        const CliResult again = scanback("ctl " + shellQuote(rt.endpoint()) + " status --json", dir());
+        return again.exitCode == 0 && control::json::parse(again.out)["cycles"].get<uint64_t>() > before;
+      },
+      std::chrono::seconds(20)));
+  const CliResult human = scanback("ctl " + shellQuote(rt.endpoint()) + " status", dir());
+  EXPECT_EQ(human.exitCode, 0);
+  EXPECT_NE(human.out.find("state: running"), std::string::npos) << human.out;
+  const CliResult stop = scanback("ctl " + shellQuote(rt.endpoint()) + " stop", dir());
+  EXPECT_EQ(stop.exitCode, 0) << stop.err;
+  EXPECT_EQ(rt.exitCode(), 0);
+  EXPECT_FALSE(fs::exists(dir() / "rt.sock"));  // removed at the end
+}
+
+TEST_F(Attach, CtlAndAttachWithAWrongTokenAreRefusedAndTheSessionStaysDisconnected) {
+  fs::permissions(project_.path("token"), fs::perms::owner_read | fs::perms::owner_write);
+  Runtime rt(project_.path("counter.st"), dir(), {"--auth-token-file", project_.path("token")});
+  ASSERT_TRUE(rt.ready());
+  const CliResult none = scanback("ctl " + shellQuote(rt.endpoint()) + " status", dir());
+  EXPECT_EQ(none.exitCode, 2);
+  EXPECT_NE(none.err.find("requires a token"), std::string::npos) << none.err;
+  const TempProject wrong{{{"token", "not-the-token\n"}}};
+  fs::permissions(wrong.path("token"), fs::perms::owner_read | fs::perms::owner_write);
+  const CliResult bad = scanback(
+      "ctl " + shellQuote(rt.endpoint()) + " --auth-token-file " + shellQuote(wrong.path("token")) + " status", dir());
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("wrong token"), std::string::npos) << bad.err;
+  const CliResult good = scanback(
+      "ctl " + shellQuote(rt.endpoint()) + " --auth-token-file " + shellQuote(project_.path("token")) + " status",
+      dir());
+  EXPECT_EQ(good.exitCode, 0) << good.err;
+  const CliResult unreachable = scanback("ctl unix://" + shellQuote((dir() / "none.sock").string()) + " status", dir());
+  EXPECT_EQ(unreachable.exitCode, 2);
+  EXPECT_NE(unreachable.err.find("cannot connect"), std::string::npos) << unreachable.err;
+
+  SessionClient c;
+  c.request("initialize", {{"adapterID", "scanback"}});
+  const control::json refused =
+      c.request("attach", {{"endpoint", rt.endpoint()}, {"authToken", "not-the-token"}}, std::chrono::seconds(30));
+  EXPECT_FALSE(refused.value("success", true));
+  EXPECT_NE(refused.value("message", "").find("wrong token"), std::string::npos) << refused.dump();
+  // Still disconnected: the same session attaches with the right token.
+  const control::json accepted =
+      c.request("attach", {{"endpoint", rt.endpoint()}, {"authToken", "s3cret-token"}}, std::chrono::seconds(30));
+  EXPECT_TRUE(accepted.value("success", false)) << accepted.dump();
+  EXPECT_EQ(c.schemaErrors(), "");
+}
+
+TEST_F(Attach, BreakpointAndStepBackWhileTheRuntimeRunsOnAndWritesAreRefused) {
+  Runtime rt(project_.path("counter.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  SessionClient c;
+  attach(c, rt);
+  breakAt(c, 7);
+  c.request("configurationDone");
+  const control::json hit = c.event("stopped", std::chrono::seconds(30));
+  EXPECT_EQ(hit["body"]["reason"], "breakpoint");
+  const control::json back = c.request("stepBack", {{"threadId", 1}});
+  ASSERT_TRUE(back.value("success", false)) << back.dump();
+  const control::json stepped = c.event("stopped", std::chrono::seconds(30));
+  EXPECT_EQ(stepped["body"]["reason"], "step");
+  const control::json frames = c.request("stackTrace", {{"threadId", 1}});
+  ASSERT_TRUE(frames.value("success", false));
+  EXPECT_EQ(frames["body"]["stackFrames"][0]["line"], 6);
+  // The session is stopped in history; the task is not.
+  const uint64_t now = cycles(rt);
+  EXPECT_TRUE(cyclesGrowBeyond(rt, now));
+
+  const control::json scopes = c.request("scopes", {{"frameId", 1}});
+  const int64_t ref = scopes["body"]["scopes"][0]["variablesReference"];
+  const control::json set = c.request("setVariable", {{"variablesReference", ref}, {"name", "x"}, {"value", "3"}});
+  EXPECT_FALSE(set.value("success", true));
+  EXPECT_NE(set.value("message", "").find("attach mode"), std::string::npos) << set.dump();
+  const control::json expr = c.request("setExpression", {{"expression", "x"}, {"value", "3"}, {"frameId", 1}});
+  EXPECT_FALSE(expr.value("success", true));
+  EXPECT_NE(expr.value("message", "").find("attach mode"), std::string::npos) << expr.dump();
+  const control::json caps = c.messages().front();
+  EXPECT_EQ(c.schemaErrors(), "");
+
+  // Disconnect: the runtime runs on.
+  c.request("disconnect");
+  const uint64_t after = cycles(rt);
+  EXPECT_TRUE(cyclesGrowBeyond(rt, after));
+  EXPECT_TRUE(rt.running());
+}
+
+TEST_F(Attach, DisconnectWithTerminateDebuggeeStopsTheRuntime) {
+  Runtime rt(project_.path("counter.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  SessionClient c;
+  c.request("initialize", {{"adapterID", "scanback"}});
+  const control::json init = c.messages().front();
+  EXPECT_EQ(init["body"].value("supportTerminateDebuggee", false), true) << init.dump();
+  const control::json r = c.request("attach", {{"endpoint", rt.endpoint()}}, std::chrono::seconds(30));
+  ASSERT_TRUE(r.value("success", false)) << r.dump();
+  c.event("initialized");
+  c.request("configurationDone");
+  const control::json d = c.request("disconnect", {{"terminateDebuggee", true}});
+  EXPECT_TRUE(d.value("success", false)) << d.dump();
+  EXPECT_EQ(rt.exitCode(), 0);
+}
+
+TEST_F(Attach, ARuntimeWithoutDebuggingAnswersStatusAndRefusesAttach) {
+  Runtime rt(project_.path("counter.st"), dir(), {"--no-debug"});
+  ASSERT_TRUE(rt.ready());
+  const CliResult st = scanback("ctl " + shellQuote(rt.endpoint()) + " status --json", dir());
+  ASSERT_EQ(st.exitCode, 0) << st.err;
+  EXPECT_EQ(control::json::parse(st.out)["debugEnabled"], false);
+  SessionClient c;
+  c.request("initialize", {{"adapterID", "scanback"}});
+  const control::json refused = c.request("attach", {{"endpoint", rt.endpoint()}}, std::chrono::seconds(30));
+  EXPECT_FALSE(refused.value("success", true));
+  EXPECT_NE(refused.value("message", "").find("debugging is disabled"), std::string::npos) << refused.dump();
+  const control::json frames = c.request("stackTrace", {{"threadId", 1}});
+  EXPECT_FALSE(frames.value("success", true));  // nothing attached
+  EXPECT_TRUE(rt.running());
+}
+
+TEST_F(Attach, AFaultedRuntimeStaysUpForAPostMortemAttachAndItsSnapshotReplaysToTheFault) {
+  Runtime rt(project_.path("faulty.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  ASSERT_TRUE(test::eventually([&] { return status(rt).value("state", "") == "faulted"; }, std::chrono::seconds(30)));
+  const control::json s = status(rt);
+  EXPECT_EQ(s["fault"]["line"], 8) << s.dump();
+  EXPECT_NE(s["fault"]["file"].get<std::string>().find("faulty.st"), std::string::npos);
+  EXPECT_EQ(s["cycles"], 20);
+
+  SessionClient c;
+  c.request("initialize", {{"adapterID", "scanback"}, {"linesStartAt1", true}});
+  const control::json r = c.request("attach", {{"endpoint", rt.endpoint()}}, std::chrono::seconds(30));
+  ASSERT_TRUE(r.value("success", false)) << r.dump();
+  c.event("initialized");
+  c.request("configurationDone");
+  const control::json stop = c.event("stopped", std::chrono::seconds(30));
+  EXPECT_EQ(stop["body"]["reason"], "exception") << [&] {
+    std::string all;
+    for (const control::json& m : c.messages()) all += m.dump() + "\n";
+    return all;
+  }();
+  const control::json frames = c.request("stackTrace", {{"threadId", 1}});
+  EXPECT_EQ(frames["body"]["stackFrames"][0]["line"], 8);
+  c.request("disconnect");
+
+  const std::string snapshot = (dir() / "post-mortem.trace").string();
+  const CliResult snap = scanback("ctl " + shellQuote(rt.endpoint()) + " snapshot " + shellQuote(snapshot), dir());
+  ASSERT_EQ(snap.exitCode, 0) << snap.err;
+  const CliResult replay = scanback("replay " + shellQuote(snapshot), dir());
+  EXPECT_EQ(replay.exitCode, 0) << replay.err;
+  EXPECT_NE(replay.out.find("faulty.st:8"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("division by zero"), std::string::npos) << replay.out;
+  const CliResult verify = scanback("trace verify " + shellQuote(snapshot), dir());
+  EXPECT_EQ(verify.exitCode, 0) << verify.out << verify.err;
+  EXPECT_TRUE(rt.running());
+  ::kill(rt.pid(), SIGTERM);
+  EXPECT_EQ(rt.exitCode(), 3);  // a fault's exit code, after a clean stop
+}
+
+TEST_F(Attach, TwoClientsAttachAtOnceEachWithItsOwnSession) {
+  Runtime rt(project_.path("counter.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  SessionClient a, b;
+  attach(a, rt);
+  attach(b, rt);
+  breakAt(a, 6);
+  breakAt(b, 7);
+  a.request("configurationDone");
+  b.request("configurationDone");
+  EXPECT_EQ(a.event("stopped", std::chrono::seconds(30))["body"]["reason"], "breakpoint");
+  EXPECT_EQ(b.event("stopped", std::chrono::seconds(30))["body"]["reason"], "breakpoint");
+  EXPECT_EQ(a.request("stackTrace", {{"threadId", 1}})["body"]["stackFrames"][0]["line"], 6);
+  EXPECT_EQ(b.request("stackTrace", {{"threadId", 1}})["body"]["stackFrames"][0]["line"], 7);
+  a.request("stepBack", {{"threadId", 1}});
+  EXPECT_EQ(a.event("stopped", std::chrono::seconds(30))["body"]["reason"], "step");
+  // b, stopped, is untouched by a's move.
+  EXPECT_EQ(b.request("stackTrace", {{"threadId", 1}})["body"]["stackFrames"][0]["line"], 7);
+  a.request("disconnect");
+  b.request("disconnect");
+  EXPECT_TRUE(rt.running());
+}
+
+TEST_F(Attach, AStreamingClientKilledMidStreamLeavesTheRuntimeUnaffected) {
+  Runtime rt(project_.path("counter.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t client = ::fork();
+  if (client == 0) {
+    // A client that streams, says so, then stops reading: the test kills it.
+    std::string error;
+    auto c = control::ControlClient::connect(*control::parseEndpoint(rt.endpoint(), error), std::nullopt, error);
+    if (!c || !c->request(control::json{{"command", "stream"}}, error)) ::_exit(1);
+    if (!c->nextEvent(error)) ::_exit(1);  // the header
+    const char byte = 1;
+    if (::write(ready[1], &byte, 1) != 1) ::_exit(1);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  ::close(ready[0]);
+  ::kill(client, SIGKILL);
+  ::waitpid(client, nullptr, 0);
+  const uint64_t now = cycles(rt);
+  EXPECT_TRUE(cyclesGrowBeyond(rt, now + 20));
+  EXPECT_EQ(status(rt).value("state", ""), "running");
+  // And a debugger still attaches.
+  SessionClient c;
+  attach(c, rt);
+  c.request("configurationDone");
+  c.request("pause", {{"threadId", 1}});
+  EXPECT_EQ(c.event("stopped", std::chrono::seconds(30))["body"]["reason"], "pause");
+}
+
+TEST_F(Attach, MalformedControlMessagesGetAnErrorAndTheRuntimeKeepsRunning) {
+  Runtime rt(project_.path("counter.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  std::string error;
+  const control::Endpoint endpoint = *control::parseEndpoint(rt.endpoint(), error);
+  std::unique_ptr<dap::FdStream> stream = control::connectTo(endpoint, error);
+  ASSERT_TRUE(stream) << error;
+  control::LineReader reader(*stream);
+  auto exchange = [&](const std::string& bytes) {
+    EXPECT_TRUE(stream->write(bytes, error));
+    std::string line;
+    EXPECT_EQ(reader.readLine(line, error), control::LineReader::Result::Line);
+    return control::json::parse(line);
+  };
+  control::json r = exchange("not json\n");
+  EXPECT_EQ(r["ok"], false);
+  EXPECT_EQ(r["error"], "request 1: syntax error at byte 2 of the request");
+  r = exchange("[1,2]\n");
+  EXPECT_NE(r["error"].get<std::string>().find("request 2: a request must be a JSON object"), std::string::npos);
+  r = exchange("{\"command\":\"explode\"}\n");
+  EXPECT_NE(r["error"].get<std::string>().find("'command' must be one of"), std::string::npos) << r.dump();
+  r = exchange("{\"command\":\"stream\",\"fromCycle\":-1}\n");
+  EXPECT_NE(r["error"].get<std::string>().find("'fromCycle' must be a whole number"), std::string::npos) << r.dump();
+  r = exchange("{\"command\":\"snapshot\",\"path\":\"relative.trace\"}\n");
+  EXPECT_NE(r["error"].get<std::string>().find("'path' must be absolute"), std::string::npos) << r.dump();
+  r = exchange(std::string(control::kMaxLineBytes + 10, 'x') + "\n");
+  EXPECT_NE(r["error"].get<std::string>().find("longer than"), std::string::npos) << r.dump();
+  r = exchange(std::string("{\"command\":\"status\"}\n"));
+  EXPECT_EQ(r["ok"], true);
+  EXPECT_EQ(r["status"]["state"], "running");
+  stream->close();
+  const uint64_t now = cycles(rt);
+  EXPECT_TRUE(cyclesGrowBeyond(rt, now));
+}
+
+}  // namespace
+}  // namespace scanback::dap::testing
