@@ -52,7 +52,7 @@ export class ScanbackConfigurationProvider implements vscode.DebugConfigurationP
     }
     if (resolved.request === 'attach' && typeof resolved.endpoint !== 'string') {
       void vscode.window.showErrorMessage(
-        `scanback: the attach configuration "${config.name}" needs an "endpoint" (host:port or socket path of the running runtime).`,
+        `scanback: the attach configuration "${config.name}" needs an "endpoint" (unix:///path.sock or tcp://127.0.0.1:PORT: the runtime's --control endpoint).`,
       );
       return undefined;
     }

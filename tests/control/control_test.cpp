@@ -1,0 +1,173 @@
+// The control server in this process, over a socket pair: what a stream sends, and that a client
+// that stops reading never slows the task — its buffer fills, it gets a gap, and the history goes
+// on after it. Requests and their errors are covered end to end in tests/dap/attach_test.cpp.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "control/client.h"
+#include "control/server.h"
+#include "tests/support/trace_support.h"
+#include "traces/framing.h"
+
+namespace scanback::control {
+namespace {
+
+class TestRuntime final : public ControlledRuntime {
+ public:
+  explicit TestRuntime(recorder::Recorder* rec) : rec_(rec) {}
+  json status() const override { return json{{"state", "running"}}; }
+  recorder::Recorder* recorder() override { return rec_; }
+  void stop() override {}
+
+ private:
+  recorder::Recorder* rec_;
+};
+
+// One end of a socket pair with small kernel buffers, so that a client that does not read backs
+// up into the server's buffer soon.
+struct SocketPair {
+  std::unique_ptr<dap::FdStream> server, client;
+  SocketPair() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return;
+    const int small = 4096;
+    for (int fd : fds) {
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    }
+    server = dap::FdStream::socket(fds[0]);
+    client = dap::FdStream::socket(fds[1]);
+  }
+};
+
+json readLine(LineReader& reader) {
+  std::string line, error;
+  EXPECT_EQ(reader.readLine(line, error), LineReader::Result::Line) << error;
+  return json::parse(line);
+}
+
+TEST(ControlStream, AClientThatStopsReadingGetsAGapAndNeverSlowsTheTask) {
+  auto program = test::compilePlant();
+  ASSERT_TRUE(program);
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.ringBytes = 64u << 20;  // a flight recorder without a file
+  options.keyframeEvery = 10;     // many small chunks
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+
+  TestRuntime runtime(rec.get());
+  ControlOptions control;
+  control.clientBufferBytes = 8192;
+  std::atomic<bool> closing{false};
+  SocketPair pair;
+  ASSERT_TRUE(pair.server && pair.client);
+  std::thread server([&] { ControlServer::serve(*pair.server, runtime, control, closing); });
+
+  ASSERT_TRUE(writeLine(*pair.client, json{{"command", "stream"}}));
+  LineReader reader(*pair.client);
+  EXPECT_EQ(readLine(reader)["ok"], true);
+  const json header = readLine(reader);
+  ASSERT_EQ(header["event"], "header");
+  std::vector<uint8_t> block;
+  ASSERT_TRUE(reader.readBytes(header["bytes"].get<size_t>(), block, error));
+  EXPECT_EQ(trace::decodeFrameHeader(block.data(), error)->kind, trace::BlockKind::Header);
+
+  // The client reads nothing while the task runs: every cycle runs, none waits for it.
+  constexpr uint64_t kCycles = 20000;
+  for (uint64_t c = 0; c < kCycles; ++c) {
+    ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+    while (rec->backlogged()) rec->waitUntilNotBacklogged(std::chrono::seconds(1));
+  }
+  ASSERT_TRUE(rec->waitForWriter(0, std::chrono::seconds(30)));
+  EXPECT_EQ(rec->stats().cyclesDropped, 0u);  // the recorder kept up; only the client fell behind
+
+  // Now it reads: chunks, then a gap for what its buffer could not hold, then chunks again, each
+  // following on from the one before.
+  std::optional<uint64_t> next;
+  uint64_t gaps = 0, chunksAfterGap = 0;
+  while (chunksAfterGap < 2) {
+    const json event = readLine(reader);
+    const std::string kind = event["event"];
+    if (kind == "chunk") {
+      ASSERT_TRUE(reader.readBytes(event["bytes"].get<size_t>(), block, error)) << error;
+      const auto frame = trace::decodeFrameHeader(block.data(), error);
+      ASSERT_TRUE(frame) << error;
+      EXPECT_EQ(frame->firstCycle, event["firstCycle"].get<uint64_t>());
+      if (next) EXPECT_EQ(frame->firstCycle, *next);
+      next = frame->firstCycle + frame->cycleCount;
+      if (gaps) ++chunksAfterGap;
+    } else if (kind == "gap") {
+      if (next) EXPECT_EQ(event["firstCycle"].get<uint64_t>(), *next);
+      EXPECT_GT(event["cycleCount"].get<uint64_t>(), 0u);
+      next = event["firstCycle"].get<uint64_t>() + event["cycleCount"].get<uint64_t>();
+      ++gaps;
+    } else {
+      EXPECT_TRUE(kind == "status" || kind == "caughtUp") << kind;
+      if (kind == "status") EXPECT_GT(event["droppedChunks"].get<uint64_t>(), 0u);
+    }
+  }
+  EXPECT_GE(gaps, 1u);
+  closing = true;
+  pair.client->close();
+  server.join();
+  ASSERT_TRUE(rec->finish(error)) << error;
+}
+
+TEST(ControlStream, StreamingIsRefusedWhenDebuggingIsDisabledAndWithoutAHistory) {
+  TestRuntime none(nullptr);
+  ControlOptions control;
+  std::atomic<bool> closing{false};
+  for (bool debug : {false, true}) {
+    control.debugEnabled = debug;
+    SocketPair pair;
+    std::thread server([&] { ControlServer::serve(*pair.server, none, control, closing); });
+    ASSERT_TRUE(writeLine(*pair.client, json{{"command", "stream"}}));
+    LineReader reader(*pair.client);
+    const json r = readLine(reader);
+    EXPECT_EQ(r["ok"], false);
+    EXPECT_EQ(r["error"], debug ? "request 1: this runtime keeps no history"
+                                : "request 1: debugging is disabled on this runtime (it was started with --no-debug)");
+    pair.client->close();
+    server.join();
+  }
+}
+
+TEST(ControlProtocol, RequestsAreReadStrictly) {
+  std::string error;
+  EXPECT_FALSE(parseRequest("{\"command\":\"stream\",\"fromCycle\":1.5}", error));
+  EXPECT_EQ(error, "'fromCycle' must be a whole number from 0, not 1.5");
+  EXPECT_FALSE(parseRequest("{\"command\":\"stream\",\"fromCycle\":1e300}", error));
+  const auto whole = parseRequest("{\"command\":\"stream\",\"fromCycle\":2.0}", error);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->fromCycle, 2u);
+  EXPECT_FALSE(parseRequest("{\"command\":\"status\",\"token\":5}", error));
+  EXPECT_EQ(error, "'token' must be a string");
+  EXPECT_FALSE(parseRequest("{\"command\":\"snapshot\"}", error));
+  EXPECT_NE(error.find("needs 'path'"), std::string::npos);
+  EXPECT_FALSE(parseRequest("{\"comm", error));
+  EXPECT_EQ(error, "syntax error at byte 6 of the request");
+}
+
+TEST(ControlEndpoint, EndpointsAreParsedWithClearErrors) {
+  std::string error;
+  const auto unix = parseEndpoint("unix:///tmp/a.sock", error);
+  ASSERT_TRUE(unix);
+  EXPECT_EQ(unix->path, "/tmp/a.sock");
+  const auto tcp = parseEndpoint("tcp://127.0.0.1:9000", error);
+  ASSERT_TRUE(tcp);
+  EXPECT_EQ(tcp->port, 9000);
+  EXPECT_EQ(tcp->text(), "tcp://127.0.0.1:9000");
+  EXPECT_FALSE(parseEndpoint("unix://relative.sock", error));
+  EXPECT_EQ(error, "control endpoint 'unix://relative.sock': expected unix:///absolute/path.sock");
+  EXPECT_FALSE(parseEndpoint("tcp://localhost:9000", error));
+  EXPECT_NE(error.find("IPv4"), std::string::npos);
+  EXPECT_FALSE(parseEndpoint("tcp://127.0.0.1:70000", error));
+  EXPECT_FALSE(parseEndpoint("http://x", error));
+}
+
+}  // namespace
+}  // namespace scanback::control
