@@ -173,6 +173,14 @@ CycleTime finish(benchmark::State& state, const char* name, const RuntimeProcess
 }
 
 std::unique_ptr<DapClient> attach(const RuntimeProcess& rt) {
+  // A runtime that has some history already, as one attaches to on a line.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    const std::optional<json> s = rt.status();
+    if (s && s->contains("ring") && (*s)["ring"].value("chunks", 0) >= 3) break;
+    if (std::chrono::steady_clock::now() > deadline) throw ClientError("the runtime holds no history");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   auto client = std::make_unique<DapClient>("attach_bench", config.timeoutSeconds);
   client->request("initialize", json{{"adapterID", "attach_bench"}, {"linesStartAt1", true}});
   client->request("attach", json{{"endpoint", rt.endpointText()}});
@@ -219,6 +227,8 @@ void BM_AttachSteppingBack(benchmark::State& state) {
             atStart = true;
         if (moves % kMovesPerSeek == 0 || atStart) {
           const json t = client->request("scanback/timeline", json::object());
+          if (!t["lastCycle"].is_number_unsigned() || t["lastCycle"].get<uint64_t>() > (uint64_t{1} << 53))
+            throw ClientError("scanback/timeline has no lastCycle: " + t.dump());
           client->move("scanback/seek", json{{"cycle", t["lastCycle"]}});
         }
       }

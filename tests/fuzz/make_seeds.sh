@@ -107,4 +107,13 @@ for i in range(6):
 # stop on entry, step, look, step back, continue to the end
 open(os.path.join(out, "step-look-back"), 'wb').write(bytes([1, 1, 4, 1, 1, 1, 1, 0, 2, 0, 3, 0, 0, 0, 9, 1, 11, 0, 0, 7, 1]))
 PY
+# ---- control protocol: request lines after a first byte that picks debugging (bit 0) and a token (bit 1).
+rm -f "$corpus"/control/*
+printf '\x01{"command":"status"}\n' >"$corpus/control/status"
+printf '\x03{"command":"status","token":"t"}\n{"command":"stream","fromCycle":0}\n' >"$corpus/control/token_stream"
+printf '\x01{"command":"snapshot","path":"/tmp/x.trace"}\n{"command":"snapshot","path":"rel"}\n{"command":"stop"}\n' \
+  >"$corpus/control/snapshot_stop"
+printf '\x00{"command":"stream","fromCycle":1.5}\n[1]\nnot json\n{"command":7}\n' >"$corpus/control/malformed"
+printf '\x02{"command":"status","token":"wrong"}\n{"command":"status"}\n' >"$corpus/control/wrong_token"
+
 ls -l "$corpus"/*/ | awk '{s+=$5} END {print "corpus bytes:", s}'
