@@ -17,7 +17,8 @@ namespace {
 // One streaming client's share of the history: what the flight recorder keeps, queued up to a
 // byte limit. The recorder's writer thread adds (under its history lock: never waiting here for
 // more than a push), the connection's thread sends. A chunk that does not fit is dropped, and the
-// client gets a gap for the dropped cycles before the next chunk that fits.
+// client gets a gap for the dropped cycles once its queue has drained, or before the next chunk
+// that fits, whichever comes first.
 class StreamSink final : public recorder::HistorySink {
  public:
   struct Item {
@@ -33,6 +34,7 @@ class StreamSink final : public recorder::HistorySink {
     std::lock_guard lock(mutex_);
     if (queuedBytes_ + chunk->size() > limit_ && !items_.empty()) {
       if (!droppedFrom_) droppedFrom_ = chunk->firstCycle();
+      droppedEnd_ = chunk->firstCycle() + chunk->cycleCount();
       ++droppedChunks_;
       return;
     }
@@ -43,7 +45,10 @@ class StreamSink final : public recorder::HistorySink {
   }
   void gap(const trace::GapData& gap) override {
     std::lock_guard lock(mutex_);
-    if (droppedFrom_) return;  // the gap the client gets covers it
+    if (droppedFrom_) {  // the gap the client gets covers it
+      droppedEnd_ = gap.firstCycle + gap.cycleCount;
+      return;
+    }
     items_.push_back(Item{Item::Kind::Gap, nullptr, gap, {}});
     ready_.notify_one();
   }
@@ -61,6 +66,7 @@ class StreamSink final : public recorder::HistorySink {
     Item item = std::move(items_.front());
     items_.pop_front();
     if (item.chunk) queuedBytes_ -= item.chunk->size();
+    if (items_.empty()) closeDroppedRun(droppedEnd_);  // drained: the client learns of its gap now
     return item;
   }
   bool empty() {
@@ -90,7 +96,8 @@ class StreamSink final : public recorder::HistorySink {
   std::condition_variable ready_;
   std::deque<Item> items_;
   size_t queuedBytes_ = 0;
-  std::optional<uint64_t> droppedFrom_;
+  std::optional<uint64_t> droppedFrom_;  // the dropped cycles not yet told: droppedFrom_ .. droppedEnd_ - 1
+  uint64_t droppedEnd_ = 0;
   uint64_t droppedChunks_ = 0;
 };
 

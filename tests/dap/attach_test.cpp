@@ -195,6 +195,7 @@ class Attach : public ::testing::Test {
 TEST_F(Attach, CtlStatusReportsTheRuntimeWhileItsCycleCountGrows) {
   Runtime rt(project_.path("counter.st"), dir());
   ASSERT_TRUE(rt.ready());
+  EXPECT_EQ(fs::status(dir() / "rt.sock").permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
   ASSERT_TRUE(cyclesGrowBeyond(rt, 0));
   const CliResult first = scanback("ctl " + shellQuote(rt.endpoint()) + " status --json", dir());
   ASSERT_EQ(first.exitCode, 0) << first.err;
@@ -276,6 +277,18 @@ TEST_F(Attach, BreakpointAndStepBackWhileTheRuntimeRunsOnAndWritesAreRefused) {
   const uint64_t now = cycles(rt);
   EXPECT_TRUE(cyclesGrowBeyond(rt, now));
 
+  // Inspection and the timeline work on the streamed history; the timeline has the runtime's
+  // cycle times.
+  const control::json value = c.request("evaluate", {{"expression", "count"}, {"frameId", 1}, {"context", "watch"}});
+  ASSERT_TRUE(value.value("success", false)) << value.dump();
+  EXPECT_GT(std::stoll(value["body"]["result"].get<std::string>()), 0);
+  const control::json timeline = c.request("scanback/timeline");
+  ASSERT_TRUE(timeline.value("success", false)) << timeline.dump();
+  EXPECT_GT(timeline["body"]["cycleTime"]["cycles"].get<uint64_t>(), 0u);
+  const control::json seek = c.request("scanback/seek", {{"cycle", timeline["body"]["firstCycle"]}});
+  ASSERT_TRUE(seek.value("success", false)) << seek.dump();
+  EXPECT_EQ(c.event("stopped", std::chrono::seconds(30))["body"]["reason"], "goto");
+
   const control::json scopes = c.request("scopes", {{"frameId", 1}});
   const int64_t ref = scopes["body"]["scopes"][0]["variablesReference"];
   const control::json set = c.request("setVariable", {{"variablesReference", ref}, {"name", "x"}, {"value", "3"}});
@@ -292,6 +305,28 @@ TEST_F(Attach, BreakpointAndStepBackWhileTheRuntimeRunsOnAndWritesAreRefused) {
   const uint64_t after = cycles(rt);
   EXPECT_TRUE(cyclesGrowBeyond(rt, after));
   EXPECT_TRUE(rt.running());
+}
+
+TEST_F(Attach, ATcpEndpointListensOnLoopbackAndAnotherInterfaceNeedsAToken) {
+  const CliResult refused = scanback("run " + shellQuote(project_.path("counter.st")) +
+                                         " --cycles 5 --control tcp://127.0.0.1:0 --control-bind 0.0.0.0",
+                                     dir());
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("needs a token"), std::string::npos) << refused.err;
+  const CliResult elsewhere =
+      scanback("run " + shellQuote(project_.path("counter.st")) + " --cycles 5 --control tcp://0.0.0.0:0", dir());
+  EXPECT_EQ(elsewhere.exitCode, 2);
+  EXPECT_NE(elsewhere.err.find("--control-bind"), std::string::npos) << elsewhere.err;
+  const CliResult badEndpoint =
+      scanback("run " + shellQuote(project_.path("counter.st")) + " --cycles 5 --control http://x", dir());
+  EXPECT_EQ(badEndpoint.exitCode, 2);
+  EXPECT_NE(badEndpoint.err.find("expected unix:///path.sock or tcp://127.0.0.1:PORT"), std::string::npos)
+      << badEndpoint.err;
+  // A runtime on a free loopback port answers there, and ends by its cycle limit.
+  const CliResult finite = scanback(
+      "run " + shellQuote(project_.path("counter.st")) + " --cycles 50 --quiet --control tcp://127.0.0.1:0", dir());
+  EXPECT_EQ(finite.exitCode, 0) << finite.err;
+  EXPECT_NE(finite.err.find("scanback: control endpoint tcp://127.0.0.1:"), std::string::npos) << finite.err;
 }
 
 TEST_F(Attach, DisconnectWithTerminateDebuggeeStopsTheRuntime) {
