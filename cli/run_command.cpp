@@ -304,7 +304,8 @@ int runCommand(const RunArgs& args) {
   std::unique_ptr<recorder::Recorder> rec;
   if (!args.record.empty() || controlled) {
     // Before the trace exists, so that a signal sent once it does is never the default (fatal) one.
-    if (!args.record.empty()) std::signal(SIGUSR1, [](int) { gSnapshotWanted = 1; });
+    // (With --control and no --record too: a stray SIGUSR1 must not kill a runtime on a line.)
+    std::signal(SIGUSR1, [](int) { gSnapshotWanted = 1; });
     recorder::RecorderOptions options;
     options.path = args.record;
     options.keyframeEvery = args.keyframeEvery;
@@ -350,7 +351,11 @@ int runCommand(const RunArgs& args) {
   while (!gInterrupted) {
     if (gSnapshotWanted && rec) {
       gSnapshotWanted = 0;
-      snapshots.push_back(rec->requestSnapshot(snapshotPath(args.record, rt.cycle())));
+      if (args.record.empty())
+        std::cerr << "scanback: SIGUSR1: no --record TRACE to name a snapshot after; scanback ctl ENDPOINT snapshot "
+                     "FILE writes one\n";
+      else
+        snapshots.push_back(rec->requestSnapshot(snapshotPath(args.record, rt.cycle())));
     }
     // Report finished snapshots between cycles (a zero wait only reads the future's state).
     for (auto it = snapshots.begin(); it != snapshots.end();) {
