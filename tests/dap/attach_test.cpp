@@ -195,7 +195,8 @@ class Attach : public ::testing::Test {
 TEST_F(Attach, CtlStatusReportsTheRuntimeWhileItsCycleCountGrows) {
   Runtime rt(project_.path("counter.st"), dir());
   ASSERT_TRUE(rt.ready());
-  EXPECT_EQ(fs::status(dir() / "rt.sock").permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(dir() / "rt.sock").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
   ASSERT_TRUE(cyclesGrowBeyond(rt, 0));
   const CliResult first = scanback("ctl " + shellQuote(rt.endpoint()) + " status --json", dir());
   ASSERT_EQ(first.exitCode, 0) << first.err;
