@@ -57,7 +57,7 @@ test('attach needs an endpoint', () => {
   const missing = provider.resolveDebugConfiguration(folder, { type: 'scanback', request: 'attach', name: 'A' });
   assert.equal(missing, undefined);
   assert.match(mock.calls.error[0], /needs an "endpoint"/);
-  const ok = { type: 'scanback', request: 'attach', name: 'A', endpoint: '127.0.0.1:4712', authToken: 's3cret' };
+  const ok = { type: 'scanback', request: 'attach', name: 'A', endpoint: 'tcp://127.0.0.1:4712', authToken: 's3cret' };
   assert.deepEqual(provider.resolveDebugConfiguration(folder, ok), { ...ok, cwd: '/work/project' });
 });
 
