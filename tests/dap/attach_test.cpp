@@ -12,8 +12,15 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validation_results.hpp>
+#include <valijson/validator.hpp>
 
 #include "control/client.h"
 #include "tests/dap/session_client.h"
@@ -57,6 +64,26 @@ CONFIGURATION Cfg
   PROGRAM Main WITH Fast : Faulty;
 END_CONFIGURATION
 )";
+
+// Checks a control message against a definition of control/control.schema.json: "" when valid.
+std::string validateControl(const control::json& value, const std::string& definition) {
+  static const control::json document = [] {
+    std::ifstream in(SCANBACK_CONTROL_SCHEMA);
+    return control::json::parse(in);
+  }();
+  const control::json root = {{"$ref", "#/definitions/" + definition}, {"definitions", document["definitions"]}};
+  valijson::Schema schema;
+  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+  valijson::adapters::NlohmannJsonAdapter schemaAdapter(root);
+  parser.populateSchema(schemaAdapter, schema);
+  valijson::Validator validator;
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter target(value);
+  if (validator.validate(schema, target, &results)) return "";
+  std::string out = "not a valid " + definition + ": " + value.dump();
+  for (const auto& error : results) out += "\n  " + error.description;
+  return out;
+}
 
 std::string shellQuote(const std::string& s) {
   std::string out = "'";
@@ -201,6 +228,8 @@ TEST_F(Attach, CtlStatusReportsTheRuntimeWhileItsCycleCountGrows) {
   const CliResult first = scanback("ctl " + shellQuote(rt.endpoint()) + " status --json", dir());
   ASSERT_EQ(first.exitCode, 0) << first.err;
   const control::json s = control::json::parse(first.out);
+  EXPECT_EQ(validateControl(s, "Status"), "");
+  EXPECT_NE(validateControl(control::json{{"state", "dancing"}, {"cycles", -1}}, "Status"), "");  // the check bites
   EXPECT_EQ(s["state"], "running");
   EXPECT_EQ(s["debugEnabled"], true);
   ASSERT_EQ(s["tasks"].size(), 1u);
@@ -367,6 +396,7 @@ TEST_F(Attach, AFaultedRuntimeStaysUpForAPostMortemAttachAndItsSnapshotReplaysTo
   ASSERT_TRUE(rt.ready());
   ASSERT_TRUE(test::eventually([&] { return status(rt).value("state", "") == "faulted"; }, std::chrono::seconds(30)));
   const control::json s = status(rt);
+  EXPECT_EQ(validateControl(s, "Status"), "");
   EXPECT_EQ(s["fault"]["line"], 8) << s.dump();
   EXPECT_NE(s["fault"]["file"].get<std::string>().find("faulty.st"), std::string::npos);
   EXPECT_EQ(s["cycles"], 20);
@@ -469,7 +499,9 @@ TEST_F(Attach, MalformedControlMessagesGetAnErrorAndTheRuntimeKeepsRunning) {
     EXPECT_TRUE(stream->write(bytes, error));
     std::string line;
     EXPECT_EQ(reader.readLine(line, error), control::LineReader::Result::Line);
-    return control::json::parse(line);
+    const control::json response = control::json::parse(line);
+    EXPECT_EQ(validateControl(response, "Response"), "");
+    return response;
   };
   control::json r = exchange("not json\n");
   EXPECT_EQ(r["ok"], false);
@@ -490,6 +522,22 @@ TEST_F(Attach, MalformedControlMessagesGetAnErrorAndTheRuntimeKeepsRunning) {
   stream->close();
   const uint64_t now = cycles(rt);
   EXPECT_TRUE(cyclesGrowBeyond(rt, now));
+
+  // A stream's events follow the schema too: the header, status, chunks, caughtUp.
+  auto client = control::ControlClient::connect(endpoint, std::nullopt, error);
+  ASSERT_TRUE(client) << error;
+  const std::optional<control::json> started = client->request(control::json{{"command", "stream"}}, error);
+  ASSERT_TRUE(started) << error;
+  EXPECT_EQ(validateControl(*started, "Response"), "");
+  std::set<std::string> seen;
+  while (!seen.contains("caughtUp") || !seen.contains("chunk")) {
+    std::optional<control::ControlClient::Event> event = client->nextEvent(error);
+    ASSERT_TRUE(event) << error;
+    EXPECT_EQ(validateControl(event->message, "StreamEvent"), "");
+    seen.insert(event->message["event"].get<std::string>());
+  }
+  EXPECT_TRUE(seen.contains("header"));
+  EXPECT_TRUE(seen.contains("status"));
 }
 
 }  // namespace
