@@ -251,6 +251,36 @@ TEST(FrontEndNames, TypesAreFoundWhereverTheyAreDeclared) {
   EXPECT_TRUE(hasErrorContaining(c, 1, "constant")) << c.messages();
 }
 
+// Constants defined in terms of each other are an error, not an endless resolution; a method
+// sees its function block's constants declared anywhere; initial values see earlier variables
+// only (a later one is no initial value yet).
+TEST(FrontEndNames, ConstantsDeclaredLaterAndEarlierVariables) {
+  Compiled cyc = compile(
+      "PROGRAM Main\nVAR a : ARRAY[0..M] OF INT; END_VAR\n"
+      "VAR CONSTANT M : INT := K; K : INT := M; END_VAR\nEND_PROGRAM\n");
+  EXPECT_FALSE(cyc.program);
+  EXPECT_TRUE(hasErrorContaining(cyc, 2, "")) << cyc.messages();
+
+  std::shared_ptr<const Program> p = mustCompile(
+      "FUNCTION_BLOCK Fb\nVAR buf : ARRAY[1..SIZE] OF INT; END_VAR\n"
+      "METHOD Last : INT\nLast := buf[SIZE] + SIZE;\nEND_METHOD\n"
+      "VAR CONSTANT SIZE : INT := 3; END_VAR\nbuf[SIZE] := 4;\nEND_FUNCTION_BLOCK\n"
+      "FUNCTION Scale : REAL\nVAR_INPUT f : REAL := 1.5; END_VAR\nVAR g : REAL := f * 2.0; END_VAR\n"
+      "Scale := g;\nEND_FUNCTION\n"
+      "PROGRAM Main\nVAR fb : Fb; x : INT; r : REAL; END_VAR\nfb();\nx := fb.Last();\nr := Scale(f := 4.0);\n"
+      "END_PROGRAM\n");
+  ASSERT_TRUE(p);
+  Runtime rt(p);
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  EXPECT_EQ(test::valueOf(rt, "Main.x"), "7");
+  // g's initial value is computed from f's initial value (1.5), not from the argument.
+  EXPECT_EQ(test::valueOf(rt, "Main.r"), "3");
+
+  Compiled later = compile("PROGRAM Main\nVAR b : INT := a; a : INT := 1; END_VAR\nEND_PROGRAM\n");
+  EXPECT_FALSE(later.program);
+  EXPECT_TRUE(hasErrorContaining(later, 2, "undeclared identifier 'a'")) << later.messages();
+}
+
 // ------------------------------------------------------------------ size
 
 // 100,000 variables in one POU compile (in linear time: bench/compile_bench measures it).

@@ -151,6 +151,12 @@ const Type* TypeTable::refTo(const Type* target) {
 }
 
 const Type* TypeTable::array(const Type* element, std::vector<ArrayDim> dims) {
+  // One type per element and bounds: two declarations of ARRAY[0..9] OF REAL are the same type
+  // (REF_TO one accepts REF() of the other).
+  std::vector<std::pair<int64_t, uint32_t>> key;
+  for (const ArrayDim& d : dims) key.emplace_back(d.lower, d.count);
+  auto found = arrays_.find({element, key});
+  if (found != arrays_.end()) return found->second;
   Type t;
   t.kind = TypeKind::Array;
   t.base = element;
@@ -167,7 +173,9 @@ const Type* TypeTable::array(const Type* element, std::vector<ArrayDim> dims) {
   t.init.reserve(t.size);
   for (uint64_t i = 0; i < t.elementCount() && t.init.size() < (1u << 30); ++i)
     t.init.insert(t.init.end(), element->init.begin(), element->init.end());
-  return add(std::move(t));
+  const Type* r = add(std::move(t));
+  arrays_.emplace(std::make_pair(element, std::move(key)), r);
+  return r;
 }
 
 Type* TypeTable::add(Type t) {

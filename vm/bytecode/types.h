@@ -136,6 +136,8 @@ class TypeTable {
   const Type* elementary_[static_cast<size_t>(TypeKind::Void) + 1] = {};
   std::map<uint32_t, const Type*> strings_;        // by capacity
   std::map<const Type*, const Type*> references_;  // by target
+  // by element and bounds
+  std::map<std::pair<const Type*, std::vector<std::pair<int64_t, uint32_t>>>, const Type*> arrays_;
 };
 
 }  // namespace scanback

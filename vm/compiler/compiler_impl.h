@@ -27,14 +27,15 @@ namespace scanback::compiler {
 
 // Where a value lives in memory.
 struct Place {
-  enum class Kind : uint8_t { Direct, Bit, Indirect, Element };
+  enum class Kind : uint8_t { Direct, Bit, BitIndirect, Indirect, Element };
   Kind kind = Kind::Direct;
   const Type* type = nullptr;
-  uint32_t operand = 0;  // Direct: the value; Bit: the containing word; Indirect: holds a REF;
+  uint32_t operand = 0;  // Direct: the value; Bit: the containing word; Indirect, BitIndirect: holds a REF
+                         // (BitIndirect: to the containing word);
                          // Element: the array's first byte (a Direct operand)
   uint32_t offset = 0;   // Indirect: added to the REF
-  uint8_t bit = 0;       // Bit: index
-  uint8_t width = 1;     // Bit: bytes of the containing word
+  uint8_t bit = 0;       // Bit, BitIndirect: index
+  uint8_t width = 1;     // Bit, BitIndirect: bytes of the containing word
   uint32_t index = 0;    // Element: operand holding the I32 index
   int32_t lower = 0;     // Element: lower bound
   uint32_t count = 0;    // Element: element count
@@ -92,6 +93,9 @@ struct PouDecl {
   std::map<std::string, PouDecl*> methods;  // upper-case name
   bool frameResolved = false;
   std::map<std::string, LocalConstant> constants;  // upper name -> CONSTANT variables with a foldable value
+  std::set<std::string> folding;                   // CONSTANTs being folded (a cycle is an error)
+  // While initial values are written: the scalar variables already initialised, by upper name.
+  std::map<std::string, LocalConstant> initials;
 };
 
 struct GlobalDecl {
@@ -226,6 +230,10 @@ class Compiler {
   PouDecl* findPou(const std::string& name);
   PouDecl* fbDeclOf(const Type* t);
   void foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Type* type);
+  // The CONSTANT `upperName` of `decl` folded ahead of its declaration; null when there is none.
+  const LocalConstant* foldLaterConstant(PouDecl& decl, const std::string& upperName);
+  // Records the initial value of a scalar variable for the initial values declared after it.
+  void rememberInitial(PouDecl& decl, const Variable& v, const std::vector<uint8_t>& buf);
 
   // ---- lower_expressions.cpp
   Value lower(const sema::Expr& e, const Place* dest = nullptr);
@@ -252,6 +260,7 @@ class Compiler {
   uint32_t constOperand(const Type* type, const ConstValue& c, const SourceSpan& span);
   uint32_t constBytes(const std::vector<uint8_t>& bytes, uint32_t align);
   uint32_t allocTemp(const Type* type);
+  const Type* wordOfWidth(uint32_t width) const;  // BYTE, WORD, DWORD or LWORD
   Value tempValue(const Type* type);
   Value directValue(const Type* type, uint32_t operand);
   // Where an operation producing `type` writes: straight into `dest` when it is a direct place of

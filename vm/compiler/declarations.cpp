@@ -502,9 +502,12 @@ Type* Compiler::layoutPou(PouDecl& decl) {
     if (v.absolute || v.byReference) continue;
     std::memcpy(t.init.data() + v.offset, v.type->init.data(), v.type->size);
   }
-  for (size_t i = 0; i < initDecls.size(); ++i)
+  for (size_t i = 0; i < initDecls.size(); ++i) {
     if (initDecls[i] && initDecls[i]->init)
       writeInitial(t.init, t.fields[i].offset, t.fields[i].type, initDecls[i]->init.get());
+    if (initDecls[i]) rememberInitial(decl, t.fields[i], t.init);
+  }
+  decl.initials.clear();
   decl.instanceType = types_->add(std::move(t));
   fbDecls_[decl.instanceType] = &decl;
   decl.layingOut = false;
@@ -571,8 +574,54 @@ void Compiler::resolveFrame(PouDecl& decl) {
     std::memcpy(decl.frameTemplate.data() + v.offset, v.type->init.data(), v.type->size);
     if (decl.frameVarDecls[i] && decl.frameVarDecls[i]->init)
       writeInitial(decl.frameTemplate, v.offset, v.type, decl.frameVarDecls[i]->init.get());
+    rememberInitial(decl, v, decl.frameTemplate);
   }
+  decl.initials.clear();
   layoutDecl_ = outerDecl;
+}
+
+const LocalConstant* Compiler::foldLaterConstant(PouDecl& decl, const std::string& upperName) {
+  if (!decl.ast || decl.folding.count(upperName)) return nullptr;
+  for (const ast::VarDecl& d : decl.ast->vars) {
+    if (!d.constant || !d.type || upperCase(d.name) != upperName) continue;
+    decl.folding.insert(upperName);
+    PouDecl* outer = layoutDecl_;
+    layoutDecl_ = &decl;
+    if (const Type* type = resolveType(*d.type)) foldLocalConstant(decl, d, type);
+    layoutDecl_ = outer;
+    decl.folding.erase(upperName);
+    auto it = decl.constants.find(upperName);
+    return it == decl.constants.end() ? nullptr : &it->second;
+  }
+  return nullptr;
+}
+
+void Compiler::rememberInitial(PouDecl& decl, const Variable& v, const std::vector<uint8_t>& buf) {
+  if (!v.type || v.byReference || v.absolute || !v.type->isScalar() || v.type->kind == TypeKind::Ref) return;
+  if (v.offset + v.type->size > buf.size()) return;
+  const uint8_t* p = buf.data() + v.offset;
+  auto get = [&](auto x) {
+    std::memcpy(&x, p, sizeof x);
+    return x;
+  };
+  ConstValue c;
+  switch (primOf(*v.type)) {
+    case Prim::I8: c = ConstValue::ofInt(get(int8_t{})); break;
+    case Prim::I16: c = ConstValue::ofInt(get(int16_t{})); break;
+    case Prim::I32: c = ConstValue::ofInt(get(int32_t{})); break;
+    case Prim::I64: c = ConstValue::ofInt(get(int64_t{})); break;
+    case Prim::U8: c = ConstValue::ofInt(get(uint8_t{})); break;
+    case Prim::U16: c = ConstValue::ofInt(get(uint16_t{})); break;
+    case Prim::U32: c = ConstValue::ofInt(get(uint32_t{})); break;
+    case Prim::U64: c = ConstValue::ofInt(get(uint64_t{})); break;
+    case Prim::F32: c = ConstValue::ofReal(get(float{})); break;
+    case Prim::F64: c = ConstValue::ofReal(get(double{})); break;
+  }
+  if (v.type->kind == TypeKind::Bool) c = ConstValue::ofBool(c.i != 0);
+  LocalConstant k;
+  k.variable = v;
+  k.value = std::move(c);
+  decl.initials[upperCase(v.name)] = std::move(k);
 }
 
 void Compiler::foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Type* type) {
@@ -650,7 +699,14 @@ void Compiler::writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Ty
       if (!init->expr) return;
       const std::optional<Folded> v = constantOf(*init->expr, type);
       if (!v) {
-        error(init->span, "an initial value must be a constant expression");
+        // Name what is wrong inside it (an undeclared name) rather than only that it is not constant.
+        Diagnostics inner;
+        DeclarationScope scope(*this, layoutDecl_);
+        sema::Arena arena;
+        sema::Analyzer(scope, inner, arena).expression(*init->expr, type);
+        for (const Diagnostic& d : inner.items()) diags_.error(d.span, d.message);
+        if (!inner.hasErrors())
+          error(init->span, "an initial value must be a constant expression (constants and earlier variables)");
         return;
       }
       const std::optional<Folded> converted = convertConstant(*v, type, init->span);
@@ -838,12 +894,26 @@ void Compiler::layoutImage() {
       if (it != located.end() && it->second->init) writeInitial(image, f.offset, f.type, it->second->init.get());
     }
   }
+  // An entry that binds nothing is an error, never ignored: its input would never arrive.
   for (auto& [key, entry] : varConfig_) {
     const std::string inst = upperCase(entry->path.front());
-    if (!instanceIndex_.count(inst))
+    auto it = instanceIndex_.find(inst);
+    if (it == instanceIndex_.end()) {
       error(entry->span, fmt::format("VAR_CONFIG names '{}', which is not a program instance", entry->path.front()));
-    else if (entry->path.size() != 2)
+      continue;
+    }
+    if (entry->path.size() != 2) {
       error(entry->span, "VAR_CONFIG binds variables of program instances (Instance.variable)");
+      continue;
+    }
+    const ProgramInstanceInfo& info = program_->instances[it->second];
+    const PouDecl* program = findPou(info.type->name);
+    const Variable* f = program && program->instanceType ? program->instanceType->field(entry->path[1]) : nullptr;
+    if (!f || f->hidden)
+      error(entry->span, fmt::format("program instance '{}' has no variable '{}'", info.name, entry->path[1]));
+    else if (!f->absolute || f->location.size() != 3 || f->location[2] != '*')
+      error(entry->span, fmt::format("VAR_CONFIG can only bind a variable declared AT %I*, %Q* or %M*; '{}.{}' is not",
+                                     info.name, f->name));
   }
   image.resize(alignUp(static_cast<uint32_t>(image.size()), 8), 0);
 }

@@ -109,6 +109,13 @@ uint32_t Compiler::readOperand(const Value& v, const SourceSpan& span) {
       emit(bitsOp(Op::GETBIT_8, p.width), {o(t), o(p.operand), o(p.bit)});
       return t;
     }
+    case Place::Kind::BitIndirect: {
+      const uint32_t word = allocTemp(wordOfWidth(p.width));
+      emit(sizedOp(Op::LD1, p.width), {o(word), o(p.operand), o(0)});
+      const uint32_t t = allocTemp(types_->elementary(TypeKind::Bool));
+      emit(bitsOp(Op::GETBIT_8, p.width), {o(t), o(word), o(p.bit)});
+      return t;
+    }
     case Place::Kind::Indirect:
     case Place::Kind::Element: {
       // A string converted to another capacity (a relabelling) is still stored with its own.
@@ -158,7 +165,8 @@ uint32_t Compiler::addressOf(const Place& p) {
       emit(Op::ELEM, {o(t), o(p.operand), o(p.index), o(static_cast<uint32_t>(p.lower)), o(p.count), o(p.type->size)});
       return t;
     }
-    case Place::Kind::Bit: SB_ASSERT(false, "the address of a bit"); return 0;
+    case Place::Kind::Bit:
+    case Place::Kind::BitIndirect: SB_ASSERT(false, "the address of a bit"); return 0;
   }
   return 0;
 }
@@ -312,6 +320,13 @@ void Compiler::store(const Place& dst, Value c) {
   switch (dst.kind) {
     case Place::Kind::Direct: move(dst.operand, src, type); return;
     case Place::Kind::Bit: emit(bitsOp(Op::SETBIT_8, dst.width), {o(dst.operand), o(dst.bit), o(src)}); return;
+    case Place::Kind::BitIndirect: {
+      const uint32_t word = allocTemp(wordOfWidth(dst.width));
+      emit(sizedOp(Op::LD1, dst.width), {o(word), o(dst.operand), o(0)});
+      emit(bitsOp(Op::SETBIT_8, dst.width), {o(word), o(dst.bit), o(src)});
+      emit(sizedOp(Op::ST1, dst.width), {o(dst.operand), o(0), o(word)});
+      return;
+    }
     case Place::Kind::Indirect:
       if (scalarSize(type->size))
         emit(sizedOp(Op::ST1, type->size), {o(dst.operand), o(dst.offset), o(src)});
@@ -394,13 +409,20 @@ Value Compiler::lowerBit(const sema::Expr& e) {
     p.width = static_cast<uint8_t>(t->size);
     return r;
   }
-  // Through a reference or array element: read the word, then the bit (it is read-only there).
-  const uint32_t ref = addressOf(base.place);
-  const uint32_t word = allocTemp(t);
-  emit(sizedOp(Op::LD1, t->size), {o(word), o(ref), o(0)});
-  Value bitValue = tempValue(r.type);
-  emit(bitsOp(Op::GETBIT_8, t->size), {o(bitValue.place.operand), o(word), o(e.bit)});
-  return bitValue;
+  // Through a reference or array element: the word's address, computed once (read and written
+  // as a whole word).
+  p.kind = Place::Kind::BitIndirect;
+  p.operand = addressOf(base.place);
+  p.bit = static_cast<uint8_t>(e.bit);
+  p.width = static_cast<uint8_t>(t->size);
+  return r;
+}
+
+const Type* Compiler::wordOfWidth(uint32_t width) const {
+  return types_->elementary(width == 1   ? TypeKind::Byte
+                            : width == 2 ? TypeKind::Word
+                            : width == 4 ? TypeKind::DWord
+                                         : TypeKind::LWord);
 }
 
 // ---------------------------------------------------------------- operations

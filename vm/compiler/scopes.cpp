@@ -140,7 +140,17 @@ std::string BodyScope::unknownName(std::string_view name) const {
 sema::Declarations& DeclarationScope::declarations() { return c_.declarations_; }
 
 std::optional<sema::VariableSymbol> DeclarationScope::local(std::string_view name) {
-  const LocalConstant* k = localConstant(c_, decl_, upperCase(name));
+  const std::string key = upperCase(name);
+  const LocalConstant* k = localConstant(c_, decl_, key);
+  // A CONSTANT declared further down (an array bound may use it before its declaration).
+  if (!k && decl_) k = c_.foldLaterConstant(*decl_, key);
+  if (!k && decl_ && decl_->kind == PouKind::Method && decl_->owner) {
+    if (PouDecl* fb = c_.findPou(decl_->owner->name)) k = c_.foldLaterConstant(*fb, key);
+  }
+  // An initial value may use the initial values of the variables declared before it.
+  if (!k && decl_) {
+    if (auto it = decl_->initials.find(key); it != decl_->initials.end()) k = &it->second;
+  }
   if (!k) return std::nullopt;
   return sema::VariableSymbol{&k->variable, sema::Storage::Frame, &k->value};
 }

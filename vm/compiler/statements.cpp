@@ -426,7 +426,8 @@ std::shared_ptr<const Program> Compiler::run() {
     instanceBodies.push_back(body.get());
     instanceDecls_.push_back(std::move(body));
   }
-  if (diags_.hasErrors()) return nullptr;
+  // Bodies are analysed even after a declaration error, so that one run reports their errors too
+  // (no code is generated once there is an error).
 
   auto collectConstants = [&](PouDecl& d) {
     PouDecl* outer = layoutDecl_;

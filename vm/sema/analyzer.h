@@ -55,11 +55,8 @@ class Analyzer {
   const Type* typeNamedQuietly(const std::string& upperName, bool elementaryOnly = false);
   const Type* literalType(const ConstValue& c) const;
   bool isPoison(const Expr* e) const { return e && e->type == types().errorType(); }
-  // A place the code may store into: not inside a CONSTANT, and not a bit reached through a
-  // reference or a computed index (the code reads those bits only).
-  static bool assignable(const Expr* place) {
-    return !place->readOnly && !(place->kind == ExprKind::Bit && !isDirect(place->a[0]));
-  }
+  // A place the code may store into: not inside a CONSTANT.
+  static bool assignable(const Expr* place) { return !place->readOnly; }
 
   // ---- statements (statements.cpp)
   StmtList statements(const ast::StmtList& list);
@@ -88,6 +85,7 @@ class Analyzer {
   Expr* literal(const ast::Expr& e);
   Expr* name(const ast::Expr& e);
   Expr* member(const ast::Expr& e);
+  Expr* enumMember(const ast::Expr& e);
   Expr* index(const ast::Expr& e);
   Expr* deref(const ast::Expr& e);
   Expr* bitAccess(const ast::Expr& e);

@@ -300,7 +300,23 @@ Expr* Analyzer::field(Expr* base, const Variable& f, const SourceSpan& span) {
   return r;
 }
 
+// `Color.Red`: a value of the enumeration `Color` when `Color` names no variable or instance.
+Expr* Analyzer::enumMember(const ast::Expr& e) {
+  if (e.kind != ast::ExprKind::Member || e.operand->kind != ast::ExprKind::Name) return nullptr;
+  const std::string& typeName = e.operand->text;
+  if (scope_.local(typeName)) return nullptr;
+  Declarations& d = scope_.declarations();
+  if (d.global(typeName) || d.programInstance(typeName)) return nullptr;
+  const Type* t = typeNamedQuietly(upperCase(typeName));
+  if (!t || t->kind != TypeKind::Enum) return nullptr;
+  for (const EnumMember& m : t->members)
+    if (equalsIgnoreCase(m.name, e.text)) return constantNode(t, ConstValue::ofInt(m.value), e.span);
+  error(e.span, fmt::format("{} has no value '{}'", t->name, e.text));
+  return constantNode(t, ConstValue::ofInt(0), e.span);
+}
+
 Expr* Analyzer::member(const ast::Expr& e) {
+  if (Expr* value = enumMember(e)) return value;
   Expr* base = expression(*e.operand);
   if (isPoison(base)) return base;
   if (base->kind == ExprKind::Constant || !base->type) {
@@ -532,6 +548,7 @@ Expr* Analyzer::constant(const ast::Expr& e, const Type* hint) {
   if (ast::isLiteral(e.kind)) return literal(e);
   switch (e.kind) {
     case ast::ExprKind::Name: return constantName(e, hint);
+    case ast::ExprKind::Member: return enumMember(e);
     case ast::ExprKind::Unary: {
       Expr* v = constant(*e.operand, hint);
       if (!v || v->kind != ExprKind::Constant) return nullptr;

@@ -801,7 +801,8 @@ class Parser {
     if (k == K::Minus || k == K::Plus) return isLiteralToken(peek(1).kind);
     if (k == K::Identifier) {
       size_t n = 1;
-      if (peek(1).kind == K::Hash && peek(2).kind == K::Identifier) n = 3;
+      // Color#Red and Color.Red
+      if ((peek(1).kind == K::Hash || peek(1).kind == K::Dot) && peek(2).kind == K::Identifier) n = 3;
       K next = peek(n).kind;
       return next == K::Colon || next == K::Comma || next == K::DotDot;
     }
