@@ -10,9 +10,11 @@ namespace scanback::dap {
 
 namespace {
 
-debug::EvalContext contextOf(const Frame* frame) {
-  if (!frame) return {};
-  return debug::EvalContext{frame->pou, frame->thisOffset, frame->frameOffset};
+debug::EvalContext contextOf(const Vm& vm, const Frame* frame) {
+  debug::EvalContext context;
+  if (frame) context = debug::EvalContext{frame->pou, frame->thisOffset, frame->frameOffset};
+  context.cycleTime = vm.cycleTime();
+  return context;
 }
 
 // A result as the Variables view shows values.
@@ -39,7 +41,7 @@ std::function<std::optional<bool>(const Vm&, std::string&)> compileCondition(con
   }
   return [condition](const Vm& vm, std::string& why) -> std::optional<bool> {
     debug::EvalResult result;
-    if (!condition->evaluate(vm.memory(), vm.memorySize(), contextOf(vm.innermostFrame()), result, why))
+    if (!condition->evaluate(vm.memory(), vm.memorySize(), contextOf(vm, vm.innermostFrame()), result, why))
       return std::nullopt;
     return !result.bytes.empty() && result.bytes[0] != 0;
   };
@@ -98,7 +100,7 @@ std::function<std::string(const Vm&)> compileLogMessage(const Program& program, 
       }
       debug::EvalResult result;
       std::string why;
-      if (part.expression->evaluate(vm.memory(), vm.memorySize(), contextOf(vm.innermostFrame()), result, why))
+      if (part.expression->evaluate(vm.memory(), vm.memorySize(), contextOf(vm, vm.innermostFrame()), result, why))
         out += formatResult(*p, vm, result);
       else
         out += fmt::format("<error: {}>", why);
@@ -113,7 +115,7 @@ std::optional<Evaluated> evaluateExpression(const Program& program, const Vm& vm
       debug::Expression::compile(program, frame ? frame->pou : UINT32_MAX, text, error);
   if (!e) return std::nullopt;
   debug::EvalResult result;
-  if (!e->evaluate(vm.memory(), vm.memorySize(), contextOf(frame), result, error)) return std::nullopt;
+  if (!e->evaluate(vm.memory(), vm.memorySize(), contextOf(vm, frame), result, error)) return std::nullopt;
   Evaluated out;
   out.type = result.type;
   out.value = formatResult(program, vm, result);

@@ -1646,5 +1646,28 @@ TEST(EvaluatorErrors, SameMessagesAsTheCompiler) {
   sameErrors(kMain, rejected);
 }
 
+// TIME() and LTIME() in the debugger are the cycle's virtual start time the context gives, as the
+// program's own TIME() reads it (the DAP passes Vm::cycleTime()).
+TEST(EvaluatorTime, TimeIsTheCycleStartOfTheContext) {
+  std::string error;
+  auto t = Expression::compile(*fixture().program, UINT32_MAX, "TIME() + T#1ms", error);
+  ASSERT_TRUE(t) << error;
+  EXPECT_EQ(t->type()->kind, TypeKind::Time);
+  auto lt = Expression::compile(*fixture().program, UINT32_MAX, "LTIME_TO_LINT(LTIME())", error);
+  ASSERT_TRUE(lt) << error;
+  Vm vm(fixture().program);
+  EvalContext ctx;
+  ctx.cycleTime = 250'000'000;
+  EvalResult r;
+  ASSERT_TRUE(t->evaluate(vm.memory(), vm.memorySize(), ctx, r, error)) << error;
+  int64_t ns = 0;
+  ASSERT_EQ(r.bytes.size(), 8u);
+  std::memcpy(&ns, r.bytes.data(), 8);
+  EXPECT_EQ(ns, 251'000'000);
+  ASSERT_TRUE(lt->evaluate(vm.memory(), vm.memorySize(), ctx, r, error)) << error;
+  std::memcpy(&ns, r.bytes.data(), 8);
+  EXPECT_EQ(ns, 250'000'000);
+}
+
 }  // namespace
 }  // namespace scanback::debug

@@ -557,6 +557,8 @@ TEST(CompilerTypeDecls, UnknownTypeAndEmptyRanges) {
 
 // ------------------------------------------------------------------ configurations and I/O
 
+// A program instance without WITH gets an implicit task named after it (time_now golden program),
+// so that name must be free.
 TEST(CompilerConfiguration, UnknownTaskAndMissingWith) {
   const std::string prog = program("x : INT;", "x := x + 1;");  // 6 lines
   expectError(prog +
@@ -568,9 +570,9 @@ TEST(CompilerConfiguration, UnknownTaskAndMissingWith) {
   expectError(prog +
                   "CONFIGURATION C\n"
                   "  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n"
-                  "  PROGRAM P1 : Main;\n"  // 9
+                  "  PROGRAM Fast : Main;\n"  // 9
                   "END_CONFIGURATION\n",
-              9, "needs WITH");
+              9, "without WITH needs a task of its name");
   expectError(prog +
                   "CONFIGURATION C\n"
                   "  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n"

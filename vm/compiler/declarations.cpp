@@ -992,10 +992,27 @@ void Compiler::setupTasks() {
       program_->tasks.push_back(task);
     }
   }
+  // A program instance without WITH runs in an implicit task of its own, named after it, with the
+  // default interval and after every declared task (one priority below the lowest).
+  int32_t implicitPriority = 0;
+  for (const TaskInfo& t : program_->tasks) implicitPriority = std::max(implicitPriority, t.priority + 1);
   for (const ast::Resource& r : config_->resources) {
     for (const ast::ProgramInstance& p : r.programs) {
       if (p.taskName.empty()) {
-        error(p.span, fmt::format("program instance '{}' needs WITH <task>", p.name));
+        if (taskIndex.count(upperCase(p.name))) {
+          error(p.span, fmt::format("program instance '{}' without WITH needs a task of its name, and '{}' is a task",
+                                    p.name, p.name));
+          continue;
+        }
+        if (!p.args.empty()) error(p.args.front().span, "program instance arguments are not supported");
+        TaskInfo task;
+        task.name = p.name;
+        task.span = p.span;
+        task.intervalNs = 10'000'000;
+        task.priority = implicitPriority;
+        taskIndex[upperCase(p.name)] = static_cast<uint32_t>(program_->tasks.size());
+        program_->tasks.push_back(task);
+        addInstance(p.name, p.typeName, static_cast<uint32_t>(program_->tasks.size() - 1), p.span);
         continue;
       }
       auto it = taskIndex.find(upperCase(p.taskName));

@@ -484,6 +484,7 @@ Value Compiler::lowerOperation(const sema::Expr& e, const Place* dest) {
     case sema::Op::BoolNot: emit(Op::BNOT, {o(out), o(x[0])}); break;
     case sema::Op::Trunc: emit(fltOp(Op::TRUNC_F32, p), {o(out), o(x[0])}); break;
     case sema::Op::Idx64: emit(Op::IDX64, {o(out), o(x[0])}); break;
+    case sema::Op::Now: emit(Op::NOW, {o(out)}); break;
     case sema::Op::StrLen: emit(Op::SLEN, {o(out), o(x[0])}); break;
     case sema::Op::StrFind: emit(Op::SFIND, {o(out), o(x[0]), o(x[1])}); break;
     case sema::Op::ToI64: emit(Op::STO_I64, {o(out), o(x[0])}); break;

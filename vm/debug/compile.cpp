@@ -421,6 +421,7 @@ class Lowering {
       case sema::Op::Shr: return unaryShift(BitOp::Shr, e, x);
       case sema::Op::Rol: return unaryShift(BitOp::Rol, e, x);
       case sema::Op::Ror: return unaryShift(BitOp::Ror, e, x);
+      case sema::Op::Now: return valueOf(scalarNode(cycleTimeFn(), Prim::I64, nullptr, nullptr, span), e.type);
       case sema::Op::Neg: return unary(unaryFn(Unop::Neg, p), p);
       case sema::Op::Abs: return unary(unaryFn(Unop::Abs, p), p);
       case sema::Op::Sqrt: return unary(unaryFn(Unop::Sqrt, p), p);

@@ -59,6 +59,7 @@ bool Expression::evaluate(const uint8_t* memory, uint32_t memorySize, const Eval
   c.size = memory ? memorySize : 0;
   c.thisOffset = context.thisOffset;
   c.frameOffset = context.frameOffset;
+  c.cycleTime = context.cycleTime;
   c.error = &error;
   if (impl.scratchSize) {
     if (tScratch.strings.size() < impl.scratchSize) tScratch.strings.resize(impl.scratchSize);

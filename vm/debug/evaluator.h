@@ -49,6 +49,7 @@ struct EvalContext {
   uint32_t pou = UINT32_MAX;
   uint32_t thisOffset = 0;   // the instance (FB, program, a method's FB)
   uint32_t frameOffset = 0;  // the call frame (function and method variables, VAR_TEMP)
+  int64_t cycleTime = 0;     // the virtual start time of the cycle (TIME(), LTIME()): Vm::cycleTime()
 };
 
 struct EvalResult {

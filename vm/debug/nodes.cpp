@@ -538,6 +538,15 @@ bool muxPlace(const Node& n, Ctx& c, Loc& out) {
 
 ScalarFn constFn() { return &konst; }
 
+namespace {
+bool cycleTime(const Node&, Ctx& c, uint64_t& out) {
+  out = static_cast<uint64_t>(c.cycleTime);
+  return true;
+}
+}  // namespace
+
+ScalarFn cycleTimeFn() { return &cycleTime; }
+
 ScalarFn loadFn(PlaceBase base, Prim p) {
   return byPrim(p, [base](auto t) -> ScalarFn {
     using T = typename decltype(t)::type;

@@ -35,6 +35,7 @@ struct Ctx {
   uint64_t size = 0;
   uint64_t thisOffset = 0;
   uint64_t frameOffset = 0;
+  int64_t cycleTime = 0;       // TIME(), LTIME()
   uint8_t* scratch = nullptr;  // string results, Impl::scratchSize bytes
   char* fnScratch = nullptr;   // the string functions' work area (kStringScratchBytes)
   std::string* error = nullptr;
@@ -116,6 +117,7 @@ enum class STo : uint8_t { I64, U64, F64, Bool };
 enum class PlaceBase : uint8_t { Abs, This, Frame };
 
 ScalarFn constFn();
+ScalarFn cycleTimeFn();                   // the cycle's virtual start time (I64 ns)
 ScalarFn loadFn(PlaceBase base, Prim p);  // k = offset from the base
 ScalarFn loadPlaceFn(Prim p);             // a = place (may be a bit)
 ScalarFn arithFn(Arith op, Prim p);       // a op b

@@ -458,6 +458,12 @@ Expr* BuiltinAnalysis::strings() {
 
 // ---- time and date functions
 Expr* BuiltinAnalysis::times() {
+  // TIME() and LTIME(): the current cycle's virtual start time (deterministic, replays exactly).
+  if ((name_ == "TIME" || name_ == "LTIME") && call_.args.empty()) {
+    Expr* r = an_.operation(Op::Now, elem(name_ == "TIME" ? TypeKind::Time : TypeKind::LTime), span_, {});
+    r->fresh = true;
+    return r;
+  }
   struct TimeFn {
     const char* name;
     TypeKind a, b, result;
@@ -592,6 +598,7 @@ Expr* Analyzer::conversion(const ast::Expr& call, Expr* arg, const Type* from, c
     return relabel(arg, to, span);
   }
   if (from->isTimeLike()) {
+    if (toBase->kind == TypeKind::Bool) return convert(convert(arg, i64, span, true), to, span, true);
     if (!toBase->isNumeric()) return cannot(from);
     const int64_t unit = unitOf(from);
     Expr* x = convert(arg, i64, span, true);

@@ -76,6 +76,8 @@ enum class Op : uint8_t {
   // to and from STRING
   FromI64, FromU64, FromF32, FromF64, FromBool, FromTime, FromLTime, FromDate, FromTod, FromDt,
   ToI64, ToU64, ToF64, ToBool,
+  // no operands: the virtual start time of the current cycle (TIME() and LTIME())
+  Now,
 };
 // clang-format on
 
