@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vm/bytecode/program.h"
+#include "vm/compiler/compiler.h"
 
 namespace scanback::cli {
 
@@ -21,6 +22,7 @@ inline constexpr int kExitDamaged = 5;
 
 struct RunArgs {
   std::vector<std::string> files;
+  bool strict = false;  // IEC's conversion rules only
   std::optional<uint64_t> cycles;
   std::string forText;
   std::string inputs;
@@ -53,7 +55,7 @@ struct CtlArgs {
 int ctlCommand(const CtlArgs& args);
 
 // Compiles files, printing diagnostics to stderr; null on errors.
-std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& files);
+std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& files, const CompileOptions& options = {});
 // "250ms", "1.5s", "T#2m" -> nanoseconds.
 std::optional<int64_t> parseDuration(const std::string& text, std::string& error);
 

@@ -18,11 +18,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> checkFiles;
   auto* check = app.add_subcommand("check", "Compile ST files and report diagnostics (exit 0 ok, 1 on errors)");
   check->add_option("files", checkFiles, "ST source files of the project")->required()->check(CLI::ExistingFile);
+  CompileOptions checkOptions;
+  const char* strictHelp =
+      "IEC's conversion rules only: the implicit conversions CODESYS accepts (between integer, bit string and real "
+      "types, with a warning) are errors";
+  check->add_flag("--strict", checkOptions.strict, strictHelp);
 
   RunArgs run;
   uint64_t cycles = 0;
   auto* runCmd = app.add_subcommand("run", "Run the project's tasks on the virtual clock");
   runCmd->add_option("files", run.files, "ST source files of the project")->required()->check(CLI::ExistingFile);
+  runCmd->add_flag("--strict", run.strict, strictHelp);
   auto* cyclesOpt = runCmd->add_option("--cycles", cycles, "Run N cycles in total (all tasks)");
   runCmd->add_option("--for", run.forText, "Run every cycle released before this virtual time, e.g. 250ms")
       ->excludes(cyclesOpt);
@@ -147,7 +153,7 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  if (*check) return compileFiles(checkFiles) ? kExitOk : kExitCompile;
+  if (*check) return compileFiles(checkFiles, checkOptions) ? kExitOk : kExitCompile;
   if (*disasm) {
     std::shared_ptr<const Program> program = compileFiles(disasmFiles);
     if (!program) return kExitCompile;

@@ -251,14 +251,14 @@ std::unique_ptr<control::ControlServer> startControl(const RunArgs& args, Publis
 
 }  // namespace
 
-std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& files) {
+std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& files, const CompileOptions& options) {
   Diagnostics diags;
   SourceSet sources = loadSourceFiles(files, diags);
   if (diags.hasErrors()) {
     std::cerr << diags.format(sources);
     return nullptr;
   }
-  std::shared_ptr<const Program> program = compileProject(sources, diags);
+  std::shared_ptr<const Program> program = compileProject(sources, diags, options);
   if (program && !checkSchedule(*program, diags)) program = nullptr;
   std::cerr << diags.format(sources);
   return program;
@@ -277,7 +277,9 @@ std::optional<int64_t> parseDuration(const std::string& input, std::string& erro
 }
 
 int runCommand(const RunArgs& args) {
-  std::shared_ptr<const Program> program = compileFiles(args.files);
+  CompileOptions compileOptions;
+  compileOptions.strict = args.strict;
+  std::shared_ptr<const Program> program = compileFiles(args.files, compileOptions);
   if (!program) return kExitCompile;
   std::optional<int64_t> until;
   if (!args.forText.empty()) {

@@ -426,7 +426,7 @@ void runBatch(const Scope& scope, std::vector<Item> items, bool faultsExpected, 
     auto itemAt = [&](uint32_t line) -> size_t {
       return line >= first && line < first + items.size() ? line - first : items.size();
     };
-    test::Compiled c = test::compile(source);
+    test::Compiled c = test::compileStrict(source);
     if (!c.program) {
       // The compiler rejects what the evaluator accepted: report those and try without them.
       std::set<size_t> bad;
@@ -524,7 +524,7 @@ Report differential(const Scope& scope, const std::vector<std::string>& exprs,
                     const std::set<std::string>& mustFault = {}, bool expectAccepted = true) {
   Report report;
   const std::string baseSource = instantiate(scope.tag, "VAR zprobe : BOOL; END_VAR", "zprobe := NOT zprobe;\n");
-  test::Compiled base = test::compile(baseSource);
+  test::Compiled base = test::compileStrict(baseSource);
   EXPECT_TRUE(base.program) << base.messages();
   if (!base.program) return report;
   const Program& p0 = *base.program;
@@ -572,7 +572,7 @@ void sameErrors(const Scope& scope, const std::vector<std::pair<std::string, std
   for (const auto& [expr, error] : rejected) body += fmt::format("zbad := {};\n", expr);
   body += "zprobe := NOT zprobe;\n";
   const std::string source = instantiate(scope.tag, "VAR zprobe : BOOL; zbad : BOOL; END_VAR", body);
-  test::Compiled c = test::compile(source);
+  test::Compiled c = test::compileStrict(source);
   EXPECT_FALSE(c.program);
   // The statements are on consecutive lines from the first one.
   const uint32_t first = lineOf(source, "zbad := ");
@@ -960,7 +960,9 @@ struct Fixture {
 const Fixture& fixture() {
   static const Fixture f = [] {
     Fixture x;
-    test::Compiled c = test::compile(instantiate("Main", "VAR zprobe : BOOL; END_VAR", "zprobe := NOT zprobe;\n"));
+    // IEC's rules (--strict): the type errors below are those; EvaluatorCodesys tests the default.
+    test::Compiled c =
+        test::compileStrict(instantiate("Main", "VAR zprobe : BOOL; END_VAR", "zprobe := NOT zprobe;\n"));
     EXPECT_TRUE(c.program) << c.messages();
     x.program = c.program;
     if (x.program) {
@@ -1184,7 +1186,7 @@ TEST(EvaluatorErrors, RuntimeErrorsAreLocated) {
 // of the stack evaluates its own locals, its instance's variables, globals and Main.x paths.
 TEST(EvaluatorFrames, EachFrameOfTheStack) {
   const std::string source = instantiate("Calc", "", "tmp := tmp;\n");
-  test::Compiled c = test::compile(source);
+  test::Compiled c = test::compileStrict(source);
   ASSERT_TRUE(c.program) << c.messages();
   const Program& p = *c.program;
   Runtime rt(c.program);
@@ -1269,7 +1271,7 @@ TEST(EvaluatorFrames, EachFrameOfTheStack) {
 // type no variable uses, an alias without a default of its own, the CONSTANTs of a function's
 // frame (folded, as the compiler folds them, so no frame needs to be read).
 TEST(EvaluatorNames, TheSymbolTableKnowsWhatTheCompilerKnew) {
-  test::Compiled c = test::compile(
+  test::Compiled c = test::compileStrict(
       "TYPE\n  Unused : (One, Two := 20, Three);\n  Speed : LREAL;\n  Limits : STRUCT lo : INT; END_STRUCT;\nEND_TYPE\n"
       "FUNCTION F : INT\nVAR CONSTANT K : INT := 6; KS : STRING[4] := 'ab'; END_VAR\nF := K;\nEND_FUNCTION\n"
       "PROGRAM Main\nVAR x : INT; END_VAR\nx := F();\nEND_PROGRAM\n");
@@ -1478,7 +1480,7 @@ TEST(EvaluatorRobustness, TokenSoup) {
   // clang-format on
   std::mt19937_64 rng(2);
   const std::string source = instantiate("Calc", "", "tmp := tmp;\n");
-  test::Compiled c = test::compile(source);
+  test::Compiled c = test::compileStrict(source);
   ASSERT_TRUE(c.program) << c.messages();
   const auto states = pausedStates(source, c);
   ASSERT_EQ(states.size(), 6u);
@@ -1667,6 +1669,29 @@ TEST(EvaluatorTime, TimeIsTheCycleStartOfTheContext) {
   ASSERT_TRUE(lt->evaluate(vm.memory(), vm.memorySize(), ctx, r, error)) << error;
   std::memcpy(&ns, r.bytes.data(), 8);
   EXPECT_EQ(ns, 250'000'000);
+}
+
+// A program compiled with CODESYS's implicit conversions (the default): the debugger's expressions
+// accept what its code accepts, typed alike.
+TEST(EvaluatorCodesys, ExpressionsFollowTheProgramsConversionRules) {
+  test::Compiled c = test::compile(
+      "PROGRAM Main\nVAR b : BYTE := 200; si : SINT := -3; li : LINT := 2; END_VAR\nb := b;\nEND_PROGRAM\n");
+  ASSERT_TRUE(c.program) << c.messages();
+  std::string error;
+  const uint32_t main = findPou(*c.program, "Main");
+  auto sum = Expression::compile(*c.program, main, "b + si", error);
+  ASSERT_TRUE(sum) << error;
+  EXPECT_EQ(sum->type()->name, "INT");
+  auto half = Expression::compile(*c.program, main, "li + 0.5", error);
+  ASSERT_TRUE(half) << error;
+  EXPECT_EQ(half->type()->name, "LREAL");
+  Vm vm(c.program);
+  const EvalContext ctx{main, c.program->instances.at(0).offset, vm.imageSize()};
+  EvalResult r;
+  ASSERT_TRUE(sum->evaluate(vm.memory(), vm.memorySize(), ctx, r, error)) << error;
+  int16_t v = 0;
+  std::memcpy(&v, r.bytes.data(), 2);
+  EXPECT_EQ(v, 197);
 }
 
 }  // namespace

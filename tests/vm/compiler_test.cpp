@@ -12,10 +12,15 @@
 namespace scanback {
 namespace {
 
-using test::compile;
 using test::Compiled;
 using test::compileErrors;
 using test::mustCompile;
+
+// This file pins down IEC's rules, so it compiles as `--strict` does; CompilerCodesys below tests
+// the implicit conversions CODESYS accepts (the default).
+Compiled compile(std::string_view text, std::string path = "main.st") {
+  return test::compileStrict(text, std::move(path));
+}
 
 // True when some error was reported on `line` (0: any line) whose message contains `needle`.
 bool hasError(const Compiled& c, uint32_t line, std::string_view needle) {
@@ -690,6 +695,56 @@ TEST(CompilerConfiguration, ProjectWithoutProgram) {
   Compiled c = compile("FUNCTION F : INT\nF := 1;\nEND_FUNCTION\n");
   EXPECT_FALSE(c.program);
   EXPECT_NE(c.messages().find("no PROGRAM"), std::string::npos) << c.messages();
+}
+
+}  // namespace
+}  // namespace scanback
+
+namespace scanback {
+namespace {
+
+bool hasWarning(const Compiled& c, uint32_t line, std::string_view needle) {
+  for (const Diagnostic& d : c.diags.items())
+    if (d.severity == Severity::Warning && d.span.line == line && d.message.find(needle) != std::string::npos)
+      return true;
+  return false;
+}
+
+// Without --strict, what CODESYS converts implicitly compiles with a warning on its line; with it,
+// the same text is an error. Values are converted as the explicit conversion functions do.
+TEST(CompilerCodesys, ImplicitConversionsWarnAndStrictRejectsThem) {
+  const std::string src =
+      "PROGRAM Main\nVAR b : BYTE := 16#F0; w : WORD; i : INT := -2; d : DINT := 70000;\n"
+      "r : REAL := 2.5; u : UINT; s : SINT; k : INT; x : DINT; END_VAR\n"
+      "w := i;\n"      // 4: INT -> WORD, same bits
+      "k := d;\n"      // 5: DINT -> INT wraps (70000 - 65536)
+      "s := r;\n"      // 6: REAL -> SINT rounds (half away from zero)
+      "u := b + i;\n"  // 7: BYTE + INT computed in INT, then to UINT
+      "x := w * 2;\n"  // 8: computed in WORD (wraps), then WORD -> DINT
+      "k := 3.7;\n"    // 9: a real literal to INT
+      "END_PROGRAM\n";
+  Compiled c = test::compile(src);
+  ASSERT_TRUE(c.program) << c.messages();
+  for (uint32_t line : {4u, 5u, 6u, 7u, 8u, 9u})
+    EXPECT_TRUE(hasWarning(c, line, "CODESYS")) << "line " << line << ":\n" << c.messages();
+  EXPECT_TRUE(hasWarning(c, 4, "INT_TO_WORD")) << c.messages();
+  Runtime rt(c.program);
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  EXPECT_EQ(test::valueOf(rt, "Main.w"), "65534");
+  EXPECT_EQ(test::valueOf(rt, "Main.k"), "4");  // line 9 wins: 3.7 rounds to 4
+  EXPECT_EQ(test::valueOf(rt, "Main.s"), "3");
+  EXPECT_EQ(test::valueOf(rt, "Main.u"), "238");
+  EXPECT_EQ(test::valueOf(rt, "Main.x"), "65532");
+
+  Compiled strict = test::compileStrict(src);
+  EXPECT_FALSE(strict.program);
+  for (uint32_t line : {4u, 5u, 6u, 7u, 8u, 9u}) EXPECT_TRUE(hasError(strict, line, "")) << "line " << line;
+
+  // BOOL, times, strings and enumerations stay errors either way.
+  for (const char* body : {"i := TRUE;", "i := T#1s;", "i := 'a';"}) {
+    Compiled bad = test::compile("PROGRAM Main\nVAR i : INT; END_VAR\n" + std::string(body) + "\nEND_PROGRAM\n");
+    EXPECT_FALSE(bad.program) << body;
+  }
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ struct Directives {
   std::string inputs;
   int exitCode = 0;
   std::vector<std::string> stderrParts;
+  bool strict = false;  // IEC's conversion rules only (--strict)
 };
 
 Directives readDirectives(const fs::path& first) {
@@ -94,6 +95,8 @@ Directives readDirectives(const fs::path& first) {
       d.exitCode = std::stoi(rest);
     else if (key == "expect-stderr")
       d.stderrParts.push_back(rest);
+    else if (key == "strict")
+      d.strict = true;
   }
   return d;
 }
@@ -159,6 +162,7 @@ TEST_P(Golden, FinalStateExitCodeAndDiagnostics) {
   const Directives d = readDirectives(c.files.front());
   std::string cmd = shellQuote(SCANBACK_BINARY) + " run --quiet --print-state";
   for (const fs::path& f : c.files) cmd += " " + shellQuote(f.string());
+  if (d.strict) cmd += " --strict";
   if (!d.forText.empty())
     cmd += " --for " + shellQuote(d.forText);
   else

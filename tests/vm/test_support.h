@@ -29,15 +29,23 @@ struct Compiled {
 };
 
 // Compiles several files as one project.
-inline Compiled compileFiles(const std::vector<std::pair<std::string, std::string>>& files) {
+inline Compiled compileFiles(const std::vector<std::pair<std::string, std::string>>& files,
+                             const CompileOptions& options = {}) {
   Compiled c;
   for (const auto& [path, text] : files) c.sources.add(path, text);
-  c.program = compileProject(c.sources, c.diags);
+  c.program = compileProject(c.sources, c.diags, options);
   return c;
 }
 
 inline Compiled compile(std::string_view text, std::string path = "main.st") {
   return compileFiles({{std::move(path), std::string(text)}});
+}
+
+// IEC's conversion rules only (scanback --strict).
+inline Compiled compileStrict(std::string_view text, std::string path = "main.st") {
+  CompileOptions options;
+  options.strict = true;
+  return compileFiles({{std::move(path), std::string(text)}}, options);
 }
 
 // Compiles text that must be valid; reports the diagnostics as a test failure otherwise.

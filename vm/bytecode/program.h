@@ -75,6 +75,9 @@ struct Program {
   std::vector<uint8_t> constants;
   std::vector<uint8_t> initialImage;  // the image before cycle 0
   uint32_t stackSize = 256 * 1024;    // bytes of call-frame memory after the image
+  // Compiled with CODESYS's implicit conversions (CompileOptions::strict off): the debugger's
+  // expressions accept them too.
+  bool codesysConversions = false;
   std::vector<PouInfo> pous;
   std::vector<StatementInfo> statements;  // index = statement id
   std::vector<LineEntry> lineTable;       // sorted by pc

@@ -10,6 +10,9 @@ namespace scanback {
 
 struct CompileOptions {
   uint32_t stackSize = 256 * 1024;  // call-frame memory after the image
+  // IEC's conversion rules only: the implicit conversions CODESYS accepts (between all integer,
+  // bit string and real types) are errors instead of warnings (docs/language.md).
+  bool strict = false;
 };
 
 // Parses, checks and compiles every file of `sources` as one project. Returns null when any

@@ -152,6 +152,7 @@ class CompilerDeclarations : public sema::Declarations {
  public:
   explicit CompilerDeclarations(Compiler& c) : c_(c), types_(c) {}
   sema::TypeSource& types() override { return types_; }
+  bool codesysConversions() const override;
   std::optional<sema::VariableSymbol> global(std::string_view name) override;
   const ProgramInstanceInfo* programInstance(std::string_view name) override;
   const std::vector<EnumValueSymbol>* enumValues(const std::string& upperName) override;

@@ -20,6 +20,7 @@ Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOp
   program_->sources = sources;
   program_->types = std::make_shared<TypeTable>();
   program_->stackSize = options.stackSize;
+  program_->codesysConversions = !options.strict;
   types_ = program_->types.get();
   {
     Type err;

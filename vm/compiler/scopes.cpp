@@ -15,6 +15,8 @@ const Type* CompilerTypes::errorType() const { return c_.errorType_; }
 
 // ---------------------------------------------------------------- program-wide names
 
+bool CompilerDeclarations::codesysConversions() const { return !c_.options_.strict; }
+
 std::optional<sema::VariableSymbol> CompilerDeclarations::global(std::string_view name) {
   auto it = c_.globals_.find(upperCase(name));
   if (it == c_.globals_.end()) return std::nullopt;

@@ -77,6 +77,8 @@ class Analyzer {
   const Type* commonType(const Expr* a, const Expr* b, const SourceSpan& span);
   // The same bits read as `to` (the conversion functions' relabelling: no check).
   Expr* relabel(Expr* v, const Type* to, const SourceSpan& span);
+  // An implicit conversion IEC forbids and CODESYS accepts: warns and says yes, unless --strict.
+  bool codesysImplicit(const Type* from, const Type* to, const SourceSpan& span);
   // convert(), applied where the consumer reads the operand (Expr::atRead).
   Expr* operandAs(Expr* v, const Type* to, const SourceSpan& span, bool explicitConversion = false);
 

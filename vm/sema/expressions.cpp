@@ -95,6 +95,25 @@ const Type* Analyzer::commonType(const Expr* a, const Expr* b, const SourceSpan&
     const Type* c = elementary(k);
     if (implicitlyConvertible(ta, c) && implicitlyConvertible(tb, c)) return c;
   }
+  // CODESYS mixes bit strings and numbers: a bit string counts as the unsigned integer of its width,
+  // and what has no common type then is computed in LINT or LREAL (each operand's conversion warns).
+  if (scope_.declarations().codesysConversions() && codesysConvertible(ta, tb)) {
+    auto number = [&](const Type* t) {
+      if (!t->isBitString()) return t;
+      static constexpr TypeKind kUnsigned[] = {TypeKind::USInt, TypeKind::UInt, TypeKind::UDInt, TypeKind::ULInt};
+      return elementary(kUnsigned[intRank(t) - 1]);
+    };
+    const Type* na = number(ta);
+    const Type* nb = number(tb);
+    if (na == nb) return na;
+    if (implicitlyConvertible(na, nb)) return nb;
+    if (implicitlyConvertible(nb, na)) return na;
+    for (TypeKind k : {TypeKind::Int, TypeKind::DInt, TypeKind::LInt, TypeKind::Real, TypeKind::LReal}) {
+      const Type* c = elementary(k);
+      if (implicitlyConvertible(na, c) && implicitlyConvertible(nb, c)) return c;
+    }
+    return elementary(na->isReal() || nb->isReal() ? TypeKind::LReal : TypeKind::LInt);
+  }
   error(span, fmt::format("no common type for {} and {}; convert one of them explicitly", ta->name, tb->name));
   return ta;
 }
@@ -153,6 +172,12 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
         target = target->base;
       }
       if (!fitsLiteral(c, target) && !(explicitConversion && target->isScalar())) {
+        if (c.kind == ConstValue::Kind::Real && target->isInteger() && scope_.declarations().codesysConversions()) {
+          diags_.warning(span, fmt::format("implicit conversion of a real number to {} (CODESYS; --strict makes "
+                                           "it an error)",
+                                           to->name));
+          return constantNode(to, convertConst(c, to), span);
+        }
         if (c.kind == ConstValue::Kind::Real)
           error(span, fmt::format("a real number cannot be converted implicitly to {}", to->name));
         else
@@ -165,7 +190,7 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
       if (to->kind == TypeKind::String) return constantNode(to, c, span);
     } else if (to->isScalar() && v->type->isScalar() && !v->type->isTimeLike() && !to->isTimeLike() &&
                to->kind != TypeKind::Ref && v->type->kind != TypeKind::Ref &&
-               (explicitConversion || implicitlyConvertible(v->type, to))) {
+               (explicitConversion || implicitlyConvertible(v->type, to) || codesysImplicit(v->type, to, span))) {
       Expr* r = constantNode(to, convertConst(c, to), span);
       if (to->kind == TypeKind::Subrange && (r->constant.i < to->lower || r->constant.i > to->upper))
         error(span, fmt::format("{} is outside {}", int128Text(r->constant.i), to->name));
@@ -177,7 +202,7 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
     // Other typed constants convert through code, as variables do.
   }
   const Type* from = v->type;
-  if (!explicitConversion && !implicitlyConvertible(from, to)) {
+  if (!explicitConversion && !implicitlyConvertible(from, to) && !codesysImplicit(from, to, span)) {
     if (from->isInteger() && to->isInteger())
       error(span, fmt::format("implicit conversion from {} to {} may lose data; use {}_TO_{}", from->name, to->name,
                               valueBase(from)->name, valueBase(to)->name));
@@ -207,6 +232,14 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
   r->to = pt;
   r->conversion = toBool ? Conversion::NotZero : Conversion::Convert;
   return r;
+}
+
+bool Analyzer::codesysImplicit(const Type* from, const Type* to, const SourceSpan& span) {
+  if (!scope_.declarations().codesysConversions() || !codesysConvertible(from, to)) return false;
+  diags_.warning(span, fmt::format("implicit conversion from {} to {} (CODESYS; IEC needs {}_TO_{}, and --strict "
+                                   "makes it an error)",
+                                   from->name, to->name, valueBase(from)->name, valueBase(to)->name));
+  return true;
 }
 
 Expr* Analyzer::relabel(Expr* v, const Type* to, const SourceSpan& span) {

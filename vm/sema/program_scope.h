@@ -31,6 +31,7 @@ class ProgramDeclarations : public Declarations {
  public:
   explicit ProgramDeclarations(const Program& program) : program_(program), types_(*program.types) {}
   TypeSource& types() override { return types_; }
+  bool codesysConversions() const override { return program_.codesysConversions; }
   std::optional<VariableSymbol> global(std::string_view name) override;
   const ProgramInstanceInfo* programInstance(std::string_view name) override;
   const std::vector<EnumValueSymbol>* enumValues(const std::string& upperName) override;

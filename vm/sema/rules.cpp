@@ -60,6 +60,12 @@ bool implicitlyConvertible(const Type* from, const Type* to) {
   return false;
 }
 
+bool codesysConvertible(const Type* from, const Type* to) {
+  from = valueBase(from);
+  to = valueBase(to);
+  return from && to && from->isNumeric() && to->isNumeric();
+}
+
 bool fitsLiteral(const ConstValue& c, const Type* t) {
   t = valueBase(t);
   if (!t) return false;

@@ -17,6 +17,9 @@ const Type* valueBase(const Type* t);
 int intRank(const Type* t);
 // Widening as IEC allows it (docs/language.md, "Expressions").
 bool implicitlyConvertible(const Type* from, const Type* to);
+// What CODESYS converts implicitly beyond that, with a warning: between any two integer, bit
+// string and real types (BOOL, times, strings and enumerations excluded).
+bool codesysConvertible(const Type* from, const Type* to);
 // An untyped literal (ANY_INT, ANY_REAL) fits `t` without losing anything.
 bool fitsLiteral(const ConstValue& c, const Type* t);
 // The type an untyped literal takes without a context: DINT, else LINT, else ULINT; LREAL.

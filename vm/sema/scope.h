@@ -55,6 +55,8 @@ class Declarations {
  public:
   virtual ~Declarations() = default;
   virtual TypeSource& types() = 0;
+  // The implicit conversions CODESYS accepts compile, with a warning (CompileOptions::strict off).
+  virtual bool codesysConversions() const { return false; }
   // A global variable (with the value of a CONSTANT).
   virtual std::optional<VariableSymbol> global(std::string_view name) = 0;
   virtual const ProgramInstanceInfo* programInstance(std::string_view name) = 0;
