@@ -118,6 +118,7 @@ std::string dumpType(const TypeRef* t) {
       return s + "] OF " + dumpType(t->element.get());
     }
     case TypeRefKind::RefTo: return "REF_TO " + dumpType(t->element.get());
+    case TypeRefKind::PointerTo: return "POINTER TO " + dumpType(t->element.get());
     case TypeRefKind::Struct: {
       std::string s = "STRUCT";
       for (const VarDecl& f : t->fields) {

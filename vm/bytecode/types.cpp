@@ -140,6 +140,18 @@ Type TypeTable::makeRef(const Type* target) {
   return t;
 }
 
+Type TypeTable::makePointer(const Type* target) {
+  Type t = makeRef(target);
+  t.name = "POINTER TO " + target->name;
+  t.pointer = true;
+  return t;
+}
+
+const Type* TypeTable::pointerTo(const Type* target) {
+  if (auto it = pointers_.find(target); it != pointers_.end()) return it->second;
+  return pointers_[target] = add(makePointer(target));
+}
+
 const Type* TypeTable::string(uint32_t capacity) {
   if (auto it = strings_.find(capacity); it != strings_.end()) return it->second;
   return strings_[capacity] = add(makeString(capacity));

@@ -90,6 +90,7 @@ struct Type {
   std::vector<Variable> fields;     // Struct fields; FunctionBlock instance variables (add with addField)
   std::vector<ArrayDim> dims;       // Array
   uint32_t pou = UINT32_MAX;        // FunctionBlock: its POU index
+  bool pointer = false;             // Ref: POINTER TO (byte arithmetic, converts to and from DWORD)
   std::vector<uint8_t> init;        // initial bytes of one value (size bytes)
 
   bool isInteger() const { return kind >= TypeKind::SInt && kind <= TypeKind::LWord; }
@@ -123,11 +124,13 @@ class TypeTable {
   // The types string() and refTo() hold, for tables of types kept elsewhere.
   static Type makeString(uint32_t capacity);
   static Type makeRef(const Type* target);
+  static Type makePointer(const Type* target);
   TypeTable();
   const Type* elementary(TypeKind kind) const { return elementary_[static_cast<size_t>(kind)]; }
   const Type* findElementary(std::string_view upperName) const;  // "INT", "TOD", ... or null
   const Type* string(uint32_t capacity);
   const Type* refTo(const Type* target);
+  const Type* pointerTo(const Type* target);
   const Type* array(const Type* element, std::vector<ArrayDim> dims);
   Type* add(Type t);  // user types (struct, enum, subrange, FB, alias result)
 
@@ -136,6 +139,7 @@ class TypeTable {
   const Type* elementary_[static_cast<size_t>(TypeKind::Void) + 1] = {};
   std::map<uint32_t, const Type*> strings_;        // by capacity
   std::map<const Type*, const Type*> references_;  // by target
+  std::map<const Type*, const Type*> pointers_;    // by target
   // by element and bounds
   std::map<std::pair<const Type*, std::vector<std::pair<int64_t, uint32_t>>>, const Type*> arrays_;
 };

@@ -142,6 +142,7 @@ class CompilerTypes : public sema::TypeSource {
   const Type* elementary(TypeKind kind) const override;
   const Type* string(uint32_t capacity) override;
   const Type* refTo(const Type* target) override;
+  const Type* pointerTo(const Type* target) override;
   const Type* errorType() const override;
 
  private:

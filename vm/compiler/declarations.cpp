@@ -260,6 +260,10 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
       const Type* target = ref.element ? resolveType(*ref.element) : nullptr;
       return target ? types_->refTo(target) : nullptr;
     }
+    case ast::TypeRefKind::PointerTo: {
+      const Type* target = ref.element ? resolveType(*ref.element) : nullptr;
+      return target ? types_->pointerTo(target) : nullptr;
+    }
     case ast::TypeRefKind::Struct: {
       Type t;
       t.kind = TypeKind::Struct;

@@ -327,9 +327,35 @@ Expr* BuiltinAnalysis::numeric() {
       an_.error(a[0]->span, "a single bit has no address");
     else if (base->kind == ExprKind::Constant)
       an_.error(a[0]->span, "a constant has no address; use a variable");
-    Expr* r = an_.make(ExprKind::AddressOf, an_.types().refTo(v->type), span_);
+    // ADR gives a POINTER TO (byte arithmetic, converts to DWORD), REF a REF_TO.
+    Expr* r = an_.make(ExprKind::AddressOf,
+                       name_ == "ADR" ? an_.types().pointerTo(v->type) : an_.types().refTo(v->type), span_);
     r->a = {v};
     return r;
+  }
+  if (name_ == "SIZEOF") {
+    // The bytes of a type or of a variable's type: an untyped integer constant. The operand is
+    // not evaluated.
+    auto a = args({"IN"});
+    if (!a[0]) return an_.constantNode(nullptr, ConstValue::ofInt(0), span_);
+    const Type* t = nullptr;
+    if (a[0]->kind == ast::ExprKind::Name && !an_.scope().local(a[0]->text) &&
+        !an_.scope().declarations().global(a[0]->text) && !an_.scope().declarations().programInstance(a[0]->text)) {
+      const std::string upper = upperCase(a[0]->text);
+      t = an_.typeNamedQuietly(upper);
+      if (!t && upper == "STRING") t = an_.types().string(80);
+      if (!t) t = an_.scope().declarations().functionBlockType(upper);
+    }
+    if (!t) {
+      Expr* v = an_.expression(*a[0]);
+      if (an_.isPoison(v)) return an_.constantNode(nullptr, ConstValue::ofInt(0), span_);
+      if (!v->type || v->kind == ExprKind::Constant) {
+        an_.error(a[0]->span, "SIZEOF needs a variable or a type");
+        return an_.constantNode(nullptr, ConstValue::ofInt(0), span_);
+      }
+      t = v->type;
+    }
+    return an_.constantNode(nullptr, ConstValue::ofInt(t->size), span_);
   }
   return nullptr;
 }

@@ -740,6 +740,39 @@ Expr* Analyzer::binaryOperation(const ast::Expr& e, Expr* a, Expr* b) {
     return operation(stringComparison(op), boolType, span, {a, b});
   }
 
+  // Pointer arithmetic, in bytes as CODESYS does it: p + n, n + p and p - n move n bytes (so
+  // p + SIZEOF(T) is the next element), p - q is a distance in bytes (DINT).
+  const bool pa = ta && ta->kind == TypeKind::Ref && ta->pointer;
+  const bool pb = tb && tb->kind == TypeKind::Ref && tb->pointer;
+  if ((pa || pb) && (op == ast::BinaryOp::Add || op == ast::BinaryOp::Sub)) {
+    const Type* udint = elementary(TypeKind::UDInt);
+    const Type* dint = elementary(TypeKind::DInt);
+    if (pa && pb) {
+      if (op != ast::BinaryOp::Sub) {
+        cannot();
+        return poison(span);
+      }
+      Expr* r = operation(Op::Sub, dint, span, {relabel(a, dint, span), relabel(b, dint, span)});
+      r->prim = Prim::I32;
+      return r;
+    }
+    Expr* p = pa ? a : b;
+    Expr* n = pa ? b : a;
+    const Type* tn = pa ? tb : ta;
+    const bool integer = tn ? tn->isInteger() : n->constant.kind == ConstValue::Kind::Int;
+    if (!integer || (pb && op == ast::BinaryOp::Sub)) {
+      cannot();
+      return invalid(p->type, span);
+    }
+    Expr* offset = n->kind == ExprKind::Constant && !n->type
+                       ? constantNode(udint, ConstValue::ofInt(n->constant.i & 0xFFFFFFFF), span)
+                       : operandAs(n, udint, span, true);
+    Expr* moved = operation(arithmeticOp(op), udint, span, {relabel(p, udint, span), offset});
+    moved->prim = Prim::U32;
+    moved->fresh = true;
+    return relabel(moved, p->type, span);
+  }
+
   // Time and date arithmetic.
   const bool timeA = ta && ta->isTimeLike();
   const bool timeB = tb && tb->isTimeLike();
@@ -812,7 +845,7 @@ Expr* Analyzer::binaryOperation(const ast::Expr& e, Expr* a, Expr* b) {
       error(span, fmt::format("{} values cannot be compared", t->name));
       return invalid(boolType, span);
     }
-    if (ct->kind == TypeKind::Ref && op != ast::BinaryOp::Eq && op != ast::BinaryOp::Ne) {
+    if (ct->kind == TypeKind::Ref && !ct->pointer && op != ast::BinaryOp::Eq && op != ast::BinaryOp::Ne) {
       error(span, "references can only be compared with = and <>");
       return invalid(boolType, span);
     }

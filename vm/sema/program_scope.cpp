@@ -24,6 +24,7 @@ const Type* intern(const Type& t) {
 const Type* InternedTypes::string(uint32_t capacity) { return intern(TypeTable::makeString(capacity)); }
 
 const Type* InternedTypes::refTo(const Type* target) { return intern(TypeTable::makeRef(target)); }
+const Type* InternedTypes::pointerTo(const Type* target) { return intern(TypeTable::makePointer(target)); }
 
 const Type* InternedTypes::errorType() const {
   Type t;

@@ -21,6 +21,7 @@ class InternedTypes : public TypeSource {
   const Type* elementary(TypeKind kind) const override { return table_.elementary(kind); }
   const Type* string(uint32_t capacity) override;
   const Type* refTo(const Type* target) override;
+  const Type* pointerTo(const Type* target) override;
   const Type* errorType() const override;
 
  private:

@@ -35,7 +35,15 @@ bool implicitlyConvertible(const Type* from, const Type* to) {
   if (from->kind == TypeKind::Subrange) return implicitlyConvertible(from->base, to);
   if (from->kind == TypeKind::Enum) return to->kind == TypeKind::Enum ? false : implicitlyConvertible(from->base, to);
   if (from->kind == TypeKind::String && to->kind == TypeKind::String) return true;
-  if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref) return from->base == to->base;
+  if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref)
+    return from->base == to->base || (from->pointer && to->pointer);
+  // A pointer is an image offset: it converts to and from the unsigned types that hold one.
+  auto holdsAddress = [](const Type* t) {
+    return t->kind == TypeKind::DWord || t->kind == TypeKind::UDInt || t->kind == TypeKind::LWord ||
+           t->kind == TypeKind::ULInt;
+  };
+  if (from->kind == TypeKind::Ref && from->pointer) return holdsAddress(to);
+  if (to->kind == TypeKind::Ref && to->pointer) return holdsAddress(from);
   if (from->kind == TypeKind::Array && to->kind == TypeKind::Array) {
     if (from->base != to->base || from->dims.size() != to->dims.size()) return false;
     for (size_t i = 0; i < from->dims.size(); ++i)
@@ -73,6 +81,7 @@ bool fitsLiteral(const ConstValue& c, const Type* t) {
   if (c.kind != ConstValue::Kind::Int) return false;
   if (t->isReal()) return true;
   if (t->kind == TypeKind::Bool) return c.i == 0 || c.i == 1;
+  if (t->kind == TypeKind::Ref && t->pointer) return c.i >= 0 && c.i <= UINT32_MAX;  // an address (0: NULL)
   if (!t->isInteger()) return false;
   switch (primOf(*t)) {
     case Prim::I8: return c.i >= INT8_MIN && c.i <= INT8_MAX;

@@ -47,6 +47,7 @@ class TypeSource {
   virtual const Type* elementary(TypeKind kind) const = 0;
   virtual const Type* string(uint32_t capacity) = 0;
   virtual const Type* refTo(const Type* target) = 0;
+  virtual const Type* pointerTo(const Type* target) = 0;
   // The type of an expression whose error was reported: later checks stay quiet about it.
   virtual const Type* errorType() const = 0;
 };

@@ -106,13 +106,14 @@ struct Initializer {
 // ---------------------------------------------------------------- types as written
 
 enum class TypeRefKind {
-  Named,     // name: elementary or user type (INT, MyStruct, TON)
-  String,    // STRING or STRING[length] / STRING(length); length may be null
-  Array,     // ARRAY[lo..hi, ...] OF element
-  RefTo,     // REF_TO element
-  Struct,    // STRUCT fields END_STRUCT (only in TYPE)
-  Enum,      // (A, B := 5, C) [base]  (only in TYPE); base optional
-  Subrange,  // base (lo..hi)
+  Named,      // name: elementary or user type (INT, MyStruct, TON)
+  String,     // STRING or STRING[length] / STRING(length); length may be null
+  Array,      // ARRAY[lo..hi, ...] OF element
+  RefTo,      // REF_TO element
+  PointerTo,  // POINTER TO element (CODESYS)
+  Struct,     // STRUCT fields END_STRUCT (only in TYPE)
+  Enum,       // (A, B := 5, C) [base]  (only in TYPE); base optional
+  Subrange,   // base (lo..hi)
 };
 
 struct VarDecl;

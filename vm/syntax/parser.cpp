@@ -970,6 +970,7 @@ class Parser {
         t->kind = TypeRefKind::RefTo;
         t->element = parseTypeRef(false);
         break;
+
       case K::KwStruct: {
         if (!inTypeDecl) errorHere("a STRUCT can only be declared in a TYPE block");
         const Token& structTok = advance();
@@ -984,6 +985,14 @@ class Parser {
         if (at(K::Identifier)) t->element = namedType(advance());
         break;
       case K::Identifier: {
+        // POINTER TO T (CODESYS): a reference with byte arithmetic.
+        if (equalsIgnoreCase(cur().text, "POINTER") && peek(1).kind == K::KwTo) {
+          advance();
+          advance();
+          t->kind = TypeRefKind::PointerTo;
+          t->element = parseTypeRef(false);
+          break;
+        }
         const Token& name = advance();
         bool wide = equalsIgnoreCase(name.text, "WSTRING");
         if (wide) errorAt(pos_ - 1, "WSTRING is not supported");
