@@ -1694,5 +1694,36 @@ TEST(EvaluatorCodesys, ExpressionsFollowTheProgramsConversionRules) {
   EXPECT_EQ(v, 197);
 }
 
+// Pointer arithmetic, SIZEOF and Enum.Member in the debugger mean what they mean in the program.
+TEST(EvaluatorPointers, ArithmeticSizeofAndQualifiedEnumValues) {
+  test::Compiled c = test::compile(
+      "TYPE Mode : (Idle, Run := 5); END_TYPE\n"
+      "PROGRAM Main\nVAR arr : ARRAY[0..3] OF INT := [1, 2, 3, 4]; p : POINTER TO INT; m : Mode := Mode.Run; "
+      "END_VAR\np := ADR(arr[1]);\nEND_PROGRAM\n");
+  ASSERT_TRUE(c.program) << c.messages();
+  Runtime rt(c.program);
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  const Vm& vm = rt.vm();
+  const uint32_t main = findPou(*c.program, "Main");
+  const EvalContext ctx{main, c.program->instances.at(0).offset, vm.imageSize()};
+  auto value = [&](const char* text) -> int64_t {
+    std::string error;
+    auto e = Expression::compile(*c.program, main, text, error);
+    EXPECT_TRUE(e) << text << ": " << error;
+    if (!e) return INT64_MIN;
+    EvalResult r;
+    EXPECT_TRUE(e->evaluate(vm.memory(), vm.memorySize(), ctx, r, error)) << text << ": " << error;
+    int64_t v = 0;
+    std::memcpy(&v, r.bytes.data(), std::min<size_t>(r.bytes.size(), 8));
+    if (r.type->size == 2) v = static_cast<int16_t>(v);
+    return v;
+  };
+  EXPECT_EQ(value("(p + SIZEOF(INT))^"), 3);
+  EXPECT_EQ(value("(p - 2)^"), 1);
+  EXPECT_EQ(value("(p + 4) - p"), 4);
+  EXPECT_EQ(value("SIZEOF(arr)"), 8);
+  EXPECT_EQ(value("BOOL_TO_INT(m = Mode.Run)"), 1);
+}
+
 }  // namespace
 }  // namespace scanback::debug

@@ -530,10 +530,16 @@ class Parser {
   }
 
   ExprPtr parsePostfix() {
+    // A parenthesised expression may be dereferenced, indexed or selected from ((p + 2)^), not called.
+    const bool parenthesised = at(K::LParen);
     ExprPtr e = parsePrimary();
-    if (e->kind != ExprKind::Name) return e;
+    if (e->kind != ExprKind::Name && !parenthesised) return e;
     int h = height_;
     for (;;) {
+      if (parenthesised && at(K::LParen)) {
+        height_ = h;
+        return e;
+      }
       if (at(K::Dot)) {
         advance();
         const Token& m = cur();
