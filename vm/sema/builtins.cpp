@@ -521,6 +521,37 @@ Expr* BuiltinAnalysis::times() {
     r->prim = Prim::I64;
     return r;
   }
+  if (name_ == "CONCAT_TOD") {
+    // CONCAT_TOD(HOUR, MINUTE, SECOND, MILLISECOND): the time of day they give (no range check, as
+    // the sum of its parts).
+    auto a = args({"HOUR", "MINUTE", "SECOND", "MILLISECOND"});
+    const Type* tod = elem(TypeKind::Tod);
+    const Type* i64 = elem(TypeKind::LInt);
+    if (!a[0] || !a[1] || !a[2] || !a[3]) return invalid(tod);
+    Expr* total = nullptr;
+    const int64_t unitNs[] = {3'600'000'000'000, 60'000'000'000, 1'000'000'000, 1'000'000};
+    for (size_t i = 0; i < 4; ++i) {
+      Expr* v = an_.expression(*a[i], i64);
+      if (an_.isPoison(v)) return invalid(tod);
+      if (v->type && !valueBase(v->type)->isInteger()) {
+        an_.error(a[i]->span, fmt::format("CONCAT_TOD needs integers, not {}", v->type->name));
+        return invalid(tod);
+      }
+      Expr* part =
+          an_.operation(Op::Mul, i64, span_,
+                        {an_.operandAs(v, i64, span_), an_.constantNode(i64, ConstValue::ofInt(unitNs[i]), span_)});
+      part->prim = Prim::I64;
+      part->fresh = true;
+      if (total) {
+        total = an_.operation(Op::Add, i64, span_, {total, part});
+        total->prim = Prim::I64;
+        total->fresh = true;
+      } else {
+        total = part;
+      }
+    }
+    return an_.relabel(total, tod, span_);
+  }
   if (name_ == "MUL_TIME" || name_ == "DIV_TIME" || name_ == "MUL_LTIME" || name_ == "DIV_LTIME") {
     auto a = args({"IN1", "IN2"});
     const Type* tt = elem(name_.find("LTIME") != std::string::npos ? TypeKind::LTime : TypeKind::Time);
@@ -617,9 +648,13 @@ Expr* Analyzer::conversion(const ast::Expr& call, Expr* arg, const Type* from, c
       return relabel(scaled(scaled(arg, i64, Op::Div, kNsPerDay), i64, Op::Mul, kNsPerDay), to, span);
     if (from->kind == TypeKind::Dt && toBase->kind == TypeKind::Tod)
       return relabel(scaled(arg, i64, Op::Mod, kNsPerDay), to, span);
-    const bool compatible = (from->kind == TypeKind::Time || from->kind == TypeKind::LTime) ==
-                                (toBase->kind == TypeKind::Time || toBase->kind == TypeKind::LTime) &&
-                            !(from->kind == TypeKind::Tod) == !(toBase->kind == TypeKind::Tod);
+    const bool duration = from->kind == TypeKind::Time || from->kind == TypeKind::LTime;
+    const bool toDuration = toBase->kind == TypeKind::Time || toBase->kind == TypeKind::LTime;
+    // TOD_TO_TIME and TIME_TO_TOD (CODESYS): the time since midnight.
+    const bool todAndDuration =
+        (from->kind == TypeKind::Tod && toDuration) || (duration && toBase->kind == TypeKind::Tod);
+    const bool compatible = todAndDuration || (duration == toDuration &&
+                                               !(from->kind == TypeKind::Tod) == !(toBase->kind == TypeKind::Tod));
     if (!compatible && !(from->kind == TypeKind::Date && toBase->kind == TypeKind::Dt)) return cannot(from);
     return relabel(arg, to, span);
   }
