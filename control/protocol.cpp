@@ -100,6 +100,10 @@ std::optional<Request> parseRequest(std::string_view line, std::string& error) {
     // Only the position: the library's text is not ours to show.
     error = fmt::format("syntax error at byte {} of the request", e.byte);
     return std::nullopt;
+  } catch (const json::exception&) {
+    // A number too large for a double (1e400) is out_of_range, not a parse_error.
+    error = "a number in the request is out of range";
+    return std::nullopt;
   }
   if (!message.is_object()) {
     error = fmt::format("a request must be a JSON object, not {}", describe(message));

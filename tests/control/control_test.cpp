@@ -158,6 +158,9 @@ TEST(ControlProtocol, RequestsAreReadStrictly) {
   EXPECT_NE(error.find("needs 'path'"), std::string::npos);
   EXPECT_FALSE(parseRequest("{\"comm", error));
   EXPECT_EQ(error, "syntax error at byte 7 of the request");  // where the input ended
+  // Found by fuzz_control: a number beyond a double threw out_of_range, which nothing caught.
+  EXPECT_FALSE(parseRequest("1e0010017", error));
+  EXPECT_EQ(error, "a number in the request is out of range");
 }
 
 TEST(ControlEndpoint, EndpointsAreParsedWithClearErrors) {
