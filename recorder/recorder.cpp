@@ -575,6 +575,7 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
       std::memcpy(vm_.image(), p, imageSize);  // the live image wins
       vmValid_ = true;
     }
+    startWriteIndex();
     p += h.keyframeBytes;
   }
   if (!chunkOpen_ && vmValid_) {
@@ -586,6 +587,7 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     pathHashes_.clear();
     chunkOpen_ = true;
     chunkOpenedAt_ = std::chrono::steady_clock::now();
+    startWriteIndex();
   }
   if (!chunkOpen_ || !vmValid_) return;  // cannot happen: a chunk after a gap or fault starts with its keyframe
   const uint32_t index = chunk_.cycleCount();
@@ -614,6 +616,7 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
   chunk_.startTimes.push_back(h.startNs);
   chunk_.stepCounts.push_back(h.steps);
   chunk_.imageHashes.push_back(static_cast<uint32_t>(XXH3_64bits(vm_.image(), imageSize)));
+  noteBoundary();
   if (options_.statements) {
     uint32_t pathIndex = trace::kNoPath;
     if (!vm_.statementLogOverflowed()) {
@@ -677,9 +680,82 @@ void Recorder::serveSync(const RecordHeader& mark) {
   syncDone_.set_value(std::move(result));
 }
 
+void Recorder::startWriteIndex() {
+  const uint32_t words = (vm_.imageSize() + 7) / 8;
+  boundaryImage_.assign(words, 0);
+  std::memcpy(boundaryImage_.data(), vm_.image(), vm_.imageSize());
+  changedBits_.assign(words, 0);
+}
+
+void Recorder::noteBoundary() {
+  // One pass over the image per cycle, on the writer thread (the scan thread never pays for it).
+  // It sees the values at cycle boundaries only: a value changed and restored within one cycle
+  // leaves no trace here (docs/replayer.md: the write index).
+  const uint32_t size = vm_.imageSize();
+  const uint32_t whole = size / 8;
+  const uint8_t* image = vm_.image();
+  uint64_t* last = boundaryImage_.data();
+  uint64_t* changed = changedBits_.data();
+  for (uint32_t i = 0; i < whole; ++i) {
+    uint64_t now;
+    std::memcpy(&now, image + 8 * i, 8);
+    changed[i] |= now ^ last[i];
+    last[i] = now;
+  }
+  if (whole * 8 < size) {
+    uint64_t now = 0;
+    std::memcpy(&now, image + 8 * whole, size - whole * 8);
+    changed[whole] |= now ^ last[whole];
+    last[whole] = now;
+  }
+}
+
+void Recorder::finishWriteIndex() {
+  // Byte ranges from the changed bits; ranges less than kMergeGap apart are merged (a superset is
+  // allowed), and at most kMaxRanges are kept, so the index stays a few hundred bytes per chunk.
+  constexpr uint32_t kMergeGap = 8;
+  constexpr size_t kMaxRanges = 256;
+  trace::WriteIndex ranges;
+  const uint32_t size = vm_.imageSize();
+  for (uint32_t at = 0; at < size; ++at) {
+    const uint64_t word = changedBits_[at / 8];
+    if (word == 0) {
+      at = at / 8 * 8 + 7;
+      continue;
+    }
+    if (((word >> (8 * (at % 8))) & 0xFF) == 0) continue;
+    if (!ranges.empty() && at - (ranges[ranges.size() - 2] + ranges.back()) < kMergeGap)
+      ranges.back() = at + 1 - ranges[ranges.size() - 2];
+    else
+      ranges.insert(ranges.end(), {at, 1u});
+  }
+  if (ranges.size() / 2 > kMaxRanges) {
+    // Too many: merge across the smallest gaps, up to the gap that leaves kMaxRanges.
+    std::vector<uint32_t> gaps;
+    for (size_t r = 2; r < ranges.size(); r += 2) gaps.push_back(ranges[r] - (ranges[r - 2] + ranges[r - 1]));
+    const size_t merges = gaps.size() + 1 - kMaxRanges;
+    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(merges - 1), gaps.end());
+    const uint32_t threshold = gaps[merges - 1];
+    size_t mergesLeft = merges;
+    trace::WriteIndex merged{ranges[0], ranges[1]};
+    for (size_t r = 2; r < ranges.size(); r += 2) {
+      const uint32_t gap = ranges[r] - (merged[merged.size() - 2] + merged.back());
+      if (mergesLeft > 0 && gap <= threshold) {
+        merged.back() = ranges[r] + ranges[r + 1] - merged[merged.size() - 2];
+        --mergesLeft;
+      } else {
+        merged.insert(merged.end(), {ranges[r], ranges[r + 1]});
+      }
+    }
+    ranges = std::move(merged);
+  }
+  chunk_.writeIndex = std::move(ranges);
+}
+
 void Recorder::flushChunk() {
   if (!chunkOpen_ || chunk_.cycleCount() == 0) return;
   chunkOpen_ = false;
+  finishWriteIndex();
   if (ringMode()) {
     keepChunk();
   } else {
@@ -749,6 +825,7 @@ bool Recorder::writeHistory(trace::TraceWriter& w, bool withOpenChunk) {
   // The chunk being filled holds whole cycles and starts with its keyframe: a valid chunk too.
   const bool open = withOpenChunk && chunkOpen_ && chunk_.cycleCount() > 0;
   if (!gapsUpTo(open ? chunk_.firstCycle : UINT64_MAX)) return false;
+  if (open) finishWriteIndex();
   if (open && !w.writeChunk(chunk_)) return false;
   return !fault_ || w.writeFault(*fault_);
 }

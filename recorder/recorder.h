@@ -285,6 +285,13 @@ class Recorder final : public CycleHooks {
   bool vmValid_ = false;  // vm_ holds the image at the end of the last record
   trace::ChunkData chunk_;
   std::vector<size_t> pathHashes_;
+  // The write index of chunk_ (trace::ChunkData::writeIndex): the image at the last cycle
+  // boundary, and the bits that differed at any boundary since the chunk began, as 64-bit words.
+  std::vector<uint64_t> boundaryImage_;
+  std::vector<uint64_t> changedBits_;
+  void startWriteIndex();
+  void noteBoundary();
+  void finishWriteIndex();
   bool chunkOpen_ = false;
   std::chrono::steady_clock::time_point chunkOpenedAt_;  // (flushEveryNs)
   std::atomic<uint64_t> chunks_{0};

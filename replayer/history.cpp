@@ -17,6 +17,7 @@ History::History(std::unique_ptr<trace::TraceReader> reader) : reader_(std::move
 
 void History::index() {
   chunks_.clear();
+  writeIndexes_.clear();
   gaps_.clear();
   fault_.reset();
   for (const trace::BlockInfo& b : reader_->blocks()) {
@@ -144,6 +145,18 @@ std::shared_ptr<const trace::ChunkData> History::chunk(size_t index, std::string
   cache_.emplace_front(index, data);
   if (cache_.size() > kCachedChunks) cache_.pop_back();
   return data;
+}
+
+const trace::WriteIndex* History::writeIndex(size_t index) {
+  if (index >= chunks_.size() || (open_ && index + 1 == chunks_.size())) return nullptr;
+  if (chunks_[index].writeIndex) return &*chunks_[index].writeIndex;
+  auto known = writeIndexes_.find(index);
+  if (known == writeIndexes_.end()) {
+    std::string ignored;  // an unreadable chunk is reported by the replay that needs it
+    const std::shared_ptr<const trace::ChunkData> data = chunk(index, ignored);
+    known = writeIndexes_.emplace(index, data ? data->writeIndex : std::nullopt).first;
+  }
+  return known->second ? &*known->second : nullptr;
 }
 
 bool History::cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chunkData, CycleRecord& out,

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +69,10 @@ class History {
 
   // The decoded chunk (cached). Null with `error` when it cannot be read.
   std::shared_ptr<const trace::ChunkData> chunk(size_t index, std::string& error);
+  // The write index of chunk `index` (trace::ChunkData::writeIndex): from the trace's index block,
+  // else from the chunk itself (decoding it the first time). Null when the chunk has none (recorded
+  // without one, the open chunk) or cannot be read: then every cycle of it must be searched.
+  const trace::WriteIndex* writeIndex(size_t index);
   // The recorded facts of `cycle`; the pointers stay valid while `chunkData` is held.
   bool cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chunkData, CycleRecord& out, std::string& error);
 
@@ -82,6 +87,8 @@ class History {
   std::vector<trace::GapData> gaps_;
   std::optional<trace::FaultData> fault_;
   std::list<std::pair<size_t, std::shared_ptr<const trace::ChunkData>>> cache_;  // most recent first
+  // Write indexes read from decoded chunks (those the index block does not carry), by chunk.
+  std::map<size_t, std::optional<trace::WriteIndex>> writeIndexes_;
 };
 
 }  // namespace scanback::replay

@@ -820,8 +820,30 @@ bool Replayer::scanChanges(const std::vector<Watch>& watches, Position from, Pos
   bool ok = true;
   if (scratch_.inCycle()) ok = finishCycle();
   while (ok) {
-    const uint64_t next = cycle + 1;
+    uint64_t next = cycle + 1;
     if (!(Position{next, 0} < until)) break;
+    // Whole chunks in which no watched byte changes are passed over (the write index): the next
+    // chunk's keyframe is the image they leave, so the values compared against stay the same.
+    uint64_t pastSkipped = next;
+    for (;;) {
+      std::string notThere;
+      const std::optional<size_t> index = history_.chunkOf(pastSkipped, notThere);
+      if (!index || history_.chunkBlock(*index).firstCycle != pastSkipped || !chunkMayChange(*index, watches)) break;
+      pastSkipped += history_.chunkBlock(*index).cycleCount;
+    }
+    if (pastSkipped != next) {
+      if (!(Position{pastSkipped, 0} < until)) break;
+      std::string notThere;
+      if (history_.chunkOf(pastSkipped, notThere)) {
+        scratch_.setObserver(nullptr);
+        if (!restoreBefore(scratch_, pastSkipped, error)) return false;
+        scratch_.setObserver(&scan);
+        cycle = pastSkipped - 1;
+        continue;
+      }
+      cycle = pastSkipped - 1;  // a gap or the end follows: handled below as from the cycle before it
+      next = pastSkipped;
+    }
     std::string ignored;
     std::shared_ptr<const trace::ChunkData> held;
     CycleRecord record;
@@ -866,6 +888,10 @@ std::vector<Change> Replayer::lastChangesOf(const std::vector<Watch>& watches, P
     const trace::BlockInfo& b = history_.chunkBlock(n);
     if (b.firstCycle > before.cycle) continue;
     if (b.firstCycle + b.cycleCount <= notBefore.cycle) break;
+    if (!chunkMayChange(n, watches)) {
+      recentWindow = false;
+      continue;
+    }
     Position end = std::min(before, Position{b.firstCycle + b.cycleCount, 0});
     while (result.size() < count && Position{b.firstCycle, 0} < end) {
       const uint64_t lastCycle = end.step > 0 ? end.cycle : end.cycle - 1;
@@ -908,6 +934,74 @@ bool Replayer::scanChangesFrom(const std::vector<Watch>& watches, uint64_t fromC
         return true;
       },
       error);
+}
+
+bool Replayer::chunkMayChange(size_t index, const std::vector<Watch>& watches) {
+  if (!options_.useWriteIndex) return true;
+  const trace::WriteIndex* written = history_.writeIndex(index);
+  if (!written) return true;
+  for (const Watch& w : watches)
+    if (trace::writeIndexTouches(*written, w.offset, w.bit >= 0 ? 1u : std::max<uint32_t>(w.size, 1))) return true;
+  ++chunksSkipped_;
+  return false;
+}
+
+bool Replayer::changesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until,
+                           std::vector<std::vector<uint8_t>>& initial,
+                           const std::function<bool(size_t, Change&&)>& found, std::string& error) {
+  if (!restoreBefore(scratch_, fromCycle, error)) return false;
+  initial.clear();
+  for (const Watch& w : watches) initial.push_back(readWatch(scratch_, w));
+  if (!seekOn(scratch_, Position{fromCycle, 0}, error)) return false;
+  // What the first cycle's scan inputs changed.
+  for (size_t i = 0; i < watches.size(); ++i) {
+    std::vector<uint8_t> now = readWatch(scratch_, watches[i]);
+    if (now != initial[i] && Position{fromCycle, 0} < until &&
+        !found(i, Change{Position{fromCycle, 0}, initial[i], std::move(now), true, UINT32_MAX, static_cast<uint32_t>(i)}))
+      return true;
+  }
+  return scanChanges(watches, Position{fromCycle, 0}, until, found, error);
+}
+
+bool Replayer::cycleEnds(const std::vector<Watch>& watches, uint64_t first, uint64_t last,
+                         const std::function<bool(uint64_t, int64_t, const uint8_t*)>& atEnd, std::string& error) {
+  for (size_t n = 0; n < history_.chunkCount(); ++n) {
+    const trace::BlockInfo& b = history_.chunkBlock(n);
+    if (b.firstCycle + b.cycleCount <= first) continue;
+    if (b.firstCycle > last) break;
+    const uint64_t from = std::max(first, b.firstCycle);
+    const uint64_t to = std::min(last, b.firstCycle + b.cycleCount - 1);
+    std::shared_ptr<const trace::ChunkData> chunk = history_.chunk(n, error);
+    if (!chunk) return false;
+    if (!chunkMayChange(n, watches)) {
+      if (chunk->keyframe.size() != scratch_.imageSize()) {
+        error = fmt::format("the keyframe of the chunk at byte offset {} has {} bytes, the image {}", b.offset,
+                            chunk->keyframe.size(), scratch_.imageSize());
+        return false;
+      }
+      for (uint64_t c = from; c <= to; ++c)
+        if (!atEnd(c, chunk->startTimes[c - b.firstCycle], chunk->keyframe.data())) return false;
+      continue;
+    }
+    if (!restoreBefore(scratch_, from, error)) return false;
+    for (uint64_t c = from; c <= to; ++c) {
+      std::shared_ptr<const trace::ChunkData> held;
+      CycleRecord record;
+      if (!history_.cycle(c, held, record, error) || !startCycle(scratch_, record, error)) return false;
+      scratch_.setObserver(nullptr);
+      if (record.open) {
+        // The open cycle ends where the task is paused.
+        PauseAt pause(record.stepCount - 1);
+        scratch_.setObserver(&pause);
+        scratch_.run();
+        scratch_.setObserver(nullptr);
+      } else {
+        checkDigest(scratch_, record, scratch_.run());
+      }
+      if (!atEnd(c, record.startNs, scratch_.image())) return false;
+    }
+  }
+  return true;
 }
 
 std::vector<Change> Replayer::lastChanges(const Watch& watch, Position at, size_t count, std::string& error) {

@@ -61,6 +61,10 @@ struct ReplayOptions {
   // Replay with this program instead of compiling the trace's embedded sources; its hash must
   // equal the trace's.
   std::shared_ptr<const Program> program;
+  // Data searches (reverse and forward data breakpoints, lastChanges, changesFrom, cycleEnds) skip
+  // chunks whose write index says the watched bytes never changed at a cycle boundary. Off:
+  // every cycle is re-executed (what a trace without the index gets; benchmarks compare both).
+  bool useWriteIndex = true;
 };
 
 // A replayed cycle that does not match its recording.
@@ -189,6 +193,23 @@ class Replayer {
   // The last `count` changes of `watch` before `at`, newest first. Does not move the position.
   std::vector<Change> lastChanges(const Watch& watch, Position at, size_t count, std::string& error);
 
+  // Every change of `watches` from the start of cycle `fromCycle` (before its scan inputs) up to
+  // `until` (excluded), in order, a change by the scan inputs at step 0 included; `found` returns
+  // false to stop. `initial` gets each watch's value before `fromCycle` (width() bytes). Runs on
+  // the scratch VM: the position does not move. False with `error`.
+  bool changesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until,
+                   std::vector<std::vector<uint8_t>>& initial, const std::function<bool(size_t, Change&&)>& found,
+                   std::string& error);
+  // The end of every recorded cycle from `first` to `last` (inclusive; cycles in gaps are not
+  // there), in order: `atEnd(cycle, startNs, image)` with the image at the end of the cycle (where
+  // it stopped, for a cycle that faulted); false stops. A chunk in whose cycles no watched byte
+  // changes (its write index says so) is not re-executed: `image` is then its keyframe, the same
+  // in every watched byte. Runs on the scratch VM. False with `error` (or when stopped).
+  bool cycleEnds(const std::vector<Watch>& watches, uint64_t first, uint64_t last,
+                 const std::function<bool(uint64_t, int64_t, const uint8_t*)>& atEnd, std::string& error);
+  // Chunks the write index let data searches skip since the replayer was opened (tests, benches).
+  uint64_t chunksSkipped() const { return chunksSkipped_; }
+
   // Re-executes every recorded cycle and checks every digest and keyframe. `progress` (if set)
   // gets (cycles done, cycles total) now and then.
   std::vector<Divergence> verify(const std::function<void(uint64_t, uint64_t)>& progress, std::string& error);
@@ -264,8 +285,12 @@ class Replayer {
   std::vector<Change> lastChangesOf(const std::vector<Watch>& watches, Position before, size_t count,
                                     Position notBefore, std::string& error);
 
+  // Whether chunk `index` may hold a change of one of `watches` (no write index: it may).
+  bool chunkMayChange(size_t index, const std::vector<Watch>& watches);
+
   History history_;
   std::shared_ptr<const Program> program_;
+  uint64_t chunksSkipped_ = 0;
   ReplayOptions options_;
   Vm vm_;       // at the current position
   Vm scratch_;  // searches and analyses, so that they never disturb the current position

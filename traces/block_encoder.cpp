@@ -74,6 +74,7 @@ bool BlockEncoder::encodeChunk(const ChunkData& chunk, const ChunkLimits& limits
   out.cycleCount_ = chunk.cycleCount();
   out.rawSize_ = static_cast<uint32_t>(message.size());
   out.limits_ = limits;
+  out.writeIndex_ = chunk.writeIndex;
   return true;
 }
 

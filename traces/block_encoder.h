@@ -32,6 +32,8 @@ class EncodedChunk {
   uint32_t rawSize() const { return rawSize_; }  // the capnp message before compression
   // What the chunk was validated against: the program in effect for it.
   const ChunkLimits& limits() const { return limits_; }
+  // The chunk's write index, for the trace's index block.
+  const std::optional<WriteIndex>& writeIndex() const { return writeIndex_; }
   // The whole block; size() is also the memory it holds (the buffer is allocated to fit).
   std::span<const uint8_t> bytes() const { return bytes_; }
   size_t size() const { return bytes_.size(); }
@@ -43,6 +45,7 @@ class EncodedChunk {
   uint32_t cycleCount_ = 0;
   uint32_t rawSize_ = 0;
   ChunkLimits limits_;
+  std::optional<WriteIndex> writeIndex_;
 };
 
 // Compresses and frames blocks. Owns one zstd context; not thread-safe (one per thread).

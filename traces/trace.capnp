@@ -86,6 +86,13 @@ struct Chunk {
   # that differ from the image; writes are external writes (stimulus, debugger, HMI).
   inputChanges @9 :List(ImageWrite);
   writes @10 :List(ImageWrite);
+  # The write index (added in format 2 without a version bump: older readers ignore it): the bytes
+  # of the image whose value changed at any cycle boundary of this chunk (scan inputs included),
+  # as sorted, disjoint (offset, size) pairs, flattened. A superset is allowed (nearby ranges are
+  # merged). Searches skip chunks whose index misses the bytes they watch. Absent
+  # (hasWriteIndex false): not recorded, every chunk must be searched.
+  writeIndex @11 :List(UInt32);
+  hasWriteIndex @12 :Bool;
 }
 
 # Cycles that were not recorded (the writer fell behind and the scan thread never waits).
@@ -139,6 +146,10 @@ struct IndexEntry {
   cycleCount @3 :UInt64;
   storedSize @4 :UInt32;  # payload bytes on disk (after the 48-byte frame header)
   rawSize @5 :UInt32;     # payload bytes after decompression
+  # A copy of a chunk's write index (Chunk.writeIndex), so that searches read it without
+  # decompressing the chunk. Absent for other blocks and for chunks recorded without one.
+  writeIndex @6 :List(UInt32);
+  hasWriteIndex @7 :Bool;
 }
 
 # Written by a writer that closes cleanly, last before the trailer. Optional: a reader without a

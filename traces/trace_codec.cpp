@@ -209,6 +209,7 @@ std::vector<uint8_t> encodeChunk(const ChunkData& c) {
   for (const auto& p : c.pathTable) estimate += p.size() * 4 + 16;
   for (const auto& w : c.inputChanges) estimate += w.bytes.size() + 32;
   for (const auto& w : c.writes) estimate += w.bytes.size() + 32;
+  if (c.writeIndex) estimate += c.writeIndex->size() * 4;
   capnp::MallocMessageBuilder builder(words(estimate));
   auto m = builder.initRoot<Block>().initChunk();
   const unsigned n = c.cycleCount();
@@ -233,6 +234,11 @@ std::vector<uint8_t> encodeChunk(const ChunkData& c) {
   }
   setWrites(m.initInputChanges(static_cast<unsigned>(c.inputChanges.size())), c.inputChanges);
   setWrites(m.initWrites(static_cast<unsigned>(c.writes.size())), c.writes);
+  if (c.writeIndex) {
+    m.setHasWriteIndex(true);
+    auto index = m.initWriteIndex(static_cast<unsigned>(c.writeIndex->size()));
+    for (unsigned i = 0; i < c.writeIndex->size(); ++i) index.set(i, (*c.writeIndex)[i]);
+  }
   return toBytes(builder);
 }
 
@@ -283,7 +289,9 @@ std::vector<uint8_t> encodeFault(const FaultData& f) {
 }
 
 std::vector<uint8_t> encodeIndex(const std::vector<BlockInfo>& blocks) {
-  capnp::MallocMessageBuilder builder(words(blocks.size() * 40 + 64));
+  size_t estimate = blocks.size() * 48 + 64;
+  for (const BlockInfo& b : blocks) estimate += b.writeIndex ? b.writeIndex->size() * 4 : 0;
+  capnp::MallocMessageBuilder builder(words(estimate));
   auto entries = builder.initRoot<Block>().initIndex().initEntries(static_cast<unsigned>(blocks.size()));
   for (size_t i = 0; i < blocks.size(); ++i) {
     const BlockInfo& b = blocks[i];
@@ -293,6 +301,11 @@ std::vector<uint8_t> encodeIndex(const std::vector<BlockInfo>& blocks) {
     entries[i].setCycleCount(b.cycleCount);
     entries[i].setStoredSize(b.storedSize);
     entries[i].setRawSize(b.rawSize);
+    if (b.writeIndex) {
+      entries[i].setHasWriteIndex(true);
+      auto index = entries[i].initWriteIndex(static_cast<unsigned>(b.writeIndex->size()));
+      for (unsigned k = 0; k < b.writeIndex->size(); ++k) index.set(k, (*b.writeIndex)[k]);
+    }
   }
   return toBytes(builder);
 }
@@ -346,8 +359,27 @@ bool validateChunk(const ChunkData& c, const ChunkLimits& limits, std::string& e
       }
     }
   }
+  if (c.writeIndex && !validateWriteIndex(*c.writeIndex, limits.imageSize, error)) return false;
   return validateWrites(c.inputChanges, "input change", n, limits.imageSize, error) &&
          validateWrites(c.writes, "write", n, limits.imageSize, error);
+}
+
+bool validateWriteIndex(const WriteIndex& index, uint32_t imageSize, std::string& error) {
+  if (index.size() % 2 != 0) {
+    error = fmt::format("write index has {} numbers, not (offset, size) pairs", index.size());
+    return false;
+  }
+  uint64_t end = 0;
+  for (size_t i = 0; i < index.size(); i += 2) {
+    const uint64_t offset = index[i], size = index[i + 1];
+    if (size == 0 || offset < end || offset + size > imageSize) {
+      error = fmt::format("write index range {} ({}+{}) is empty, unsorted or outside the image of {} bytes", i / 2,
+                          offset, size, imageSize);
+      return false;
+    }
+    end = offset + size;
+  }
+  return true;
 }
 
 bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData& out, std::string& error) {
@@ -407,6 +439,11 @@ bool decodeChunk(std::span<const uint8_t> message, uint64_t offset, const ChunkL
     }
     getWrites(m.getInputChanges(), out.inputChanges);
     getWrites(m.getWrites(), out.writes);
+    out.writeIndex.reset();
+    if (m.getHasWriteIndex()) {
+      out.writeIndex.emplace();
+      getColumn(m.getWriteIndex(), *out.writeIndex);
+    }
     return validateChunk(out, limits, inner);
   });
 }
@@ -491,7 +528,17 @@ bool decodeIndex(std::span<const uint8_t> message, uint64_t offset, std::vector<
       b.cycleCount = e.getCycleCount();
       b.storedSize = e.getStoredSize();
       b.rawSize = e.getRawSize();
-      out.push_back(b);
+      if (e.getHasWriteIndex()) {
+        b.writeIndex.emplace();
+        getColumn(e.getWriteIndex(), *b.writeIndex);
+        // Sorted and disjoint (the image bound is checked against the chunk's program when used).
+        std::string bad;
+        if (!validateWriteIndex(*b.writeIndex, UINT32_MAX, bad)) {
+          inner = fmt::format("entry {}: {}", out.size(), bad);
+          return false;
+        }
+      }
+      out.push_back(std::move(b));
     }
     return true;
   });

@@ -38,6 +38,9 @@ std::vector<uint8_t> encodeIndex(const std::vector<BlockInfo>& blocks);
 // byte when >= 0, the bit is set when it is nonzero, as the runtime applies it), keyframe size == imageSize, firstCycle
 // + cycleCount does not overflow, start times are not negative and never decrease.
 bool validateChunk(const ChunkData& chunk, const ChunkLimits& limits, std::string& error);
+// A write index (ChunkData::writeIndex): (offset, size) pairs, sorted, disjoint, non-empty, inside
+// an image of `imageSize` bytes.
+bool validateWriteIndex(const WriteIndex& index, uint32_t imageSize, std::string& error);
 
 // `message` is the decompressed payload of the block at file offset `offset` (used in errors).
 // It is read in place when 8-byte aligned, otherwise from an aligned copy. On failure `error`

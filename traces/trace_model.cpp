@@ -26,3 +26,20 @@ std::vector<std::pair<uint64_t, uint32_t>> cyclesExecuting(const ChunkData& chun
 }
 
 }  // namespace scanback::trace
+
+namespace scanback::trace {
+
+bool writeIndexTouches(const WriteIndex& index, uint32_t offset, uint32_t size) {
+  // The first range that ends after `offset`, by binary search over the pairs.
+  size_t lo = 0, hi = index.size() / 2;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (uint64_t{index[2 * mid]} + index[2 * mid + 1] <= offset)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < index.size() / 2 && index[2 * lo] < uint64_t{offset} + size;
+}
+
+}  // namespace scanback::trace

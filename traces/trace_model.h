@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -59,6 +60,11 @@ struct HeaderData {
   uint32_t statementCount = 0;
 };
 
+// Image byte ranges as sorted, disjoint (offset, size) pairs, flattened: a chunk's write index.
+using WriteIndex = std::vector<uint32_t>;
+// Whether any range of `index` overlaps [offset, offset + size).
+bool writeIndexTouches(const WriteIndex& index, uint32_t offset, uint32_t size);
+
 // Bytes written into the image at a cycle start (input latch changes or external writes).
 struct ImageWriteData {
   uint32_t cycleIndex = 0;  // within the chunk
@@ -79,6 +85,9 @@ struct ChunkData {
   std::vector<std::vector<uint32_t>> pathTable;
   std::vector<ImageWriteData> inputChanges;  // sorted by cycleIndex
   std::vector<ImageWriteData> writes;        // sorted by cycleIndex
+  // The bytes of the image whose value changed at any cycle boundary of the chunk, as sorted,
+  // disjoint (offset, size) ranges (traces/trace.capnp: writeIndex); nullopt: not recorded.
+  std::optional<WriteIndex> writeIndex;
   uint32_t cycleCount() const { return static_cast<uint32_t>(tasks.size()); }
   bool operator==(const ChunkData&) const = default;
 };
@@ -144,6 +153,7 @@ struct BlockInfo {
   uint64_t cycleCount = 0;
   uint32_t storedSize = 0;  // bytes after the frame header
   uint32_t rawSize = 0;     // bytes after decompression
+  std::optional<WriteIndex> writeIndex;  // a chunk's, when the index block carries it
 };
 
 }  // namespace scanback::trace

@@ -223,7 +223,7 @@ bool TraceReader::init(std::string& error) {
         header_.formatVersion, header_.minReaderVersion, kFormatVersion);
     return false;
   }
-  headerBlock_ = BlockInfo{at, BlockKind::Header, 0, 0, frame->storedSize, frame->rawSize};
+  headerBlock_ = BlockInfo{at, BlockKind::Header, 0, 0, frame->storedSize, frame->rawSize, {}};
   numbered_ = header_.formatVersion >= kFirstNumberedVersion;
   limits_.push_back({0, ChunkLimits{header_.imageSize, header_.statementCount}});
   scanEnd_ = at + kFrameHeaderBytes + frame->storedSize;
@@ -316,7 +316,7 @@ bool TraceReader::tryIndex(std::string& why) {
     }
     blocks_.push_back(entries[i]);
   }
-  indexBlock_ = BlockInfo{trailer->indexOffset, BlockKind::Index, 0, 0, frame.storedSize, frame.rawSize};
+  indexBlock_ = BlockInfo{trailer->indexOffset, BlockKind::Index, 0, 0, frame.storedSize, frame.rawSize, {}};
   scanEnd_ = end;
   usedIndex_ = true;
   complete_ = true;
@@ -401,7 +401,7 @@ void TraceReader::scan(uint64_t from) {
                           hash, h->payloadHash));
       break;
     }
-    const BlockInfo info{off, h->kind, h->firstCycle, h->cycleCount, h->storedSize, h->rawSize};
+    const BlockInfo info{off, h->kind, h->firstCycle, h->cycleCount, h->storedSize, h->rawSize, {}};
     if (h->kind == BlockKind::Header) {
       corrupt(fmt::format("block at offset {}: a second header block", off));
       break;

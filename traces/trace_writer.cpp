@@ -218,7 +218,8 @@ bool TraceWriter::writeChunk(const ChunkData& chunk) {
     return fail(fmt::format("invalid chunk at cycle {}: {}", chunk.firstCycle, why));
   BlockInfo info;
   if (!writeBlock(BlockKind::Chunk, chunk.firstCycle, chunk.cycleCount(), encodeChunk(chunk), &info)) return false;
-  blocks_.push_back(info);
+  info.writeIndex = chunk.writeIndex;  // copied into the index block, read without decompressing
+  blocks_.push_back(std::move(info));
   nextCycle_ = chunk.firstCycle + chunk.cycleCount();
   wroteCycles_ = true;
   return true;
@@ -251,7 +252,8 @@ bool TraceWriter::writeEncodedChunk(const EncodedChunk& chunk) {
   BlockInfo info;
   if (!appendBlock(block, BlockKind::Chunk, chunk.firstCycle(), chunk.cycleCount(), chunk.rawSize(), &info))
     return false;
-  blocks_.push_back(info);
+  info.writeIndex = chunk.writeIndex();
+  blocks_.push_back(std::move(info));
   nextCycle_ = chunk.firstCycle() + chunk.cycleCount();
   wroteCycles_ = true;
   return true;
