@@ -828,7 +828,7 @@ bool Replayer::scanChanges(const std::vector<Watch>& watches, Position from, Pos
     for (;;) {
       std::string notThere;
       const std::optional<size_t> index = history_.chunkOf(pastSkipped, notThere);
-      if (!index || history_.chunkBlock(*index).firstCycle != pastSkipped || !chunkMayChange(*index, watches)) break;
+      if (!index || history_.chunkBlock(*index).firstCycle != pastSkipped || chunkMayChange(*index, watches)) break;
       pastSkipped += history_.chunkBlock(*index).cycleCount;
     }
     if (pastSkipped != next) {
@@ -957,7 +957,8 @@ bool Replayer::changesFrom(const std::vector<Watch>& watches, uint64_t fromCycle
   for (size_t i = 0; i < watches.size(); ++i) {
     std::vector<uint8_t> now = readWatch(scratch_, watches[i]);
     if (now != initial[i] && Position{fromCycle, 0} < until &&
-        !found(i, Change{Position{fromCycle, 0}, initial[i], std::move(now), true, UINT32_MAX, static_cast<uint32_t>(i)}))
+        !found(i,
+               Change{Position{fromCycle, 0}, initial[i], std::move(now), true, UINT32_MAX, static_cast<uint32_t>(i)}))
       return true;
   }
   return scanChanges(watches, Position{fromCycle, 0}, until, found, error);

@@ -151,8 +151,8 @@ struct BlockInfo {
   BlockKind kind = BlockKind::Chunk;
   uint64_t firstCycle = 0;
   uint64_t cycleCount = 0;
-  uint32_t storedSize = 0;  // bytes after the frame header
-  uint32_t rawSize = 0;     // bytes after decompression
+  uint32_t storedSize = 0;               // bytes after the frame header
+  uint32_t rawSize = 0;                  // bytes after decompression
   std::optional<WriteIndex> writeIndex;  // a chunk's, when the index block carries it
 };
 
