@@ -83,6 +83,16 @@ struct WhyArgs {
 };
 int traceWhyCommand(const WhyArgs& args);
 
+// `scanback trace export TRACE (--vcd FILE | --csv FILE) [--vars LIST] [--cycles A..B]`
+// (cli/trace_export.cpp): the values at the end of every cycle, as CSV rows or a VCD for GTKWave.
+struct ExportArgs {
+  std::string trace;
+  std::string vcd, csv;
+  std::string vars;    // comma-separated paths and globs; empty: every scalar of the image
+  std::string cycles;  // "A..B", "A..", "..B" or "A"; empty: the whole recording
+};
+int traceExportCommand(const ExportArgs& args);
+
 // `scanback dap [--port N [--auth-token-file FILE] | --socket PATH]` (cli/dap_command.cpp).
 struct DapArgs {
   std::optional<uint16_t> port;

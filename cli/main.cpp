@@ -123,6 +123,19 @@ int main(int argc, char** argv) {
       ->default_val(5)
       ->check(CLI::Range(1u, 1'000'000u));
 
+  ExportArgs exportArgs;
+  auto* exportCmd = traceCmd->add_subcommand(
+      "export",
+      "Variables over the recording, their values at the end of every cycle: CSV (cycle,time,<var>...; time is "
+      "the cycle's virtual start in ns) or a VCD (IEEE 1364, nanoseconds) that GTKWave opens");
+  exportCmd->add_option("trace", exportArgs.trace, "Trace file")->required();
+  auto* vcdOpt = exportCmd->add_option("--vcd", exportArgs.vcd, "Write a value change dump to FILE");
+  exportCmd->add_option("--csv", exportArgs.csv, "Write CSV to FILE, one row per cycle")->excludes(vcdOpt);
+  exportCmd->add_option("--vars", exportArgs.vars,
+                        "Comma-separated variable paths or globs (Line.produced,T.avg or Line.*); a structure, array "
+                        "or FB instance stands for all its values. Default: every value of the image");
+  exportCmd->add_option("--cycles", exportArgs.cycles, "Only cycles A..B (inclusive; A.. or ..B)");
+
   // The debug adapter (cli/dap_command.cpp).
   DapArgs dapArgs;
   uint16_t dapPort = 0;
@@ -165,6 +178,7 @@ int main(int argc, char** argv) {
   if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);
   if (*verify) return traceVerifyCommand(tracePath);
   if (*why) return traceWhyCommand(whyArgs);
+  if (*exportCmd) return traceExportCommand(exportArgs);
   if (*replayCmd) return replayCommand(replayArgs);
   if (*dapCmd) {
     if (*portOpt) dapArgs.port = dapPort;

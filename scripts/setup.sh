@@ -10,6 +10,9 @@ packages=(
   capnproto libcapnp-dev libzstd-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libvalijson-dev
   lua5.4
+  # `trace export --vcd` is checked with GTKWave's vcd2fst; the README's screenshot is GTKWave
+  # under Xvfb (xvfb-run, xauth).
+  gtkwave xvfb xauth
   # The VS Code extension's tests (editors/vscode/test/run.sh): headless chromium for the webview
   # and code-server tests; ripgrep, Kerberos headers and python3 (node-gyp) for code-server's install.
   chromium ripgrep libkrb5-dev python3

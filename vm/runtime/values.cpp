@@ -135,6 +135,192 @@ std::optional<VariableLocation> findVariable(const Program& program, std::string
   return loc;
 }
 
+namespace {
+
+bool listed(const Variable& f) {
+  return !f.hidden && !f.byReference && f.section != VarSection::Temp && f.section != VarSection::External &&
+         f.type != nullptr && !(f.absolute && f.offset == UINT32_MAX);
+}
+
+void collectScalars(const VariableLocation& at, std::vector<VariableLocation>& out, int depth) {
+  const Type* t = at.type;
+  if (!t || depth > 32 || t->kind == TypeKind::Ref) return;  // a reference is an image offset, not a value
+  if (t->isScalar() || t->kind == TypeKind::String) {
+    out.push_back(at);
+    return;
+  }
+  if (t->kind == TypeKind::Struct || t->kind == TypeKind::FunctionBlock) {
+    for (const Variable& f : t->fields) {
+      if (!listed(f)) continue;
+      VariableLocation member{f.absolute ? f.offset : at.offset + f.offset, f.bit, f.type, at.constant || f.constant,
+                              at.path + "." + f.name};
+      collectScalars(member, out, depth + 1);
+    }
+  } else if (t->kind == TypeKind::Array && t->base) {
+    const uint64_t count = t->elementCount();
+    for (uint64_t flat = 0; flat < count; ++flat) {
+      std::string index;
+      uint64_t rest = flat;
+      std::vector<int64_t> parts(t->dims.size());
+      for (size_t d = t->dims.size(); d-- > 0;) {
+        parts[d] = t->dims[d].lower + static_cast<int64_t>(rest % t->dims[d].count);
+        rest /= t->dims[d].count;
+      }
+      for (size_t d = 0; d < parts.size(); ++d) index += (d ? "," : "") + std::to_string(parts[d]);
+      VariableLocation element{at.offset + static_cast<uint32_t>(flat * t->base->size), -1, t->base, at.constant,
+                               at.path + "[" + index + "]"};
+      collectScalars(element, out, depth + 1);
+    }
+  }
+}
+
+// `*` any characters, `?` one; case-insensitive.
+bool globMatches(std::string_view pattern, std::string_view text) {
+  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || std::tolower(static_cast<unsigned char>(pattern[p])) ==
+                                                        std::tolower(static_cast<unsigned char>(text[t])))) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+}  // namespace
+
+SignalKind signalKind(const Type& declared) {
+  const Type* t = scalarBase(&declared);
+  if (t->kind == TypeKind::Bool) return SignalKind::Bool;
+  if (t->isReal()) return SignalKind::Real;
+  if (t->kind == TypeKind::Enum) return SignalKind::Enum;
+  if (t->kind == TypeKind::String) return SignalKind::String;
+  return SignalKind::Integer;  // integers, bit strings, TIME and dates (their nanoseconds)
+}
+
+const char* signalKindName(SignalKind kind) {
+  switch (kind) {
+    case SignalKind::Bool: return "bool";
+    case SignalKind::Integer: return "integer";
+    case SignalKind::Real: return "real";
+    case SignalKind::Enum: return "enum";
+    case SignalKind::String: return "string";
+  }
+  return "integer";
+}
+
+std::optional<double> numericValue(const uint8_t* memory, uint32_t offset, int bit, const Type& declared) {
+  const Type* t = scalarBase(&declared);
+  const uint8_t* p = memory + offset;
+  if (bit >= 0) return (p[0] >> bit) & 1;
+  auto get = [&](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  if (t->kind == TypeKind::Bool) return p[0] ? 1 : 0;
+  if (t->kind == TypeKind::Real) return get(float{});
+  if (t->kind == TypeKind::LReal) return get(double{});
+  if (t->kind == TypeKind::String || t->kind == TypeKind::Ref) return std::nullopt;
+  const Type* storage = t->kind == TypeKind::Enum ? t->base : t;
+  if (t->isTimeLike()) return static_cast<double>(get(int64_t{}));
+  switch (primOf(*storage)) {
+    case Prim::I8: return get(int8_t{});
+    case Prim::I16: return get(int16_t{});
+    case Prim::I32: return get(int32_t{});
+    case Prim::I64: return static_cast<double>(get(int64_t{}));
+    case Prim::U8: return get(uint8_t{});
+    case Prim::U16: return get(uint16_t{});
+    case Prim::U32: return get(uint32_t{});
+    case Prim::U64: return static_cast<double>(get(uint64_t{}));
+    default: return std::nullopt;
+  }
+}
+
+std::vector<VariableLocation> scalarsOf(const Program&, const VariableLocation& root) {
+  std::vector<VariableLocation> out;
+  collectScalars(root, out, 0);
+  return out;
+}
+
+std::vector<VariableLocation> allScalars(const Program& program) {
+  std::vector<VariableLocation> out;
+  for (const ProgramInstanceInfo& inst : program.instances)
+    collectScalars(VariableLocation{inst.offset, -1, inst.type, false, inst.name}, out, 0);
+  for (const Variable& g : program.globals)
+    if (listed(g)) collectScalars(VariableLocation{g.offset, g.bit, g.type, g.constant, g.name}, out, 0);
+  return out;
+}
+
+std::vector<VariableLocation> selectScalars(const Program& program, std::string_view list, std::string& error) {
+  std::vector<VariableLocation> out;
+  std::vector<std::pair<uint32_t, int8_t>> seen;
+  std::optional<std::vector<VariableLocation>> all;  // built for the first glob
+  auto add = [&](const VariableLocation& v) {
+    const std::pair<uint32_t, int8_t> key{v.offset, v.bit};
+    for (size_t i = 0; i < seen.size(); ++i)
+      if (seen[i] == key && out[i].type == v.type) return;
+    seen.push_back(key);
+    out.push_back(v);
+  };
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    // A comma inside [..] separates indexes, not items.
+    for (size_t open = list.find('[', start); comma != std::string_view::npos && open < comma;) {
+      const size_t close = list.find(']', open);
+      if (close == std::string_view::npos || close < comma) break;
+      comma = list.find(',', close);
+      open = list.find('[', close);
+    }
+    if (comma == std::string_view::npos) comma = list.size();
+    const std::string item = trim(list.substr(start, comma - start));
+    start = comma + 1;
+    if (item.empty()) {
+      if (comma == list.size() && start > list.size()) break;
+      error = "an empty name in the variable list";
+      return {};
+    }
+    if (item.find_first_of("*?") != std::string::npos) {
+      if (!all) all = allScalars(program);
+      size_t matched = 0;
+      for (const VariableLocation& v : *all)
+        if (globMatches(item, v.path)) {
+          add(v);
+          ++matched;
+        }
+      if (matched == 0) {
+        error = fmt::format("'{}' matches no variable", item);
+        return {};
+      }
+      continue;
+    }
+    std::string why;
+    const std::optional<VariableLocation> v =
+        item.starts_with('%') ? findAddress(program, item, why) : findVariable(program, item, why);
+    if (!v) {
+      error = fmt::format("'{}': {}", item, why);
+      return {};
+    }
+    const std::vector<VariableLocation> scalars = scalarsOf(program, *v);
+    if (scalars.empty()) {
+      error = fmt::format("'{}' ({}) holds no value that can be exported", item, v->type ? v->type->name : "?");
+      return {};
+    }
+    for (const VariableLocation& s : scalars) add(s);
+  }
+  if (out.empty()) error = "no variable named";
+  return out;
+}
+
 std::optional<VariableLocation> findAddress(const Program& program, std::string_view text, std::string& error) {
   const std::string a = trim(text);
   if (a.size() < 3 || a[0] != '%') {

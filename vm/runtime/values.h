@@ -23,6 +23,28 @@ struct VariableLocation {
 
 // "Main.fb.x", "Main.a[3].b", "gVar": program instances, globals, members and constant indexes.
 std::optional<VariableLocation> findVariable(const Program& program, std::string_view path, std::string& error);
+// Every scalar inside `root` (a variable findVariable or findAddress found), flattened: struct
+// fields, array elements and function block members in declaration order (hidden members,
+// VAR_TEMP, VAR_EXTERNAL and in-out references left out); `root` itself when it is a scalar.
+// Paths are spelt as findVariable spells them ("Line.filler.count", "Main.a[3].b", "M.g[1,2]").
+std::vector<VariableLocation> scalarsOf(const Program& program, const VariableLocation& root);
+// Every scalar of the image: scalarsOf each program instance, then each global.
+std::vector<VariableLocation> allScalars(const Program& program);
+// A comma-separated list of paths (as findVariable), addresses (as findAddress) and globs (`*`
+// any characters, `?` one, matched case-insensitively against the paths of allScalars, e.g.
+// "Line.*", "Main.a[*]"), as scalars: a structured variable stands for all of its scalars. Each
+// scalar once, in the order first named. Empty with `error` when an item matches nothing.
+std::vector<VariableLocation> selectScalars(const Program& program, std::string_view list, std::string& error);
+
+// How a value is drawn over time (a waveform lane, a VCD variable): a 1-bit signal, a number
+// (integers, bit strings, TIME and dates as their nanoseconds), a real, an enumeration or a string.
+enum class SignalKind { Bool, Integer, Real, Enum, String };
+SignalKind signalKind(const Type& type);
+const char* signalKindName(SignalKind kind);  // "bool", "integer", "real", "enum", "string"
+// The value as a number: BOOL 0/1, integers, reals, TIME in ns, an enumeration's ordinal; nullopt
+// for strings.
+std::optional<double> numericValue(const uint8_t* memory, uint32_t offset, int bit, const Type& type);
+
 // "%IX0.3", "%QW2", "%MD1": located addresses inside the program's I/O areas.
 std::optional<VariableLocation> findAddress(const Program& program, std::string_view address, std::string& error);
 

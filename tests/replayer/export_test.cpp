@@ -1,0 +1,349 @@
+// `scanback trace export` end to end through the real command: CSV rows and VCD value changes
+// against `scanback replay --to CYCLE --print-state` at sample cycles, the VCD read back by
+// GTKWave's vcd2fst, variable lists and globs, and bad arguments as usage errors.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/trace_support.h"
+#include "tests/traces/trace_test_support.h"
+
+namespace fs = std::filesystem;
+using namespace scanback;
+using json = nlohmann::json;
+
+namespace {
+
+std::string readText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct Result {
+  int exitCode = -1;
+  std::string out, err;
+};
+
+// Runs a shell command line, capturing stdout and stderr.
+Result shell(const std::string& command) {
+  static int counter = 0;
+  const fs::path errFile = fs::temp_directory_path() / ("scanback_export_" + std::to_string(::getpid()) + "_" +
+                                                        std::to_string(counter++) + ".stderr");
+  Result r;
+  FILE* pipe = popen((command + " 2>" + quote(errFile.string())).c_str(), "r");
+  if (!pipe) {
+    ADD_FAILURE() << "popen failed: " << command;
+    return r;
+  }
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = readText(errFile);
+  fs::remove(errFile);
+  return r;
+}
+
+Result scanback(const std::string& args) { return shell(quote(SCANBACK_BINARY) + " " + args); }
+
+std::vector<std::string> splitCsv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      out.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// The value of `path` ("Line.batches", "gAlarms[2].active" without arrays here) in a state dump.
+const json* lookup(const json& state, const std::string& path) {
+  const json* at = &state;
+  std::stringstream parts(path);
+  std::string part;
+  while (std::getline(parts, part, '.')) {
+    if (!at->is_object() || !at->contains(part)) return nullptr;
+    at = &(*at)[part];
+  }
+  return at;
+}
+
+// A VCD string value decoded: \xHH escapes, "" for the empty string.
+std::string vcdString(const std::string& token) {
+  if (token == "\"\"") return "";
+  std::string out;
+  for (size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '\\' && i + 3 < token.size() && token[i + 1] == 'x') {
+      out += static_cast<char>(std::stoi(token.substr(i + 2, 2), nullptr, 16));
+      i += 3;
+    } else {
+      out += token[i];
+    }
+  }
+  return out;
+}
+
+// Whether an exported text (the Variables view's spelling) is the value the state dump holds.
+bool sameValue(const std::string& text, const json& value) {
+  if (value.is_boolean()) return text == (value.get<bool>() ? "TRUE" : "FALSE");
+  if (value.is_number()) {
+    char* end = nullptr;
+    const double x = std::strtod(text.c_str(), &end);
+    if (*end) return false;
+    const double want = value.get<double>();
+    return std::fabs(x - want) <= 1e-6 * std::max(1.0, std::fabs(want));
+  }
+  if (value.is_string()) {
+    const std::string s = value.get<std::string>();
+    return text == s || text == "'" + s + "'";
+  }
+  return false;
+}
+
+class Export : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new trace::testing::TempDir();
+    trace_ = (dir_->path / "plant.trace").string();
+    const std::string plant = test::plantDirectory().string();
+    std::string files;
+    for (const std::string& f : test::stFilesIn(plant)) files += " " + quote(f);
+    // Short chunks, so that the export crosses many of them and the write index skips some.
+    const Result run = scanback("run" + files + " --inputs " + quote(plant + "/stimulus.csv") +
+                                " --cycles 1200 --keyframe-every 50 --quiet --record " + quote(trace_));
+    ASSERT_EQ(run.exitCode, 0) << run.err;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static json stateAt(uint64_t cycle) {
+    const Result r = scanback("replay " + quote(trace_) + " --to " + std::to_string(cycle) + " --print-state");
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return json::parse(r.out);
+  }
+
+  static inline trace::testing::TempDir* dir_ = nullptr;
+  static inline std::string trace_;
+};
+
+TEST_F(Export, CsvRowsAreTheValuesAtTheEndOfEachCycle) {
+  const std::string csv = (dir_->path / "line.csv").string();
+  const Result r = scanback("trace export " + quote(trace_) + " --csv " + quote(csv) +
+                            " --vars 'Line.*,Tank.level,Tank.levelFilt,gLineState,gHorn'");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::istringstream lines(readText(csv));
+  std::string line;
+  ASSERT_TRUE(std::getline(lines, line));
+  const std::vector<std::string> header = splitCsv(line);
+  ASSERT_GE(header.size(), 10u);
+  EXPECT_EQ(header[0], "cycle");
+  EXPECT_EQ(header[1], "time");
+  EXPECT_EQ(std::count(header.begin(), header.end(), "Tank.level"), 1);
+  EXPECT_EQ(std::count(header.begin(), header.end(), "Line.batches"), 1);
+  EXPECT_EQ(std::count(header.begin(), header.end(), "Monitor.upTicks"), 0);
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(lines, line)) rows.push_back(splitCsv(line));
+  ASSERT_EQ(rows.size(), 1200u);  // one row per cycle
+  int64_t previousTime = -1;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), header.size());
+    EXPECT_EQ(rows[i][0], std::to_string(i));
+    const int64_t time = std::stoll(rows[i][1]);
+    EXPECT_GE(time, previousTime);
+    previousTime = time;
+  }
+  size_t compared = 0;
+  for (const uint64_t cycle : {0u, 1u, 37u, 260u, 499u, 500u, 811u, 1199u}) {
+    const json state = stateAt(cycle);
+    for (size_t col = 2; col < header.size(); ++col) {
+      if (header[col].find('[') != std::string::npos) continue;  // arrays: elements are spelt by index
+      const json* want = lookup(state, header[col]);
+      ASSERT_TRUE(want) << header[col];
+      EXPECT_TRUE(sameValue(rows[cycle][col], *want))
+          << header[col] << " at the end of cycle " << cycle << ": exported " << rows[cycle][col] << ", replay "
+          << want->dump();
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 200u);
+}
+
+TEST_F(Export, VcdOpensInGtkwaveAndItsChangesAreTheReplayedValues) {
+  const std::string vcd = (dir_->path / "plant.vcd").string();
+  const Result r = scanback("trace export " + quote(trace_) + " --vcd " + quote(vcd));
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  // GTKWave's converter reads it (Debian: gtkwave).
+  const Result converted = shell("vcd2fst " + quote(vcd) + " " + quote((dir_->path / "plant.fst").string()));
+  ASSERT_EQ(converted.exitCode, 0) << "vcd2fst (apt-get install gtkwave): " << converted.err;
+  EXPECT_GT(fs::file_size(dir_->path / "plant.fst"), 0u);
+
+  // Read it back: scopes, variables and their values at each timestamp.
+  std::istringstream in(readText(vcd));
+  std::string line;
+  std::vector<std::string> scopes;
+  std::map<std::string, std::string> nameOf;  // id -> dotted path
+  std::map<std::string, std::string> typeOf;  // id -> var type
+  std::map<std::string, std::string> value;   // id -> current value
+  std::map<int64_t, std::map<std::string, std::string>> atTime;
+  bool timescaleNs = false;
+  int64_t now = -1;
+  auto record = [&] {
+    if (now >= 0) atTime[now] = value;
+  };
+  while (std::getline(in, line)) {
+    if (line.starts_with("$timescale")) timescaleNs = line.find("1ns") != std::string::npos;
+    std::istringstream words(line);
+    std::string w;
+    words >> w;
+    if (w == "$scope") {
+      std::string kind, name;
+      words >> kind >> name;
+      EXPECT_EQ(kind, "module");
+      scopes.push_back(name);
+    } else if (w == "$upscope") {
+      scopes.pop_back();
+    } else if (w == "$var") {
+      std::string type, width, id, name;
+      words >> type >> width >> id >> name;
+      std::string path;
+      for (const std::string& s : scopes) path += (s == "GLOBALS" ? "" : s + ".");
+      nameOf[id] = path + name;
+      typeOf[id] = type;
+    } else if (w.starts_with('#')) {
+      record();
+      now = std::stoll(w.substr(1));
+    } else if (!w.empty() && (w[0] == '0' || w[0] == '1') && nameOf.count(w.substr(1))) {
+      value[w.substr(1)] = w.substr(0, 1);
+    } else if (!w.empty() && (w[0] == 'b' || w[0] == 'r' || w[0] == 's')) {
+      std::string id;
+      words >> id;
+      value[id] = w;
+    }
+  }
+  record();
+  EXPECT_TRUE(timescaleNs);
+  EXPECT_TRUE(scopes.empty());
+  ASSERT_GT(nameOf.size(), 100u);  // every scalar of the plant
+
+  // The cycle start times, from the CSV export of the same trace.
+  const std::string csv = (dir_->path / "times.csv").string();
+  ASSERT_EQ(scanback("trace export " + quote(trace_) + " --csv " + quote(csv) + " --vars Line.batches").exitCode, 0);
+  std::istringstream csvLines(readText(csv));
+  std::vector<int64_t> startOf;
+  std::getline(csvLines, line);
+  while (std::getline(csvLines, line)) startOf.push_back(std::stoll(splitCsv(line)[1]));
+  ASSERT_EQ(startOf.size(), 1200u);
+
+  size_t compared = 0;
+  for (uint64_t cycle : {3u, 120u, 498u, 777u, 1150u}) {
+    // The VCD holds the value after the last cycle that starts at a time: take such a cycle.
+    while (cycle + 1 < startOf.size() && startOf[cycle + 1] == startOf[cycle]) ++cycle;
+    auto it = atTime.upper_bound(startOf[cycle]);
+    ASSERT_NE(it, atTime.begin());
+    const std::map<std::string, std::string>& values = std::prev(it)->second;
+    const json state = stateAt(cycle);
+    for (const auto& [id, path] : nameOf) {
+      if (path.find('[') != std::string::npos) continue;
+      const json* want = lookup(state, path);
+      ASSERT_TRUE(want) << path;
+      ASSERT_TRUE(values.count(id)) << path;
+      const std::string& v = values.at(id);
+      const std::string& type = typeOf[id];
+      if (type == "wire") {
+        EXPECT_EQ(v, want->get<bool>() ? "1" : "0") << path << " at cycle " << cycle;
+      } else if (type == "real") {
+        EXPECT_NEAR(std::stod(v.substr(1)), want->get<double>(), 1e-5 * std::max(1.0, std::fabs(want->get<double>())))
+            << path << " at cycle " << cycle;
+      } else if (type == "string") {
+        if (want->is_string()) {
+          EXPECT_EQ(vcdString(v.substr(1)), want->get<std::string>()) << path << " at cycle " << cycle;
+        }
+      } else if (type == "integer" && want->is_number_integer()) {
+        const uint64_t bits = std::stoull(v.substr(1), nullptr, 2);
+        const int64_t expected = want->get<int64_t>();
+        if (expected >= 0)
+          EXPECT_EQ(bits, static_cast<uint64_t>(expected)) << path << " at cycle " << cycle;
+        else
+          EXPECT_EQ(v.substr(1).size() >= 8 && v[1] == '1', true) << path << ": a negative value keeps its sign bit";
+      } else {
+        continue;  // TIME and dates: numbers in the VCD, IEC literals in the state dump
+      }
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 300u);
+}
+
+TEST_F(Export, ARangeOfCyclesAndStructuredVariables) {
+  const std::string csv = (dir_->path / "range.csv").string();
+  const Result r = scanback("trace export " + quote(trace_) + " --csv " + quote(csv) +
+                            " --cycles 100..149 --vars 'gAlarms[2],Tank.level'");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::istringstream lines(readText(csv));
+  std::string line;
+  std::getline(lines, line);
+  const std::vector<std::string> header = splitCsv(line);
+  // A structure element stands for its fields.
+  ASSERT_GE(header.size(), 5u);
+  EXPECT_EQ(header[2].rfind("gAlarms[2].", 0), 0u) << header[2];
+  EXPECT_EQ(header.back(), "Tank.level");
+  size_t rows = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(splitCsv(line)[0], std::to_string(100 + rows));
+    ++rows;
+  }
+  EXPECT_EQ(rows, 50u);
+}
+
+TEST_F(Export, BadArgumentsAreUsageErrorsNamingWhatIsWrong) {
+  const std::string out = (dir_->path / "bad.csv").string();
+  Result r = scanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --vars Line.nosuch");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("Line.nosuch"), std::string::npos) << r.err;
+  r = scanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --vars 'Nothing.*'");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("matches no variable"), std::string::npos) << r.err;
+  r = scanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --cycles 5000..6000");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("outside the recorded cycles 0..1199"), std::string::npos) << r.err;
+  r = scanback("trace export " + quote(trace_));
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--vcd FILE and --csv FILE"), std::string::npos) << r.err;
+  r = scanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --vcd " + quote(out));
+  EXPECT_EQ(r.exitCode, 2);
+  r = scanback("trace export " + quote((dir_->path / "missing.trace").string()) + " --csv " + quote(out));
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("missing.trace"), std::string::npos) << r.err;
+}
+
+}  // namespace
