@@ -49,6 +49,7 @@ const std::vector<Handler>& handlers() {
       {"scanback/stepBackOut", stepBackOutRequest, {}},
       {"scanback/seek", seekRequest, {}},
       {"scanback/timeline", timelineRequest, {}},
+      {"scanback/signals", signalsRequest, {}},
   };
   return list;
 }

@@ -56,5 +56,6 @@ Reply stepBackInRequest(Session&, const json&);   // custom: scanback/stepBackIn
 Reply stepBackOutRequest(Session&, const json&);  // custom: scanback/stepBackOut
 Reply seekRequest(Session&, const json&);         // custom: scanback/seek
 Reply timelineRequest(Session&, const json&);     // custom: scanback/timeline
+Reply signalsRequest(Session&, const json&);      // custom: scanback/signals
 
 }  // namespace scanback::dap

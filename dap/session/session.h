@@ -16,6 +16,7 @@
 
 #include "dap/protocol/protocol.h"
 #include "dap/session/breakpoints.h"
+#include "dap/session/history_reader.h"
 #include "dap/session/sources.h"
 #include "dap/session/variables.h"
 #include "dap/targets/target.h"
@@ -101,6 +102,9 @@ class Session final : private TargetListener {
   void end() { ending_ = true; }
   // Sends `terminated` once.
   void sendTerminated();
+  // The session's own reader of the target's history (scanback/signals; scanback/timeline while
+  // the target runs).
+  HistoryReader& historyReader() { return historyReader_; }
 
  private:
   void dispatch(const json& message);
@@ -130,6 +134,7 @@ class Session final : private TargetListener {
   std::unique_ptr<SourceMap> sources_;
   std::unique_ptr<BreakpointManager> breakpoints_;
   std::unique_ptr<VariableStore> variables_;
+  HistoryReader historyReader_;
 };
 
 }  // namespace scanback::dap

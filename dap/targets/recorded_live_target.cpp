@@ -1,5 +1,7 @@
 #include "dap/targets/recorded_live_target.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 namespace scanback::dap {
@@ -117,6 +119,15 @@ void RecordedLiveTarget::jump(HistoryPosition position, StopReason reason) {
   std::string error;
   if (!inHistory(error)) return;  // (recordedPosition() or frameStart() entered it)
   control_.post(Move::jump(position, reason));
+}
+
+std::string RecordedLiveTarget::traceFile() const {
+  // The trace of the program version running now: `.partial` while it is being recorded.
+  const std::vector<std::string> traces = live_.tracePaths();
+  if (traces.empty()) return {};
+  std::error_code ignored;
+  const std::string partial = traces.back() + ".partial";
+  return std::filesystem::exists(partial, ignored) ? partial : traces.back();
 }
 
 std::optional<Timeline> RecordedLiveTarget::timeline(std::string& error) {

@@ -43,6 +43,8 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
   std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) override;
   void jump(HistoryPosition position, StopReason reason) override;
   std::optional<Timeline> timeline(std::string& error) override;
+  std::string traceFile() const override;
+  std::optional<Timeline::CycleTime> cycleTime() const override { return live_.cycleTime(); }
 
  private:
   enum class Mode { Live, History };

@@ -137,7 +137,12 @@ std::optional<Timeline> ReplayEngine::timeline(std::string&) {
   t.step = replayer_->position().step;
   t.timeNs = startOf(t.cycle);
   for (const trace::GapData& g : history.gaps()) t.gaps.push_back(Timeline::Gap{g.firstCycle, g.cycleCount});
-  if (history.fault()) t.fault = history.fault()->message;
+  if (history.fault()) {
+    t.fault = history.fault()->message;
+    // The faulting statement: the last boundary of the cycle (FaultData::step counts it).
+    const trace::FaultData& f = *history.fault();
+    t.faultAt = Timeline::FaultPosition{f.cycle, f.step > 0 ? f.step - 1 : 0, f.statement};
+  }
   t.live = endIsLive_ || growing_;
   return t;
 }

@@ -6,7 +6,9 @@ std::unique_ptr<ReplayTarget> ReplayTarget::open(const std::string& path, Target
                                                  std::string& error) {
   std::unique_ptr<ReplayEngine> replay = ReplayEngine::open(path, listener, error);
   if (!replay) return nullptr;
-  return std::unique_ptr<ReplayTarget>(new ReplayTarget(std::move(replay), listener));
+  std::unique_ptr<ReplayTarget> target(new ReplayTarget(std::move(replay), listener));
+  target->path_ = path;
+  return target;
 }
 
 std::unique_ptr<ReplayTarget> ReplayTarget::follow(std::unique_ptr<HistoryFeed> feed, TargetListener& listener,

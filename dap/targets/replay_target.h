@@ -58,6 +58,8 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   }
   void jump(HistoryPosition position, StopReason reason) override { control_.post(Move::jump(position, reason)); }
   std::optional<Timeline> timeline(std::string& error) override;
+  std::string traceFile() const override { return feed_ ? feed_->partialPath() : path_; }
+  std::optional<Timeline::CycleTime> cycleTime() const override { return feed_ ? feed_->cycleTime() : std::nullopt; }
 
  private:
   ReplayTarget(std::unique_ptr<ReplayEngine> replay, TargetListener& listener);
@@ -67,6 +69,7 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   std::unique_ptr<ReplayEngine> replay_;
   std::unique_ptr<HistoryFeed> feed_;  // following a growing trace
   std::string readOnlyReason_ = kHistoryIsReadOnly;
+  std::string path_;                   // a complete trace (open())
 };
 
 }  // namespace scanback::dap

@@ -109,6 +109,12 @@ struct Timeline {
   };
   std::vector<Gap> gaps;
   std::string fault;  // the fault the recording ends in ("" when none)
+  // Where it is: the faulting statement's position (set with `fault`).
+  struct FaultPosition {
+    uint64_t cycle = 0, step = 0;
+    uint32_t statement = UINT32_MAX;
+  };
+  std::optional<FaultPosition> faultAt;
   bool live = false;  // the end still grows (a live session's recording)
   // Live sessions: how long the live task's cycles took to execute (those not paused in).
   struct CycleTime {
@@ -184,6 +190,14 @@ class TargetHistory {
   virtual void jump(HistoryPosition position, StopReason reason) = 0;
   // What the history holds and where the target is in it.
   virtual std::optional<Timeline> timeline(std::string& error) = 0;
+
+  // Readable from any thread, whether the target runs or not:
+  // The trace file the history is recorded in (a `.partial` one while it grows), for readers of
+  // their own: scanback/signals, and scanback/timeline while the target runs, answer from one
+  // without waiting for the target's thread. Empty when there is none.
+  virtual std::string traceFile() const { return {}; }
+  // A live task's scan cycle times (scanback/timeline); nullopt when there is no live task.
+  virtual std::optional<Timeline::CycleTime> cycleTime() const { return std::nullopt; }
 
  protected:
   ~TargetHistory() = default;

@@ -9,9 +9,13 @@
 #include <set>
 #include <thread>
 
+#include "replayer/replayer.h"
 #include "tests/dap/session_client.h"
 #include "tests/support/trace_support.h"
 #include "tests/support/wait.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
+#include "vm/runtime/values.h"
 
 using namespace scanback;
 using namespace scanback::dap;
@@ -429,7 +433,13 @@ TEST_F(DapReplay, TheTimelineNamesTheRecordingThePositionTheTasksAndTheFault) {
   EXPECT_EQ(t["lastTimeNs"], t["timeNs"]);
   EXPECT_EQ(t["tasks"][0]["threadId"], 1);
   EXPECT_TRUE(t["gaps"].empty());
-  EXPECT_NE(t["fault"].get<std::string>().find("division by zero"), std::string::npos);
+  // docs/timeline-protocol.md: the fault is an object with its position and source.
+  ASSERT_TRUE(t["fault"].is_object()) << t.dump();
+  EXPECT_NE(t["fault"]["message"].get<std::string>().find("division by zero"), std::string::npos);
+  EXPECT_EQ(t["fault"]["cycle"], 2);
+  EXPECT_EQ(t["fault"]["step"], 1);  // the second statement of the cycle: d := 10 / (3 - n)
+  EXPECT_EQ(t["fault"]["file"], project_.path("faulty.st"));
+  EXPECT_EQ(t["fault"]["line"], 4);
   EXPECT_FALSE(t["live"]);
 }
 
@@ -1038,6 +1048,183 @@ TEST_F(DapNonstop, NonstopNeedsTheRecording) {
                                      {"record", false}});
   EXPECT_FALSE(launch["success"]);
   EXPECT_NE(launch["message"].get<std::string>().find("record"), std::string::npos) << launch.dump();
+}
+
+// ---------------------------------------------------------------- scanback/signals
+
+// The same trace without its write index, as a recorder before the index wrote it.
+std::string withoutWriteIndex(const std::string& trace, const std::string& copy) {
+  std::string error;
+  auto reader = trace::TraceReader::open(trace, error);
+  EXPECT_TRUE(reader) << error;
+  if (!reader) return {};
+  auto writer = trace::TraceWriter::create(copy, reader->header(), error);
+  EXPECT_TRUE(writer) << error;
+  if (!writer) return {};
+  for (const trace::BlockInfo& b : reader->blocks()) {
+    if (b.kind != trace::BlockKind::Chunk) continue;
+    trace::ChunkData chunk;
+    EXPECT_TRUE(reader->readChunk(b, chunk, error)) << error;
+    EXPECT_TRUE(chunk.writeIndex.has_value());
+    chunk.writeIndex.reset();
+    EXPECT_TRUE(writer->writeChunk(chunk)) << writer->lastError();
+  }
+  EXPECT_TRUE(writer->close()) << writer->lastError();
+  return copy;
+}
+
+TEST_F(DapReplay, SignalsGiveEveryChangeWithItsPositionTimeAndValueAsTheReplayShowsIt) {
+  const std::string trace = recordMain(120);
+  startReplay(trace, json{{"startAt", 40}});
+  const json r =
+      client_.request("scanback/signals",
+                      json{{"variables", json::array({"Main.n", "gTotal", "Main.c.count", "Main.nosuch", "Main.c"})},
+                           {"firstCycle", 10},
+                           {"lastCycle", 90}});
+  ASSERT_TRUE(r["success"]) << r.dump();
+  const json& body = r["body"];
+  EXPECT_EQ(body["firstCycle"], 10);
+  EXPECT_EQ(body["lastCycle"], 90);
+  ASSERT_EQ(body["signals"].size(), 5u);
+  const json& n = body["signals"][0];
+  EXPECT_EQ(n["variable"], "Main.n");
+  EXPECT_EQ(n["type"], "INT");
+  EXPECT_EQ(n["kind"], "integer");
+  EXPECT_TRUE(n["complete"]);
+  EXPECT_EQ(body["signals"][1]["kind"], "integer");
+  EXPECT_EQ(body["signals"][1]["type"], "DINT");
+  EXPECT_NE(body["signals"][3]["error"].get<std::string>().find("nosuch"), std::string::npos) << body.dump();
+  EXPECT_FALSE(body["signals"][3].contains("changes"));
+  EXPECT_NE(body["signals"][4]["error"].get<std::string>().find("not one value"), std::string::npos);
+
+  // Against the replayer itself: the value at every change's position is the new one, at the
+  // boundary before it the old one, and between changes it does not move.
+  std::string error;
+  auto replayer = replay::Replayer::open(trace, {}, error);
+  ASSERT_TRUE(replayer) << error;
+  for (size_t k = 0; k < 3; ++k) {
+    const json& s = body["signals"][k];
+    const std::optional<VariableLocation> v =
+        findVariable(replayer->program(), s["variable"].get<std::string>(), error);
+    ASSERT_TRUE(v) << error;
+    auto valueAt = [&](replay::Position p) {
+      EXPECT_TRUE(replayer->seek(p, error)) << error;
+      return formatValue(replayer->program(), replayer->vm().image(), v->offset, v->bit, *v->type);
+    };
+    EXPECT_EQ(s["initial"]["text"], valueAt({10, 0 /* after the scan inputs, which write none of these */}));
+    std::string before = s["initial"]["text"];
+    ASSERT_GT(s["changes"].size(), 10u) << s.dump();
+    replay::Position previous{10, 0};
+    for (const json& c : s["changes"]) {
+      const replay::Position at{c["cycle"].get<uint64_t>(), c["step"].get<uint64_t>()};
+      ASSERT_GE(at.cycle, 10u);
+      ASSERT_LE(at.cycle, 90u);
+      ASSERT_GT(at.step, 0u);
+      ASSERT_LT(previous, at);
+      EXPECT_EQ(c["value"]["text"], valueAt(at)) << s["variable"] << " at " << at.cycle << ":" << at.step;
+      EXPECT_EQ(c["value"]["number"].get<double>(), std::stod(c["value"]["text"].get<std::string>()));
+      EXPECT_EQ(before, valueAt({at.cycle, at.step - 1})) << "the value before the writing statement";
+      std::shared_ptr<const trace::ChunkData> held;
+      replay::CycleRecord record;
+      ASSERT_TRUE(replayer->history().cycle(at.cycle, held, record, error));
+      EXPECT_EQ(c["timeNs"], record.startNs);
+      before = c["value"]["text"];
+      previous = at;
+    }
+    EXPECT_EQ(before, valueAt({90, replayer->steps(90, error)->count()})) << "no change after the last one";
+  }
+  // The position did not move.
+  EXPECT_EQ(timeline()["cycle"], 40);
+}
+
+TEST_F(DapReplay, SignalsAreDownsampledToMaxPointsKeepingTheFirstAndTheExtremesOfEachBucket) {
+  const std::string trace = recordMain(200);
+  startReplay(trace);
+  const json all = client_.request("scanback/signals", json{{"variables", json::array({"Main.c.count"})}});
+  ASSERT_TRUE(all["success"]) << all.dump();
+  const json& every = all["body"]["signals"][0];
+  EXPECT_TRUE(every["complete"]);
+  EXPECT_EQ(all["body"]["firstCycle"], 0);
+  const size_t total = every["changes"].size();
+  ASSERT_GT(total, 100u);
+  const json few =
+      client_.request("scanback/signals", json{{"variables", json::array({"Main.c.count"})}, {"maxPoints", 30}});
+  ASSERT_TRUE(few["success"]) << few.dump();
+  const json& some = few["body"]["signals"][0];
+  EXPECT_FALSE(some["complete"]);
+  EXPECT_LE(some["changes"].size(), 30u);
+  EXPECT_GE(some["changes"].size(), 10u);
+  EXPECT_EQ(some["changes"][0], every["changes"][0]) << "the first change is kept";
+  // Every kept change is one of all the changes, in order; the largest value is kept.
+  double largest = 0, largestKept = 0;
+  for (const json& c : every["changes"]) largest = std::max(largest, c["value"]["number"].get<double>());
+  size_t at = 0;
+  for (const json& c : some["changes"]) {
+    while (at < total && every["changes"][at] != c) ++at;
+    ASSERT_LT(at, total) << c.dump() << " is not one of the changes, or out of order";
+    largestKept = std::max(largestKept, c["value"]["number"].get<double>());
+  }
+  EXPECT_EQ(largestKept, largest);
+}
+
+TEST_F(DapReplay, SignalsAreTheSameWithAndWithoutTheWriteIndex) {
+  const std::string trace = recordMain(150);
+  const std::string plain = withoutWriteIndex(trace, project_.path("plain.trace"));
+  const json args{{"variables", json::array({"gTotal", "Watch.ticks", "Main.d"})}, {"firstCycle", 5}};
+  startReplay(trace);
+  const json indexed = client_.request("scanback/signals", args);
+  ASSERT_TRUE(indexed["success"]) << indexed.dump();
+  SessionClient other;
+  other.start(json{{"trace", plain}});
+  other.configured();
+  other.event("stopped");
+  const json unindexed = other.request("scanback/signals", args);
+  ASSERT_TRUE(unindexed["success"]) << unindexed.dump();
+  EXPECT_EQ(indexed["body"], unindexed["body"]);
+  EXPECT_GT(indexed["body"]["signals"][1]["changes"].size(), 5u);
+  EXPECT_TRUE(indexed["body"]["signals"][2]["changes"].empty()) << "Main.d is never written";
+  EXPECT_EQ(other.schemaErrors(), "");
+}
+
+TEST_F(DapReplay, BadSignalsArgumentsAreErrorsSayingWhy) {
+  const std::string trace = recordMain(40);
+  startReplay(trace);
+  json r = client_.request("scanback/signals", json::object());
+  EXPECT_FALSE(r["success"]);
+  EXPECT_NE(r["message"].get<std::string>().find("variables"), std::string::npos) << r.dump();
+  r = client_.request("scanback/signals", json{{"variables", json::array({1})}});
+  EXPECT_FALSE(r["success"]);
+  r = client_.request("scanback/signals", json{{"variables", json::array({"gTotal"})}, {"firstCycle", -1}});
+  EXPECT_FALSE(r["success"]);
+  r = client_.request("scanback/signals", json{{"variables", json::array({"gTotal"})}, {"maxPoints", 0}});
+  EXPECT_FALSE(r["success"]);
+  r = client_.request("scanback/signals",
+                      json{{"variables", json::array({"gTotal"})}, {"firstCycle", 500}, {"lastCycle", 600}});
+  EXPECT_FALSE(r["success"]);
+  EXPECT_NE(r["message"].get<std::string>().find("outside the recorded cycles 0..39"), std::string::npos) << r.dump();
+  r = client_.request("scanback/signals", json{{"variables", json::array({"gTotal"})}, {"firstCycle", "x"}});
+  EXPECT_FALSE(r["success"]);
+}
+
+TEST_F(DapLiveHistory, TimelineAndSignalsAnswerWhileTheLiveTaskRuns) {
+  startLive();  // as fast as it goes: chunks reach the file quickly
+  client_.configured();
+  // Running: the timeline grows and says it is live; signals read what is recorded so far.
+  uint64_t last = 0;
+  ASSERT_TRUE(test::eventually([&] {
+    const json r = client_.request("scanback/timeline");
+    if (!r["success"]) return false;
+    last = r["body"]["lastCycle"].get<uint64_t>();
+    return last >= 20 && r["body"]["live"].get<bool>();
+  })) << client_.request("scanback/timeline").dump();
+  const json r = client_.request("scanback/signals", json{{"variables", json::array({"gTotal"})}});
+  ASSERT_TRUE(r["success"]) << r.dump();
+  EXPECT_GE(r["body"]["lastCycle"].get<uint64_t>(), last);
+  EXPECT_GE(r["body"]["signals"][0]["changes"].size(), 10u);
+  EXPECT_TRUE(test::eventually([&] {
+    const json t = client_.request("scanback/timeline");
+    return t["success"] && t["body"]["lastCycle"].get<uint64_t>() > last && t["body"].contains("cycleTime");
+  }));
 }
 
 }  // namespace

@@ -67,7 +67,9 @@ try {
     // exit code 3: the fault is the point
   }
   const fault = await session({ trace: faultTrace }, (dap) => dap.request('scanback/timeline'));
-  fault.fault = fault.fault.replaceAll(`${work}/`, ''); // the temporary folder's name changes every run
+  // The temporary folder's name changes every run.
+  fault.fault.message = fault.fault.message.replaceAll(`${work}/`, '');
+  fault.fault.file = fault.fault.file.replaceAll(`${work}/`, '');
   save('fault.json', fault);
   console.log(`recorded fixtures in ${join(here, 'fixtures')}`);
 } finally {

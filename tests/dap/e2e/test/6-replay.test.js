@@ -121,7 +121,10 @@ describe('replay', function () {
       firstCycle: 0, lastCycle: 3, firstTimeNs: 0, lastTimeNs: 30000000, cycle: 3, step: 0, timeNs: 30000000,
       tasks: [{ threadId: 1, name: 'Main', intervalNs: 10000000 }], gaps: [], live: false, fault: undefined,
     });
-    assert.ok(t.fault.includes(`${cell.lib}:${C.ratio}`) && /division by zero/.test(t.fault), t.fault);
+    // docs/timeline-protocol.md: the fault is an object with its position and source line.
+    assert.ok(t.fault.message.includes(`${cell.lib}:${C.ratio}`) && /division by zero/.test(t.fault.message), JSON.stringify(t.fault));
+    assert.deepStrictEqual([t.fault.cycle, t.fault.step, t.fault.line], [3, t.step, C.ratio]);
+    assert.ok(t.fault.file.endsWith(cell.lib), t.fault.file);
     // Back from the faulting statement, the first of Ratio: the caller's call statement.
     const back = await dc.resumeToStop('stepBack', { threadId: 1 });
     assert.strictEqual(back.body.reason, 'step');
