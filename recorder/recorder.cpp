@@ -681,6 +681,7 @@ void Recorder::serveSync(const RecordHeader& mark) {
 }
 
 void Recorder::startWriteIndex() {
+  if (!options_.writeIndex) return;
   const uint32_t words = (vm_.imageSize() + 7) / 8;
   boundaryImage_.assign(words, 0);
   std::memcpy(boundaryImage_.data(), vm_.image(), vm_.imageSize());
@@ -688,6 +689,7 @@ void Recorder::startWriteIndex() {
 }
 
 void Recorder::noteBoundary() {
+  if (!options_.writeIndex) return;
   // One pass over the image per cycle, on the writer thread (the scan thread never pays for it).
   // It sees the values at cycle boundaries only: a value changed and restored within one cycle
   // leaves no trace here (docs/replayer.md: the write index).
@@ -711,6 +713,7 @@ void Recorder::noteBoundary() {
 }
 
 void Recorder::finishWriteIndex() {
+  if (!options_.writeIndex) return;
   // Byte ranges from the changed bits; ranges less than kMergeGap apart are merged (a superset is
   // allowed), and at most kMaxRanges are kept, so the index stays a few hundred bytes per chunk.
   constexpr uint32_t kMergeGap = 8;

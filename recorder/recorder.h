@@ -55,6 +55,7 @@ struct RecorderOptions {
   uint32_t keyframeEvery = 1000;  // cycles per chunk
   int zstdLevel = 3;
   bool statements = true;                     // record statement paths
+  bool writeIndex = true;                     // record each chunk's write index (trace::ChunkData)
   uint64_t ringBytes = 0;                     // flight recorder: keep this many bytes of compressed chunks (0: off)
   int64_t ringDurationNs = 0;                 // flight recorder: keep about this much virtual time (0: off)
   size_t queueBytes = 4u << 20;               // capacity of the scan -> writer queue (small: stays in cache)
