@@ -714,9 +714,9 @@ void Recorder::noteBoundary() {
 
 void Recorder::finishWriteIndex() {
   if (!options_.writeIndex) return;
-  // Byte ranges from the changed bits; ranges less than kMergeGap apart are merged (a superset is
-  // allowed), and at most kMaxRanges are kept, so the index stays a few hundred bytes per chunk.
-  constexpr uint32_t kMergeGap = 8;
+  // Byte ranges from the changed bits (adjacent bytes form one range); beyond kMaxRanges the ranges
+  // nearest each other are merged (a superset is allowed), so the index stays small per chunk.
+  constexpr uint32_t kMergeGap = 1;
   constexpr size_t kMaxRanges = 256;
   trace::WriteIndex ranges;
   const uint32_t size = vm_.imageSize();
