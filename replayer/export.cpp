@@ -96,8 +96,11 @@ std::string vcdValue(const Program& program, const Signal& s, const uint8_t* ima
     case SignalKind::Bool:
       return fmt::format("{}{}", *numericValue(image, v.offset, v.bit, *v.type) != 0 ? 1 : 0, s.id);
     case SignalKind::Real: {
+      // The shortest text that reads back as the stored value (a REAL as binary32: 0.1, not
+      // 0.10000000149011612).
       const double x = *numericValue(image, v.offset, v.bit, *v.type);
-      return fmt::format("r{:.17g} {}", x, s.id);
+      if (s.bits == 32) return fmt::format("r{} {}", static_cast<float>(x), s.id);
+      return fmt::format("r{} {}", x, s.id);
     }
     case SignalKind::Enum:
       return fmt::format("s{} {}", vcdText(formatValue(program, image, v.offset, -1, *v.type)), s.id);

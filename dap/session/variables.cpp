@@ -77,6 +77,14 @@ Variable VariableStore::describe(const std::string& name, const VariableSlot& sl
   return v;
 }
 
+namespace {
+
+// An FB's or program's body: its variables are its instance's.
+bool ownsInstance(const PouInfo& pou) { return pou.kind == PouKind::FunctionBlock || pou.kind == PouKind::Program; }
+bool isInput(const scanback::Variable& v) { return v.section == VarSection::Input || v.section == VarSection::InOut; }
+
+}  // namespace
+
 std::vector<Scope> VariableStore::scopes(const Frame& frame, const Vm& vm) {
   (void)vm;
   std::vector<Scope> out;
@@ -121,17 +129,21 @@ std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm)
   };
   switch (c.kind) {
     case Container::Kind::Locals: {
+      // VAR_TEMP and a function's or method's variables (the frame), and the inputs the call
+      // passed to an FB or program (its instance): each variable is listed in one scope only.
       const PouInfo& pou = vm.program().pous.at(c.frame.pou);
       for (const scanback::Variable& v : pou.frameVariables) addVariable(v, c.frame.frameOffset, "");
-      // An FB's or program's own variables live in its instance.
-      if (pou.instanceType && (pou.kind == PouKind::FunctionBlock || pou.kind == PouKind::Program))
-        for (const scanback::Variable& v : pou.instanceType->fields) addVariable(v, c.frame.thisOffset, "");
+      if (pou.instanceType && ownsInstance(pou))
+        for (const scanback::Variable& v : pou.instanceType->fields)
+          if (isInput(v)) addVariable(v, c.frame.thisOffset, "");
       break;
     }
     case Container::Kind::Instance: {
+      // The rest of the instance (a method's: all of its FB's variables).
       const PouInfo& pou = vm.program().pous.at(c.frame.pou);
       if (pou.instanceType)
-        for (const scanback::Variable& v : pou.instanceType->fields) addVariable(v, c.frame.thisOffset, "");
+        for (const scanback::Variable& v : pou.instanceType->fields)
+          if (!ownsInstance(pou) || !isInput(v)) addVariable(v, c.frame.thisOffset, "");
       break;
     }
     case Container::Kind::Globals:

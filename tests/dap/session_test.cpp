@@ -548,10 +548,17 @@ TEST_F(DapSession, ScopesAndVariablesShowLocalsInstanceGlobalsAndIo) {
   std::vector<std::string> names;
   for (const json& s : scopes["body"]["scopes"]) names.push_back(s["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"Locals", "Instance", "Globals", "Retain", "I/O"}));
+  // Each variable in one scope: the FB's input in Locals, the rest of its instance in Instance.
   const json locals =
       client_.request("variables", json{{"variablesReference", scopes["body"]["scopes"][0]["variablesReference"]}});
+  std::vector<std::string> localNames;
+  for (const json& v : locals["body"]["variables"]) localNames.push_back(v["name"]);
+  EXPECT_EQ(localNames, std::vector<std::string>{"step"});
+  const json instance =
+      client_.request("variables", json{{"variablesReference", scopes["body"]["scopes"][1]["variablesReference"]}});
   std::map<std::string, json> byName;
-  for (const json& v : locals["body"]["variables"]) byName[v["name"]] = v;
+  for (const json& v : instance["body"]["variables"]) byName[v["name"]] = v;
+  EXPECT_EQ(byName.count("step"), 0u);
   ASSERT_TRUE(byName.count("count"));
   EXPECT_EQ(byName["count"]["value"], "2");  // first cycle: step = Twice(1)
   ASSERT_TRUE(byName.count("history"));
@@ -647,7 +654,7 @@ TEST_F(DapSession, SetVariableIsAnExternalWriteSeenFromTheNextCycle) {
   client_.configured();
   client_.event("stopped");
   const json scopes = client_.request("scopes", json{{"frameId", 1}});
-  const int64_t locals = scopes["body"]["scopes"][0]["variablesReference"];
+  const int64_t locals = scopes["body"]["scopes"][1]["variablesReference"];  // Instance: the program's own
   const json bad =
       client_.request("setVariable", json{{"variablesReference", locals}, {"name", "n"}, {"value", "'text'"}});
   EXPECT_FALSE(bad["success"]);
