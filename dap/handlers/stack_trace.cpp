@@ -1,10 +1,43 @@
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "dap/handlers/handlers.h"
 #include "dap/session/session.h"
 #include "vm/runtime/state_json.h"
 
 namespace scanback::dap {
+
+namespace {
+
+// Where a POU's body ends: the line of its END_PROGRAM (END_FUNCTION_BLOCK, ...) keyword, found in
+// the source after its last statement; that statement's line when the keyword is not found.
+std::pair<FileId, uint32_t> endOfPou(const Program& program, uint32_t pou) {
+  const StatementInfo* last = nullptr;
+  for (const StatementInfo& s : program.statements)
+    if (s.pou == pou && (!last || s.span.endLine > last->span.endLine)) last = &s;
+  const SourceSpan span = last ? last->span : program.pous[pou].span;
+  const std::string& text = program.sources.file(span.file).text;
+  size_t at = 0;
+  for (uint32_t line = 1; line < span.endLine && at != std::string::npos; ++line) {
+    at = text.find('\n', at);
+    if (at != std::string::npos) ++at;
+  }
+  for (uint32_t line = span.endLine; at != std::string::npos && at < text.size(); ++line) {
+    const size_t end = text.find('\n', at);
+    std::string current = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    for (char& c : current) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const size_t kw = current.find("END_");
+    if (kw != std::string::npos && current.find("END_IF") != kw && current.find("END_FOR") != kw &&
+        current.find("END_WHILE") != kw && current.find("END_CASE") != kw && current.find("END_REPEAT") != kw &&
+        current.find("END_VAR") != kw && line > span.line)
+      return {span.file, line};
+    at = end == std::string::npos ? end : end + 1;
+  }
+  return {span.file, span.line};
+}
+
+}  // namespace
 
 // One frame per active call, innermost first, each at its own statement (the paused one for the
 // innermost, the calling one for the others) in its own file.
@@ -20,6 +53,21 @@ Reply stackTraceRequest(Session& session, const json& args) {
   std::vector<Frame> calls;
   // Only the task whose cycle is under way has a call stack; the others are between cycles.
   if (vm.inCycle() && int64_t{vm.currentTask()} + 1 == threadId) calls = vm.frames();
+  // A stop at the end of a cycle: one frame, the task's last program at its END_PROGRAM line.
+  std::optional<Frame> endOfCycle;
+  if (calls.empty()) endOfCycle = session.endOfCycleFrame(threadId);
+  if (endOfCycle) {
+    const PouInfo& pou = program.pous[endOfCycle->pou];
+    StackFrame f;
+    f.id = 1;
+    f.name = frameName(program, *endOfCycle) + ": end of cycle";
+    const auto [file, line] = endOfPou(program, endOfCycle->pou);
+    f.source = session.sources().sourceOf(program, file);
+    f.line = session.lineOut(line ? line : pou.span.line);
+    f.column = session.columnOut(1);
+    frames.push_back(f);
+    return Reply{json{{"stackFrames", frames}, {"totalFrames", 1}}};
+  }
   const int64_t total = static_cast<int64_t>(calls.size());
   const int64_t start = std::max<int64_t>(optionalMember<int64_t>(args, "startFrame").value_or(0), 0);
   const int64_t levels = optionalMember<int64_t>(args, "levels").value_or(0);

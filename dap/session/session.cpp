@@ -242,9 +242,28 @@ void Session::resuming() {
   if (variables_) variables_->reset();
 }
 
+std::optional<Frame> Session::endOfCycleFrame(int64_t threadId) {
+  Target& target = pausedTarget();
+  const Vm& vm = target.vm();
+  const std::optional<StopInfo> stop = target.lastStop();
+  if (vm.inCycle() || !stop || int64_t{stop->task} + 1 != threadId || vm.steps() == 0) return std::nullopt;
+  const Program& program = vm.program();
+  if (vm.currentTask() != stop->task || stop->task >= program.tasks.size()) return std::nullopt;
+  const TaskInfo& task = program.tasks[stop->task];
+  if (task.instances.empty()) return std::nullopt;
+  // The task's last program: the body that ended the cycle.
+  const ProgramInstanceInfo& instance = program.instances.at(task.instances.back());
+  return Frame{instance.pou, 0, instance.offset, vm.imageSize(), 0};
+}
+
 Frame Session::frame(int64_t frameId) {
   const Vm& vm = pausedTarget().vm();
   const std::vector<Frame> frames = vm.frames();
+  if (frames.empty() && frameId == 1) {
+    const std::optional<StopInfo> stop = target().lastStop();
+    if (stop)
+      if (const std::optional<Frame> end = endOfCycleFrame(int64_t{stop->task} + 1)) return *end;
+  }
   if (frameId < 1 || static_cast<uint64_t>(frameId) > frames.size())
     throw DapError(fmt::format("no stack frame with id {} (the program may have moved on)", frameId));
   return frames[frames.size() - static_cast<size_t>(frameId)];

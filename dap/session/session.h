@@ -79,6 +79,11 @@ class Session final : private TargetListener {
   void resuming();
   // The paused VM's frame with this id (1 = innermost); DapError when there is none.
   Frame frame(int64_t frameId);
+  // A stop between cycles, at the end of one of thread `threadId`'s task (a search's stop after
+  // the cycle's last statement, a seek to a cycle's end), has no call stack: its one frame is the
+  // task's last program, shown at its END_PROGRAM line. Nullopt when the stop is inside a cycle or
+  // of another thread.
+  std::optional<Frame> endOfCycleFrame(int64_t threadId);
 
   // Lines and columns as the client counts them.
   int64_t lineOut(uint32_t line) const { return client_.linesStartAt1 ? line : int64_t{line} - 1; }

@@ -840,7 +840,10 @@ TEST_F(DapLiveHistory, AtRandomPositionsStepBackThenNextReturnsToTheSamePosition
                                     evaluate("Watch.ticks")};
   };
   auto depth = [&](int64_t thread) {
-    return client_.request("stackTrace", json{{"threadId", thread}})["body"]["stackFrames"].size();
+    const json frames = client_.request("stackTrace", json{{"threadId", thread}})["body"]["stackFrames"];
+    // The end of a cycle: one frame, the program at its END_PROGRAM, and no statement there.
+    if (frames.size() == 1 && frames[0]["name"].get<std::string>().ends_with("end of cycle")) return size_t{0};
+    return frames.size();
   };
   std::mt19937_64 random(11);
   int sameFrame = 0, firstStatements = 0;
@@ -1225,6 +1228,68 @@ TEST_F(DapLiveHistory, TimelineAndSignalsAnswerWhileTheLiveTaskRuns) {
     const json t = client_.request("scanback/timeline");
     return t["success"] && t["body"]["lastCycle"].get<uint64_t>() > last && t["body"].contains("cycleTime");
   }));
+}
+
+// ---------------------------------------------------------------- exactness
+
+TEST_F(DapReplay, AStopAtACyclesEndHasTheTasksProgramAtItsEndProgramLineAsItsFrame) {
+  const std::string trace = recordMain(80);
+  startReplay(trace, json{{"startAt", 60}});
+  // A data breakpoint on Watch.ticks, written by WatchProg's only (so last) statement: the write's
+  // stop is the end of a Slow cycle.
+  const json info = client_.request("dataBreakpointInfo", json{{"name", "Watch.ticks"}, {"frameId", 1}});
+  ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
+  client_.request("setDataBreakpoints", json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}}})}});
+  const json stopped = move("reverseContinue");
+  EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+  const int64_t thread = stopped["body"]["threadId"];
+  EXPECT_EQ(thread, 2);  // the Slow task
+  const json trace2 = client_.request("stackTrace", json{{"threadId", thread}});
+  ASSERT_EQ(trace2["body"]["stackFrames"].size(), 1u) << trace2.dump();
+  const json& top = trace2["body"]["stackFrames"][0];
+  EXPECT_EQ(top["line"], kLineTicks + 1);  // END_PROGRAM
+  EXPECT_EQ(top["source"]["path"], project_.path("main.st"));
+  EXPECT_NE(top["name"].get<std::string>().find("end of cycle"), std::string::npos) << top.dump();
+  EXPECT_EQ(trace2["body"]["totalFrames"], 1);
+  // Its scopes and values work as any frame's.
+  const json scopes = client_.request("scopes", json{{"frameId", 1}});
+  ASSERT_TRUE(scopes["success"]) << scopes.dump();
+  const json value = client_.request("evaluate", json{{"expression", "ticks"}, {"frameId", 1}});
+  ASSERT_TRUE(value["success"]) << value.dump();
+  EXPECT_EQ(value["body"]["result"], evaluate("Watch.ticks"));
+  // A seek to a cycle's end: the same.
+  const uint64_t cycle = timeline()["cycle"];
+  std::string error;
+  auto replayer = replay::Replayer::open(trace, {}, error);
+  ASSERT_TRUE(replayer) << error;
+  const uint64_t fastCycle = cycle + 1;  // Fast runs in every cycle but the Slow ones
+  const uint64_t end = replayer->steps(fastCycle, error)->count();
+  client_.send("scanback/seek", json{{"cycle", fastCycle}, {"step", end}});
+  const json sought = client_.event("stopped");
+  EXPECT_EQ(sought["body"]["reason"], "goto");
+  const json mainTrace = client_.request("stackTrace", json{{"threadId", sought["body"]["threadId"]}});
+  ASSERT_EQ(mainTrace["body"]["stackFrames"].size(), 1u) << mainTrace.dump();
+  EXPECT_EQ(mainTrace["body"]["stackFrames"][0]["line"], kLineTotal + 2);  // after the IF line: END_PROGRAM
+}
+
+TEST_F(DapReplay, AProgramFramesVariablesAreListedOnceLocalsKeepOnlyTheFrameAndItsInputs) {
+  const std::string trace = recordMain(30);
+  startReplay(trace, json{{"startAt", 10}});
+  const json scopes = client_.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
+  ASSERT_GE(scopes.size(), 2u);
+  ASSERT_EQ(topFrame()["name"], "Main (MainProg)");
+  EXPECT_EQ(scopes[0]["name"], "Locals");
+  EXPECT_EQ(scopes[1]["name"], "Instance");
+  auto names = [&](const json& scope) {
+    std::set<std::string> out;
+    const json r = client_.request("variables", json{{"variablesReference", scope["variablesReference"]}});
+    EXPECT_TRUE(r["success"]) << r.dump();
+    for (const json& v : r["body"]["variables"]) out.insert(v["name"].get<std::string>());
+    return out;
+  };
+  const std::set<std::string> locals = names(scopes[0]), instance = names(scopes[1]);
+  EXPECT_TRUE(locals.empty()) << "MainProg has no VAR_TEMP and no inputs";
+  EXPECT_EQ(instance, (std::set<std::string>{"n", "d", "c"}));
 }
 
 }  // namespace

@@ -68,8 +68,9 @@ describe('variables and evaluation', function () {
     assert.strictEqual(io.byName.gHorn.type, 'BOOL AT %QX0.3');
     assert.deepStrictEqual([io.byName['Line.startPb'].type, io.byName['Tank.levelRaw'].type, io.byName['Tank.levelRaw'].value],
       ['BOOL AT %IX0.0', 'INT AT %IW2', '13824']);
-    // The program's own variables: an FB instance expands.
-    const locals = await dc.variables(scopes.byName.Locals.variablesReference);
+    // The program's own variables, once: in Instance, not in Locals (VAR_TEMP and inputs only).
+    assert.strictEqual((await dc.variables(scopes.byName.Locals.variablesReference)).byName.upTicks, undefined);
+    const locals = await dc.variables(scopes.byName.Instance.variablesReference);
     assert.strictEqual(locals.byName.upTicks.value, '1');
     assert.strictEqual(locals.byName.events.type, 'EventLog');
     const events = await dc.variables(locals.byName.events.variablesReference);
@@ -127,7 +128,7 @@ describe('variables and evaluation', function () {
     const frameId = await stopInSupervisor(dc);
     assert.strictEqual(await dc.evaluate('upTicks', frameId), '0');
     const scopes = await dc.scopes(frameId);
-    const locals = scopes.byName.Locals.variablesReference;
+    const locals = scopes.byName.Instance.variablesReference;
     const from = dc.mark();
     const r = await dc.setVariableRequest({ variablesReference: locals, name: 'upTicks', value: '100' });
     assert.deepStrictEqual([r.body.value, r.body.type], ['100', 'DINT']);

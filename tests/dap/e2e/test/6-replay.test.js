@@ -612,7 +612,7 @@ describe('replay', function () {
     await replay(dc, plantTrace, { startAt: 400 });
     const top = await dc.topFrame(1);
     const scopes = await dc.scopes(top.id);
-    const locals = scopes.byName.Locals.variablesReference;
+    const locals = scopes.byName.Instance.variablesReference;
     const before = await value(dc, 'Line.batchSize');
     const from = dc.mark();
     const failures = [
@@ -675,7 +675,7 @@ describe('replay', function () {
   });
 
   // The launch's end (and continue's) is the last statement of the last cycle, before it runs; the
-  // boundary after it (the end of that cycle, no frame) is a recorded position scanback/seek
+  // boundary after it (the end of that cycle, no statement) is a recorded position scanback/seek
   // accepts. A forward move from there must not go back in history; continue goes back one
   // statement (to the launch's end) instead, and says "the end of the recording was reached".
   ctx.it('continue from the end of the last recorded cycle (seek to its last boundary) does not move backwards', async function () {
@@ -686,7 +686,10 @@ describe('replay', function () {
     const goto = await dc.resumeToStop('scanback/seek', { cycle: end.cycle, step: end.step + 1 });
     assert.strictEqual(goto.body.reason, 'goto');
     assert.strictEqual(await dc.position(), last);
-    assert.strictEqual((await dc.frames(1)).totalFrames, 0, 'the end of a cycle: no frame');
+    // The end of a cycle: one frame, the task's last program at its END_PROGRAM line.
+    const endFrames = await dc.frames(1);
+    assert.strictEqual(endFrames.totalFrames, 1, 'the end of a cycle: the program frame');
+    assert.match(endFrames.stackFrames[0].name, /end of cycle$/);
     const from = dc.mark();
     const stopped = await dc.resumeToStop('continue', { threadId: 1 });
     assert.strictEqual(stopped.body.reason, 'step');

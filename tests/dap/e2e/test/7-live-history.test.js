@@ -459,7 +459,7 @@ describe('live history', function () {
     await dc.resumeToStop('stepBack', { threadId: 2 });
     assert.deepStrictEqual(await framesAt(dc, 2), [[P, L.uptime]]);
     let top = await dc.topFrame(2);
-    let locals = (await dc.scopes(top.id)).byName.Locals.variablesReference;
+    let locals = (await dc.scopes(top.id)).byName.Instance.variablesReference;
     const from = dc.mark();
     const failures = [
       await dc.fails('setVariable', { variablesReference: locals, name: 'upTicks', value: '100' }),
@@ -475,7 +475,7 @@ describe('live history', function () {
     await dc.resumeToStop('next', { threadId: 2 });
     assert.strictEqual(await dc.position(), live);
     top = await dc.topFrame(2);
-    locals = (await dc.scopes(top.id)).byName.Locals.variablesReference;
+    locals = (await dc.scopes(top.id)).byName.Instance.variablesReference;
     const write = await dc.ok('setVariable', { variablesReference: locals, name: 'upTicks', value: '100' });
     assert.strictEqual(write.body.value, '100');
     assert.strictEqual((await dc.ok('setExpression', { expression: 'Line.batchSize', value: '9', frameId: top.id })).body.value, '9');
