@@ -106,12 +106,14 @@ void BM_RecordingOverhead(benchmark::State& state) {
 BENCHMARK(BM_RecordingOverhead)->Arg(1)->Arg(0)->ArgNames({"statements"})->MinTime(2.0)->UseRealTime();
 
 // Trace size of a long recording of the plant program with its stimulus.
+// /index:0 records without the write index: the baseline of what the index adds.
 void BM_TraceBytesPerCycle(benchmark::State& state) {
   for (auto _ : state) {
     Runtime rt(plant());
     Stimulus stim = plantStimulus();
     recorder::RecorderOptions options;
     options.path = tracePath("size");
+    options.writeIndex = state.range(0) != 0;
     std::string error;
     auto rec = recorder::Recorder::start(rt, options, error);
     constexpr uint64_t kCycles = 100'000;
@@ -132,16 +134,18 @@ void BM_TraceBytesPerCycle(benchmark::State& state) {
     fs::remove(options.path);
   }
 }
-BENCHMARK(BM_TraceBytesPerCycle)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TraceBytesPerCycle)->Arg(1)->Arg(0)->ArgNames({"index"})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // How fast the writer drains: cycles are produced faster than any writer can keep up with, into a
-// queue large enough to hold them all, and the time to finish is measured.
+// queue large enough to hold them all, and the time to finish is measured. /index:0 without the
+// write index (the writer's one pass over the image per cycle).
 void BM_WriterThroughput(benchmark::State& state) {
   for (auto _ : state) {
     Runtime rt(plant());
     Stimulus stim = plantStimulus();
     recorder::RecorderOptions options;
     options.path = tracePath("throughput");
+    options.writeIndex = state.range(0) != 0;
     options.queueBytes = 1u << 30;
     std::string error;
     auto rec = recorder::Recorder::start(rt, options, error);
@@ -161,7 +165,13 @@ void BM_WriterThroughput(benchmark::State& state) {
     fs::remove(options.path);
   }
 }
-BENCHMARK(BM_WriterThroughput)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WriterThroughput)
+    ->Arg(1)
+    ->Arg(0)
+    ->ArgNames({"index"})
+    ->Iterations(3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
