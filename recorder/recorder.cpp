@@ -11,6 +11,7 @@
 
 #include "traces/trace_writer.h"
 #include "vm/base/version.h"
+#include "vm/runtime/step_writes.h"
 
 namespace scanback::recorder {
 
@@ -91,7 +92,8 @@ void encodeChanges(const uint8_t* now, const uint8_t* before, uint32_t size, uin
   }
 }
 
-// Decodes scan inputs as the scan thread encodes them (offset u32, [bit i8,] length u16, bytes)
+// Decodes scan inputs as the scan thread encodes them (offset u32, [bit i8, step i64,] length u16,
+// bytes)
 // and appends them to `out`, for the cycle at `cycleIndex` of its chunk.
 void decodeWrites(const uint8_t* q, size_t bytes, bool withBit, uint32_t cycleIndex,
                   std::vector<trace::ImageWriteData>& out) {
@@ -100,9 +102,11 @@ void decodeWrites(const uint8_t* q, size_t bytes, bool withBit, uint32_t cycleIn
     w.cycleIndex = cycleIndex;
     std::memcpy(&w.offset, q, 4);
     q += 4;
-    if (withBit) {
+    if (withBit) {  // external writes: with a bit and the statement boundary they were made at
       std::memcpy(&w.bit, q, 1);
       q += 1;
+      std::memcpy(&w.atStep, q, 8);
+      q += 8;
     }
     uint16_t len;
     std::memcpy(&len, q, 2);
@@ -207,14 +211,19 @@ void Recorder::beforeCycle(const Runtime& rt) {
   if (p.input.size && std::memcmp(field.data(), image + p.input.offset, p.input.size) != 0)  // rare: inputs changed
     encodeChanges(field.data(), image + p.input.offset, p.input.size, p.input.offset, inputChanges_);
   writes_.clear();
-  for (const ExternalWrite& w : rt.pendingWrites()) {
-    putRaw(writes_, w.offset);
-    putRaw(writes_, w.bit);
-    const uint16_t len = static_cast<uint16_t>(std::min<size_t>(w.bytes.size(), 0xFFFF));
-    putRaw(writes_, len);
-    writes_.insert(writes_.end(), w.bytes.begin(), w.bytes.begin() + len);
-  }
+  for (const ExternalWrite& w : rt.pendingWrites()) encodeWrite(w, trace::ImageWriteData::kAtCycleStart);
 }
+
+void Recorder::encodeWrite(const ExternalWrite& w, int64_t atStep) {
+  putRaw(writes_, w.offset);
+  putRaw(writes_, w.bit);
+  putRaw(writes_, atStep);
+  const uint16_t len = static_cast<uint16_t>(std::min<size_t>(w.bytes.size(), 0xFFFF));
+  putRaw(writes_, len);
+  writes_.insert(writes_.end(), w.bytes.begin(), w.bytes.begin() + len);
+}
+
+void Recorder::noteWrite(const ExternalWrite& write, uint64_t step) { encodeWrite(write, static_cast<int64_t>(step)); }
 
 void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
   const Vm& vm = rt.vm();
@@ -596,16 +605,25 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     const size_t from = out.size();
     decodeWrites(q, bytes, withBit, index, out);
     for (size_t i = from; i < out.size(); ++i)
-      applyWrite(vm_.image(), imageSize, ExternalWrite{out[i].offset, out[i].bit, out[i].bytes});
+      if (out[i].atStep == trace::ImageWriteData::kAtCycleStart)
+        applyWrite(vm_.image(), imageSize, ExternalWrite{out[i].offset, out[i].bit, out[i].bytes});
   };
   readWrites(p, h.inputBytes, false, chunk_.inputChanges);
   p += h.inputBytes;
+  const size_t firstWrite = chunk_.writes.size();
   readWrites(p, h.writeBytes, true, chunk_.writes);
   p += h.writeBytes;
 
   vm_.rewindStatementLog();
   vm_.beginCycle(h.task, h.startNs);
-  const RunStatus status = vm_.run();
+  // Debugger writes made inside the cycle are applied at their statement boundary, as live.
+  std::vector<StepWrite> atSteps;
+  for (size_t i = firstWrite; i < chunk_.writes.size(); ++i) {
+    const trace::ImageWriteData& w = chunk_.writes[i];
+    if (w.atStep >= 0) atSteps.push_back({static_cast<uint64_t>(w.atStep), ExternalWrite{w.offset, w.bit, w.bytes}});
+  }
+  StepWriter stepWriter(std::move(atSteps));
+  const RunStatus status = stepWriter.run(vm_);
   const bool liveFaulted = (h.flags & kFaulted) != 0;
   if ((status == RunStatus::Faulted) != liveFaulted || vm_.steps() != h.steps) {
     noteDivergence(fmt::format("cycle {}: the live task {} after {} statements, the re-execution {} after {}", h.cycle,

@@ -141,6 +141,11 @@ class Recorder final : public CycleHooks {
   // task is paused inside it (see sync() and currentInputs()), kept as the trace's last block.
   bool finish(std::string& error, const trace::OpenCycleData* open = nullptr);
 
+  // A debugger's write made now, with the task paused inside the cycle under way at statement
+  // boundary `step` (already applied to the live image): recorded with that cycle, so that replay
+  // applies it at the same boundary. Only while the scan thread is parked inside the cycle.
+  void noteWrite(const ExternalWrite& write, uint64_t step);
+
   RecorderStats stats() const;
   // The first divergence, described (cycle, what differed); empty when there was none. Valid
   // after finish().
@@ -290,6 +295,7 @@ class Recorder final : public CycleHooks {
   // boundary, and the bits that differed at any boundary since the chunk began, as 64-bit words.
   std::vector<uint64_t> boundaryImage_;
   std::vector<uint64_t> changedBits_;
+  void encodeWrite(const ExternalWrite& write, int64_t atStep);
   void startWriteIndex();
   void noteBoundary();
   void finishWriteIndex();

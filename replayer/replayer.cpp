@@ -237,11 +237,19 @@ bool Replayer::startCycle(Vm& vm, const CycleRecord& record, std::string& error)
   const uint32_t size = vm.imageSize();
   for (const trace::ImageWriteData* w : record.inputChanges)
     applyWrite(vm.image(), size, ExternalWrite{w->offset, w->bit, w->bytes});
-  for (const trace::ImageWriteData* w : record.writes)
-    applyWrite(vm.image(), size, ExternalWrite{w->offset, w->bit, w->bytes});
+  std::vector<StepWrite> atSteps;  // a debugger's writes inside the cycle: at their boundary
+  for (const trace::ImageWriteData* w : record.writes) {
+    if (w->atStep == trace::ImageWriteData::kAtCycleStart)
+      applyWrite(vm.image(), size, ExternalWrite{w->offset, w->bit, w->bytes});
+    else
+      atSteps.push_back({static_cast<uint64_t>(w->atStep), ExternalWrite{w->offset, w->bit, w->bytes}});
+  }
+  stepWriter(vm) = StepWriter(std::move(atSteps));
   vm.beginCycle(record.task, record.startNs);
   return true;
 }
+
+RunStatus Replayer::run(Vm& vm) { return stepWriter(vm).run(vm); }
 
 void Replayer::checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status) {
   if (record.open) return;  // it has not ended: there is nothing to compare with yet
@@ -290,7 +298,7 @@ bool Replayer::restoreBefore(Vm& vm, uint64_t cycle, std::string& error) {
     CycleRecord record;
     if (!history_.cycle(c, held, record, error) || !startCycle(vm, record, error)) return false;
     vm.setObserver(nullptr);
-    const RunStatus status = vm.run();
+    const RunStatus status = run(vm);
     checkDigest(vm, record, status);
     if (status != RunStatus::CycleDone) {
       error = fmt::format("cycle {} faulted on replay, but the recording goes on to cycle {}: the replay diverged", c,
@@ -346,13 +354,13 @@ bool Replayer::seekOn(Vm& vm, Position target, std::string& error) {
   if (!restoreBefore(vm, target.cycle, error) || !startCycle(vm, record, error)) return false;
   if (target.step == record.stepCount) {
     vm.setObserver(nullptr);
-    const RunStatus status = vm.run();
+    const RunStatus status = run(vm);
     checkDigest(vm, record, status);
     return true;
   }
   PauseAt pause(target.step);
   vm.setObserver(&pause);
-  const RunStatus status = vm.run();
+  const RunStatus status = run(vm);
   vm.setObserver(nullptr);
   if (status != RunStatus::Paused) {
     checkDigest(vm, record, status);
@@ -388,7 +396,7 @@ const CycleSteps* Replayer::steps(uint64_t cycle, std::string& error) {
   s.task = record.task;
   StepsRecorder recorder(s, record.open ? record.stepCount : UINT64_MAX);
   scratch_.setObserver(&recorder);
-  const RunStatus status = scratch_.run();
+  const RunStatus status = run(scratch_);
   scratch_.setObserver(nullptr);
   checkDigest(scratch_, record, status);
   s.faulted = status == RunStatus::Faulted && !record.open;
@@ -807,7 +815,7 @@ bool Replayer::scanChanges(const std::vector<Watch>& watches, Position from, Pos
   scratch_.setObserver(&scan);
   auto finishCycle = [&]() -> bool {
     // Runs the current cycle to its end, reporting changes at every boundary and at the end.
-    const RunStatus status = scratch_.run();
+    const RunStatus status = run(scratch_);
     if (status == RunStatus::Paused) return false;  // stopped by `found`
     std::shared_ptr<const trace::ChunkData> held;
     CycleRecord record;
@@ -994,10 +1002,10 @@ bool Replayer::cycleEnds(const std::vector<Watch>& watches, uint64_t first, uint
         // The open cycle ends where the task is paused.
         PauseAt pause(record.stepCount - 1);
         scratch_.setObserver(&pause);
-        scratch_.run();
+        run(scratch_);
         scratch_.setObserver(nullptr);
       } else {
-        checkDigest(scratch_, record, scratch_.run());
+        checkDigest(scratch_, record, run(scratch_));
       }
       if (!atEnd(c, record.startNs, scratch_.image())) return false;
     }
@@ -1038,7 +1046,7 @@ std::vector<Divergence> Replayer::verify(const std::function<void(uint64_t, uint
       std::shared_ptr<const trace::ChunkData> held;
       CycleRecord record;
       if (!history_.cycle(c, held, record, error) || !startCycle(scratch_, record, error)) return found();
-      const RunStatus status = scratch_.run();
+      const RunStatus status = run(scratch_);
       checkDigest(scratch_, record, status);
       ++done;
       if (status != RunStatus::CycleDone) break;

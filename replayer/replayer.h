@@ -24,6 +24,7 @@
 
 #include "replayer/history.h"
 #include "vm/exec/vm.h"
+#include "vm/runtime/step_writes.h"
 #include "vm/runtime/watch.h"
 
 namespace scanback::replay {
@@ -242,6 +243,9 @@ class Replayer {
   bool seekOn(Vm& vm, Position target, std::string& error);
   // Starts `record`'s cycle on `vm` (scan inputs applied).
   bool startCycle(Vm& vm, const CycleRecord& record, std::string& error);
+  // vm.run(), applying the cycle's writes made at statement boundaries (a debugger's) on the way.
+  RunStatus run(Vm& vm);
+  StepWriter& stepWriter(const Vm& vm) { return &vm == &vm_ ? vmWrites_ : scratchWrites_; }
   // After a cycle ran to its end or fault: compares with the recorded digest (once per cycle).
   void checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status);
   void addCheckpoint(uint64_t cycle, const Vm& vm);
@@ -292,8 +296,9 @@ class Replayer {
   std::shared_ptr<const Program> program_;
   uint64_t chunksSkipped_ = 0;
   ReplayOptions options_;
-  Vm vm_;       // at the current position
-  Vm scratch_;  // searches and analyses, so that they never disturb the current position
+  Vm vm_;                                // at the current position
+  Vm scratch_;                           // searches and analyses, so that they never disturb the current position
+  StepWriter vmWrites_, scratchWrites_;  // the cycle under way on each
   Position position_;
   bool positioned_ = false;
   std::map<uint64_t, std::vector<uint8_t>> checkpoints_;  // image before the cycle

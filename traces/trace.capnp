@@ -56,12 +56,18 @@ struct Header {
   statementCount @9 :UInt32;    # statements of the program (ids are 0 .. statementCount-1)
 }
 
-# Bytes of the image changed from outside at the start of a cycle.
+# Bytes of the image changed from outside: at the start of a cycle (with its scan inputs), or at a
+# statement boundary inside it (a debugger's write while the task was paused there).
 struct ImageWrite {
   cycleIndex @0 :UInt32;  # within the chunk
   offset @1 :UInt32;      # image offset
   bit @2 :Int8 = -1;      # >= 0: only this bit of bytes[0] is written
   bytes @3 :Data;
+  atStep @4 :Int64 = -1;  # >= 0: applied at this statement boundary of the cycle, before the
+                          # statement there runs; -1: at the cycle start. Writes of one cycle are
+                          # in the order they were made (so in step order). Readers that do not
+                          # know it would apply the write at the cycle start: the format version is
+                          # not raised, but such a trace then reports a divergence there.
 }
 
 # A distinct sequence of statement ids executed by one cycle (the cycle's path).

@@ -41,6 +41,7 @@ void setWrites(capnp::List<schema::ImageWrite>::Builder list, const std::vector<
     list[i].setOffset(w.offset);
     list[i].setBit(w.bit);
     list[i].setBytes(kj::arrayPtr(w.bytes.data(), w.bytes.size()));
+    if (w.atStep != ImageWriteData::kAtCycleStart) list[i].setAtStep(w.atStep);
   }
 }
 
@@ -71,6 +72,7 @@ void getWrites(capnp::List<schema::ImageWrite>::Reader list, std::vector<ImageWr
     d.bit = w.getBit();
     capnp::Data::Reader bytes = w.getBytes();
     d.bytes.assign(bytes.begin(), bytes.end());
+    d.atStep = w.getAtStep();
     out.push_back(std::move(d));
   }
 }
@@ -156,6 +158,11 @@ bool validateWrites(const std::vector<ImageWriteData>& writes, const char* what,
       return false;
     }
     previous = w.cycleIndex;
+    if (w.atStep < ImageWriteData::kAtCycleStart || w.atStep > UINT32_MAX) {
+      error = fmt::format("{} {}: step {} out of range (-1 for the cycle start, else a statement boundary)", what, i,
+                          w.atStep);
+      return false;
+    }
     if (w.bit < -1 || w.bit > 7) {
       error = fmt::format("{} {}: bit {} out of range -1..7", what, i, w.bit);
       return false;
@@ -360,6 +367,15 @@ bool validateChunk(const ChunkData& c, const ChunkLimits& limits, std::string& e
     }
   }
   if (c.writeIndex && !validateWriteIndex(*c.writeIndex, limits.imageSize, error)) return false;
+  // A write at a statement boundary: the cycle passed that boundary.
+  for (size_t i = 0; i < c.writes.size(); ++i) {
+    const ImageWriteData& w = c.writes[i];
+    if (w.atStep >= 0 && w.cycleIndex < c.stepCounts.size() && w.atStep >= int64_t{c.stepCounts[w.cycleIndex]}) {
+      error = fmt::format("write {}: at step {} of cycle index {}, which has {} steps", i, w.atStep, w.cycleIndex,
+                          c.stepCounts[w.cycleIndex]);
+      return false;
+    }
+  }
   return validateWrites(c.inputChanges, "input change", n, limits.imageSize, error) &&
          validateWrites(c.writes, "write", n, limits.imageSize, error);
 }

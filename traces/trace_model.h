@@ -71,6 +71,8 @@ struct ImageWriteData {
   uint32_t offset = 0;
   int8_t bit = -1;
   std::vector<uint8_t> bytes;
+  int64_t atStep = kAtCycleStart;  // a debugger write at a statement boundary (trace.capnp: atStep)
+  static constexpr int64_t kAtCycleStart = -1;
   bool operator==(const ImageWriteData&) const = default;
 };
 

@@ -7,8 +7,9 @@
 namespace scanback::dap {
 
 // Writes a new value to a variable shown in a scope or structure. The value is checked against
-// the variable's type; the write is an external write applied at the start of the next cycle
-// (docs/architecture.md: determinism), so it is recorded and replays.
+// the variable's type; the write is an external write, applied at once at the paused statement
+// boundary (between cycles: at the start of the next one) and recorded there
+// (docs/architecture.md: determinism), so it replays.
 Reply setVariableRequest(Session& session, const json& args) {
   const int64_t reference = requiredMember<int64_t>(args, "variablesReference");
   const std::string name = requiredMember<std::string>(args, "name");

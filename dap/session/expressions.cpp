@@ -159,14 +159,19 @@ json writeValue(Session& session, Target& target, const VariableSlot& slot, cons
   std::string error;
   if (!debug::encodeAssignment(program, where, value, bytes, error))
     throw DapError(fmt::format("cannot set {}: {}", slot.evaluateName.empty() ? slot.name : slot.evaluateName, error));
+  // Paused inside a cycle the target writes at once, at this statement boundary; between cycles
+  // with the next cycle's scan inputs (Target::write).
+  const bool now = target.vm().inCycle() && target.vm().steps() > 0;
   if (!target.write(ExternalWrite{slot.offset, slot.bit, bytes}, error)) throw DapError(error);
   std::string shown;
   if (slot.bit >= 0 || slot.type->kind == TypeKind::Bool)
     shown = !bytes.empty() && bytes[0] ? "TRUE" : "FALSE";
   else
     shown = formatValue(program, bytes.data(), 0, -1, *slot.type);
-  session.output("console", fmt::format("{} := {} is written at the start of the next cycle\n",
-                                        slot.evaluateName.empty() ? slot.name : slot.evaluateName, shown));
+  session.output("console",
+                 fmt::format("{} := {} {}\n", slot.evaluateName.empty() ? slot.name : slot.evaluateName, shown,
+                             now ? "is written now, at this statement (and recorded here)"
+                                 : "is written at the start of the next cycle"));
   return json{{"value", shown}, {"type", slot.type->name}};
 }
 

@@ -157,7 +157,25 @@ bool LiveEngine::onStatement(uint32_t statement, uint64_t step) {
 // ---------------------------------------------------------------- the session's thread
 
 bool LiveEngine::write(ExternalWrite write, std::string& error) {
-  if (control_.whileParked([&] { runtime_.queueWrite(std::move(write)); })) return true;
+  const bool parked = control_.whileParked([&] {
+    Vm& vm = runtime_.vm();
+    if (!vm.inCycle() || vm.steps() == 0) {  // between cycles: with the next cycle's scan inputs
+      runtime_.queueWrite(std::move(write));
+      return;
+    }
+    // Paused at a statement boundary inside a cycle: the write takes effect here, at once, and
+    // is recorded at this position so that replay applies it at the same boundary
+    // (docs/architecture.md: determinism).
+    applyWrite(vm.image(), vm.imageSize(), write);
+    {
+      std::lock_guard lock(mutex_);
+      if (recorder_) recorder_->noteWrite(write, vm.steps() - 1);
+    }
+    // A data breakpoint compares with the values here: the debugger's own write is no change
+    // for it to stop at.
+    checker_.take(checker_.stopSet(), &vm);
+  });
+  if (parked) return true;
   error = "the program is running: values can be written only while it is paused";
   return false;
 }

@@ -158,8 +158,10 @@ class Target {
   virtual std::optional<StopInfo> lastStop() const = 0;
   // The state where the target is paused. Only while paused.
   virtual const Vm& vm() const = 0;
-  // A write from the debugger (setVariable): an external write, applied at the start of the next
-  // cycle (docs/architecture.md: determinism). False with `error` when the target cannot take it.
+  // A write from the debugger (setVariable): an external write. Paused at a statement boundary
+  // inside a cycle, it takes effect there at once and is recorded at that position; between
+  // cycles, at the start of the next one (docs/architecture.md: determinism). False with `error`
+  // when the target cannot take it.
   virtual bool write(ExternalWrite write, std::string& error) = 0;
   // Replaces the program at the next cycle start: a cycle under way (or paused) finishes on the
   // code it began with, so the paused position does not move. Requests made before an earlier

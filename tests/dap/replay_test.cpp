@@ -1292,4 +1292,55 @@ TEST_F(DapReplay, AProgramFramesVariablesAreListedOnceLocalsKeepOnlyTheFrameAndI
   EXPECT_EQ(instance, (std::set<std::string>{"n", "d", "c"}));
 }
 
+TEST_F(DapLiveHistory, ADebuggerWriteTakesEffectAtOnceAndReplaysAtThePausedStatement) {
+  const std::string trace = project_.path("written.trace");
+  startLive(json{{"cycles", 40}, {"record", "written.trace"}, {"cwd", project_.dir().string()}});
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal = 5"}}}));
+  client_.configured();
+  client_.event("stopped");
+  const auto at = position();  // the paused statement: gTotal := gTotal + 1, after n := n + 1
+  const std::string before = evaluate("Main.n");
+  const json scopes = client_.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
+  const json r = client_.request(
+      "setVariable", json{{"variablesReference", scopes[1]["variablesReference"]}, {"name", "n"}, {"value", "500"}});
+  ASSERT_TRUE(r["success"]) << r.dump();
+  EXPECT_EQ(r["body"]["value"], "500");
+  // At once: what the response said is what every view shows, here.
+  EXPECT_EQ(evaluate("Main.n"), "500");
+  EXPECT_EQ(evaluate("n"), "500");
+  EXPECT_TRUE(said("is written now")) << "the output says when it applies";
+  // History agrees: one statement back the old value, forward again the written one.
+  move("stepBack");
+  EXPECT_EQ(evaluate("Main.n"), before);
+  move("next");
+  EXPECT_EQ(position(), at);
+  EXPECT_EQ(evaluate("Main.n"), "500");
+  // The cycle goes on from the written value: its last statement sees n = 500.
+  setBreakpoints(json::array());
+  client_.send("continue", json{{"threadId", 1}});
+  client_.event("exited");
+  client_.request("disconnect");
+
+  // The trace: every digest holds (the write replays where it was made), and the value changes
+  // at exactly that position.
+  std::string error;
+  auto replayer = replay::Replayer::open(trace, {}, error);
+  ASSERT_TRUE(replayer) << error;
+  EXPECT_TRUE(replayer->verify({}, error).empty()) << "the recording replays exactly";
+  EXPECT_TRUE(error.empty()) << error;
+  EXPECT_EQ(replayer->verifiedCycles(), 40u);
+  auto valueAt = [&](replay::Position p) {
+    EXPECT_TRUE(replayer->seek(p, error)) << error;
+    const std::optional<VariableLocation> v = findVariable(replayer->program(), "Main.n", error);
+    return formatValue(replayer->program(), replayer->vm().image(), v->offset, v->bit, *v->type);
+  };
+  EXPECT_EQ(valueAt({at.first, at.second}), "500");
+  EXPECT_EQ(valueAt({at.first, at.second - 1}), before);
+  const std::optional<VariableLocation> n = findVariable(replayer->program(), "Main.n", error);
+  const std::vector<replay::Change> changes =
+      replayer->lastChanges(replay::Watch{n->offset, 2, -1}, replay::Position{at.first, at.second + 1}, 1, error);
+  ASSERT_EQ(changes.size(), 1u) << error;
+  EXPECT_EQ(changes[0].position, (replay::Position{at.first, at.second}));
+}
+
 }  // namespace

@@ -648,7 +648,7 @@ TEST_F(DapSession, TerminateEndsTheProgramAndSendsTerminated) {
   client_.event("terminated");
 }
 
-TEST_F(DapSession, SetVariableIsAnExternalWriteSeenFromTheNextCycle) {
+TEST_F(DapSession, SetVariableWritesAtOnceAndTheCycleGoesOnFromTheNewValue) {
   client_.start(launchArgs());
   setBreakpoints("main.st", json::array({{{"line", 22}}}));
   client_.configured();
@@ -661,9 +661,11 @@ TEST_F(DapSession, SetVariableIsAnExternalWriteSeenFromTheNextCycle) {
   const json r = client_.request("setVariable", json{{"variablesReference", locals}, {"name", "n"}, {"value", "500"}});
   ASSERT_TRUE(r["success"]) << r.dump();
   EXPECT_EQ(r["body"]["value"], "500");
+  EXPECT_EQ(client_.request("evaluate", json{{"expression", "n"}, {"frameId", 1}})["body"]["result"], "500")
+      << "written at once, at the paused statement";
   client_.request("continue", json{{"threadId", 1}});
   client_.event("stopped");
-  // The write was applied at the start of the next cycle; its first statement added one.
+  // The next cycle's first statement added one.
   EXPECT_EQ(client_.request("evaluate", json{{"expression", "n"}, {"frameId", 1}})["body"]["result"], "501");
 }
 

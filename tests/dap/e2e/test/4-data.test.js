@@ -123,7 +123,7 @@ describe('variables and evaluation', function () {
     assert.match((await evaluate('upTicks +', 'watch')).message, /expected an expression/);
   });
 
-  ctx.it('setVariable writes at the start of the next cycle (the current cycle goes on with the old value)', async function () {
+  ctx.it('setVariable writes at once, at the paused statement (the cycle goes on with the new value)', async function () {
     const { dc } = ctx;
     const frameId = await stopInSupervisor(dc);
     assert.strictEqual(await dc.evaluate('upTicks', frameId), '0');
@@ -133,8 +133,10 @@ describe('variables and evaluation', function () {
     const r = await dc.setVariableRequest({ variablesReference: locals, name: 'upTicks', value: '100' });
     assert.deepStrictEqual([r.body.value, r.body.type], ['100', 'DINT']);
     const note = dc.eventsSince('output', from).find((o) => o.body.output.includes('upTicks := 100'));
-    assert.ok(note && /next cycle/.test(note.body.output), 'an output event says when it applies');
-    assert.strictEqual(await dc.evaluate('upTicks', frameId), '0', 'not written yet');
+    assert.ok(note && /written now/.test(note.body.output), 'an output event says when it applies');
+    assert.strictEqual(await dc.evaluate('upTicks', frameId), '100', 'written at once');
+    const fresh = await dc.variables((await dc.scopes(frameId)).byName.Instance.variablesReference);
+    assert.strictEqual(fresh.byName.upTicks.value, '100', 'the Variables view shows it too');
     // A struct field through its container, and an expression with setExpression.
     const globals = await dc.variables(scopes.byName.Globals.variablesReference);
     const capper = (await dc.variables(globals.byName.gStations.variablesReference)).byName['[2]'];
@@ -146,9 +148,9 @@ describe('variables and evaluation', function () {
     assert.match((await dc.fails('setVariable', { variablesReference: locals, name: 'upTicks', value: "'text'" })).message, /upTicks/);
     assert.match((await dc.fails('setVariable', { variablesReference: locals, name: 'histIdx', value: '70000' })).message, /range/);
     assert.match((await dc.fails('setVariable', { variablesReference: locals, name: 'nosuch', value: '1' })).message, /nosuch/);
-    // The rest of this cycle ran with upTicks = 0 (its increment made 1); the write then set 100.
+    // The rest of this cycle ran with upTicks = 100: its increment made 101.
     await dc.resumeToStop('continue', { threadId: 2 });
-    assert.strictEqual(await dc.evaluate('upTicks', 1), '100');
+    assert.strictEqual(await dc.evaluate('upTicks', 1), '101');
     assert.strictEqual(await dc.evaluate('gStations[2].rejects', 1), '7');
     assert.strictEqual(await dc.evaluate('Line.batchSize', 1), '9');
   });
@@ -171,8 +173,8 @@ describe('variables and evaluation', function () {
     const info = (await dc.exceptionInfoRequest({ threadId: 1 })).body;
     assert.strictEqual(info.exceptionId, 'array index out of range');
     assert.ok(info.description.includes(`${cell.main}:${faultLine}`), info.description);
-    // Cycle 0 still ran with gLimit = 4 (10 / 3); the write applied from cycle 1 (20 / 98).
-    assert.deepStrictEqual([await dc.evaluate('gHistory[1]'), await dc.evaluate('gHistory[2]'), await dc.evaluate('n')], ['3', '0', '5']);
+    // The write applied at once, before cycle 0's call: 10 / 99 and 20 / 98.
+    assert.deepStrictEqual([await dc.evaluate('gHistory[1]'), await dc.evaluate('gHistory[2]'), await dc.evaluate('n')], ['0', '0', '5']);
   });
 
   ctx.it("a function's variables live in its call frame and cannot be written", async function () {

@@ -479,12 +479,13 @@ describe('live history', function () {
     const write = await dc.ok('setVariable', { variablesReference: locals, name: 'upTicks', value: '100' });
     assert.strictEqual(write.body.value, '100');
     assert.strictEqual((await dc.ok('setExpression', { expression: 'Line.batchSize', value: '9', frameId: top.id })).body.value, '9');
-    // The writes apply at the start of the next cycle: the next Slow cycle begins with upTicks = 100.
+    // The writes apply at once, at the paused statement (upTicks := upTicks + 1): this cycle makes
+    // it 101, and the next Slow cycle begins with upTicks = 101.
     const set = await dc.setBreakpointsRequest({ source: src(P), breakpoints: [{ line: L.upTicks }] });
     const stopped = await dc.resumeToStop('continue', { threadId: 2 });
     assert.deepStrictEqual([stopped.body.reason, stopped.body.hitBreakpointIds], ['breakpoint', [set.body.breakpoints[0].id]]);
     assert.strictEqual(await dc.position(), `${slowCycle(6)}:${stepOf(live)}`);
-    assert.strictEqual(await value(dc, 'Monitor.upTicks'), '100');
+    assert.strictEqual(await value(dc, 'Monitor.upTicks'), '101');
     assert.strictEqual(await value(dc, 'Line.batchSize'), '9');
     // stReload too, at the live position (the same files: nothing to change; stopped, reason pause).
     const mark = dc.mark();
