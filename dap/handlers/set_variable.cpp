@@ -15,6 +15,8 @@ Reply setVariableRequest(Session& session, const json& args) {
   const std::string name = requiredMember<std::string>(args, "name");
   const std::string value = requiredMember<std::string>(args, "value");
   Target& target = session.pausedTarget();
+  // A read-only target says why before anything else: the name is beside the point.
+  if (target.readOnly()) throw DapError(target.readOnlyReason());
   const Container* container = session.variables().find(reference);
   if (!container) throw DapError(fmt::format("no variables with reference {}", reference));
   const Container copy = *container;

@@ -320,7 +320,11 @@ TEST_F(Attach, BreakpointAndStepBackWhileTheRuntimeRunsOnAndWritesAreRefused) {
   EXPECT_EQ(c.event("stopped", std::chrono::seconds(30))["body"]["reason"], "goto");
 
   const control::json scopes = c.request("scopes", {{"frameId", 1}});
-  const int64_t ref = scopes["body"]["scopes"][0]["variablesReference"];
+  // A PROGRAM's variables are in its Instance scope.
+  int64_t ref = 0;
+  for (const control::json& scope : scopes["body"]["scopes"])
+    if (scope["name"] == "Instance") ref = scope["variablesReference"];
+  ASSERT_NE(ref, 0) << scopes.dump();
   const control::json set = c.request("setVariable", {{"variablesReference", ref}, {"name", "x"}, {"value", "3"}});
   EXPECT_FALSE(set.value("success", true));
   EXPECT_NE(set.value("message", "").find("attach mode"), std::string::npos) << set.dump();
