@@ -164,3 +164,98 @@ export async function openTrace(): Promise<boolean> {
     cwd: path.dirname(trace),
   });
 }
+
+/** What VS Code passes to a command of the Variables view's (`debug/variables/context`) or the
+ *  Watch view's (`debug/watch/context`) context menu. */
+interface VariableMenuContext {
+  container?: { name?: string; expression?: string; evaluateName?: string; expensive?: boolean };
+  variable?: { name?: string; evaluateName?: string };
+}
+
+/** The scopes whose variables' evaluateName is a full path already (the others are relative to the
+ *  frame). */
+const globalScopes = new Set(['Globals', 'Retain', 'I/O']);
+
+/** The expression a context-menu argument names, and whether it is a full path; undefined when the
+ *  argument is not a variable. */
+export function variableOfMenu(context: unknown): { expression: string; global: boolean } | undefined {
+  if (typeof context !== 'object' || context === null) return undefined;
+  const c = context as VariableMenuContext;
+  const expression = (c.variable?.evaluateName ?? c.variable?.name ?? '').trim();
+  if (!expression) return undefined;
+  // A scope is the one container without an evaluateName or an expression.
+  const container = c.container;
+  const inGlobalScope =
+    container !== undefined && container.evaluateName === undefined && container.expression === undefined && globalScopes.has(container.name ?? '');
+  return { expression, global: inGlobalScope || expression.startsWith('%') };
+}
+
+/** The instance a stack frame runs in, from its name: "Line (LineControl)" → "Line",
+ *  "Line.motor (MotorCtl)" → "Line.motor", "Line (LineControl): end of cycle" → "Line". */
+export function frameInstance(frameName: string): string | undefined {
+  const name = frameName.replace(/: end of cycle$/, '').replace(/ \([^()]*\)$/, '').trim();
+  return /^[A-Za-z_][\w.[\],]*$/.test(name) ? name : undefined;
+}
+
+/** The paths `expression` may have, most specific first: in the frame's instance, then as written
+ *  (a global, or a full path already). */
+export function candidatePaths(expression: string, instance: string | undefined): string[] {
+  if (!instance || expression.startsWith('%') || expression.startsWith(`${instance}.`)) return [expression];
+  return [`${instance}.${expression}`, expression];
+}
+
+/** The instance of the frame the Variables and Watch views show (the focused one, else the top
+ *  frame of the first task); undefined when the session is not stopped. */
+async function focusedInstance(session: vscode.DebugSession): Promise<string | undefined> {
+  const item = vscode.debug.activeStackItem;
+  const mine = item && item.session.id === session.id ? item : undefined;
+  const threadId = mine?.threadId ?? 1;
+  const frameId = mine && 'frameId' in mine ? mine.frameId : undefined;
+  try {
+    const body = (await session.customRequest('stackTrace', { threadId })) as { stackFrames?: { id: number; name: string }[] };
+    const frames = body.stackFrames ?? [];
+    const frame = frames.find((f) => f.id === frameId) ?? frames[0];
+    return frame ? frameInstance(frame.name) : undefined;
+  } catch {
+    return undefined; // running, or no frame: the expression is taken as a full path
+  }
+}
+
+/** The Scan Timeline's side of Add to Scan Timeline. */
+export interface SignalLanes {
+  addSignal(session: vscode.DebugSession, candidates: string[]): Promise<string | undefined>;
+}
+
+/**
+ * Add to Scan Timeline: from the Variables or Watch view's context menu (the variable under the
+ * mouse) or the command palette (asks for a path, as `trace why` takes them). A frame's variable
+ * is qualified with the frame's instance, as the adapter's paths need. Shows the Scan Timeline.
+ */
+export async function addToScanTimeline(
+  lanes: SignalLanes,
+  context?: unknown,
+  session = activeScanbackSession(),
+): Promise<string | undefined> {
+  if (!session) {
+    void vscode.window.showInformationMessage('scanback: Add to Scan Timeline needs a scanback debug session.');
+    return undefined;
+  }
+  let chosen = variableOfMenu(context);
+  if (!chosen) {
+    const text = await vscode.window.showInputBox({
+      title: 'Add to Scan Timeline',
+      prompt: "A variable's path: PROGRAM.variable, a global, a struct field, an array element or an address",
+      placeHolder: 'Line.motor.starts, gTank.level, gAlarms[2].active, %IX0.1',
+      validateInput: (value) => (value.trim() ? undefined : 'Enter a variable path.'),
+    });
+    if (text === undefined || !text.trim()) return undefined;
+    chosen = { expression: text.trim(), global: text.trim().startsWith('%') };
+  }
+  const instance = chosen.global ? undefined : await focusedInstance(session);
+  try {
+    await vscode.commands.executeCommand('scanback.timeline.focus');
+  } catch {
+    // the view cannot be shown (no Run and Debug container): the lane is kept all the same
+  }
+  return lanes.addSignal(session, candidatePaths(chosen.expression, instance));
+}

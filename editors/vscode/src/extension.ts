@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { ScanbackAdapterFactory } from './adapter';
 import {
   activeScanbackSession,
+  addToScanTimeline,
   goToCycle,
   isReloadable,
   openTrace,
@@ -74,6 +75,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('scanback.goToCycle', (position?: unknown) => goToCycle(position)),
     vscode.commands.registerCommand('scanback.stepBackInto', () => stepBack('in')),
     vscode.commands.registerCommand('scanback.stepBackOut', () => stepBack('out')),
+    vscode.commands.registerCommand('scanback.addToTimeline', (context?: unknown) => addToScanTimeline(timeline, context)),
   );
   updateContext();
 }

@@ -22,7 +22,15 @@ export function timelineHtml(r: TimelinePageResources): string {
   <p id="status" role="status">No scanback session.</p>
   <p id="error" role="alert" hidden></p>
   <section id="range" aria-label="Recorded range" hidden>
-    <p class="position">at <span id="position-label"></span><span id="target-label" hidden></span></p>
+    <div class="position-row">
+      <p class="position">at <span id="position-label"></span><span id="target-label" hidden></span></p>
+      <div class="zoom" role="group" aria-label="Zoom the cycle axis">
+        <span id="zoom-label" hidden></span>
+        <button type="button" id="zoom-out" title="Zoom out (Ctrl+wheel, -)" aria-label="Zoom out">−</button>
+        <button type="button" id="zoom-in" title="Zoom in (Ctrl+wheel, +)" aria-label="Zoom in">+</button>
+        <button type="button" id="zoom-all" title="Show the whole history (0)" aria-label="Show the whole history">all</button>
+      </div>
+    </div>
     <div id="track" role="slider" tabindex="0" aria-label="Position in the recording, in cycles"
          aria-valuemin="0" aria-valuemax="0" aria-valuenow="0">
       <div class="recorded"></div>
@@ -36,10 +44,11 @@ export function timelineHtml(r: TimelinePageResources): string {
       <span id="first-label"></span>
       <span id="last-label"></span>
     </div>
-    <p id="hint" class="hint">Click or drag to go to a cycle; ←/→ one cycle, PgUp/PgDn a tenth, Home/End the ends.</p>
+    <section id="lanes" aria-label="Signals"></section>
+    <p id="lanes-empty" class="hint">Waveforms: <b>Add to Scan Timeline</b> in the Variables or Watch view's context menu.</p>
+    <p id="hint" class="hint">Click or drag to go to a cycle; ←/→ one cycle, PgUp/PgDn a tenth, Home/End the ends; Ctrl+wheel or +/− zooms, Shift+wheel scrolls.</p>
     <p id="fault-text" class="fault-text" hidden></p>
   </section>
-  <section id="lanes" aria-label="Signals"></section>
   <section id="stats" aria-label="Statistics" hidden>
     <table>
       <tbody id="stats-rows"></tbody>

@@ -2,10 +2,24 @@ import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { debugType } from '../configuration';
 import { timelineHtml } from './html';
-import { parseViewMessage, type SessionState, type TimelineBody, type TimelineMessage } from './protocol';
+import {
+  parseViewMessage,
+  type SessionState,
+  type Signal,
+  type SignalsArguments,
+  type SignalsBody,
+  type TimelineBody,
+  type TimelineMessage,
+} from './protocol';
 
 /** How often a live session's timeline is asked for while its range can grow. */
 export const livePollMs = 1000;
+
+/** Points per lane asked for before the view has said how wide it is. */
+export const defaultMaxPoints = 600;
+
+/** The range the view shows, as its last `requestSignals` gave it. */
+type SignalsRange = Required<Pick<SignalsArguments, 'firstCycle' | 'lastCycle' | 'maxPoints'>>;
 
 /**
  * The Scan Timeline view's extension side: it relays. It asks the adapter for `scanback/timeline`
@@ -27,6 +41,16 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
   private hasHistory = true;
   private poll: ReturnType<typeof setInterval> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The variables shown as lanes, in the order they were added. They stay for the window's
+   *  sessions until removed: a restarted session shows them again. */
+  private lanes: string[] = [];
+  /** The last `signals` body, resent on `ready` and trimmed when a lane is removed. */
+  private signals: SignalsBody | undefined;
+  private range: SignalsRange | undefined;
+  /** The scanback/signals request under way: at most one at a time; asks that come meanwhile are
+   *  folded into one more request, for the newest lanes and range, when it is answered. */
+  private signalsInFlight: Promise<void> | undefined;
+  private signalsAgain = false;
 
   constructor(private readonly extensionUri: vscode.Uri) {}
 
@@ -62,6 +86,7 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
         this.lastPosted = '';
         this.post(this.sessionMessage());
         if (this.timeline) this.postTimeline(this.timeline);
+        if (this.lanes.length > 0) this.postSignals();
         break;
       case 'seek': {
         const session = this.session;
@@ -78,10 +103,114 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
         break;
       }
       case 'requestSignals':
+        this.range = { firstCycle: message.firstCycle, lastCycle: message.lastCycle, maxPoints: message.maxPoints };
+        if (this.lanes.length > 0) await this.requestSignals();
+        break;
       case 'removeSignal':
-        // Lanes come with the signals work; until then no lane is shown, so there is nothing to do.
+        this.removeSignal(message.variable);
         break;
     }
+  }
+
+  /** The variables shown as lanes. */
+  get signalVariables(): readonly string[] {
+    return this.lanes;
+  }
+
+  /**
+   * Adds a lane. `candidates` are the paths the variable may have, most specific first (a frame's
+   * variable qualified with the frame's instance, then as written): the first the adapter knows is
+   * taken; when none is known, the first is added and its lane shows why. Returns the path added.
+   */
+  async addSignal(session: vscode.DebugSession, candidates: string[]): Promise<string | undefined> {
+    const unique = [...new Set(candidates.map((c) => c.trim()).filter((c) => c.length > 0))];
+    if (unique.length === 0) return undefined;
+    if (session !== this.session) this.sessionStarted(session);
+    const variable = unique.length === 1 ? unique[0] : await this.resolve(session, unique);
+    if (!this.lanes.includes(variable)) this.lanes.push(variable);
+    await this.requestSignals();
+    return variable;
+  }
+
+  removeSignal(variable: string): void {
+    if (!this.lanes.includes(variable)) return;
+    this.lanes = this.lanes.filter((v) => v !== variable);
+    // Nothing to ask: the other lanes' data is already here.
+    this.postSignals();
+  }
+
+  /** The first candidate the adapter resolves, asked over one cycle so the answer is cheap. */
+  private async resolve(session: vscode.DebugSession, candidates: string[]): Promise<string> {
+    const cycle = this.timeline?.cycle;
+    const args: SignalsArguments = { variables: candidates, maxPoints: 3 };
+    if (cycle !== undefined) Object.assign(args, { firstCycle: cycle, lastCycle: cycle });
+    else Object.assign(args, { firstCycle: 0, lastCycle: 0 });
+    try {
+      const body = (await session.customRequest('scanback/signals', args)) as SignalsBody;
+      const found = body.signals.find((s) => s.error === undefined && candidates.includes(s.variable));
+      if (found) return found.variable;
+    } catch {
+      // The lane's own request says what is wrong.
+    }
+    return candidates[0];
+  }
+
+  /**
+   * Asks the adapter for the lanes over the view's range and posts the answer. One request at a
+   * time: a call while one is under way makes one more follow it (with the lanes and range of
+   * then), and resolves when that one is posted.
+   */
+  requestSignals(): Promise<void> {
+    if (this.signalsInFlight) {
+      this.signalsAgain = true;
+      return this.signalsInFlight;
+    }
+    const run = async () => {
+      try {
+        do {
+          this.signalsAgain = false;
+          await this.askSignals();
+        } while (this.signalsAgain);
+      } finally {
+        this.signalsInFlight = undefined;
+      }
+    };
+    this.signalsInFlight = run();
+    return this.signalsInFlight;
+  }
+
+  private async askSignals(): Promise<void> {
+    const session = this.session;
+    if (!session || this.state !== 'active' || this.lanes.length === 0) return;
+    const variables = [...this.lanes];
+    const args: SignalsArguments = { variables, ...(this.range ?? { maxPoints: defaultMaxPoints }) };
+    let body: SignalsBody;
+    try {
+      body = (await session.customRequest('scanback/signals', args)) as SignalsBody;
+    } catch (error) {
+      // The whole request failed (no history, a range outside it, a session that ended): every
+      // lane says so, and the view stays usable.
+      const message = errorText(error);
+      body = {
+        firstCycle: args.firstCycle ?? 0,
+        lastCycle: args.lastCycle ?? 0,
+        signals: variables.map((variable) => ({ variable, error: message })),
+      };
+    }
+    if (session !== this.session || this.signalsAgain) return; // a newer answer is coming
+    this.signals = body;
+    this.postSignals();
+  }
+
+  /** Posts the lanes: the last answer's signals for the lanes still shown, in their order, and a
+   *  placeholder for those not asked for yet. */
+  private postSignals() {
+    const known = new Map((this.signals?.signals ?? []).map((s) => [s.variable, s]));
+    const signals: Signal[] = this.lanes.map((variable) => known.get(variable) ?? { variable });
+    this.post({
+      type: 'signals',
+      signals: { firstCycle: this.signals?.firstCycle ?? 0, lastCycle: this.signals?.lastCycle ?? 0, signals },
+    });
   }
 
   sessionStarted(session: vscode.DebugSession): void {
@@ -92,7 +221,11 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     this.paused = false;
     this.hasHistory = session.configuration.record !== false;
     this.timeline = undefined;
+    // Another history: the lanes stay, their data and range are asked for again.
+    this.signals = undefined;
+    this.range = undefined;
     this.post(this.sessionMessage());
+    if (this.lanes.length > 0) this.postSignals();
   }
 
   /** The adapter turned supportsStepBack off (a `capabilities` event): the session keeps no history. */

@@ -1,6 +1,7 @@
-// Records the `scanback/timeline` bodies the browser test feeds the Scan Timeline view, from real
-// sessions of examples/plant. Rerun when the adapter's answer changes:
-//   node test/webview/record-fixtures.mjs [path/to/scanback]
+// Records the `scanback/timeline` and `scanback/signals` bodies the browser test feeds the Scan
+// Timeline view, from real sessions of examples/plant. Rerun when the adapter's answer changes:
+//   node test/webview/record-fixtures.mjs [path/to/scanback] [--only replay,signals,live,fault]
+// (the live fixture depends on timing: --only keeps it when the others are recorded again).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,11 @@ import { DapClient } from './dap-client.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../../../..');
-const binary = resolve(process.argv[2] ?? join(root, 'build/scanback'));
+const args = process.argv.slice(2);
+const onlyAt = args.indexOf('--only');
+const only = onlyAt >= 0 ? new Set(args.splice(onlyAt, 2)[1].split(',')) : undefined;
+const wanted = (name) => !only || only.has(name);
+const binary = resolve(args[0] ?? join(root, 'build/scanback'));
 const plant = join(root, 'examples/plant');
 const work = mkdtempSync(join(tmpdir(), 'scanback-fixtures-'));
 const save = (name, body) => writeFileSync(join(here, 'fixtures', name), `${JSON.stringify(body, null, 2)}\n`);
@@ -33,14 +38,25 @@ try {
   const trace = join(work, 'plant.trace');
   execFileSync(binary, ['run', ...['config.st', 'fbs.st', 'programs.st', 'types.st'].map((f) => join(plant, f)),
     '--cycles', '2000', '--inputs', join(plant, 'stimulus.csv'), '--record', trace, '--quiet']);
-  save('replay.json', await session({ trace, startAt: 'start' }, async (dap) => {
-    await dap.request('scanback/seek', { cycle: 400, step: 50 });
-    await dap.event('stopped');
-    return dap.request('scanback/timeline');
-  }));
+  if (wanted('replay'))
+    save('replay.json', await session({ trace, startAt: 'start' }, async (dap) => {
+      await dap.request('scanback/seek', { cycle: 400, step: 50 });
+      await dap.event('stopped');
+      return dap.request('scanback/timeline');
+    }));
+
+  // Lanes of that recording, one of each kind and one unknown variable: over all of it, about a
+  // hundred and fifty points (gTank.level is downsampled), and over a zoomed range (every change).
+  if (wanted('signals')) {
+    const variables = ['Line.conveyorOut', 'gTank.level', 'Line.state', 'gStatusText', 'Line.nope'];
+    save('signals.json', await session({ trace, startAt: 'start' }, (dap) =>
+      dap.request('scanback/signals', { variables, firstCycle: 0, lastCycle: 1999, maxPoints: 150 })));
+    save('signals-zoomed.json', await session({ trace, startAt: 'start' }, (dap) =>
+      dap.request('scanback/signals', { variables, firstCycle: 250, lastCycle: 400, maxPoints: 396 })));
+  }
 
   // A live session paused after running a while: the live edge and cycle-time statistics.
-  save('live.json', await session(
+  if (wanted('live')) save('live.json', await session(
     { program: [join(plant, '*.st')], cwd: plant, inputs: join(plant, 'stimulus.csv'), stopOnEntry: true, realtime: false, cycles: 100000 },
     async (dap) => {
       await dap.request('setBreakpoints', { source: { path: join(plant, 'programs.st') }, breakpoints: [{ line: 154 }] });
@@ -58,6 +74,13 @@ try {
   ));
 
   // A recording that ends in a fault: the faulting program divides by zero at cycle 57.
+  if (wanted('fault')) await recordFault();
+  console.log(`recorded fixtures in ${join(here, 'fixtures')}`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+async function recordFault() {
   const faulty = join(work, 'fault.st');
   writeFileSync(faulty, 'PROGRAM Main\nVAR n : INT; d : INT := 1; q : INT; END_VAR\nn := n + 1;\nIF n = 57 THEN d := 0; END_IF;\nq := 100 / d;\nEND_PROGRAM\n');
   const faultTrace = join(work, 'fault.trace');
@@ -71,7 +94,4 @@ try {
   fault.fault.message = fault.fault.message.replaceAll(`${work}/`, '');
   fault.fault.file = fault.fault.file.replaceAll(`${work}/`, '');
   save('fault.json', fault);
-  console.log(`recorded fixtures in ${join(here, 'fixtures')}`);
-} finally {
-  rmSync(work, { recursive: true, force: true });
 }

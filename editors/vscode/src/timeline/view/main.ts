@@ -2,7 +2,9 @@
 // posts the user's requests back; it holds no state the extension cannot resend: a reload of the
 // page asks for everything again with `ready`.
 import type { SessionState, TimelineBody, TimelineMessage, ViewMessage } from '../protocol';
+import { clampWindow, fractionOf, scrollWindow, zoomWindow, type CycleWindow } from './axis';
 import { formatDuration, formatPosition, formatVirtualTime } from './format';
+import { Lanes } from './lanes';
 
 interface VsCodeApi {
   postMessage(message: ViewMessage): void;
@@ -29,18 +31,35 @@ const positionLabel = byId('position-label');
 const targetLabel = byId('target-label');
 const stats = byId('stats');
 const statsRows = byId('stats-rows');
+const zoomLabel = byId('zoom-label');
+const lanes = new Lanes(byId('lanes'), byId('lanes-empty'));
 
 let session: { state: SessionState; name?: string; live?: boolean } = { state: 'none' };
+let previousSession: string | undefined;
 let timeline: TimelineBody | undefined;
 /** A position chosen with the keyboard but not yet sent (sent after a short pause in key presses). */
 let pendingCycle: number | undefined;
 let pendingTimer: ReturnType<typeof setTimeout> | undefined;
 let dragging = false;
+/** The zoomed window of cycles; undefined shows the whole history (and follows it as it grows). */
+let zoom: CycleWindow | undefined;
+/** The range the lanes were last asked for, so that only a change asks again. */
+let lastRequest = '';
+let requestTimer: ReturnType<typeof setTimeout> | undefined;
+
+const wholeOf = (t: TimelineBody): CycleWindow => ({ first: t.firstCycle, last: t.lastCycle });
+/** The cycles the strip and the lanes show. */
+function windowOf(t: TimelineBody): CycleWindow {
+  return zoom ? clampWindow(zoom, wholeOf(t)) : wholeOf(t);
+}
 
 function percent(cycle: number, t: TimelineBody): number {
-  const span = t.lastCycle - t.firstCycle;
-  if (span <= 0) return 100;
-  return Math.min(100, Math.max(0, ((cycle - t.firstCycle) / span) * 100));
+  return Math.min(100, Math.max(0, fractionOf(cycle, windowOf(t)) * 100));
+}
+
+function inView(cycle: number, t: TimelineBody): boolean {
+  const w = windowOf(t);
+  return cycle >= w.first && cycle <= w.last;
 }
 
 /** The recorded cycle nearest to `cycle`: inside the range and outside the gaps (a gap's cycles
@@ -56,7 +75,8 @@ function recordedCycle(cycle: number, t: TimelineBody): number {
 function cycleAtPointer(clientX: number, t: TimelineBody): number {
   const box = track.getBoundingClientRect();
   const fraction = box.width > 0 ? (clientX - box.left) / box.width : 0;
-  return recordedCycle(t.firstCycle + fraction * (t.lastCycle - t.firstCycle), t);
+  const w = windowOf(t);
+  return recordedCycle(w.first + fraction * (w.last - w.first), t);
 }
 
 function showPreview(cycle: number | undefined) {
@@ -77,6 +97,58 @@ function seek(cycle: number) {
   post({ type: 'seek', cycle });
 }
 
+/** The lanes' width in pixels: the strip's, as they share its axis. */
+const laneWidth = () => Math.round(track.getBoundingClientRect().width);
+
+function renderLanes() {
+  const t = timeline;
+  if (!t) return;
+  lanes.render(
+    {
+      window: windowOf(t),
+      position: { cycle: t.cycle, step: t.step },
+      seek: (position) => post({ type: 'seek', cycle: position.cycle, step: position.step }),
+      remove: (variable) => post({ type: 'removeSignal', variable }),
+    },
+    laneWidth(),
+  );
+}
+
+/**
+ * Asks for the lanes' data over the cycles in view, about one change per pixel, when that range
+ * or the width changed (a zoom, a scroll, a resize, a history that grew). A burst of wheel events
+ * asks once, after it.
+ */
+function requestSignals(delayMs = 0) {
+  if (requestTimer !== undefined) clearTimeout(requestTimer);
+  requestTimer = setTimeout(() => {
+    requestTimer = undefined;
+    const t = timeline;
+    const width = laneWidth();
+    if (!t || width <= 0) return;
+    const w = windowOf(t);
+    const message: ViewMessage = { type: 'requestSignals', firstCycle: w.first, lastCycle: w.last, maxPoints: Math.max(30, width) };
+    const text = JSON.stringify(message);
+    if (text === lastRequest) return;
+    lastRequest = text;
+    post(message);
+  }, delayMs);
+}
+
+function setZoom(next: CycleWindow | undefined) {
+  zoom = next;
+  renderTimeline();
+  requestSignals(120);
+}
+
+function zoomBy(factor: number, anchor?: number) {
+  const t = timeline;
+  if (!t) return;
+  const w = windowOf(t);
+  const around = anchor ?? (inView(t.cycle, t) ? t.cycle : (w.first + w.last) / 2);
+  setZoom(zoomWindow(w, wholeOf(t), factor, around));
+}
+
 function renderSession() {
   const name = session.name ? ` ${session.name}` : '';
   if (session.state === 'none') status.textContent = 'No scanback session. Start debugging an .st project or open a trace.';
@@ -87,6 +159,13 @@ function renderSession() {
     timeline = undefined;
     renderTimeline();
   }
+  if (session.state === 'active') {
+    // A session (re)started: its history is new, so the lanes are asked for again with the next
+    // timeline; another session's zoom does not fit this one.
+    lastRequest = '';
+    if (session.name !== previousSession) zoom = undefined;
+  }
+  previousSession = session.state === 'active' ? session.name : previousSession;
 }
 
 function faultOf(t: TimelineBody): { cycle: number; text: string } | undefined {
@@ -112,29 +191,40 @@ function renderTimeline() {
   range.hidden = !t;
   stats.hidden = !t;
   if (!t) return;
-  firstLabel.textContent = `${t.firstCycle} · ${formatVirtualTime(t.firstTimeNs)}`;
-  lastLabel.textContent = `${t.lastCycle} · ${formatVirtualTime(t.lastTimeNs)}${t.live ? ' (live)' : ''}`;
+  const w = windowOf(t);
+  if (zoom) {
+    // Only the ends of the history have known times; a zoomed window shows its cycles.
+    firstLabel.textContent = `${w.first}`;
+    lastLabel.textContent = `${w.last}`;
+    zoomLabel.textContent = `cycles ${w.first}..${w.last} of ${t.firstCycle}..${t.lastCycle}`;
+  } else {
+    firstLabel.textContent = `${t.firstCycle} · ${formatVirtualTime(t.firstTimeNs)}`;
+    lastLabel.textContent = `${t.lastCycle} · ${formatVirtualTime(t.lastTimeNs)}${t.live ? ' (live)' : ''}`;
+  }
+  zoomLabel.hidden = !zoom;
   positionLabel.textContent = `${formatPosition(t.cycle, t.step)} · ${formatVirtualTime(t.timeNs)}`;
   track.setAttribute('aria-valuemin', String(t.firstCycle));
   track.setAttribute('aria-valuemax', String(t.lastCycle));
   track.setAttribute('aria-valuenow', String(t.cycle));
   track.setAttribute('aria-valuetext', `cycle ${t.cycle}, step ${t.step}, ${formatVirtualTime(t.timeNs)}`);
   cursor.style.left = `${percent(t.cycle, t)}%`;
+  cursor.hidden = !inView(t.cycle, t);
   cursor.title = `current position ${formatPosition(t.cycle, t.step)}`;
 
   gaps.replaceChildren(
-    ...t.gaps.map((g) => {
+    ...t.gaps.filter((g) => g.firstCycle <= w.last && g.firstCycle + g.cycleCount > w.first).map((g) => {
       const gap = document.createElement('div');
       gap.className = 'gap';
-      gap.style.left = `${percent(g.firstCycle, t)}%`;
-      gap.style.width = `${percent(t.firstCycle + g.cycleCount, t)}%`;
+      const left = percent(g.firstCycle, t);
+      gap.style.left = `${left}%`;
+      gap.style.width = `${percent(g.firstCycle + g.cycleCount, t) - left}%`;
       gap.title = `cycles ${g.firstCycle}..${g.firstCycle + g.cycleCount - 1} were dropped by the recorder`;
       return gap;
     }),
   );
 
   const fault = faultOf(t);
-  faultMarker.hidden = !fault;
+  faultMarker.hidden = !fault || !inView(fault.cycle, t);
   faultText.hidden = !fault;
   if (fault) {
     faultMarker.style.left = `${percent(fault.cycle, t)}%`;
@@ -142,7 +232,7 @@ function renderTimeline() {
     faultText.textContent = `Ends in a fault: ${fault.text}`;
   }
 
-  liveEdge.hidden = !t.live;
+  liveEdge.hidden = !t.live || !inView(t.lastCycle, t);
   if (t.live) liveEdge.style.left = '100%';
 
   statsRows.replaceChildren();
@@ -157,6 +247,7 @@ function renderTimeline() {
     statRow('measured', `${c.cycles} cycles`);
   }
   if (!dragging && pendingCycle === undefined) showPreview(undefined);
+  renderLanes();
 }
 
 window.addEventListener('message', (event: MessageEvent) => {
@@ -172,6 +263,11 @@ window.addEventListener('message', (event: MessageEvent) => {
       timeline = message.timeline;
       errorText.hidden = true;
       renderTimeline();
+      requestSignals();
+      break;
+    case 'signals':
+      lanes.set(message.signals);
+      renderLanes();
       break;
     case 'error':
       errorText.textContent = message.message;
@@ -179,8 +275,7 @@ window.addEventListener('message', (event: MessageEvent) => {
       if (!dragging && pendingCycle === undefined) showPreview(undefined); // a refused seek goes nowhere
       break;
     default:
-      // `signals` (waveform lanes in #lanes) is drawn by the signals work; unknown types are ignored.
-      break;
+      break; // a type this version does not know
   }
 });
 
@@ -221,6 +316,12 @@ track.addEventListener('keydown', (event: KeyboardEvent) => {
     Home: t.firstCycle,
     End: t.lastCycle,
   };
+  if (event.key === '+' || event.key === '=' || event.key === '-' || event.key === '0') {
+    event.preventDefault();
+    if (event.key === '0') setZoom(undefined);
+    else zoomBy(event.key === '-' ? 2 : 0.5);
+    return;
+  }
   if (event.key === 'Enter' || event.key === ' ') {
     event.preventDefault();
     if (pendingCycle !== undefined) commitPending(pendingCycle);
@@ -245,6 +346,39 @@ function commitPending(cycle: number | undefined) {
   pendingCycle = undefined;
   if (cycle !== undefined) seek(cycle);
 }
+
+// Ctrl+wheel (a pinch on a touchpad) zooms around the pointer; Shift+wheel or a sideways swipe
+// scrolls. A plain wheel scrolls the view's page as usual.
+function onWheel(event: WheelEvent) {
+  const t = timeline;
+  if (!t) return;
+  const w = windowOf(t);
+  if (event.ctrlKey) {
+    event.preventDefault();
+    zoomBy(event.deltaY > 0 ? 1.25 : 0.8, cycleAtPointer(event.clientX, t));
+  } else if (zoom && (event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY))) {
+    event.preventDefault();
+    const delta = event.shiftKey && event.deltaX === 0 ? event.deltaY : event.deltaX;
+    const box = track.getBoundingClientRect();
+    const cycles = Math.round((delta / Math.max(1, box.width)) * (w.last - w.first)) || Math.sign(delta);
+    setZoom(scrollWindow(w, wholeOf(t), cycles));
+  }
+}
+track.addEventListener('wheel', onWheel, { passive: false });
+byId('lanes').addEventListener('wheel', onWheel, { passive: false });
+byId('zoom-in').addEventListener('click', () => zoomBy(0.5));
+byId('zoom-out').addEventListener('click', () => zoomBy(2));
+byId('zoom-all').addEventListener('click', () => setZoom(undefined));
+
+// The lanes are drawn in pixels: a new width redraws them and asks for about a point per pixel.
+let lastWidth = 0;
+new ResizeObserver(() => {
+  const width = laneWidth();
+  if (width === lastWidth) return;
+  lastWidth = width;
+  renderLanes();
+  requestSignals(120);
+}).observe(track);
 
 renderSession();
 post({ type: 'ready' });
