@@ -120,7 +120,8 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
   /**
    * Adds a lane. `candidates` are the paths the variable may have, most specific first (a frame's
    * variable qualified with the frame's instance, then as written): the first the adapter knows is
-   * taken; when none is known, the first is added and its lane shows why. Returns the path added.
+   * taken; when none is known, the first is added and its lane shows why (when the adapter cannot
+   * answer at all, the last, as written). Returns the path added.
    */
   async addSignal(session: vscode.DebugSession, candidates: string[]): Promise<string | undefined> {
     const unique = [...new Set(candidates.map((c) => c.trim()).filter((c) => c.length > 0))];
@@ -148,11 +149,12 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     try {
       const body = (await session.customRequest('scanback/signals', args)) as SignalsBody;
       const found = body.signals.find((s) => s.error === undefined && candidates.includes(s.variable));
-      if (found) return found.variable;
+      // None is known: the most specific one's error says best why ("LineControl has no member").
+      return found?.variable ?? candidates[0];
     } catch {
-      // The lane's own request says what is wrong.
+      // The adapter could not answer at all: the path as written, and its lane says what is wrong.
+      return candidates[candidates.length - 1];
     }
-    return candidates[0];
   }
 
   /**
