@@ -18,6 +18,8 @@ const fixture = (name) => JSON.parse(readFileSync(join(here, 'fixtures', name), 
 const replay = fixture('replay.json');
 const live = fixture('live.json');
 const fault = fixture('fault.json');
+const signals = fixture('signals.json');
+const signalsZoomed = fixture('signals-zoomed.json');
 
 let browser;
 let page;
@@ -205,6 +207,207 @@ test('screenshot of a live session (kept as a test artifact)', async () => {
   await show({ ...live, cycle: Math.round(live.lastCycle * 0.6), gaps: [] });
   await send({ type: 'timeline', timeline: { ...live, cycle: Math.round(live.lastCycle * 0.6) } });
   const file = join(artifacts, 'timeline-webview.png');
+  await page.screenshot({ path: file });
+  assert.ok(readFileSync(file).length > 1000);
+});
+
+// ---- waveform lanes (fixtures: scanback/signals bodies of the same recording as replay.json) ----
+
+async function showLanes(body = signals, timeline = replay) {
+  await show(timeline);
+  await send({ type: 'signals', signals: body });
+  await page.waitForFunction((n) => document.querySelectorAll('#lanes .lane').length === n, {}, body.signals.length);
+}
+
+const lane = (variable) => `#lanes .lane[data-variable="${variable}"]`;
+const plotWidth = () => page.$eval('#track', (e) => e.getBoundingClientRect().width);
+/** The x of each vertical step of a lane's trace (its `d` is M x,y then H x V y pairs). */
+async function traceEdges(variable) {
+  const d = await page.$eval(`${lane(variable)} .lane-trace`, (e) => e.getAttribute('d'));
+  const edges = [];
+  for (const m of d.matchAll(/H(-?[\d.]+)V(-?[\d.]+)/g)) edges.push({ x: Number(m[1]), y: Number(m[2]) });
+  return { d, edges };
+}
+const near = (a, b, tolerance = 0.11) => Math.abs(a - b) <= tolerance;
+
+test('lanes: one per signal under the strip, in order, with type, value at the position, remove and errors', async () => {
+  await showLanes();
+  const heads = await page.$$eval('#lanes .lane', (lanes) =>
+    lanes.map((l) => ({
+      name: l.querySelector('.lane-name').textContent,
+      type: l.querySelector('.lane-type')?.textContent,
+      value: l.querySelector('.lane-value')?.textContent,
+      remove: l.querySelector('.lane-remove').getAttribute('aria-label'),
+    })),
+  );
+  assert.deepEqual(heads.map((h) => h.name), ['Line.conveyorOut', 'gTank.level', 'Line.state', 'gStatusText', 'Line.nope']);
+  assert.deepEqual(heads.map((h) => h.type), ['BOOL', 'REAL', 'LineState', 'STRING', undefined]);
+  // At 400:50 the line runs again (Running from 376), the conveyor is on (TRUE from 365).
+  assert.equal(heads[0].value, 'TRUE');
+  assert.equal(heads[2].value, 'Running');
+  assert.equal(heads[4].remove, 'Remove Line.nope from the Scan Timeline');
+  assert.equal(await text(`${lane('Line.nope')} .lane-error`), "LineControl has no member 'nope'");
+  assert.equal(await page.$(`${lane('Line.nope')} svg`), null, 'an error lane draws nothing');
+  assert.equal(await hidden('#lanes-empty'), true);
+  // gTank.level came downsampled (complete: false): the lane says so.
+  assert.equal(await page.$(`${lane('gTank.level')} .lane-thinned`) !== null, true);
+  assert.equal(await page.$(`${lane('Line.state')} .lane-thinned`), null);
+  // The lanes share the strip's axis: same left edge, same width.
+  const [track, plot] = await Promise.all([page.$eval('#track', (e) => e.getBoundingClientRect().toJSON()), page.$eval(`${lane('Line.state')} svg`, (e) => e.getBoundingClientRect().toJSON())]);
+  assert.ok(near(track.left, plot.left, 0.5) && near(track.width, plot.width, 1), `${JSON.stringify(track)} vs ${JSON.stringify(plot)}`);
+  assert.deepEqual(page.problems, []);
+});
+
+test('a BOOL lane is a 0/1 step trace with an edge at each change', async () => {
+  await showLanes();
+  const width = await plotWidth();
+  const conveyor = signals.signals[0];
+  const { d, edges } = await traceEdges('Line.conveyorOut');
+  assert.match(d, /^M0,16/, 'starts low (FALSE) at the first cycle');
+  assert.deepEqual(
+    edges.map((e) => e.y),
+    conveyor.changes.map((c) => (c.value.number ? 2 : 16)),
+    'up for TRUE, down for FALSE',
+  );
+  conveyor.changes.forEach((c, i) => assert.ok(near(edges[i].x, (c.cycle / 1999) * width), `edge ${i} at cycle ${c.cycle}: x ${edges[i].x}`));
+  assert.ok(d.endsWith(`H${Math.round(width * 10) / 10}`), 'and runs to the last cycle');
+  // The TRUE stretches are filled: from 7 to 292, and from 365 on.
+  const high = await page.$eval(`${lane('Line.conveyorOut')} .lane-high`, (e) => e.getAttribute('d'));
+  assert.equal((high.match(/M/g) ?? []).length, 2);
+});
+
+test('a number lane is scaled between its min and max, which it labels', async () => {
+  await showLanes();
+  const level = signals.signals[1];
+  const numbers = [level.initial, ...level.changes.map((c) => c.value)].map((v) => v.number);
+  const max = level.changes.map((c) => c.value).reduce((a, b) => (b.number > a.number ? b : a), level.initial);
+  assert.equal(await text(`${lane('gTank.level')} .lane-max`), max.text);
+  assert.equal(await text(`${lane('gTank.level')} .lane-min`), level.initial.text);
+  const { d, edges } = await traceEdges('gTank.level');
+  const ys = [Number(/^M[\d.]+,([\d.]+)/.exec(d)[1]), ...edges.map((e) => e.y)];
+  assert.equal(ys.length, numbers.length);
+  // y runs from 32 (the minimum) up to 2 (the maximum), linearly in the value.
+  const lo = Math.min(...numbers);
+  const hi = Math.max(...numbers);
+  numbers.forEach((n, i) => assert.ok(near(ys[i], 32 - ((n - lo) / (hi - lo)) * 30), `value ${n}: y ${ys[i]}`));
+});
+
+test('an enum lane is bus segments between its changes, with the value written in where it fits', async () => {
+  await showLanes();
+  const width = await plotWidth();
+  const segments = await page.$$eval(`${lane('Line.state')} .lane-segment`, (all) =>
+    all.map((p) => ({ from: Number(p.dataset.from), to: Number(p.dataset.to), xs: p.getAttribute('points').split(' ').map((pt) => Number(pt.split(',')[0])) })),
+  );
+  const state = signals.signals[2];
+  const bounds = [0, ...state.changes.map((c) => c.cycle), 1999];
+  assert.deepEqual(
+    segments.map((s) => [s.from, s.to]),
+    bounds.slice(0, -1).map((b, i) => [b, bounds[i + 1]]),
+  );
+  for (const s of segments) {
+    assert.ok(near(Math.min(...s.xs), (s.from / 1999) * width), `segment ${s.from} starts at its cycle`);
+    assert.ok(near(Math.max(...s.xs), (s.to / 1999) * width), `segment ${s.from} ends at ${s.to}`);
+  }
+  // Only the long Running stretch (376..1999) has room for its name.
+  assert.deepEqual(await page.$$eval(`${lane('Line.state')} .lane-text`, (all) => all.map((t) => t.textContent)), ['Running']);
+});
+
+test('hover on a lane shows the variable, the cycle and the value there; on an edge, the change', async () => {
+  await showLanes();
+  const box = await (await page.$(`${lane('Line.state')} svg`)).boundingBox();
+  const at = (cycle) => ({ x: box.x + (cycle / 1999) * box.width, y: box.y + box.height / 2 });
+  let p = at(1000);
+  await page.mouse.move(p.x, p.y);
+  await page.waitForFunction(() => !document.getElementById('lane-tip').hidden);
+  assert.match(await text('#lane-tip'), /^Line\.state\ncycle (999|1000|1001): Running$/);
+  p = at(293);
+  await page.mouse.move(p.x + 1, p.y);
+  await page.waitForFunction(() => /Faulted/.test(document.getElementById('lane-tip').textContent));
+  assert.equal(await text('#lane-tip'), 'Line.state\ncycle 293: Running → Faulted (at 293:48)\nclick: go to the statement that wrote it');
+  assert.equal(await page.$eval(`${lane('Line.state')} svg`, (e) => e.classList.contains('on-edge')), true);
+  await page.mouse.move(2, 2); // off the lanes
+  await page.waitForFunction(() => document.getElementById('lane-tip').hidden);
+});
+
+test('a click on an edge posts a seek to the statement that wrote the value; elsewhere on a lane, nothing', async () => {
+  await showLanes();
+  const box = await (await page.$(`${lane('Line.conveyorOut')} svg`)).boundingBox();
+  await page.mouse.click(box.x + (1000 / 1999) * box.width, box.y + box.height / 2);
+  // The FALSE edge at 292:55: the writing statement is the step before, 292:54.
+  await page.mouse.click(box.x + (292 / 1999) * box.width + 2, box.y + box.height / 2);
+  assert.deepEqual(await waitForSeeks(1), [{ type: 'seek', cycle: 292, step: 54 }]);
+});
+
+test('remove posts removeSignal; a signals message without the lane drops it', async () => {
+  await showLanes();
+  await page.click(`${lane('gStatusText')} .lane-remove`);
+  assert.deepEqual((await posted()).filter((m) => m.type === 'removeSignal'), [{ type: 'removeSignal', variable: 'gStatusText' }]);
+  await send({ type: 'signals', signals: { ...signals, signals: signals.signals.filter((s) => s.variable !== 'gStatusText') } });
+  await page.waitForFunction(() => document.querySelectorAll('#lanes .lane').length === 4);
+  await send({ type: 'signals', signals: { ...signals, signals: [] } });
+  await page.waitForFunction(() => !document.getElementById('lanes-empty').hidden);
+});
+
+test('the view asks for its range at a point per pixel; a zoom asks for the zoomed range and the lanes follow the axis', async () => {
+  await showLanes();
+  const width = Math.round(await plotWidth());
+  const requests = async () => (await posted()).filter((m) => m.type === 'requestSignals');
+  await page.waitForFunction(() => window.posted.some((m) => m.type === 'requestSignals'));
+  assert.deepEqual((await requests())[0], { type: 'requestSignals', firstCycle: 0, lastCycle: 1999, maxPoints: width });
+  // Another stop at the same range asks nothing new.
+  await send({ type: 'timeline', timeline: { ...replay, cycle: 300, step: 0 } });
+  // Zoom in four times around the position (cycle 300) from the keyboard.
+  await page.focus('#track');
+  for (let i = 0; i < 4; ++i) await page.keyboard.press('+');
+  await page.waitForFunction(() => window.posted.filter((m) => m.type === 'requestSignals').length === 2);
+  const zoomed = (await requests())[1];
+  assert.equal(zoomed.lastCycle - zoomed.firstCycle, 125, 'a sixteenth of 1999 cycles');
+  assert.ok(zoomed.firstCycle <= 300 && zoomed.lastCycle >= 300);
+  assert.match(await text('#zoom-label'), new RegExp(`cycles ${zoomed.firstCycle}\\.\\.${zoomed.lastCycle} of 0\\.\\.1999`));
+  assert.equal(await text('#first-label'), String(zoomed.firstCycle));
+  // The strip's cursor and the lanes use the zoomed axis.
+  const fraction = (cycle) => (cycle - zoomed.firstCycle) / (zoomed.lastCycle - zoomed.firstCycle);
+  assert.ok(near(await leftPercent('#cursor'), fraction(300) * 100, 0.01));
+  await send({ type: 'signals', signals: signalsZoomed });
+  await page.waitForFunction(() => document.querySelector('#lanes .lane-segment[data-from="250"]'));
+  const { edges } = await traceEdges('Line.conveyorOut');
+  const fall = edges.find((e) => e.y === 16);
+  assert.ok(near(fall.x, fraction(292) * width, 0.6), `the FALSE edge at 292 is at x ${fall.x}`);
+  // The cycles the answer does not cover (it was for 250..400) are marked, not drawn as a value.
+  assert.ok((await page.$$(`${lane('Line.state')} .lane-unknown`)).length === (zoomed.lastCycle > 400 ? 1 : 0));
+  // Shift+wheel scrolls: a later range is asked for; "all" goes back to the whole history.
+  const box = await (await page.$('#track')).boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.keyboard.down('Shift');
+  await page.mouse.wheel({ deltaY: 200 });
+  await page.keyboard.up('Shift');
+  await page.waitForFunction(() => window.posted.filter((m) => m.type === 'requestSignals').length === 3);
+  assert.ok((await requests())[2].firstCycle > zoomed.firstCycle);
+  await page.click('#zoom-all');
+  await page.waitForFunction(() => window.posted.filter((m) => m.type === 'requestSignals').length === 4);
+  assert.deepEqual((await requests())[3], { type: 'requestSignals', firstCycle: 0, lastCycle: 1999, maxPoints: width });
+  assert.equal(await text('#first-label'), '0 · T#0ms');
+  assert.deepEqual(page.problems, []);
+});
+
+test('a live history that grows asks for the longer range', async () => {
+  await showLanes(signals, live);
+  await page.waitForFunction(() => window.posted.some((m) => m.type === 'requestSignals'));
+  await send({ type: 'timeline', timeline: { ...live, lastCycle: live.lastCycle + 500 } });
+  await page.waitForFunction(
+    (last) => window.posted.some((m) => m.type === 'requestSignals' && m.lastCycle === last),
+    {},
+    live.lastCycle + 500,
+  );
+});
+
+test('screenshot of lanes (kept as a test artifact)', async () => {
+  await page.setViewport({ width: 420, height: 470 });
+  await showLanes();
+  const box = await (await page.$(`${lane('Line.state')} svg`)).boundingBox();
+  await page.mouse.move(box.x + (293 / 1999) * box.width + 1, box.y + box.height / 2);
+  await page.waitForFunction(() => !document.getElementById('lane-tip').hidden);
+  const file = join(artifacts, 'timeline-lanes-webview.png');
   await page.screenshot({ path: file });
   assert.ok(readFileSync(file).length > 1000);
 });
