@@ -51,4 +51,4 @@ if [ $status -eq 3 ]; then
 elif [ $status -ne 0 ]; then
   exit $status
 fi
-CODE_SERVER_ENTRY="$entry" SCANBACK_VSIX="$vsix" node --test test/e2e/
+CODE_SERVER_ENTRY="$entry" SCANBACK_VSIX="$vsix" SCANBACK_BINARY="$binary" node --test test/e2e/

@@ -1,6 +1,6 @@
 // The Scan Timeline's message protocol, in code: docs/timeline-protocol.md is the spec and these
 // types follow it field by field. Either side ignores types and fields it does not know, so both
-// may grow (the signals issue adds `signals` data) without breaking the other.
+// may grow without breaking the other.
 
 /** `scanback/timeline` response body, relayed unchanged. All times are virtual nanoseconds. */
 export interface TimelineBody {
@@ -28,7 +28,7 @@ export interface TimelineFault {
   line?: number;
 }
 
-/** `scanback/signals` arguments (served by the signals issue). */
+/** `scanback/signals` arguments. */
 export interface SignalsArguments {
   variables: string[];
   firstCycle?: number;

@@ -24,7 +24,9 @@ type SignalsRange = Required<Pick<SignalsArguments, 'firstCycle' | 'lastCycle' |
 /**
  * The Scan Timeline view's extension side: it relays. It asks the adapter for `scanback/timeline`
  * after every stop (and every second while a live session's history grows), passes the body on
- * unchanged, and turns the view's `seek` into `scanback/seek` (docs/timeline-protocol.md).
+ * unchanged, and turns the view's `seek` into `scanback/seek`; for the waveform lanes it keeps the
+ * variables shown and asks `scanback/signals` over the range the view shows
+ * (docs/timeline-protocol.md).
  */
 export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewType = 'scanback.timeline';

@@ -2,10 +2,14 @@
 // extension host) in headless chromium. Installs the .vsix, opens examples/plant, sets a breakpoint,
 // starts debugging with F5 (no launch.json: the extension's configuration provider makes one from the
 // open .st file), waits for the stop, presses Step Back and checks the editor's current line moved
-// back; the Scan Timeline shows the session. Screenshots go to build/vscode/test/.
+// back; the Scan Timeline shows the session. Then it replays a recording of the plant, adds a
+// variable to the Scan Timeline from the Variables view's context menu and clicks an edge of its
+// lane: the debugger stops at the statement that wrote the value. Screenshots go to
+// build/vscode/test/.
 //
 //   CODE_SERVER_ENTRY  code-server's out/node/entry.js (test/e2e/setup-code-server.sh prints it)
 //   SCANBACK_VSIX      the package to install (scripts/package-vscode.sh)
+//   SCANBACK_BINARY    the scanback executable that records the replayed trace (default build/scanback)
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -21,6 +25,7 @@ const plant = join(root, 'examples/plant');
 const artifacts = join(root, 'build/vscode/test');
 const entry = process.env.CODE_SERVER_ENTRY;
 const vsix = process.env.SCANBACK_VSIX;
+const binary = process.env.SCANBACK_BINARY ?? join(root, 'build/scanback');
 const breakpointLine = 154; // programs.st: `conveyorOut := motor.out;`, after the call on line 153
 
 let scratch;
@@ -53,10 +58,10 @@ async function until(what, predicate, timeoutMs = 60000) {
   }
 }
 
-async function shot(name) {
+async function shot(name, clip) {
   if (!page) return;
   try {
-    await page.screenshot({ path: join(artifacts, `e2e-${name}.png`) });
+    await page.screenshot({ path: join(artifacts, `e2e-${name}.png`), clip });
   } catch {
     // the page may be gone
   }
@@ -83,6 +88,36 @@ async function stackFrameLine() {
     return undefined;
   });
 }
+
+/** Runs a palette command that asks for a value in an input box, and answers it. */
+async function runCommandWithInput(title, answer) {
+  await runCommand(title);
+  await until(`the input box of "${title}"`, () =>
+    page.evaluate(() => document.activeElement?.closest('.quick-input-widget') !== null && document.activeElement?.tagName === 'INPUT'),
+  );
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyA');
+  await page.keyboard.up('Control');
+  await page.keyboard.type(answer);
+  await page.keyboard.press('Enter');
+}
+
+/** Clicks the item `label` of the open context menu (the workbench draws menus in a shadow root). */
+async function clickMenuItem(label) {
+  const item = await until(`the menu item "${label}"`, async () => {
+    const handle = await page.evaluateHandle((wanted) => {
+      const roots = [document, ...[...document.querySelectorAll('*')].filter((e) => e.shadowRoot).map((e) => e.shadowRoot)];
+      for (const root of roots)
+        for (const a of root.querySelectorAll('.monaco-menu .action-label')) if (a.textContent.trim() === wanted) return a;
+      return null;
+    }, label);
+    return handle.asElement() ?? undefined;
+  });
+  await item.click();
+}
+
+const callStackSays = (pattern) =>
+  page.evaluate((source) => new RegExp(source, 'i').test(document.querySelector('.debug-call-stack')?.textContent ?? ''), pattern.source);
 
 async function runCommand(title) {
   await page.keyboard.press('F1');
@@ -284,3 +319,117 @@ async function timelineView(pattern) {
   }
   return undefined;
 }
+
+test('Add to Scan Timeline from the Variables view: a lane with edges; a click on an edge stops at the writing statement', async () => {
+  // A recording of the plant with its stimulus: the line starts, runs, faults and runs again.
+  const trace = join(scratch, 'plant.trace');
+  execFileSync(binary, ['run', ...['config.st', 'fbs.st', 'programs.st', 'types.st'].map((f) => join(plant, f)),
+    '--cycles', '2000', '--inputs', join(plant, 'stimulus.csv'), '--record', trace, '--quiet']);
+  // conveyorOut := motor.out; (programs.st) writes the lane's variable.
+  const writerLine = readFileSync(join(plant, 'programs.st'), 'utf8').split('\n').findIndex((l) => /^conveyorOut := motor\.out;/.test(l)) + 1;
+  assert.ok(writerLine > 0);
+
+  // End the live session, replay the recording (Open Trace… asks for the file), go to 400.
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('F5');
+  await page.keyboard.up('Shift');
+  await until('the live session to end', async () => {
+    for (const frame of page.frames()) {
+      const status = await frame.evaluate(() => document.getElementById('status')?.textContent).catch(() => undefined);
+      if (status && /ended\./.test(status)) return true;
+    }
+    return false;
+  });
+  await runCommandWithInput('scanback: Open Trace', trace);
+  await until('the replay to stop', () => callStackSays(/Paused on entry/));
+  await runCommandWithInput('scanback: Go to Cycle', '400');
+  await until('the stop at cycle 400', () => callStackSays(/Paused on goto/));
+  await until('the Scan Timeline at 400:0', () => timelineView(/^400:0 · /));
+
+  // The Variables view: open the Instance scope of Line and right-click conveyorOut.
+  const row = (label) =>
+    page.evaluateHandle((wanted) => {
+      for (const r of document.querySelectorAll('.debug-variables .monaco-list-row'))
+        if (r.querySelector('.monaco-tl-contents')?.textContent.trim().startsWith(wanted)) return r;
+      return null;
+    }, label);
+  const instance = await until('the Instance scope', async () => (await row('Instance')).asElement() ?? undefined);
+  if ((await instance.evaluate((r) => r.getAttribute('aria-expanded'))) !== 'true') await instance.click();
+  const variable = await until('conveyorOut in the Variables view', async () => (await row('conveyorOut')).asElement() ?? undefined);
+  await variable.click({ button: 'right' });
+  await clickMenuItem('Add to Scan Timeline');
+
+  // Room for the lanes: the other panes of Run and Debug folded, the side bar wider.
+  for (const pane of ['Variables', 'Watch', 'Call Stack', 'Breakpoints']) {
+    await page.evaluate((title) => {
+      const header = [...document.querySelectorAll('.pane-header')].find((h) => h.getAttribute('aria-label')?.startsWith(title));
+      if (header?.getAttribute('aria-expanded') === 'true') header.click();
+    }, pane);
+  }
+  const sidebar = await (await page.$('.part.sidebar')).boundingBox();
+  const sash = await page.evaluateHandle((right) => {
+    return [...document.querySelectorAll('.monaco-sash.vertical')].find((e) => Math.abs(e.getBoundingClientRect().left + e.getBoundingClientRect().width / 2 - right) < 6) ?? null;
+  }, sidebar.x + sidebar.width);
+  if (sash.asElement()) {
+    const b = await sash.asElement().boundingBox();
+    await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(b.x + 260, b.y + b.height / 2, { steps: 10 });
+    await page.mouse.up();
+  }
+
+  // Its lane: a BOOL trace with the conveyor's three edges (on at 7, off at 292, on at 365).
+  const laneSelector = '#lanes .lane[data-variable="Line.conveyorOut"] .lane-trace';
+  const timeline = await until('the conveyorOut lane', async () => {
+    const frame = await timelineView(/./);
+    return frame && (await frame.$(laneSelector)) ? frame : undefined;
+  });
+  const edges = await timeline.$eval(laneSelector, (e) => [...e.getAttribute('d').matchAll(/V/g)].length);
+  assert.equal(edges, 3, 'three edges');
+  // Two more from the command palette: the line's state and the tank level, for the picture.
+  for (const path of ['Line.state', 'gTank.level']) {
+    await runCommandWithInput('scanback: Add to Scan Timeline', path);
+    await until(`the ${path} lane`, () => timeline.$(`#lanes .lane[data-variable="${path}"] svg`));
+  }
+
+  // Hover on the falling edge says what changed; a click stops at the statement that wrote it.
+  const plot = await timeline.$('#lanes .lane[data-variable="Line.conveyorOut"] svg');
+  const box = await plot.boundingBox();
+  const span = await timeline.$eval('#last-label', (e) => Number(e.textContent.split(' ')[0]));
+  const x = box.x + (292 / span) * box.width;
+  await page.mouse.move(x, box.y + box.height / 2);
+  const tip = await until('the lane hover', async () => {
+    const t = await timeline.$eval('#lane-tip', (e) => (e.hidden ? '' : e.textContent));
+    return /TRUE → FALSE/.test(t) ? t : undefined;
+  });
+  assert.match(tip, /^Line\.conveyorOut\ncycle 292: TRUE → FALSE \(at 292:\d+\)/);
+  await shot('lanes-hover');
+  await page.mouse.click(x, box.y + box.height / 2);
+  await until(`the stop at the writing statement (line ${writerLine})`, async () => (await stackFrameLine()) === writerLine);
+  const position = await until('the timeline at the writer', async () => {
+    const frame = await timelineView(/^292:/);
+    return frame ? frame.$eval('#position-label', (e) => e.textContent) : undefined;
+  });
+  assert.match(position, /^292:\d+ · T#2s/);
+  const laneValue = await timeline.$eval('#lanes .lane[data-variable="Line.conveyorOut"] .lane-value', (e) => e.textContent);
+  assert.equal(laneValue, 'TRUE', 'before the writing statement runs, the conveyor is still on');
+
+  // Zoom in around the position (twice, from the keyboard): the lanes are asked for the cycles in
+  // view and drawn on the zoomed axis.
+  await timeline.focus('#track');
+  await page.keyboard.press('+');
+  await page.keyboard.press('+');
+  const zoomed = await until('the lanes of the zoomed range', async () => {
+    const label = await timeline.$eval('#zoom-label', (e) => (e.hidden ? '' : e.textContent));
+    const range = /cycles (\d+)\.\.(\d+) of/.exec(label);
+    const lanes = await timeline.$eval('#lanes', (e) => [Number(e.dataset.firstCycle), Number(e.dataset.lastCycle)]);
+    return range && lanes[0] === Number(range[1]) && lanes[1] === Number(range[2]) ? lanes : undefined;
+  });
+  assert.ok(zoomed[1] - zoomed[0] <= 500 && zoomed[0] <= 292 && zoomed[1] >= 292, `zoomed to ${zoomed}`);
+  await runCommand('Notifications: Clear All Notifications');
+  await page.mouse.move(5, 5);
+  await shot('lanes');
+  // The Scan Timeline beside the stop, for the README (docs/images/timeline-lanes.png).
+  const side = await (await page.$('.part.sidebar')).boundingBox();
+  await shot('lanes-readme', { x: 0, y: 0, width: Math.round(side.x + side.width + 520), height: 500 });
+});

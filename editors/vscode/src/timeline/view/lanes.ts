@@ -70,6 +70,9 @@ export class Lanes {
   render(context: LaneContext, width: number) {
     const signals = this.body?.signals ?? [];
     this.empty.hidden = signals.length > 0;
+    // The cycles the data covers, for a test to wait on after a zoom.
+    this.root.dataset.firstCycle = String(this.body?.firstCycle ?? '');
+    this.root.dataset.lastCycle = String(this.body?.lastCycle ?? '');
     this.tip.hidden = true;
     this.root.replaceChildren(...signals.map((s) => this.lane(s, context, width)));
   }
@@ -183,7 +186,7 @@ export class Lanes {
     if (fill) plot.append(svg('path', { class: 'lane-high', d: fill }));
     plot.append(svg('path', { class: 'lane-trace', d }));
     if (range && kind === 'number') {
-      const max = svg('text', { class: 'lane-max', x: 2, y: 9 });
+      const max = svg('text', { class: 'lane-max', x: 2, y: 10 });
       max.textContent = range.max.text;
       const min = svg('text', { class: 'lane-min', x: 2, y: h - 3 });
       min.textContent = range.min.text;
