@@ -338,6 +338,29 @@ test('a click on an edge posts a seek to the statement that wrote the value; els
   assert.deepEqual(await waitForSeeks(1), [{ type: 'seek', cycle: 292, step: 54 }]);
 });
 
+test('from the keyboard: ←/→ go from edge to edge starting at the position, Enter seeks to the writer', async () => {
+  await showLanes();
+  await page.$eval(`${lane('Line.conveyorOut')} svg`, (e) => e.focus());
+  // The position is 400:50: the edge before it is the conveyor starting again at 365:55.
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(() => !document.getElementById('lane-tip').hidden);
+  assert.match(await text('#lane-tip'), /cycle 365: FALSE → TRUE \(at 365:55\)\nEnter: go to the statement/);
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight'); // past the last edge: stays on it
+  await page.keyboard.press(' ');
+  assert.deepEqual(await waitForSeeks(3), [
+    { type: 'seek', cycle: 365, step: 54 },
+    { type: 'seek', cycle: 292, step: 54 },
+    { type: 'seek', cycle: 365, step: 54 },
+  ]);
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => document.getElementById('lane-tip').hidden);
+});
+
 test('remove posts removeSignal; a signals message without the lane drops it', async () => {
   await showLanes();
   await page.click(`${lane('gStatusText')} .lane-remove`);

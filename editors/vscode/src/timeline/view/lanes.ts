@@ -127,7 +127,10 @@ export class Lanes {
     const segments = segmentsOf(signal, body.firstCycle, body.lastCycle).filter(
       (s) => xOf(s.to) >= -2 && xOf(s.from) <= width + 2,
     );
-    plot.setAttribute('aria-label', `${signal.variable}: ${segments.length} values in view`);
+    plot.setAttribute(
+      'aria-label',
+      `${signal.variable}: ${segments.length} values in view; ←/→ go from edge to edge, Enter to the statement that wrote the value`,
+    );
     // Cycles the body does not cover (a zoom or a scroll still being asked for): hatched.
     for (const [from, to] of [
       [context.window.first, body.firstCycle],
@@ -246,34 +249,71 @@ export class Lanes {
       const cycle = Math.round(context.window.first + (span > 0 ? (x / width) * span : 0));
       return { x, cycle, edge: nearestEdge(signal, x, xOf, edgeReach) };
     };
-    plot.addEventListener('pointermove', (event) => {
-      const { x, cycle, edge } = at(event);
-      let text = `${signal.variable}\ncycle ${cycle}: ${valueAt(signal, cycle)?.text ?? '?'}`;
-      if (edge) {
-        const before = valueAt(signal, edge.cycle, edge.step - 1)?.text ?? '?';
-        text = `${signal.variable}\ncycle ${edge.cycle}: ${before} → ${edge.value.text} (at ${edge.cycle}:${edge.step})\nclick: go to the statement that wrote it`;
-      }
-      plot.classList.toggle('on-edge', edge !== undefined);
-      const lineX = px(edge ? xOf(edge.cycle) : x);
-      hover.setAttribute('x1', String(lineX));
-      hover.setAttribute('x2', String(lineX));
+    const edgeText = (edge: SignalChange, action: string) => {
+      const before = valueAt(signal, edge.cycle, edge.step - 1)?.text ?? '?';
+      return `${signal.variable}\ncycle ${edge.cycle}: ${before} → ${edge.value.text} (at ${edge.cycle}:${edge.step})\n${action}: go to the statement that wrote it`;
+    };
+    const show = (text: string, lineX: number, clientX: number, clientY: number) => {
+      hover.setAttribute('x1', String(px(lineX)));
+      hover.setAttribute('x2', String(px(lineX)));
       hover.setAttribute('visibility', 'visible');
       this.tip.textContent = text;
       this.tip.hidden = false;
       const tipBox = this.tip.getBoundingClientRect();
-      const left = Math.min(event.clientX + 12, window.innerWidth - tipBox.width - 4);
-      const top = event.clientY + 16 + tipBox.height > window.innerHeight ? event.clientY - tipBox.height - 8 : event.clientY + 16;
+      const left = Math.min(clientX + 12, window.innerWidth - tipBox.width - 4);
+      const top = clientY + 16 + tipBox.height > window.innerHeight ? clientY - tipBox.height - 8 : clientY + 16;
       this.tip.style.left = `${Math.max(0, left)}px`;
       this.tip.style.top = `${Math.max(0, top)}px`;
-    });
-    plot.addEventListener('pointerleave', () => {
+    };
+    const hide = () => {
       this.tip.hidden = true;
       hover.setAttribute('visibility', 'hidden');
       plot.classList.remove('on-edge');
+    };
+    plot.addEventListener('pointermove', (event) => {
+      const { x, cycle, edge } = at(event);
+      plot.classList.toggle('on-edge', edge !== undefined);
+      if (edge) show(edgeText(edge, 'click'), xOf(edge.cycle), event.clientX, event.clientY);
+      else show(`${signal.variable}\ncycle ${cycle}: ${valueAt(signal, cycle)?.text ?? '?'}`, x, event.clientX, event.clientY);
     });
+    plot.addEventListener('pointerleave', hide);
     plot.addEventListener('click', (event) => {
       const { edge } = at(event);
-      if (edge) context.seek(writerPosition(edge as SignalChange));
+      if (edge) context.seek(writerPosition(edge));
+    });
+
+    // From the keyboard: ←/→ go from edge to edge (starting at the current position), Enter seeks.
+    const changes = signal.changes ?? [];
+    if (changes.length === 0) return;
+    plot.tabIndex = 0;
+    let focused = -1;
+    plot.addEventListener('keydown', (event) => {
+      if (event.key === 'ArrowRight' || event.key === 'ArrowLeft') {
+        event.preventDefault();
+        const forward = event.key === 'ArrowRight';
+        if (focused < 0) {
+          const from = context.position ?? { cycle: context.window.first, step: 0 };
+          const after = changes.findIndex((c) => c.cycle > from.cycle || (c.cycle === from.cycle && c.step > from.step));
+          focused = forward ? (after < 0 ? changes.length - 1 : after) : (after < 0 ? changes.length : after) - 1;
+        } else {
+          focused += forward ? 1 : -1;
+        }
+        focused = Math.max(0, Math.min(changes.length - 1, focused));
+        const edge = changes[focused];
+        const box = plot.getBoundingClientRect();
+        const x = xOf(edge.cycle);
+        show(edgeText(edge, 'Enter'), x, box.left + (x / width) * box.width, box.top);
+      } else if ((event.key === 'Enter' || event.key === ' ') && focused >= 0) {
+        event.preventDefault();
+        context.seek(writerPosition(changes[focused]));
+      } else if (event.key === 'Escape') {
+        focused = -1;
+        hide();
+      }
+    });
+    plot.addEventListener('blur', () => {
+      focused = -1;
+      hide();
     });
   }
 }
