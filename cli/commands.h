@@ -43,12 +43,12 @@ struct RunArgs {
   bool noDebug = false;       // status, snapshot and stop only: attach is refused
 };
 
-// `scanback ctl ENDPOINT [--auth-token-file FILE] status [--json] | snapshot FILE | stop`
+// `scanback ctl ENDPOINT [--auth-token-file FILE] status [--json] | snapshot FILE | stop | pause | resume`
 // (cli/ctl_command.cpp): exit 0, or kExitUsage for usage, connection and authentication errors.
 struct CtlArgs {
   std::string endpoint;
   std::string authTokenFile;
-  enum class Action { Status, Snapshot, Stop } action = Action::Status;
+  enum class Action { Status, Snapshot, Stop, Pause, Resume } action = Action::Status;
   bool json = false;
   std::string snapshotPath;
 };

@@ -62,6 +62,8 @@ int ctlCommand(const CtlArgs& args) {
   switch (args.action) {
     case CtlArgs::Action::Status: request = {{"command", "status"}}; break;
     case CtlArgs::Action::Stop: request = {{"command", "stop"}}; break;
+    case CtlArgs::Action::Pause: request = {{"command", "pause"}}; break;
+    case CtlArgs::Action::Resume: request = {{"command", "resume"}}; break;
     case CtlArgs::Action::Snapshot: {
       // The runtime writes the file: the path is made absolute here, where the user gave it.
       std::error_code ec;
@@ -96,6 +98,8 @@ int ctlCommand(const CtlArgs& args) {
                                response->value("bytes", 0));
       break;
     case CtlArgs::Action::Stop: std::cout << "stop requested\n"; break;
+    case CtlArgs::Action::Pause: std::cout << "paused: the task holds between cycles (scanback ctl resume)\n"; break;
+    case CtlArgs::Action::Resume: std::cout << "resumed\n"; break;
   }
   return kExitOk;
 }

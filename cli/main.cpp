@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
   auto* ctlSnapshot = ctlCmd->add_subcommand("snapshot", "Write the history the runtime holds to a trace");
   ctlSnapshot->add_option("file", ctlArgs.snapshotPath, "The trace to write (on the runtime's machine)")->required();
   auto* ctlStop = ctlCmd->add_subcommand("stop", "Stop the runtime");
+  auto* ctlPause = ctlCmd->add_subcommand(
+      "pause", "Hold the task between cycles (the runtime's STOP switch; a debugger never does this)");
+  auto* ctlResume = ctlCmd->add_subcommand("resume", "Let a paused task run again");
 
   std::vector<std::string> disasmFiles;
   auto* disasm = app.add_subcommand("disasm", "Compile and print the bytecode");
@@ -188,6 +191,8 @@ int main(int argc, char** argv) {
   if (*ctlCmd) {
     if (*ctlSnapshot) ctlArgs.action = CtlArgs::Action::Snapshot;
     if (*ctlStop) ctlArgs.action = CtlArgs::Action::Stop;
+    if (*ctlPause) ctlArgs.action = CtlArgs::Action::Pause;
+    if (*ctlResume) ctlArgs.action = CtlArgs::Action::Resume;
     if (*ctlStatus) ctlArgs.action = CtlArgs::Action::Status;
     return ctlCommand(ctlArgs);
   }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -124,7 +125,7 @@ class PublishedRuntime final : public control::ControlledRuntime {
   PublishedRuntime(const Program& program, bool debugEnabled)
       : program_(program), debugEnabled_(debugEnabled), cycleTimes_(program.tasks.size()) {}
 
-  enum class State { Running, Faulted, Stopped };
+  enum class State { Running, Paused, Faulted, Stopped };
   void setRecorder(recorder::Recorder* rec) { recorder_ = rec; }
   // The scan thread:
   void cycleEnded(uint32_t task, uint64_t cycles, uint64_t ns) {
@@ -147,11 +148,81 @@ class PublishedRuntime final : public control::ControlledRuntime {
     }
     cycles_.store(rt.currentCycle().cycle + 1, std::memory_order_relaxed);  // the faulted one ran too
     state_.store(State::Faulted, std::memory_order_release);
+    wakePauseWaiters();
   }
-  void stopped() { state_.store(State::Stopped, std::memory_order_release); }
+  void stopped() {
+    state_.store(State::Stopped, std::memory_order_release);
+    wakePauseWaiters();
+  }
+
+  // The scan thread, between cycles: holds while an operator has paused the runtime, keeping the
+  // history current for readers. True when it held (the caller restarts its pacing). A signal
+  // cannot notify, so the hold also looks at the interruption flag every 10 ms.
+  bool holdWhilePaused(recorder::Recorder* rec, uint64_t cyclesRun) {
+    std::unique_lock lock(pauseMutex_);
+    if (!pauseWanted_) return false;
+    // `paused` is said once the history held reaches the hold (the writer closes the chunk being
+    // filled when idle, within ~40 ms), so that a debugger attaching to a paused runtime gets every
+    // cycle it ran. The task holds meanwhile anyway; the wait is bounded in case cycles were dropped.
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (rec && pauseWanted_ && !gInterrupted && rec->held().endCycle < cyclesRun &&
+           std::chrono::steady_clock::now() < giveUp) {
+      lock.unlock();
+      rec->idle();
+      lock.lock();
+      changed_.wait_for(lock, std::chrono::milliseconds(5));
+    }
+    state_.store(State::Paused, std::memory_order_release);
+    changed_.notify_all();
+    while (pauseWanted_ && !gInterrupted) {
+      if (rec) {
+        lock.unlock();
+        rec->idle();
+        lock.lock();
+      }
+      changed_.wait_for(lock, std::chrono::milliseconds(10));
+    }
+    state_.store(State::Running, std::memory_order_release);
+    changed_.notify_all();
+    return true;
+  }
+
+  // A pause is answered once the task holds (between cycles: after the cycle under way, or in real
+  // time after the next one when it is waiting for that one's start), so that the status read next
+  // says `paused`; a resume at once.
+  bool setPaused(bool paused, std::string& error) override {
+    std::unique_lock lock(pauseMutex_);
+    const State state = state_.load(std::memory_order_acquire);
+    if (state == State::Faulted) {
+      error = "the runtime has faulted: it runs no cycle to pause or resume (scanback ctl stop ends it)";
+      return false;
+    }
+    if (state == State::Stopped || gInterrupted) {
+      error = "the runtime is stopping";
+      return false;
+    }
+    pauseWanted_ = paused;
+    changed_.notify_all();
+    if (!paused) return true;
+    if (!changed_.wait_for(lock, kPauseAnswerWithin, [this] {
+          const State s = state_.load(std::memory_order_acquire);
+          return s != State::Running || gInterrupted;
+        })) {
+      error = fmt::format(
+          "the pause is requested, but the task has not reached the end of its cycle within {} s; it holds there "
+          "when it does (scanback ctl status shows it)",
+          kPauseAnswerWithin.count());
+      return false;
+    }
+    if (state_.load(std::memory_order_acquire) != State::Paused) {
+      error = "the runtime stopped or faulted before it could hold";
+      return false;
+    }
+    return true;
+  }
 
   json status() const override {
-    static constexpr const char* kStates[] = {"running", "faulted", "stopped"};
+    static constexpr const char* kStates[] = {"running", "paused", "faulted", "stopped"};
     const State state = state_.load(std::memory_order_acquire);
     json s{{"state", kStates[static_cast<int>(state)]},
            {"cycles", cycles_.load(std::memory_order_relaxed)},
@@ -183,7 +254,10 @@ class PublishedRuntime final : public control::ControlledRuntime {
     return s;
   }
   recorder::Recorder* recorder() override { return recorder_; }
-  void stop() override { gInterrupted = true; }
+  void stop() override {
+    gInterrupted = true;
+    wakePauseWaiters();
+  }
 
  private:
   const Program& program_;
@@ -192,8 +266,18 @@ class PublishedRuntime final : public control::ControlledRuntime {
   std::vector<CycleTimes> cycleTimes_;
   std::atomic<uint64_t> cycles_{0};
   std::atomic<State> state_{State::Running};
+  // After a change the waiters' predicates read: taking the lock orders it before their next check.
+  void wakePauseWaiters() {
+    { std::lock_guard lock(pauseMutex_); }
+    changed_.notify_all();
+  }
+
   mutable std::mutex mutex_;
   json fault_;
+  static constexpr std::chrono::seconds kPauseAnswerWithin{10};
+  std::mutex pauseMutex_;
+  std::condition_variable changed_;
+  bool pauseWanted_ = false;
 };
 
 // Checks the --control options and opens the endpoint. Null with the message printed.
@@ -367,6 +451,12 @@ int runCommand(const RunArgs& args) {
       }
       reportSnapshot(it->get());
       it = snapshots.erase(it);
+    }
+    // An operator's pause (scanback ctl pause) holds the task here, between cycles; the virtual
+    // clock holds with it, and pacing starts again from the resume (no burst of missed cycles).
+    if (controlled && published.holdWhilePaused(rec.get(), rt.cycle())) {
+      loop.restartPacing();
+      continue;
     }
     CycleStart next;
     const auto prepared = loop.prepare(waits, next);

@@ -79,6 +79,8 @@ std::string_view commandName(Request::Command command) {
     case Request::Command::Snapshot: return "snapshot";
     case Request::Command::Stream: return "stream";
     case Request::Command::Stop: return "stop";
+    case Request::Command::Pause: return "pause";
+    case Request::Command::Resume: return "resume";
   }
   return "?";
 }
@@ -112,7 +114,7 @@ std::optional<Request> parseRequest(std::string_view line, std::string& error) {
   Request r;
   const auto command = message.find("command");
   if (command == message.end() || !command->is_string()) {
-    error = "missing 'command' (status, snapshot, stream or stop)";
+    error = "missing 'command' (status, snapshot, stream, stop, pause or resume)";
     return std::nullopt;
   }
   const std::string& name = command->get_ref<const std::string&>();
@@ -124,8 +126,13 @@ std::optional<Request> parseRequest(std::string_view line, std::string& error) {
     r.command = Request::Command::Stream;
   } else if (name == "stop") {
     r.command = Request::Command::Stop;
+  } else if (name == "pause") {
+    r.command = Request::Command::Pause;
+  } else if (name == "resume") {
+    r.command = Request::Command::Resume;
   } else {
-    error = fmt::format("'command' must be one of status, snapshot, stream, stop, not {}", describe(*command));
+    error = fmt::format("'command' must be one of status, snapshot, stream, stop, pause, resume, not {}",
+                        describe(*command));
     return std::nullopt;
   }
   if (const auto token = message.find("token"); token != message.end()) {

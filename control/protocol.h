@@ -45,7 +45,7 @@ class LineReader {
 bool writeLine(dap::Stream& stream, const json& message);
 
 struct Request {
-  enum class Command { Status, Snapshot, Stream, Stop };
+  enum class Command { Status, Snapshot, Stream, Stop, Pause, Resume };
   Command command = Command::Status;
   std::optional<std::string> token;
   std::string path;        // snapshot: the trace to write (absolute, on the runtime's machine)

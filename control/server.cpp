@@ -231,6 +231,12 @@ void ControlServer::serve(dap::Stream& stream, ControlledRuntime& runtime, const
         if (!writeLine(stream, response)) return;
         runtime.stop();
         continue;
+      case Request::Command::Pause:
+      case Request::Command::Resume: {
+        std::string why;
+        if (!runtime.setPaused(request->command == Request::Command::Pause, why)) response = failure(number, why);
+        break;
+      }
       case Request::Command::Snapshot: {
         if (!rec) {
           response = failure(number, "this runtime keeps no history");

@@ -33,6 +33,10 @@ class ControlledRuntime {
   virtual recorder::Recorder* recorder() = 0;
   // Asks the runtime to stop (between cycles, or at once when it waits faulted).
   virtual void stop() = 0;
+  // The operator's RUN/STOP switch: the task holds between cycles (state `paused`) until resumed.
+  // A debugger never pauses a runtime; an operator may (`scanback ctl pause`). False with `error`
+  // when the runtime cannot (it has faulted or is stopping).
+  virtual bool setPaused(bool paused, std::string& error) = 0;
 };
 
 struct ControlOptions {

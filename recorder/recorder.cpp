@@ -376,6 +376,7 @@ SyncResult Recorder::sync() {
 }
 
 void Recorder::idle() {
+  flushStaged(false);
   if (const uint64_t tickets = snapshotTickets_.load(std::memory_order_relaxed); tickets != markedTickets_)
     markSnapshot(tickets);
 }

@@ -192,8 +192,9 @@ class Recorder final : public CycleHooks {
   SyncResult sync();
   // The scan inputs of the cycle under way (same threads as sync(); inside a cycle).
   CycleInputs currentInputs() const;
-  // For a task that runs no cycle for now (it faulted, and the runtime stays up): does what the
-  // next cycle's start would, marking the snapshot requests made so far, so that they are served.
+  // For a task that runs no cycle for now (it faulted, or an operator paused it): does what the
+  // next cycle's start would, marking the snapshot requests made so far, so that they are served,
+  // and hands the staged cycles to the writer, so that readers of the history get every cycle run.
   // The scan thread, between cycles.
   void idle();
 

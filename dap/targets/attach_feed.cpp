@@ -126,6 +126,7 @@ class AttachFeed final : public HistoryFeed {
     std::lock_guard lock(mutex_);
     return cycleTime_;
   }
+  bool paused() const override { return runtimePaused_.load(std::memory_order_relaxed); }
   void stop() override {
     if (stopped_.exchange(true)) return;
     if (client_) client_->close();
@@ -181,6 +182,8 @@ class AttachFeed final : public HistoryFeed {
   }
 
   void noteStatus(const json& s) {
+    const auto state = s.find("state");
+    runtimePaused_.store(state != s.end() && *state == "paused", std::memory_order_relaxed);
     std::optional<Timeline::CycleTime> all;
     // The busiest task's times stand for the runtime's (a timeline shows one distribution).
     for (const json& t : s.value("tasks", json::array())) {
@@ -315,6 +318,7 @@ class AttachFeed final : public HistoryFeed {
   std::string failure_;
   std::function<void()> onEnded_;
   std::optional<Timeline::CycleTime> cycleTime_;
+  std::atomic<bool> runtimePaused_{false};  // as the runtime's last status said
 };
 
 }  // namespace

@@ -37,9 +37,11 @@ ReplayEngine::ReplayEngine(std::unique_ptr<replay::Replayer> replayer, TargetLis
 
 void ReplayEngine::setControl(RunControl& control) { replayer_->setCancelFlag(&control.pauseFlag()); }
 
-void ReplayEngine::followGrowth(const std::atomic<bool>* executing, bool fromNewest) {
+void ReplayEngine::followGrowth(const std::atomic<bool>* executing, bool fromNewest,
+                                std::function<bool()> sourcePaused) {
   growing_ = true;
   growFromNewest_ = fromNewest;
+  sourcePaused_ = std::move(sourcePaused);
   replayer_->setGiveWayFlag(executing);
 }
 
@@ -219,6 +221,8 @@ std::optional<StopInfo> ReplayEngine::execute(const Move& move, RunControl& cont
       if (end && atFault(*end))
         return describe(replay::Stop{*end, replay::StopReason::End, -1, {}}, StopChecker::Search{});
       if (move.stopOnEntry) return StopInfo{StopReason::Entry, r.task()};
+      // Attached to a runtime its operator paused: the session shows the paused state at once.
+      if (end && sourcePaused_ && sourcePaused_()) return StopInfo{StopReason::Pause, r.task()};
       return moveFrom(Move::resumed(ResumeKind::Continue, 0), control, atLiveEdge, error);
     }
   }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,8 +48,11 @@ class ReplayEngine {
   // position); a forward step that reaches the end stops there (it never waits for the task). A
   // start without stopOnEntry begins with such a continue. `executing`: set while the task
   // executes a cycle on this machine, which replaying waits out (Replayer::setGiveWayFlag; null:
-  // the task runs elsewhere). `fromNewest`: that start is at the newest recorded position.
-  void followGrowth(const std::atomic<bool>* executing, bool fromNewest = false);
+  // the task runs elsewhere). `fromNewest`: that start is at the newest recorded position, where
+  // `sourcePaused` (when given) says whether the task is paused there (a paused attached runtime):
+  // then the start is a pause, not a continue.
+  void followGrowth(const std::atomic<bool>* executing, bool fromNewest = false,
+                    std::function<bool()> sourcePaused = {});
   // Growing: the trace is complete (the task has ended); a continue then stops at its end.
   void growthEnded() { growthEnded_.store(true, std::memory_order_release); }
   // Said instead of "the start of the recording was reached" when a move reaches the start (a live
@@ -114,6 +118,7 @@ class ReplayEngine {
   bool endIsLive_ = false;
   bool growing_ = false;
   bool growFromNewest_ = false;
+  std::function<bool()> sourcePaused_;
   std::atomic<bool> growthEnded_{false};
   bool niced_ = false;
   static constexpr int kNonstopNice = 10;  // the thread's nice value when growing_

@@ -15,7 +15,7 @@ std::unique_ptr<ReplayTarget> ReplayTarget::follow(std::unique_ptr<HistoryFeed> 
                                                    std::string& error, bool fromNewest) {
   std::unique_ptr<ReplayEngine> replay = ReplayEngine::follow(feed->partialPath(), feed->program(), listener, error);
   if (!replay) return nullptr;
-  replay->followGrowth(feed->executing(), fromNewest);
+  replay->followGrowth(feed->executing(), fromNewest, [f = feed.get()] { return f->paused(); });
   std::unique_ptr<ReplayTarget> target(new ReplayTarget(std::move(replay), listener));
   target->feed_ = std::move(feed);
   return target;

@@ -69,7 +69,7 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   std::unique_ptr<ReplayEngine> replay_;
   std::unique_ptr<HistoryFeed> feed_;  // following a growing trace
   std::string readOnlyReason_ = kHistoryIsReadOnly;
-  std::string path_;                   // a complete trace (open())
+  std::string path_;  // a complete trace (open())
 };
 
 }  // namespace scanback::dap

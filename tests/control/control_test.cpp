@@ -20,6 +20,14 @@ class TestRuntime final : public ControlledRuntime {
   json status() const override { return json{{"state", "running"}}; }
   recorder::Recorder* recorder() override { return rec_; }
   void stop() override {}
+  bool setPaused(bool paused, std::string& error) override {
+    asked.push_back(paused);
+    if (refusal.empty()) return true;
+    error = refusal;
+    return false;
+  }
+  std::vector<bool> asked;  // each setPaused, in order
+  std::string refusal;      // set: setPaused refuses with it
 
  private:
   recorder::Recorder* rec_;
@@ -144,8 +152,32 @@ TEST(ControlStream, StreamingIsRefusedWhenDebuggingIsDisabledAndWithoutAHistory)
   }
 }
 
+TEST(ControlServer, PauseAndResumeAreTheRuntimesToAnswer) {
+  TestRuntime runtime(nullptr);
+  ControlOptions control;
+  std::atomic<bool> closing{false};
+  SocketPair pair;
+  std::thread server([&] { ControlServer::serve(*pair.server, runtime, control, closing); });
+  LineReader reader(*pair.client);
+  ASSERT_TRUE(writeLine(*pair.client, json{{"command", "pause"}}));
+  EXPECT_EQ(readLine(reader), (json{{"ok", true}, {"command", "pause"}}));
+  ASSERT_TRUE(writeLine(*pair.client, json{{"command", "resume"}}));
+  EXPECT_EQ(readLine(reader), (json{{"ok", true}, {"command", "resume"}}));
+  runtime.refusal = "the runtime has faulted";
+  ASSERT_TRUE(writeLine(*pair.client, json{{"command", "pause"}}));
+  EXPECT_EQ(readLine(reader), (json{{"ok", false}, {"error", "request 3: the runtime has faulted"}}));
+  pair.client->close();
+  server.join();
+  EXPECT_EQ(runtime.asked, (std::vector<bool>{true, false, true}));
+}
+
 TEST(ControlProtocol, RequestsAreReadStrictly) {
   std::string error;
+  const auto pause = parseRequest("{\"command\":\"pause\"}", error);
+  ASSERT_TRUE(pause) << error;
+  EXPECT_EQ(pause->command, Request::Command::Pause);
+  EXPECT_FALSE(parseRequest("{\"command\":\"halt\"}", error));
+  EXPECT_EQ(error, "'command' must be one of status, snapshot, stream, stop, pause, resume, not \"halt\"");
   EXPECT_FALSE(parseRequest("{\"command\":\"stream\",\"fromCycle\":1.5}", error));
   EXPECT_EQ(error, "'fromCycle' must be a whole number from 0, not 1.5");
   EXPECT_FALSE(parseRequest("{\"command\":\"stream\",\"fromCycle\":1e300}", error));

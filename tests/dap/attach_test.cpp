@@ -435,6 +435,44 @@ TEST_F(Attach, AFaultedRuntimeStaysUpForAPostMortemAttachAndItsSnapshotReplaysTo
   EXPECT_EQ(rt.exitCode(), 3);  // a fault's exit code, after a clean stop
 }
 
+TEST_F(Attach, AnOperatorsPauseHoldsTheTaskAndAnAttachReportsItAtOnce) {
+  Runtime rt(project_.path("counter.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  ASSERT_TRUE(cyclesGrowBeyond(rt, 3));
+  const std::string endpoint = shellQuote(rt.endpoint());
+  const CliResult pause = scanback("ctl " + endpoint + " pause", dir());
+  ASSERT_EQ(pause.exitCode, 0) << pause.err;
+  EXPECT_NE(pause.out.find("paused"), std::string::npos) << pause.out;
+  // The pause is answered once the task holds: the very next status says so.
+  const control::json held = status(rt);
+  EXPECT_EQ(held["state"], "paused") << held.dump();
+  EXPECT_EQ(validateControl(held, "Status"), "");
+  const uint64_t heldAt = held["cycles"];
+
+  // Attaching to the paused runtime reports the pause at once, at the newest cycle it ran.
+  SessionClient c;
+  attach(c, rt);
+  c.request("configurationDone");
+  const control::json stop = c.event("stopped", std::chrono::seconds(30));
+  EXPECT_EQ(stop["body"]["reason"], "pause") << stop.dump();
+  const control::json frames = c.request("stackTrace", {{"threadId", 1}});
+  ASSERT_TRUE(frames.value("success", false)) << frames.dump();
+  EXPECT_FALSE(frames["body"]["stackFrames"].empty());
+  const control::json value = c.request("evaluate", {{"expression", "count"}, {"frameId", 1}, {"context", "watch"}});
+  ASSERT_TRUE(value.value("success", false)) << value.dump();
+  // The history reaches the cycle the task holds after: count is the number of cycles run.
+  EXPECT_EQ(std::stoull(value["body"]["result"].get<std::string>()), heldAt);
+  // All that took many task intervals; the task held through them.
+  EXPECT_EQ(cycles(rt), heldAt);
+
+  const CliResult resume = scanback("ctl " + endpoint + " resume", dir());
+  ASSERT_EQ(resume.exitCode, 0) << resume.err;
+  EXPECT_TRUE(cyclesGrowBeyond(rt, heldAt));
+  EXPECT_EQ(status(rt)["state"], "running");
+  c.request("disconnect");
+  EXPECT_TRUE(rt.running());
+}
+
 TEST_F(Attach, TwoClientsAttachAtOnceEachWithItsOwnSession) {
   Runtime rt(project_.path("counter.st"), dir());
   ASSERT_TRUE(rt.ready());

@@ -20,6 +20,7 @@ class NoHistoryRuntime final : public control::ControlledRuntime {
   control::json status() const override { return control::json{{"state", "running"}, {"cycles", 1}}; }
   recorder::Recorder* recorder() override { return nullptr; }
   void stop() override {}
+  bool setPaused(bool, std::string&) override { return true; }
 };
 
 }  // namespace
