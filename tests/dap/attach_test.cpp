@@ -473,6 +473,51 @@ TEST_F(Attach, AnOperatorsPauseHoldsTheTaskAndAnAttachReportsItAtOnce) {
   EXPECT_TRUE(rt.running());
 }
 
+TEST_F(Attach, DataBreakpointsStopAtWritesForwardAsTheHistoryGrowsAndBackward) {
+  Runtime rt(project_.path("counter.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  SessionClient c;
+  attach(c, rt);
+  breakAt(c, 6);
+  c.request("configurationDone");
+  ASSERT_EQ(c.event("stopped", std::chrono::seconds(30))["body"]["reason"], "breakpoint");
+  c.request("setBreakpoints",
+            {{"source", {{"path", project_.path("counter.st")}}}, {"breakpoints", control::json::array()}});
+  const control::json info = c.request("dataBreakpointInfo", {{"name", "x"}, {"frameId", 1}});
+  ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
+  const control::json set =
+      c.request("setDataBreakpoints", {{"breakpoints", control::json::array({{{"dataId", info["body"]["dataId"]}}})}});
+  ASSERT_TRUE(set.value("success", false)) << set.dump();
+  auto value = [&](const char* name) {
+    const control::json r = c.request("evaluate", {{"expression", name}, {"frameId", 1}, {"context", "watch"}});
+    EXPECT_TRUE(r.value("success", false)) << r.dump();
+    return std::stoll(r["body"]["result"].get<std::string>());
+  };
+  const int64_t countAtBreak = value("count");  // line 6 has not run yet in this cycle
+  // Forward: x changes every cycle (count MOD 7), the first time at line 7 of this very cycle.
+  c.request("continue", {{"threadId", 1}});
+  control::json stop = c.event("stopped", std::chrono::seconds(30));
+  EXPECT_EQ(stop["body"]["reason"], "data breakpoint") << stop.dump();
+  EXPECT_EQ(value("count"), countAtBreak + 1);
+  EXPECT_EQ(value("x"), (countAtBreak + 1) % 7);
+  // Again, into cycles the runtime runs after the attach.
+  for (int i = 2; i <= 4; ++i) {
+    c.request("continue", {{"threadId", 1}});
+    stop = c.event("stopped", std::chrono::seconds(30));
+    EXPECT_EQ(stop["body"]["reason"], "data breakpoint");
+    EXPECT_EQ(value("count"), countAtBreak + i);
+    EXPECT_EQ(value("x"), (countAtBreak + i) % 7);
+  }
+  // Backward: the write of the cycle before.
+  c.request("reverseContinue", {{"threadId", 1}});
+  stop = c.event("stopped", std::chrono::seconds(30));
+  EXPECT_EQ(stop["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(value("count"), countAtBreak + 3);
+  EXPECT_EQ(value("x"), (countAtBreak + 3) % 7);
+  EXPECT_TRUE(cyclesGrowBeyond(rt, static_cast<uint64_t>(countAtBreak + 4)));
+  c.request("disconnect");
+}
+
 TEST_F(Attach, TwoClientsAttachAtOnceEachWithItsOwnSession) {
   Runtime rt(project_.path("counter.st"), dir());
   ASSERT_TRUE(rt.ready());
