@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "replayer/replayer.h"
+#include "tests/support/shell.h"
 #include "tests/support/trace_support.h"
 #include "tests/traces/trace_test_support.h"
 #include "traces/framing.h"
@@ -48,38 +49,11 @@ std::string readText(const fs::path& p) {
   return s.str();
 }
 
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct CliResult {
-  int exitCode = -1;
-  std::string out, err;
-};
+using test::shellQuote;
+using CliResult = test::ShellResult;
 
 // Runs `scanback ARGS` (already quoted for the shell), capturing stdout and stderr.
-CliResult scanback(const std::string& args) {
-  static int counter = 0;
-  const fs::path errFile = fs::temp_directory_path() /
-                           ("scanback_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".stderr");
-  const std::string cmd = shellQuote(SCANBACK_BINARY) + " " + args + " 2>" + shellQuote(errFile.string());
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "popen failed: " << cmd;
-    return r;
-  }
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = readText(errFile);
-  fs::remove(errFile);
-  return r;
-}
+CliResult scanback(const std::string& args) { return test::runShell(shellQuote(SCANBACK_BINARY) + " " + args); }
 
 std::string q(const std::string& s) { return shellQuote(s); }
 

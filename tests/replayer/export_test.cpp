@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/shell.h"
 #include "tests/support/trace_support.h"
 #include "tests/traces/trace_test_support.h"
 
@@ -32,37 +33,10 @@ std::string readText(const fs::path& p) {
   return s.str();
 }
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+std::string quote(const std::string& s) { return test::shellQuote(s); }
 
-struct Result {
-  int exitCode = -1;
-  std::string out, err;
-};
-
-// Runs a shell command line, capturing stdout and stderr.
-Result shell(const std::string& command) {
-  static int counter = 0;
-  const fs::path errFile = fs::temp_directory_path() / ("scanback_export_" + std::to_string(::getpid()) + "_" +
-                                                        std::to_string(counter++) + ".stderr");
-  Result r;
-  FILE* pipe = popen((command + " 2>" + quote(errFile.string())).c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "popen failed: " << command;
-    return r;
-  }
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = readText(errFile);
-  fs::remove(errFile);
-  return r;
-}
+using Result = test::ShellResult;
+Result shell(const std::string& command) { return test::runShell(command); }
 
 Result scanback(const std::string& args) { return shell(quote(SCANBACK_BINARY) + " " + args); }
 
