@@ -1,5 +1,6 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { resolveAttach } from './attach';
 
 export const debugType = 'scanback';
 
@@ -50,13 +51,22 @@ export class ScanbackConfigurationProvider implements vscode.DebugConfigurationP
       }
       Object.assign(resolved, { ...configurationForFile(file), name: config.name ?? `Debug (ST)` });
     }
-    if (resolved.request === 'attach' && typeof resolved.endpoint !== 'string') {
-      void vscode.window.showErrorMessage(
-        `scanback: the attach configuration "${config.name}" needs an "endpoint" (unix:///path.sock or tcp://127.0.0.1:PORT: the runtime's --control endpoint).`,
-      );
-      return undefined;
-    }
     if (resolved.cwd === undefined && folder) resolved.cwd = folder.uri.fsPath;
     return resolved;
+  }
+
+  /** Attach is checked once its variables are substituted: the endpoint and the token file may be
+   *  written with ${workspaceFolder} or ${input:…}. */
+  resolveDebugConfigurationWithSubstitutedVariables(
+    folder: vscode.WorkspaceFolder | undefined,
+    config: vscode.DebugConfiguration,
+  ): vscode.ProviderResult<vscode.DebugConfiguration> {
+    if (config.request !== 'attach') return config;
+    const attach = resolveAttach(config, folder?.uri.fsPath);
+    if ('error' in attach) {
+      void vscode.window.showErrorMessage(`scanback: ${attach.error}`);
+      return undefined; // cancels the attach
+    }
+    return attach.config as vscode.DebugConfiguration;
   }
 }

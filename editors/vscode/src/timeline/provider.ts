@@ -273,10 +273,10 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
       if (session !== this.session || this.state !== 'active') return;
       this.timeline = body;
       this.postTimeline(body);
-      // Only a nonstop session's end grows while the session is stopped (its task scans on); a live
-      // program's end moves when it runs, and the next stop brings it. Asking a program that has
-      // just been continued fails, and the adapter shows every failure to the user.
-      if (body.live && session.configuration.nonstop === true) this.startPolling();
+      // Only the end of a nonstop or attached session grows while the session is stopped (its task
+      // scans on); a live program's end moves when it runs, and the next stop brings it. Asking a
+      // program that has just been continued fails, and the adapter shows every failure to the user.
+      if (body.live && neverHalts(session.configuration)) this.startPolling();
       else this.stopPolling();
     } catch (error) {
       if (!quiet && session === this.session && this.state === 'active')
@@ -315,6 +315,11 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     this.stopPolling();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** A session whose task scans on while the session is stopped: nonstop, or attached to a runtime. */
+function neverHalts(configuration: vscode.DebugConfiguration): boolean {
+  return configuration.request === 'attach' || configuration.nonstop === true;
 }
 
 function errorText(error: unknown): string {

@@ -175,6 +175,25 @@ test('a stopped nonstop session is asked again every second; only changes are po
   assert.equal(session.requests.length, asked + 1, 'no polling after the session ended');
 });
 
+test('a stopped attached session is asked again every second: the runtime scans on', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  let lastCycle = 4000;
+  const { provider, view, session } = setUp((command) => {
+    if (command !== 'scanback/timeline') return {};
+    return { ...replayTimeline, lastCycle, live: true };
+  });
+  session.configuration = { type: 'scanback', request: 'attach', name: 'Attach', endpoint: 'unix:///tmp/rt.sock' };
+  provider.sessionStarted(session);
+  await provider.stopped(session);
+  lastCycle = 4100;
+  t.mock.timers.tick(livePollMs);
+  await new Promise(setImmediate);
+  const timelines = view.posted.filter((m) => m.type === 'timeline').map((m) => m.timeline.lastCycle);
+  assert.deepEqual(timelines, [4000, 4100]);
+  assert.equal(view.posted.find((m) => m.type === 'session').live, true);
+  provider.sessionEnded(session);
+});
+
 test('a session without history is never asked for a timeline; the view says why', async () => {
   for (const turnOff of ['record: false', 'capabilities event']) {
     const { provider, view, session } = setUp(() => replayTimeline);
