@@ -4,8 +4,11 @@
 // open .st file), waits for the stop, presses Step Back and checks the editor's current line moved
 // back; the Scan Timeline shows the session. Then it replays a recording of the plant, adds a
 // variable to the Scan Timeline from the Variables view's context menu and clicks an edge of its
-// lane: the debugger stops at the statement that wrote the value. Screenshots go to
-// build/vscode/test/.
+// lane: the debugger stops at the statement that wrote the value. Last, a runtime started with
+// `scanback run --control` on a copy of the plant: the extension's attach snippet in a launch.json,
+// started from the Run and Debug view, a breakpoint from the gutter, Step Back, disconnect, while
+// `scanback ctl status` shows the runtime's cycles growing; and an attach with a wrong token.
+// Screenshots go to build/vscode/test/.
 //
 //   CODE_SERVER_ENTRY  code-server's out/node/entry.js (test/e2e/setup-code-server.sh prints it)
 //   SCANBACK_VSIX      the package to install (scripts/package-vscode.sh)
@@ -13,7 +16,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +36,7 @@ let server;
 let serverLog = '';
 let browser;
 let page;
+const runtimes = [];
 
 const freePort = () =>
   new Promise((done, fail) => {
@@ -189,6 +193,7 @@ before(async () => {
 });
 
 after(async () => {
+  for (const runtime of runtimes) if (runtime.exitCode === null && runtime.signalCode === null) runtime.kill('SIGTERM');
   await browser?.close();
   if (server && server.exitCode === null) {
     server.kill('SIGTERM');
@@ -432,4 +437,266 @@ test('Add to Scan Timeline from the Variables view: a lane with edges; a click o
   // The Scan Timeline beside the stop, for the README (docs/images/timeline-lanes.png).
   const side = await (await page.$('.part.sidebar')).boundingBox();
   await shot('lanes-readme', { x: 0, y: 0, width: Math.round(side.x + side.width + 520), height: 500 });
+});
+
+// ---- Attaching to a running runtime -------------------------------------------------------------
+
+const plantFiles = ['config.st', 'fbs.st', 'programs.st', 'types.st'];
+
+/** Starts `scanback run` on `files` with a control endpoint, as on a line; resolves once it listens. */
+async function startRuntime(files, endpoint, extra = []) {
+  const runtime = spawn(binary, ['run', ...files, '--realtime', '--control', endpoint, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  runtimes.push(runtime);
+  let log = '';
+  runtime.stderr.on('data', (d) => (log += d));
+  runtime.log = () => log;
+  await until(`the runtime to listen on ${endpoint}`, () => {
+    if (runtime.exitCode !== null) throw new Error(`the runtime exited (${runtime.exitCode}): ${log}`);
+    return log.includes(`control endpoint ${endpoint}`);
+  }, 30000);
+  return runtime;
+}
+
+/** `scanback ctl ENDPOINT …`: its stdout, or a failure with the command's stderr. */
+const ctl = (endpoint, ...args) => execFileSync(binary, ['ctl', endpoint, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const runtimeStatus = (endpoint, ...auth) => JSON.parse(ctl(endpoint, ...auth, 'status', '--json'));
+
+/** Waits until the runtime's cycle count passes `cycles`: its task scans on. */
+const cyclesPass = (endpoint, cycles, ...auth) =>
+  until(`the runtime's cycles to grow past ${cycles}`, () => {
+    const status = runtimeStatus(endpoint, ...auth);
+    return status.state === 'running' && status.cycles > cycles ? status : undefined;
+  }, 20000);
+
+/** The attach configuration that the snippet "scanback: Attach to a running runtime" inserts, with
+ *  the endpoint typed into its placeholder. */
+function attachSnippet(endpoint) {
+  const manifest = JSON.parse(readFileSync(resolve(here, '../../package.json'), 'utf8'));
+  const snippet = manifest.contributes.debuggers[0].configurationSnippets.find((s) => s.label === 'scanback: Attach to a running runtime');
+  const text = JSON.stringify(snippet.body)
+    .replace(/\$\{1:[^}]*\}/, endpoint)
+    .replaceAll('^\\"\\\\${workspaceFolder}\\"', '${workspaceFolder}');
+  const body = JSON.parse(text);
+  assert.deepEqual(Object.keys(body), ['type', 'request', 'name', 'endpoint', 'cwd']);
+  assert.equal(body.cwd, '${workspaceFolder}');
+  return body;
+}
+
+/** Opens `folder` in a new workbench page (the old page, and its extension host, go). */
+async function openWorkbench(folder) {
+  const url = new URL(page.url());
+  await page.close();
+  page = await browser.newPage();
+  await page.goto(`${url.origin}/?folder=${encodeURIComponent(folder)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+}
+
+/** Opens `name` from Quick Open and waits for its editor, in ST mode. */
+async function openFile(name) {
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyP');
+  await page.keyboard.up('Control');
+  await page.waitForSelector('.quick-input-widget .input', { visible: true });
+  await page.keyboard.type(name);
+  await until(`${name} in Quick Open`, () =>
+    page.evaluate((n) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(n)), name),
+  );
+  await page.keyboard.press('Enter');
+  await until(`the ${name} editor`, () =>
+    page.evaluate((n) => document.querySelector('.tabs-container .tab.active')?.textContent.includes(n), name),
+  );
+  await until('the ST language mode', () =>
+    page.evaluate(() => document.querySelector('[id="status.editor.mode"]')?.textContent.includes('Structured Text')),
+  );
+}
+
+/** Reveals `line` (Go to Line) and clicks the editor's gutter beside it, as a user sets a breakpoint. */
+async function clickGutter(line) {
+  await page.click('.editor-instance .monaco-editor .view-lines');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyG');
+  await page.keyboard.up('Control');
+  await page.keyboard.type(String(line));
+  await page.keyboard.press('Enter');
+  await until(`the cursor on line ${line}`, async () => (await statusBarLine()) === line);
+  const spot = await until(`the gutter of line ${line}`, () =>
+    page.evaluate((wanted) => {
+      const editor = document.querySelector('.editor-instance .monaco-editor');
+      const margin = editor?.querySelector('.glyph-margin')?.getBoundingClientRect();
+      const number = [...(editor?.querySelectorAll('.margin-view-overlays .line-numbers') ?? [])].find((e) => e.textContent.trim() === String(wanted));
+      if (!margin || !number) return undefined;
+      const box = number.getBoundingClientRect();
+      return { x: margin.left + margin.width / 2, y: box.top + box.height / 2 };
+    }, line),
+  );
+  await page.mouse.move(spot.x, spot.y);
+  await page.mouse.click(spot.x, spot.y);
+  await until(`the breakpoint glyph on line ${line}`, async () => {
+    const glyphLine = await page.evaluate(() => {
+      const editor = document.querySelector('.editor-instance .monaco-editor');
+      const glyph = editor?.querySelector('.glyph-margin-widgets .codicon-debug-breakpoint, .glyph-margin-widgets .codicon-debug-breakpoint-unverified');
+      if (!glyph) return undefined;
+      const top = glyph.getBoundingClientRect().top;
+      for (const n of editor.querySelectorAll('.margin-view-overlays .line-numbers')) {
+        const box = n.getBoundingClientRect();
+        if (Math.abs(box.top - top) < box.height / 2) return Number(n.textContent);
+      }
+      return undefined;
+    });
+    return glyphLine === line;
+  });
+}
+
+/** Clicks `selector` once it is there; the workbench redraws toolbars, so a click that meets a
+ *  replaced element is tried again. */
+const clickWhenReady = (what, selector) =>
+  until(what, () => page.click(selector).then(() => true, () => false));
+
+/** Debug: Select and Start Debugging, and the configuration `name` from launch.json. */
+async function selectAndStartDebugging(name) {
+  await runCommand('Debug: Select and Start Debugging');
+  await until(`"${name}" in the picker`, () =>
+    page.evaluate((n) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(n)), name),
+  );
+  await page.keyboard.type(name);
+  await page.keyboard.press('Enter');
+}
+
+/** The workbench has no debug session: no debug toolbar, nothing in the Call Stack. */
+const noSession = () =>
+  page.evaluate(() => {
+    const toolbar = document.querySelector('.debug-toolbar');
+    const shown = toolbar && toolbar.getBoundingClientRect().height > 0 && getComputedStyle(toolbar).display !== 'none';
+    return !shown && document.querySelectorAll('.debug-call-stack .monaco-list-row').length === 0;
+  });
+
+test('attach from the Run and Debug view to a running plant: breakpoint, Step Back, disconnect; the runtime never halts', async () => {
+  // A copy of the plant, so the test can give it a .vscode/launch.json; the runtime runs the copy.
+  const workspace = join(scratch, 'attach-plant');
+  mkdirSync(join(workspace, '.vscode'), { recursive: true });
+  for (const file of plantFiles) copyFileSync(join(plant, file), join(workspace, file));
+  const endpoint = `unix://${join(scratch, 'rt.sock')}`;
+  const runtime = await startRuntime(plantFiles.map((f) => join(workspace, f)), endpoint);
+  const started = runtimeStatus(endpoint);
+  assert.equal(started.debugEnabled, true);
+  writeFileSync(join(workspace, '.vscode/launch.json'), JSON.stringify({ version: '0.2.0', configurations: [attachSnippet(endpoint)] }, null, 2));
+
+  await openWorkbench(workspace);
+  await until('the explorer to show the plant copy', () =>
+    page.evaluate(() => document.querySelector('.explorer-folders-view')?.textContent.includes('programs.st')),
+  );
+  await openFile('programs.st');
+
+  // Run and Debug: the configuration from launch.json is selected; its start button attaches.
+  await page.keyboard.down('Control');
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('KeyD');
+  await page.keyboard.up('Shift');
+  await page.keyboard.up('Control');
+  await until('"Attach to runtime" selected in Run and Debug', () =>
+    page.evaluate(() => /Attach to runtime/.test(document.querySelector('.debug-view-content .start-debug-action-item, .part.sidebar .start-debug-action-item')?.textContent ?? '')),
+  );
+  await clickWhenReady('the start button of Run and Debug', '.part.sidebar .start-debug-action-item .codicon-debug-start');
+  await until('the attached session, running', () =>
+    page.evaluate(() => /Running/i.test(document.querySelector('.debug-call-stack')?.textContent ?? '')),
+  );
+  assert.ok(
+    await until('the Disconnect button (an attached session)', () => page.$('.debug-toolbar .codicon-debug-disconnect')),
+    'attach sessions disconnect rather than stop',
+  );
+
+  // A breakpoint from the gutter on `conveyorOut := motor.out;`, which the Fast task runs every
+  // cycle: the session stops there as the streamed history reaches it.
+  await clickGutter(breakpointLine);
+  await until('the stop at the breakpoint', async () => (await stackFrameLine()) === breakpointLine, 60000);
+  await until('the Call Stack to say why', () => callStackSays(/Paused on breakpoint/));
+  // The Variables view: LineControl's instance variables, with their values at the stop.
+  const instance = await until('the Instance scope', () =>
+    page.evaluateHandle(() => [...document.querySelectorAll('.debug-variables .monaco-list-row')].find((r) => r.textContent.trim() === 'Instance') ?? null)
+      .then((h) => h.asElement() ?? undefined),
+  );
+  if ((await instance.evaluate((r) => r.getAttribute('aria-expanded'))) !== 'true') await instance.click();
+  const variables = await until('the Variables view with values', async () => {
+    const rows = await page.$$eval('.debug-variables .monaco-list-row', (items) => items.map((r) => r.textContent.trim()));
+    return rows.some((r) => /^conveyorOut\s*=\s*(TRUE|FALSE)$/.test(r)) ? rows : undefined;
+  });
+  const withValues = variables.filter((r) => /^\w+\s*=\s*\S/.test(r));
+  assert.ok(withValues.length >= 5, `the instance's variables with values: ${JSON.stringify(variables)}`);
+  await page.mouse.move(5, 5);
+  await shot('attach-stopped');
+
+  // The session is stopped; the runtime's task is not.
+  const whileStopped = runtimeStatus(endpoint);
+  await cyclesPass(endpoint, whileStopped.cycles + 50);
+  assert.ok(await callStackSays(/Paused on breakpoint/), 'the session is still stopped while the runtime scans');
+
+  await clickWhenReady('the Step Back button', '.debug-toolbar .codicon-debug-step-back');
+  await until('the current line to move back', async () => {
+    const line = await stackFrameLine();
+    return line !== undefined && line < breakpointLine;
+  });
+  assert.equal(await stackFrameLine(), breakpointLine - 1, 'Step Back over the motor call lands on line 153');
+  await until('the Call Stack to show the step', () => callStackSays(/Paused on step/));
+  const afterStepBack = runtimeStatus(endpoint);
+  await cyclesPass(endpoint, afterStepBack.cycles + 20);
+
+  // The Scan Timeline of the stopped session follows the runtime's history as it grows.
+  await runCommand('Focus on Scan Timeline View');
+  const lastCycle = async () => {
+    const frame = await timelineView(/^\d+:\d+ · T#/);
+    return frame ? Number((await frame.$eval('#last-label', (e) => e.textContent)).split(' ')[0]) : undefined;
+  };
+  const firstSeen = await until('the Scan Timeline of the attached session', lastCycle);
+  await until('the Scan Timeline to grow while the session is stopped', async () => (await lastCycle()) > firstSeen + 20, 20000);
+  assert.ok(await callStackSays(/Paused on step/));
+
+  // Disconnect: the session ends, the runtime runs on.
+  await clickWhenReady('the Disconnect button', '.debug-toolbar .codicon-debug-disconnect');
+  await until('the session to end', noSession);
+  const disconnected = runtimeStatus(endpoint);
+  await cyclesPass(endpoint, disconnected.cycles + 20);
+  assert.equal(runtime.exitCode, null, 'the runtime still runs after the debugger left');
+
+  assert.match(ctl(endpoint, 'stop'), /stop requested/);
+  const exitCode = await new Promise((done) => (runtime.exitCode !== null ? done(runtime.exitCode) : runtime.once('exit', done)));
+  assert.equal(exitCode, 0, runtime.log());
+});
+
+test('attach with a wrong authToken: the adapter\'s refusal is shown and no session remains; authTokenFile attaches', async () => {
+  const workspace = join(scratch, 'attach-plant');
+  const tokenFile = join(scratch, 'runtime-token');
+  writeFileSync(tokenFile, 'the-right-token\n', { mode: 0o600 });
+  const endpoint = `unix://${join(scratch, 'rt-token.sock')}`;
+  const runtime = await startRuntime(plantFiles.map((f) => join(workspace, f)), endpoint, ['--auth-token-file', tokenFile]);
+  const wrong = { ...attachSnippet(endpoint), name: 'Attach with a wrong token', authToken: 'not-the-token' };
+  // The runtime's own token file, relative to cwd (the workspace folder), read by the extension.
+  const fromFile = { ...attachSnippet(endpoint), name: 'Attach with the token file', authTokenFile: '../runtime-token' };
+  writeFileSync(join(workspace, '.vscode/launch.json'), JSON.stringify({ version: '0.2.0', configurations: [wrong, fromFile] }, null, 2));
+
+  await selectAndStartDebugging('Attach with a wrong token');
+  const shown = await until('the refusal shown to the user', () =>
+    page.evaluate(() => {
+      // VS Code shows a failed launch or attach in a dialog (with "Open 'launch.json'"), other
+      // failures in a notification.
+      const texts = [...document.querySelectorAll('.notification-list-item-message, .monaco-dialog-box .dialog-message-detail')].map((e) => e.textContent);
+      return texts.find((t) => /wrong token/.test(t));
+    }),
+  );
+  assert.match(shown, /^cannot attach: the runtime at unix:\/\/.*rt-token\.sock refused: request 1: wrong token: it is not the token this runtime was started with$/);
+  await shot('attach-wrong-token');
+  await until('no debug session', noSession, 10000);
+  await page.keyboard.press('Escape');
+  await until('the dialog to close', async () => (await page.$('.monaco-dialog-box')) === null, 10000);
+  const status = runtimeStatus(endpoint, '--auth-token-file', tokenFile);
+  assert.equal(status.state, 'running', 'the refused attach left the runtime alone');
+
+  // The same runtime, with the token read from its --auth-token-file: attached, then disconnected.
+  await selectAndStartDebugging('Attach with the token file');
+  // Running, or stopped already at the breakpoint the first test left on line 154.
+  await until('the attached session', () => callStackSays(/Running|Paused on breakpoint/));
+  await clickWhenReady('the Disconnect button', '.debug-toolbar .codicon-debug-disconnect');
+  await until('the session to end', noSession);
+  await cyclesPass(endpoint, runtimeStatus(endpoint, '--auth-token-file', tokenFile).cycles + 20, '--auth-token-file', tokenFile);
+  assert.match(ctl(endpoint, '--auth-token-file', tokenFile, 'stop'), /stop requested/);
+  await new Promise((done) => (runtime.exitCode !== null ? done() : runtime.once('exit', done)));
 });
