@@ -43,7 +43,9 @@ export async function reloadRuntime(session = activeScanbackSession()): Promise<
   }
   if (!isReloadable(session)) {
     void vscode.window.showInformationMessage(
-      'scanback: Reload Runtime changes a live program; this session replays a trace or runs nonstop, so its program cannot change.',
+      session.configuration.request === 'attach'
+        ? 'scanback: Reload Runtime changes a program this debugger launched; an attached session only watches the runtime and never changes it.'
+        : 'scanback: Reload Runtime changes a live program; this session replays a trace or runs nonstop, so its program cannot change.',
     );
     return false;
   }

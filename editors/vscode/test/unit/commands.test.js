@@ -31,15 +31,19 @@ test("Reload Runtime sends stReload with the launch's program, never the focused
   assert.match(mock.calls.info[0], /kept 42 values; reset Main\.extra \(new\)/);
 });
 
-test('Reload Runtime is refused for replay and nonstop sessions, and without a session', async () => {
+test('Reload Runtime is refused for replay, nonstop and attached sessions, and without a session', async () => {
   for (const configuration of [
     { type: 'scanback', request: 'launch', name: 'R', trace: '/t/plant.trace' },
     { ...liveLaunch, nonstop: true },
+    { type: 'scanback', request: 'attach', name: 'A', endpoint: 'unix:///run/plant.sock' },
   ]) {
     const session = mock.fakeSession(configuration);
+    assert.equal(commands.isReloadable(session), false);
     assert.equal(await commands.reloadRuntime(session), false);
     assert.deepEqual(session.requests, []);
   }
+  assert.match(mock.calls.info[1], /runs nonstop, so its program cannot change/);
+  assert.match(mock.calls.info[2], /an attached session only watches the runtime and never changes it/);
   assert.equal(await commands.reloadRuntime(undefined), false);
 });
 
