@@ -18,6 +18,7 @@ import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../chromium.mjs';
@@ -37,6 +38,7 @@ let serverLog = '';
 let browser;
 let page;
 const runtimes = [];
+let socketDir;
 
 const freePort = () =>
   new Promise((done, fail) => {
@@ -200,6 +202,7 @@ after(async () => {
     await new Promise((r) => server.once('exit', r));
   }
   if (scratch) rmSync(scratch, { recursive: true, force: true });
+  if (socketDir) rmSync(socketDir, { recursive: true, force: true });
   if (process.exitCode) console.error(`code-server log:\n${serverLog.slice(-3000)}`);
 });
 
@@ -491,6 +494,25 @@ async function openWorkbench(folder) {
   await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
 }
 
+/**
+ * A copy of the plant that the attach tests can give a .vscode/launch.json (the runtimes run the
+ * copy), open in the workbench with programs.st in the editor; and a short directory for the
+ * runtimes' sockets (a unix socket path has at most 107 bytes, the checkout's path may be long).
+ */
+async function attachWorkspace() {
+  const workspace = join(scratch, 'attach-plant');
+  socketDir ??= mkdtempSync(join(tmpdir(), 'scanback-e2e-'));
+  if (new URL(page.url()).searchParams.get('folder') === workspace) return workspace;
+  mkdirSync(join(workspace, '.vscode'), { recursive: true });
+  for (const file of plantFiles) copyFileSync(join(plant, file), join(workspace, file));
+  await openWorkbench(workspace);
+  await until('the explorer to show the plant copy', () =>
+    page.evaluate(() => document.querySelector('.explorer-folders-view')?.textContent.includes('programs.st')),
+  );
+  await openFile('programs.st');
+  return workspace;
+}
+
 /** Opens `name` from Quick Open and waits for its editor, in ST mode. */
 async function openFile(name) {
   await page.keyboard.down('Control');
@@ -571,21 +593,12 @@ const noSession = () =>
   });
 
 test('attach from the Run and Debug view to a running plant: breakpoint, Step Back, disconnect; the runtime never halts', async () => {
-  // A copy of the plant, so the test can give it a .vscode/launch.json; the runtime runs the copy.
-  const workspace = join(scratch, 'attach-plant');
-  mkdirSync(join(workspace, '.vscode'), { recursive: true });
-  for (const file of plantFiles) copyFileSync(join(plant, file), join(workspace, file));
-  const endpoint = `unix://${join(scratch, 'rt.sock')}`;
+  const workspace = await attachWorkspace();
+  const endpoint = `unix://${join(socketDir, 'rt.sock')}`;
   const runtime = await startRuntime(plantFiles.map((f) => join(workspace, f)), endpoint);
   const started = runtimeStatus(endpoint);
   assert.equal(started.debugEnabled, true);
   writeFileSync(join(workspace, '.vscode/launch.json'), JSON.stringify({ version: '0.2.0', configurations: [attachSnippet(endpoint)] }, null, 2));
-
-  await openWorkbench(workspace);
-  await until('the explorer to show the plant copy', () =>
-    page.evaluate(() => document.querySelector('.explorer-folders-view')?.textContent.includes('programs.st')),
-  );
-  await openFile('programs.st');
 
   // Run and Debug: the configuration from launch.json is selected; its start button attaches.
   await page.keyboard.down('Control');
@@ -649,6 +662,8 @@ test('attach from the Run and Debug view to a running plant: breakpoint, Step Ba
   const firstSeen = await until('the Scan Timeline of the attached session', lastCycle);
   await until('the Scan Timeline to grow while the session is stopped', async () => (await lastCycle()) > firstSeen + 20, 20000);
   assert.ok(await callStackSays(/Paused on step/));
+  await page.mouse.move(5, 5);
+  await shot('attach-timeline');
 
   // Disconnect: the session ends, the runtime runs on.
   await clickWhenReady('the Disconnect button', '.debug-toolbar .codicon-debug-disconnect');
@@ -663,10 +678,10 @@ test('attach from the Run and Debug view to a running plant: breakpoint, Step Ba
 });
 
 test('attach with a wrong authToken: the adapter\'s refusal is shown and no session remains; authTokenFile attaches', async () => {
-  const workspace = join(scratch, 'attach-plant');
+  const workspace = await attachWorkspace();
   const tokenFile = join(scratch, 'runtime-token');
   writeFileSync(tokenFile, 'the-right-token\n', { mode: 0o600 });
-  const endpoint = `unix://${join(scratch, 'rt-token.sock')}`;
+  const endpoint = `unix://${join(socketDir, 'rt-token.sock')}`;
   const runtime = await startRuntime(plantFiles.map((f) => join(workspace, f)), endpoint, ['--auth-token-file', tokenFile]);
   const wrong = { ...attachSnippet(endpoint), name: 'Attach with a wrong token', authToken: 'not-the-token' };
   // The runtime's own token file, relative to cwd (the workspace folder), read by the extension.
