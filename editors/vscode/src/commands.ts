@@ -1,5 +1,6 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { endpointProblem } from './attach';
 import { debugType } from './configuration';
 
 /** The scanback session the commands act on: the active one, when it is a scanback session. */
@@ -165,6 +166,45 @@ export async function openTrace(): Promise<boolean> {
     trace,
     cwd: path.dirname(trace),
   });
+}
+
+/** The endpoint the last Attach to Runtime… was given: the next one offers it again. */
+let lastEndpoint = 'unix:///tmp/scanback.sock';
+
+/** What is wrong with an endpoint typed into Attach to Runtime…, as the user types it. */
+export function endpointInputProblem(text: string): string | undefined {
+  if (text.trim() === '') return "Enter the runtime's control endpoint: unix:///path.sock or tcp://127.0.0.1:PORT.";
+  return endpointProblem(text.trim());
+}
+
+/**
+ * Attach to Runtime…: asks for the control endpoint of a runtime started with `scanback run
+ * --control` (checked as it is typed) and for its token (hidden; empty when it has none), and
+ * attaches without a launch.json.
+ */
+export async function attachToRuntime(): Promise<boolean> {
+  const typed = await vscode.window.showInputBox({
+    title: 'Attach to a scanback runtime (1/2)',
+    prompt: "The runtime's control endpoint, as given to scanback run --control",
+    placeHolder: 'unix:///path.sock or tcp://127.0.0.1:PORT',
+    value: lastEndpoint,
+    ignoreFocusOut: true,
+    validateInput: endpointInputProblem,
+  });
+  if (typed === undefined) return false;
+  const endpoint = typed.trim();
+  lastEndpoint = endpoint;
+  const token = await vscode.window.showInputBox({
+    title: 'Attach to a scanback runtime (2/2)',
+    prompt: "The runtime's token (the first line of its --auth-token-file); leave empty when it has none",
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (token === undefined) return false;
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const configuration: vscode.DebugConfiguration = { type: debugType, request: 'attach', name: `Attach to ${endpoint}`, endpoint };
+  if (token.trim() !== '') configuration.authToken = token.trim();
+  return vscode.debug.startDebugging(folder, configuration);
 }
 
 /** What VS Code passes to a command of the Variables view's (`debug/variables/context`) or the

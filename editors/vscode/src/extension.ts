@@ -3,6 +3,7 @@ import { ScanbackAdapterFactory } from './adapter';
 import {
   activeScanbackSession,
   addToScanTimeline,
+  attachToRuntime,
   goToCycle,
   isReloadable,
   openTrace,
@@ -72,6 +73,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     vscode.commands.registerCommand('scanback.reloadRuntime', () => reloadRuntime()),
     vscode.commands.registerCommand('scanback.openTrace', () => openTrace()),
+    vscode.commands.registerCommand('scanback.attach', () => attachToRuntime()),
     vscode.commands.registerCommand('scanback.goToCycle', (position?: unknown) => goToCycle(position)),
     vscode.commands.registerCommand('scanback.stepBackInto', () => stepBack('in')),
     vscode.commands.registerCommand('scanback.stepBackOut', () => stepBack('out')),

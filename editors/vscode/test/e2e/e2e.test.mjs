@@ -574,6 +574,21 @@ async function clickGutter(line) {
 const clickWhenReady = (what, selector) =>
   until(what, () => page.click(selector).then(() => true, () => false));
 
+/** Types `answer` into the open input box whose title ends with `step`, and presses Enter. */
+async function answerInputBox(step, answer) {
+  await until(`the input box ${step}`, () =>
+    page.evaluate((wanted) => {
+      const title = document.querySelector('.quick-input-widget .quick-input-title')?.textContent ?? '';
+      return title.endsWith(wanted) && document.activeElement?.closest('.quick-input-widget') !== null && document.activeElement?.tagName === 'INPUT';
+    }, step),
+  );
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyA');
+  await page.keyboard.up('Control');
+  await page.keyboard.type(answer);
+  await page.keyboard.press('Enter');
+}
+
 /** Debug: Select and Start Debugging, and the configuration `name` from launch.json. */
 async function selectAndStartDebugging(name) {
   await runCommand('Debug: Select and Start Debugging');
@@ -677,18 +692,16 @@ test('attach from the Run and Debug view to a running plant: breakpoint, Step Ba
   assert.equal(exitCode, 0, runtime.log());
 });
 
-test('attach with a wrong authToken: the adapter\'s refusal is shown and no session remains; authTokenFile attaches', async () => {
+test('Attach to Runtime… with a wrong token: the adapter\'s refusal is shown and no session remains; authTokenFile attaches', async () => {
   const workspace = await attachWorkspace();
   const tokenFile = join(scratch, 'runtime-token');
   writeFileSync(tokenFile, 'the-right-token\n', { mode: 0o600 });
   const endpoint = `unix://${join(socketDir, 'rt-token.sock')}`;
   const runtime = await startRuntime(plantFiles.map((f) => join(workspace, f)), endpoint, ['--auth-token-file', tokenFile]);
-  const wrong = { ...attachSnippet(endpoint), name: 'Attach with a wrong token', authToken: 'not-the-token' };
-  // The runtime's own token file, relative to cwd (the workspace folder), read by the extension.
-  const fromFile = { ...attachSnippet(endpoint), name: 'Attach with the token file', authTokenFile: '../runtime-token' };
-  writeFileSync(join(workspace, '.vscode/launch.json'), JSON.stringify({ version: '0.2.0', configurations: [wrong, fromFile] }, null, 2));
-
-  await selectAndStartDebugging('Attach with a wrong token');
+  // Attach to Runtime… from the palette: the endpoint, then a wrong token.
+  await runCommand('scanback: Attach to Runtime');
+  await answerInputBox('(1/2)', endpoint);
+  await answerInputBox('(2/2)', 'not-the-token');
   const shown = await until('the refusal shown to the user', () =>
     page.evaluate(() => {
       // VS Code shows a failed launch or attach in a dialog (with "Open 'launch.json'"), other
@@ -705,7 +718,10 @@ test('attach with a wrong authToken: the adapter\'s refusal is shown and no sess
   const status = runtimeStatus(endpoint, '--auth-token-file', tokenFile);
   assert.equal(status.state, 'running', 'the refused attach left the runtime alone');
 
-  // The same runtime, with the token read from its --auth-token-file: attached, then disconnected.
+  // The same runtime, with the token read from its --auth-token-file (relative to cwd, the
+  // workspace folder): attached, then disconnected.
+  const fromFile = { ...attachSnippet(endpoint), name: 'Attach with the token file', authTokenFile: '../runtime-token' };
+  writeFileSync(join(workspace, '.vscode/launch.json'), JSON.stringify({ version: '0.2.0', configurations: [fromFile] }, null, 2));
   await selectAndStartDebugging('Attach with the token file');
   // Running, or stopped already at the breakpoint the first test left on line 154.
   await until('the attached session', () => callStackSays(/Running|Paused on breakpoint/));

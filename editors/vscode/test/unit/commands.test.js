@@ -225,3 +225,33 @@ test('Open Trace… starts a replay session on the picked file', async () => {
   assert.equal(await commands.openTrace(), false);
   assert.equal(mock.calls.startDebugging.length, 1);
 });
+
+test('Attach to Runtime… asks for the endpoint (checked as typed) and the token, and attaches', async () => {
+  mock.state.workspaceFolders = [{ uri: vscode.Uri.file('/work/plant'), name: 'plant', index: 0 }];
+  mock.state.inputBoxAnswer = [' unix:///run/plant.sock ', 's3cret'];
+  assert.equal(await commands.attachToRuntime(), true);
+  const [endpointBox, tokenBox] = mock.calls.inputBox;
+  assert.equal(endpointBox.value, 'unix:///tmp/scanback.sock', 'the first time, the default endpoint');
+  assert.match(endpointBox.validateInput(''), /Enter the runtime's control endpoint/);
+  assert.match(endpointBox.validateInput('unix://run/plant.sock'), /write three slashes/);
+  assert.match(endpointBox.validateInput('tcp://127.0.0.1'), /has no port/);
+  assert.equal(endpointBox.validateInput('tcp://127.0.0.1:4712'), undefined);
+  assert.equal(tokenBox.password, true, 'the token is not shown');
+  assert.deepEqual(mock.calls.startDebugging[0], {
+    folder: mock.state.workspaceFolders[0],
+    config: { type: 'scanback', request: 'attach', name: 'Attach to unix:///run/plant.sock', endpoint: 'unix:///run/plant.sock', authToken: 's3cret' },
+  });
+
+  // The next time it offers the last endpoint; an empty token means none; Escape cancels.
+  mock.reset();
+  mock.state.inputBoxAnswer = ['tcp://127.0.0.1:4712', ''];
+  assert.equal(await commands.attachToRuntime(), true);
+  assert.equal(mock.calls.inputBox[0].value, 'unix:///run/plant.sock');
+  assert.equal('authToken' in mock.calls.startDebugging[0].config, false);
+  for (const answers of [[undefined], ['unix:///run/plant.sock', undefined]]) {
+    mock.reset();
+    mock.state.inputBoxAnswer = answers;
+    assert.equal(await commands.attachToRuntime(), false);
+    assert.equal(mock.calls.startDebugging.length, 0);
+  }
+});

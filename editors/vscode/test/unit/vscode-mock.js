@@ -75,7 +75,11 @@ const vscode = {
     onDidChangeActiveTextEditor: (l) => events.didChangeActiveTextEditor.event(l),
     showInformationMessage: (message) => (calls.info.push(message), Promise.resolve(undefined)),
     showErrorMessage: (message) => (calls.error.push(message), Promise.resolve(undefined)),
-    showInputBox: (options) => (calls.inputBox.push(options), Promise.resolve(state.inputBoxAnswer)),
+    // inputBoxAnswer answers every input box; an array answers one box each, in order.
+    showInputBox: (options) => (
+      calls.inputBox.push(options),
+      Promise.resolve(Array.isArray(state.inputBoxAnswer) ? state.inputBoxAnswer.shift() : state.inputBoxAnswer)
+    ),
     showOpenDialog: (options) => (calls.openDialog.push(options), Promise.resolve(state.openDialogAnswer)),
     registerWebviewViewProvider: register('webviewViewProvider'),
   },
