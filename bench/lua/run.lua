@@ -4,7 +4,7 @@
 -- Prints "NAME ns_per_cycle" (CPU time from os.clock()) and then the results after N cycles.
 -- Each benchmark is loaded fresh, so the results are those of cycles 1..N.
 local dir = (arg[0]:match('^(.*)[/\\]') or '.') .. '/'
-local all = {'loops', 'gcd', 'sieve', 'case_sm', 'pid', 'strings', 'plant'}
+local all = {'loops', 'gcd', 'sieve', 'case_sm', 'pid', 'strings', 'plant', 'sort', 'ring'}
 
 local function show(v)
   if math.type(v) == 'float' then return string.format('%.17g', v) end

@@ -220,7 +220,7 @@ void PrintTo(const BenchCase& c, std::ostream* os) { *os << c.name << " x" << c.
 
 std::vector<BenchCase> benchCases() {
   std::vector<BenchCase> cases;
-  for (const char* name : {"loops", "gcd", "sieve", "case_sm", "pid", "strings", "plant"})
+  for (const char* name : {"loops", "gcd", "sieve", "case_sm", "pid", "strings", "plant", "sort", "ring"})
     for (int n : {1, 10, 100}) cases.push_back({name, n});
   // plant's scenario (fault, E-stop, restart) needs more cycles; bench/README.md lists these too
   for (int n : {1000, 1600, 3000}) cases.push_back({"plant", n});
