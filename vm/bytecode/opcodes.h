@@ -31,6 +31,8 @@
   X(CVT_##F##_U8, "oo", "d = convert a") X(CVT_##F##_U16, "oo", "d = convert a")     \
   X(CVT_##F##_U32, "oo", "d = convert a") X(CVT_##F##_U64, "oo", "d = convert a")    \
   X(CVT_##F##_F32, "oo", "d = convert a") X(CVT_##F##_F64, "oo", "d = convert a")
+// Element loads and stores by element size: P1S .. P8S (ELD4_X16, ELDK8_X32, ...).
+#define SB_FAM_ELEM(X, P, S, SIG, M) X(P##1##S, SIG, M) X(P##2##S, SIG, M) X(P##4##S, SIG, M) X(P##8##S, SIG, M)
 #define SB_FAM_CVT(X)                                                                \
   SB_CVT_TO(X, I8) SB_CVT_TO(X, I16) SB_CVT_TO(X, I32) SB_CVT_TO(X, I64)             \
   SB_CVT_TO(X, U8) SB_CVT_TO(X, U16) SB_CVT_TO(X, U32) SB_CVT_TO(X, U64)             \
@@ -73,6 +75,14 @@
   X(EST2, "ookko", "base[idx - lo] = s (2-byte elements)")                                    \
   X(EST4, "ookko", "base[idx - lo] = s (4-byte elements)")                                    \
   X(EST8, "ookko", "base[idx - lo] = s (8-byte elements)")                                    \
+  /* The index in other widths, and the index plus a constant computed at the index's width */ \
+  /* (a[j + 1] with j an INT wraps as INT + INT does), with no conversion instruction.        */ \
+  SB_FAM_ELEM(X, ELD, _X16, "oookk", "d = base[idx (INT) - lo] (count k)")                   \
+  SB_FAM_ELEM(X, EST, _X16, "ookko", "base[idx (INT) - lo] = s (count k)")                   \
+  SB_FAM_ELEM(X, ELDK, _X16, "oookkk", "d = base[INT(idx + k) - lo] (count k)")              \
+  SB_FAM_ELEM(X, ESTK, _X16, "ookkko", "base[INT(idx + k) - lo] = s (count k)")              \
+  SB_FAM_ELEM(X, ELDK, _X32, "oookkk", "d = base[DINT(idx + k) - lo] (count k)")             \
+  SB_FAM_ELEM(X, ESTK, _X32, "ookkko", "base[DINT(idx + k) - lo] = s (count k)")             \
   X(BNOT, "oo", "d = NOT a for BOOL")                                                         \
   SB_FAM_BITS(X, GETBIT, "ook", "d (BOOL) = bit k of a")                                      \
   SB_FAM_BITS(X, SETBIT, "oko", "bit k of d = BOOL s")                                        \

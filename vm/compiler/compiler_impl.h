@@ -39,6 +39,12 @@ struct Place {
   uint32_t index = 0;    // Element: operand holding the I32 index
   int32_t lower = 0;     // Element: lower bound
   uint32_t count = 0;    // Element: element count
+
+  // Element, lower_elements.cpp: `index` holds an INT (indexPrim I16), and/or the index is
+  // `index` + indexAdd wrapped at indexPrim's width.
+  Prim indexPrim = Prim::I32;
+  bool indexAdds = false;
+  uint32_t indexAdd = 0;
 };
 
 // The result of lowering an expression: a constant (possibly untyped: type == nullptr for
@@ -250,6 +256,11 @@ class Compiler {
   Value applyConversion(Value v, const sema::Expr& conversion);
   Value lowerOperation(const sema::Expr& e, const Place* dest);
   Value lowerElement(const sema::Expr& e);
+  // ---- lower_elements.cpp: element indexes of other widths, and index plus constant
+  bool narrowIndex(const sema::Expr& index, Place& element);
+  uint32_t elementIndex(const Place& element);  // the I32 index, computed if need be
+  void loadElement(uint32_t dst, const Place& element, uint32_t size);
+  void storeElement(const Place& element, uint32_t src, uint32_t size);
   Value lowerBit(const sema::Expr& e);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);
   Place subPlace(const Place& base, const Variable& field);
@@ -339,6 +350,9 @@ class Compiler {
   uint32_t areaSize_[3] = {0, 0, 0};  // I, Q, M
 
   uint32_t pendingStatement_ = UINT32_MAX;  // pc of a STMT the next op may fuse with
+  // The statement being lowered calls no user code, so a variable that an array index names
+  // cannot change between the element's place and its use: the load or store may read it then.
+  bool indexesAtUse_ = false;
   std::vector<uint32_t> labelPos_;
   std::vector<std::vector<uint32_t>> labelUses_;
   BodyContext* ctx_ = nullptr;
@@ -347,5 +361,7 @@ class Compiler {
 int areaIndex(char area);  // I=0 Q=1 M=2
 uint32_t alignUp(uint32_t v, uint32_t a);
 Op opFor(Op first, Prim p);  // member of a NUM/INT family
+// Whether evaluating the statement's own expressions may run user code (lower_elements.cpp).
+bool callsUserCode(const sema::Stmt& s);
 
 }  // namespace scanback::compiler

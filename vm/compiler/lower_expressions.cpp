@@ -127,12 +127,11 @@ uint32_t Compiler::readOperand(const Value& v, const SourceSpan& span) {
         else
           emit(Op::LDN, {o(t), o(p.operand), o(p.offset), o(stored->size)});
       } else if (scalarSize(stored->size)) {
-        emit(sizedOp(Op::ELD1, stored->size),
-             {o(t), o(p.operand), o(p.index), o(static_cast<uint32_t>(p.lower)), o(p.count)});
+        loadElement(t, p, stored->size);
       } else {
         const uint32_t ref = allocTemp(types_->elementary(TypeKind::UDInt));
-        emit(Op::ELEM,
-             {o(ref), o(p.operand), o(p.index), o(static_cast<uint32_t>(p.lower)), o(p.count), o(stored->size)});
+        emit(Op::ELEM, {o(ref), o(p.operand), o(elementIndex(p)), o(static_cast<uint32_t>(p.lower)), o(p.count),
+                        o(stored->size)});
         emit(Op::LDN, {o(t), o(ref), o(0), o(stored->size)});
       }
       return t;
@@ -161,8 +160,9 @@ uint32_t Compiler::addressOf(const Place& p) {
         return t;
       }
     case Place::Kind::Element: {
+      const uint32_t index = elementIndex(p);
       const uint32_t t = allocTemp(refType);
-      emit(Op::ELEM, {o(t), o(p.operand), o(p.index), o(static_cast<uint32_t>(p.lower)), o(p.count), o(p.type->size)});
+      emit(Op::ELEM, {o(t), o(p.operand), o(index), o(static_cast<uint32_t>(p.lower)), o(p.count), o(p.type->size)});
       return t;
     }
     case Place::Kind::Bit:
@@ -316,6 +316,12 @@ void Compiler::store(const Place& dst, Value c) {
     emit(Op::SMOV, {o(t), o(type->capacity), o(src)});
     c = directValue(type, t);
   }
+  if (dst.kind == Place::Kind::Direct && c.place.kind == Place::Kind::Element && !c.isConst && c.type &&
+      c.type->kind != TypeKind::String && c.type->size == type->size && c.place.type &&
+      c.place.type->size == type->size && scalarSize(type->size)) {
+    loadElement(dst.operand, c.place, type->size);  // x := a[i]: one load, no temporary
+    return;
+  }
   const uint32_t src = readOperand(c, {});
   switch (dst.kind) {
     case Place::Kind::Direct: move(dst.operand, src, type); return;
@@ -335,8 +341,7 @@ void Compiler::store(const Place& dst, Value c) {
       return;
     case Place::Kind::Element:
       if (scalarSize(type->size)) {
-        emit(sizedOp(Op::EST1, type->size),
-             {o(dst.operand), o(dst.index), o(static_cast<uint32_t>(dst.lower)), o(dst.count), o(src)});
+        storeElement(dst, src, type->size);
       } else {
         const uint32_t ref = addressOf(dst);
         emit(Op::STN, {o(ref), o(0), o(src), o(type->size)});
@@ -350,6 +355,19 @@ void Compiler::store(const Place& dst, Value c) {
 Value Compiler::lowerElement(const sema::Expr& e) {
   const Value base = lower(*e.a[0]);
   const Type* t = e.a[0]->type;
+  if (e.a.size() == 2 && base.place.kind == Place::Kind::Direct) {
+    Value r;
+    r.type = t->base;
+    Place& element = r.place;
+    element.type = t->base;
+    if (narrowIndex(*e.a[1], element)) {
+      element.kind = Place::Kind::Element;
+      element.operand = base.place.operand;
+      element.lower = static_cast<int32_t>(t->dims[0].lower);
+      element.count = t->dims[0].count;
+      return r;
+    }
+  }
   const std::vector<uint64_t> stride = t->strides();
   // Every index is computed before the first is converted and used.
   std::vector<Value> idx;

@@ -79,6 +79,8 @@ void Compiler::lowerStatement(const sema::Stmt& s) {
   emit(Op::STMT, {o(id)});
   ctx_->statementStack.push_back(id);
   const uint32_t tempMark = ctx_->tempTop;
+  const bool outerIndexesAtUse = indexesAtUse_;
+  indexesAtUse_ = !callsUserCode(s);
   switch (s.kind) {
     case sema::StmtKind::Assign: {
       const Value target = lower(*s.target);
@@ -118,6 +120,7 @@ void Compiler::lowerStatement(const sema::Stmt& s) {
     case sema::StmtKind::Return: emit(Op::JMP, {lab(ctx_->returnLabel)}); break;
   }
   ctx_->tempTop = tempMark;
+  indexesAtUse_ = outerIndexesAtUse;
   ctx_->statementStack.pop_back();
   // Code that follows belongs to the enclosing statement (e.g. the ELSIF test after a branch).
   const uint32_t owner = ctx_->statementStack.empty() ? id : ctx_->statementStack.back();

@@ -433,6 +433,36 @@ L_STN : {
   }
   SB_ELD(1) SB_ELD(2) SB_ELD(4) SB_ELD(8) SB_EST(1) SB_EST(2) SB_EST(4) SB_EST(8)
 
+  // The same with an INT index, and with the index plus a constant, wrapped at the index's width
+  // as the ST addition would (the compiler emits these instead of ADD + CVT + ELD).
+#define SB_INDEX_FAULT_AT(index, loOperand, countOperand)                                                    \
+  FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", (index), static_cast<int32_t>(OPND(loOperand)), \
+                                     static_cast<int64_t>(static_cast<int32_t>(OPND(loOperand))) + OPND(countOperand) - 1))
+#define SB_ELD_AT(NAME, N, IT, ADD, OPS)                                                         \
+  L_##NAME : {                                                                                   \
+    const IT index = static_cast<IT>(static_cast<uint32_t>(RD(IT, 2)) + ADD);                    \
+    const int64_t i = static_cast<int64_t>(index) - static_cast<int32_t>(OPND(OPS - 2));         \
+    if (static_cast<uint64_t>(i) >= OPND(OPS - 1)) SB_INDEX_FAULT_AT(index, OPS - 2, OPS - 1);   \
+    std::memcpy(ADR(OPND(0)), ADR(OPND(1)) + i * N, N);                                          \
+    NEXT(OPS + 1);                                                                               \
+  }
+#define SB_EST_AT(NAME, N, IT, ADD, OPS)                                                         \
+  L_##NAME : {                                                                                   \
+    const IT index = static_cast<IT>(static_cast<uint32_t>(RD(IT, 1)) + ADD);                    \
+    const int64_t i = static_cast<int64_t>(index) - static_cast<int32_t>(OPND(OPS - 3));         \
+    if (static_cast<uint64_t>(i) >= OPND(OPS - 2)) SB_INDEX_FAULT_AT(index, OPS - 3, OPS - 2);   \
+    std::memcpy(ADR(OPND(0)) + i * N, ADR(OPND(OPS - 1)), N);                                    \
+    NEXT(OPS + 1);                                                                               \
+  }
+#define SB_ELEM_AT(N)                                          \
+  SB_ELD_AT(ELD##N##_X16, N, int16_t, 0u, 5)                   \
+  SB_EST_AT(EST##N##_X16, N, int16_t, 0u, 5)                   \
+  SB_ELD_AT(ELDK##N##_X16, N, int16_t, OPND(3), 6)             \
+  SB_ELD_AT(ELDK##N##_X32, N, int32_t, OPND(3), 6)             \
+  SB_EST_AT(ESTK##N##_X16, N, int16_t, OPND(2), 6)             \
+  SB_EST_AT(ESTK##N##_X32, N, int32_t, OPND(2), 6)
+  SB_ELEM_AT(1) SB_ELEM_AT(2) SB_ELEM_AT(4) SB_ELEM_AT(8)
+
 L_BNOT:
   WR(uint8_t, 0, static_cast<uint8_t>(RD(uint8_t, 1) ? 0 : 1));
   NEXT(3);
