@@ -221,7 +221,8 @@ std::map<std::string, SummaryRow>& summary() {
   return rows;
 }
 FinalFigure gHookRatio, gCompileUs;
-const std::vector<std::string> kPrograms = {"loops", "gcd", "sieve", "case_sm", "pid", "strings", "plant", "sort", "ring"};
+const std::vector<std::string> kPrograms = {"loops",   "gcd",   "sieve", "case_sm", "pid",
+                                            "strings", "plant", "sort",  "ring"};
 
 // ---- benchmarks --------------------------------------------------------------------------------
 
