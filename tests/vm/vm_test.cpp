@@ -278,6 +278,83 @@ TEST(VmObserver, ObserverCanRemoveItself) {
   EXPECT_EQ(vm.observer(), nullptr);
 }
 
+// ------------------------------------------------------------------ statement log
+
+std::vector<uint32_t> loggedStatements(const Vm& vm) {
+  return std::vector<uint32_t>(vm.statementLogBegin(), vm.statementLogEnd());
+}
+
+// The log holds every boundary passed, in order: the observer's sequence, whether the VM runs
+// with no observer, with one, or paused at every statement.
+TEST(VmStatementLog, LogsEveryBoundaryWithAndWithoutAnObserver) {
+  auto p = mustCompile(kCallProgram);
+  ASSERT_TRUE(p);
+  Vm observed(p), logged(p), both(p);
+  Recorder rec(*p), pausing(*p);
+  pausing.pauseWhen = [](uint32_t, uint64_t) { return true; };
+  observed.setObserver(&rec);
+  both.setObserver(&pausing);
+  std::vector<uint32_t> log1(64), log2(64);
+  logged.setStatementLog(log1.data(), log1.data() + log1.size());
+  both.setStatementLog(log2.data(), log2.data() + log2.size());
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    rec.statements.clear();
+    logged.rewindStatementLog();
+    both.rewindStatementLog();
+    for (Vm* vm : {&observed, &logged, &both}) vm->beginCycle(0, cycle * 10'000'000);
+    ASSERT_EQ(observed.run(), RunStatus::CycleDone);
+    ASSERT_EQ(logged.run(), RunStatus::CycleDone);
+    int pauses = 0;
+    while (both.run() == RunStatus::Paused) ASSERT_LT(++pauses, 100);
+    EXPECT_EQ(pauses, 8);
+    ASSERT_EQ(rec.statements.size(), 8u);
+    EXPECT_EQ(loggedStatements(logged), rec.statements) << "cycle " << cycle;
+    EXPECT_EQ(loggedStatements(both), rec.statements) << "cycle " << cycle;
+    EXPECT_FALSE(logged.statementLogOverflowed());
+    EXPECT_FALSE(both.statementLogOverflowed());
+  }
+}
+
+// A log that fills up keeps its first entries, reports the overflow and does not stop the VM.
+TEST(VmStatementLog, AFullLogKeepsItsEntriesAndReportsTheOverflow) {
+  auto p = mustCompile(kCallProgram);
+  ASSERT_TRUE(p);
+  Vm full(p), small(p);
+  std::vector<uint32_t> fullLog(64), smallLog(3);
+  full.setStatementLog(fullLog.data(), fullLog.data() + fullLog.size());
+  small.setStatementLog(smallLog.data(), smallLog.data() + smallLog.size());
+  for (Vm* vm : {&full, &small}) {
+    vm->beginCycle(0, 0);
+    ASSERT_EQ(vm->run(), RunStatus::CycleDone);
+  }
+  const std::vector<uint32_t> all = loggedStatements(full);
+  ASSERT_EQ(all.size(), 8u);
+  EXPECT_EQ(loggedStatements(small), std::vector<uint32_t>(all.begin(), all.begin() + 3));
+  EXPECT_TRUE(small.statementLogOverflowed());
+  EXPECT_EQ(small.steps(), full.steps());
+  EXPECT_EQ(0, std::memcmp(full.image(), small.image(), full.imageSize()));
+  // Rewound, it logs the next cycle from its start again.
+  small.rewindStatementLog();
+  EXPECT_FALSE(small.statementLogOverflowed());
+  small.beginCycle(0, 10'000'000);
+  ASSERT_EQ(small.run(), RunStatus::CycleDone);
+  EXPECT_EQ(loggedStatements(small), std::vector<uint32_t>(all.begin(), all.begin() + 3));
+  EXPECT_TRUE(small.statementLogOverflowed());
+}
+
+// An exactly full log is not an overflow.
+TEST(VmStatementLog, ALogOfExactlyTheCyclesSizeDoesNotOverflow) {
+  auto p = mustCompile(kCallProgram);
+  ASSERT_TRUE(p);
+  Vm vm(p);
+  std::vector<uint32_t> log(8);
+  vm.setStatementLog(log.data(), log.data() + log.size());
+  vm.beginCycle(0, 0);
+  ASSERT_EQ(vm.run(), RunStatus::CycleDone);
+  EXPECT_EQ(loggedStatements(vm).size(), 8u);
+  EXPECT_FALSE(vm.statementLogOverflowed());
+}
+
 // ------------------------------------------------------------------ watchdog
 
 const char* const kEndlessLoop =

@@ -115,6 +115,7 @@
   SB_FAM_FLT(X, JNLE, "ooj", "jump unless a <= b")                                            \
   SB_FAM_INT(X, FORCHK, "oooj", "FOR entry: jump to j when var a is already past limit c (step b)") \
   SB_FAM_INT(X, FORNEXT, "oooj", "FOR step: a += b; jump to j unless that passed limit c")    \
+  SB_FAM_INT(X, FORINC, "ooj", "FOR step of 1: a += 1; jump to j unless a was already at limit b") \
   SB_FAM_INT(X, CHK, "ooo", "fault unless lo b <= a <= hi c (subrange)")                      \
   SB_FAM_CVT(X)                                                                               \
   SB_FAM_FLT(X, TRUNC, "oo", "d (I64) = a truncated toward zero, saturated")                  \

@@ -244,7 +244,10 @@ void Compiler::lowerFor(const sema::Stmt& s) {
   if (s.body.empty()) emit(Op::TICK, {});
   ctx_->loops.pop_back();
   bind(next);
-  emit(opFor(Op::FORNEXT_I8, p), {o(var.place.operand), o(step), o(limit), lab(body)});
+  if (s.step->kind == sema::ExprKind::Constant && s.step->constant.i == 1)
+    emit(opFor(Op::FORINC_I8, p), {o(var.place.operand), o(limit), lab(body)});  // no step to read
+  else
+    emit(opFor(Op::FORNEXT_I8, p), {o(var.place.operand), o(step), o(limit), lab(body)});
   bind(exit);
 }
 

@@ -148,12 +148,21 @@ RunStatus Vm::run() {
   uint64_t steps = steps_;
   // One comparison per statement covers both the watchdog and the observer.
   const uint64_t budget = budget_;
-  uint64_t slowAt = observer_ ? 0 : budget;
   uint64_t ticks = 0;  // empty-loop iterations in this run() call
   pausedStatement_ = UINT32_MAX;
   char* const scratch = scratch_.data();
-  uint32_t* logPos = logPos_;
+  // The statement log costs no branch of its own: every boundary stores its id at logPos and
+  // advances it by logStep, into the log (step 1) or over and over into logSink (step 0, no log);
+  // the boundary that would pass the log's end takes the slow path, like the watchdog.
+  uint32_t logSink = 0;
+  uint32_t* logPos = logPos_ ? logPos_ : &logSink;
+  size_t logStep = logPos_ ? 1 : 0;
   uint32_t* const logEnd = logEnd_;
+  auto slowLimit = [&] {
+    const uint64_t at = observer_ ? 0 : budget;
+    return logStep ? std::min<uint64_t>(at, steps + static_cast<uint64_t>(logEnd - logPos)) : at;
+  };
+  uint64_t slowAt = slowLimit();
 
   static void* const labels[] = {
 #define SB_LABEL(name, sig, meaning) &&L_##name,
@@ -174,10 +183,14 @@ RunStatus Vm::run() {
     pc += (n);  \
     DISPATCH(); \
   } while (0)
+#define SAVE_LOG()                 \
+  do {                             \
+    if (logStep) logPos_ = logPos; \
+  } while (0)
 #define FAULT(code_, detail_)                          \
   do {                                                 \
     steps_ = steps;                                    \
-    logPos_ = logPos;                                  \
+    SAVE_LOG();                                        \
     return raise(FaultCode::code_, pc, (detail_));     \
   } while (0)
 #define REF_CHECK(addr, size)                                                                     \
@@ -203,12 +216,22 @@ RunStatus Vm::run() {
 L_NOP:
   NEXT(1);
 
-#define LOG_STATEMENT()                        \
-  do {                                         \
-    if (logPos) {                              \
-      if (logPos != logEnd) *logPos++ = OPND(0); \
-      else logOverflow_ = true;                \
-    }                                          \
+#define LOG_STATEMENT()   \
+  do {                    \
+    *logPos = OPND(0);    \
+    logPos += logStep;    \
+  } while (0)
+  // The slow path's: a full log stops logging and reports the overflow.
+#define LOG_STATEMENT_CHECKED()  \
+  do {                           \
+    if (logPos != logEnd) {      \
+      LOG_STATEMENT();           \
+    } else if (logStep) {        \
+      logOverflow_ = true;       \
+      logPos_ = logPos;          \
+      logPos = &logSink;         \
+      logStep = 0;               \
+    }                            \
   } while (0)
 L_STMT:
   if (__builtin_expect(++steps > slowAt, 0)) {
@@ -239,11 +262,11 @@ statement_slow : {
     const uint32_t id = OPND(0);
     pc_ = pc;
     steps_ = steps;
-    logPos_ = logPos;
+    SAVE_LOG();
     pausedStatement_ = id;
     if (observer_->onStatement(id, steps - 1)) {
-      LOG_STATEMENT();  // it runs when resumed, without passing this boundary again
-      logPos_ = logPos;
+      LOG_STATEMENT_CHECKED();  // it runs when resumed, without passing this boundary again
+      SAVE_LOG();
       if (slowOp == Op::STMT) {
         pc_ = pc + 2;
       } else {
@@ -253,11 +276,9 @@ statement_slow : {
       return RunStatus::Paused;
     }
     pausedStatement_ = UINT32_MAX;
-    slowAt = observer_ ? 0 : budget;  // the observer may have removed itself
-  } else {
-    slowAt = budget;
   }
-  LOG_STATEMENT();
+  LOG_STATEMENT_CHECKED();
+  slowAt = slowLimit();  // the observer may have removed itself; the log may have filled up
   if (slowOp == Op::STMT) NEXT(2);
   ++pc;
   goto* labels[static_cast<uint32_t>(slowOp)];
@@ -271,7 +292,7 @@ L_TICK:
 L_HALT:
   pc_ = pc;
   steps_ = steps;
-  logPos_ = logPos;
+  SAVE_LOG();
   depth_ = 0;
   inCycle_ = false;
   return RunStatus::CycleDone;
@@ -552,6 +573,12 @@ L_BNOT:
     pc = again ? OPND(3) : pc + 5;                                                 \
     DISPATCH();                                                                    \
   }                                                                                \
+  L_FORINC_##S : {                                                                 \
+    const T v = RD(T, 0);                                                          \
+    WR(T, 0, static_cast<T>(static_cast<Wide<T>>(v) + 1u));                        \
+    pc = v < RD(T, 1) ? OPND(2) : pc + 4;                                          \
+    DISPATCH();                                                                    \
+  }                                                                                \
   L_CHK_##S : {                                                                    \
     const T v = RD(T, 0);                                                          \
     if (v < RD(T, 1) || v > RD(T, 2))                                              \
@@ -708,6 +735,9 @@ L_FAULT:
 #undef DISPATCH
 #undef NEXT
 #undef FAULT
+#undef SAVE_LOG
+#undef LOG_STATEMENT
+#undef LOG_STATEMENT_CHECKED
 }
 #pragma GCC diagnostic pop
 // clang-format on
