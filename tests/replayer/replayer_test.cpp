@@ -758,6 +758,52 @@ TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
   EXPECT_GT(positions, 1000u);
 }
 
+// The array kernels of bench/ (issue 17: INT indexes, index plus constant, FOR with step 1):
+// every sought position equals a fresh run stopped there, across keyframes.
+TEST(ReplayerGolden, SeekEqualsAFreshRunForTheArrayKernels) {
+  for (const char* name : {"sort", "ring", "sieve"}) {
+    SCOPED_TRACE(name);
+    auto program = mustCompileSourceFiles(
+        {(fs::path(SCANBACK_SOURCE_DIR) / "bench" / "programs" / (std::string(name) + ".st")).string()});
+    ASSERT_TRUE(program);
+    const TempTrace path(std::string("kernel_") + name);
+    const uint64_t cycles = 5;
+    recordCycles(program, path, cycles, 2);
+    std::string error;
+    auto replayer = replay::Replayer::open(path.string(), {}, error);
+    ASSERT_TRUE(replayer) << error;
+    ASSERT_EQ(replayer->history().endCycle(), cycles);
+    std::mt19937_64 rng(42);
+    std::vector<Position> targets;
+    for (uint64_t c = 0; c < cycles; ++c) {
+      const replay::CycleSteps* s = replayer->steps(c, error);
+      ASSERT_TRUE(s) << error;
+      ASSERT_GT(s->count(), 1000u);
+      targets.push_back({c, 0});
+      targets.push_back({c, s->count() - 1});
+      for (int k = 0; k < 12; ++k) targets.push_back({c, rng() % s->count()});
+    }
+    std::sort(targets.begin(), targets.end());
+    targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+    const std::vector<Snapshot> live = liveSnapshots(program, targets, cycles, nullptr);
+    ASSERT_EQ(live.size(), targets.size());
+    std::vector<size_t> order(targets.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) {
+      ASSERT_TRUE(replayer->seek(targets[i], error)) << error;
+      expectSame(live[i], snapshot(replayer->vm()), targets[i]);
+    }
+    for (const replay::Divergence& dv : replayer->divergences()) ADD_FAILURE() << dv.what;
+    // And the whole trace re-executed from its keyframes (`trace verify`).
+    auto fresh = replay::Replayer::open(path.string(), {}, error);
+    ASSERT_TRUE(fresh) << error;
+    for (const replay::Divergence& dv : fresh->verify({}, error)) ADD_FAILURE() << dv.what;
+    EXPECT_TRUE(error.empty()) << error;
+    EXPECT_EQ(fresh->verifiedCycles(), cycles);
+  }
+}
+
 // A trace still being written: the replayer opens the `.partial` file and follows it.
 TEST(Replayer, FollowsATraceStillBeingRecorded) {
   auto program = mustCompile(kCalls);
