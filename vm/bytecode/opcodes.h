@@ -83,6 +83,20 @@
   SB_FAM_ELEM(X, ESTK, _X16, "ookkko", "base[INT(idx + k) - lo] = s (count k)")              \
   SB_FAM_ELEM(X, ELDK, _X32, "oookkk", "d = base[DINT(idx + k) - lo] (count k)")             \
   SB_FAM_ELEM(X, ESTK, _X32, "ookkko", "base[DINT(idx + k) - lo] = s (count k)")             \
+  /* Two elements of one array at the same index variable plus constants, compared: jump to j   */ \
+  /* if base[idx + k1] <op> base[idx + k2] (IF a[j] > a[j + 1]: one instruction instead of 3)   */ \
+  SB_FAM_INT(X, JEQE16, "ookkkkj", "jump if a[INT(i + k1)] = a[INT(i + k2)] (lo k, count k)")  \
+  SB_FAM_INT(X, JNEE16, "ookkkkj", "jump if a[INT(i + k1)] <> a[INT(i + k2)] (lo k, count k)") \
+  SB_FAM_INT(X, JLTE16, "ookkkkj", "jump if a[INT(i + k1)] < a[INT(i + k2)] (lo k, count k)")  \
+  SB_FAM_INT(X, JLEE16, "ookkkkj", "jump if a[INT(i + k1)] <= a[INT(i + k2)] (lo k, count k)") \
+  SB_FAM_INT(X, JGTE16, "ookkkkj", "jump if a[INT(i + k1)] > a[INT(i + k2)] (lo k, count k)")  \
+  SB_FAM_INT(X, JGEE16, "ookkkkj", "jump if a[INT(i + k1)] >= a[INT(i + k2)] (lo k, count k)") \
+  SB_FAM_INT(X, JEQE32, "ookkkkj", "jump if a[DINT(i + k1)] = a[DINT(i + k2)] (lo k, count k)")  \
+  SB_FAM_INT(X, JNEE32, "ookkkkj", "jump if a[DINT(i + k1)] <> a[DINT(i + k2)] (lo k, count k)") \
+  SB_FAM_INT(X, JLTE32, "ookkkkj", "jump if a[DINT(i + k1)] < a[DINT(i + k2)] (lo k, count k)")  \
+  SB_FAM_INT(X, JLEE32, "ookkkkj", "jump if a[DINT(i + k1)] <= a[DINT(i + k2)] (lo k, count k)") \
+  SB_FAM_INT(X, JGTE32, "ookkkkj", "jump if a[DINT(i + k1)] > a[DINT(i + k2)] (lo k, count k)")  \
+  SB_FAM_INT(X, JGEE32, "ookkkkj", "jump if a[DINT(i + k1)] >= a[DINT(i + k2)] (lo k, count k)") \
   X(BNOT, "oo", "d = NOT a for BOOL")                                                         \
   SB_FAM_BITS(X, GETBIT, "ook", "d (BOOL) = bit k of a")                                      \
   SB_FAM_BITS(X, SETBIT, "oko", "bit k of d = BOOL s")                                        \

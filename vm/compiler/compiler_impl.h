@@ -261,6 +261,8 @@ class Compiler {
   uint32_t elementIndex(const Place& element);  // the I32 index, computed if need be
   void loadElement(uint32_t dst, const Place& element, uint32_t size);
   void storeElement(const Place& element, uint32_t src, uint32_t size);
+  // A comparison of two elements of one array at one index variable: one compare-and-jump.
+  bool jumpOnElements(const sema::Expr& cond, const Value& a, const Value& b, bool jumpIf, Label target);
   Value lowerBit(const sema::Expr& e);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);
   Place subPlace(const Place& base, const Variable& field);

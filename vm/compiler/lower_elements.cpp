@@ -120,4 +120,42 @@ void Compiler::storeElement(const Place& p, uint32_t src, uint32_t size) {
     emit(sizedElementOp(Op::EST1, size), {o(p.operand), o(p.index), o(lower), o(p.count), o(src)});
 }
 
+bool Compiler::jumpOnElements(const sema::Expr& cond, const Value& a, const Value& b, bool jumpIf, Label target) {
+  const Place& x = a.place;
+  const Place& y = b.place;
+  if (a.isConst || b.isConst || x.kind != Place::Kind::Element || y.kind != Place::Kind::Element) return false;
+  if (!sema::conversionsOf(cond.a[0]).empty() || !sema::conversionsOf(cond.a[1]).empty()) return false;
+  if (primIsFloat(cond.prim) || x.operand != y.operand || x.index != y.index || x.indexPrim != y.indexPrim ||
+      x.lower != y.lower || x.count != y.count || !x.type || x.type->size != primSize(cond.prim))
+    return false;
+  sema::Op op = cond.op;
+  if (!jumpIf) {  // integers: the negation is exact
+    switch (op) {
+      case sema::Op::Eq: op = sema::Op::Ne; break;
+      case sema::Op::Ne: op = sema::Op::Eq; break;
+      case sema::Op::Lt: op = sema::Op::Ge; break;
+      case sema::Op::Le: op = sema::Op::Gt; break;
+      case sema::Op::Gt: op = sema::Op::Le; break;
+      case sema::Op::Ge: op = sema::Op::Lt; break;
+      default: return false;
+    }
+  }
+  const bool narrow = x.indexPrim == Prim::I16;
+  Op family;
+  switch (op) {
+    case sema::Op::Eq: family = narrow ? Op::JEQE16_I8 : Op::JEQE32_I8; break;
+    case sema::Op::Ne: family = narrow ? Op::JNEE16_I8 : Op::JNEE32_I8; break;
+    case sema::Op::Lt: family = narrow ? Op::JLTE16_I8 : Op::JLTE32_I8; break;
+    case sema::Op::Le: family = narrow ? Op::JLEE16_I8 : Op::JLEE32_I8; break;
+    case sema::Op::Gt: family = narrow ? Op::JGTE16_I8 : Op::JGTE32_I8; break;
+    case sema::Op::Ge: family = narrow ? Op::JGEE16_I8 : Op::JGEE32_I8; break;
+    default: return false;
+  }
+  const uint32_t k1 = x.indexAdds ? x.indexAdd : 0;
+  const uint32_t k2 = y.indexAdds ? y.indexAdd : 0;
+  emit(opFor(family, cond.prim),
+       {o(x.operand), o(x.index), o(k1), o(k2), o(static_cast<uint32_t>(x.lower)), o(x.count), lab(target)});
+  return true;
+}
+
 }  // namespace scanback::compiler

@@ -612,6 +612,7 @@ void Compiler::lowerCondJump(const sema::Expr& cond, bool jumpIf, Label target) 
   if (cond.jumpForm) {  // a comparison of scalars: one compare-and-jump
     const Value a = lowerBase(*cond.a[0]);
     const Value b = lowerBase(*cond.a[1]);
+    if (jumpOnElements(cond, a, b, jumpIf, target)) return;
     uint32_t x = readConverted(*cond.a[0], a, cond.span), y = readConverted(*cond.a[1], b, cond.span);
     sema::Op op = cond.op;
     const Prim p = cond.prim;

@@ -556,8 +556,30 @@ L_BNOT:
   L_JLE_##S : pc = (RD(T, 0) <= RD(T, 1)) ? OPND(2) : pc + 4;                      \
   DISPATCH();
 
+// Two elements of one array compared (JLTE16_I32 ...): the indexes are checked in operand order.
+#define SB_JUMP_ELEMENTS(NAME, IT, T, OP)                                                            \
+  L_##NAME : {                                                                                       \
+    const IT first = static_cast<IT>(static_cast<uint32_t>(RD(IT, 1)) + OPND(2));                   \
+    const IT second = static_cast<IT>(static_cast<uint32_t>(RD(IT, 1)) + OPND(3));                  \
+    const int64_t i = static_cast<int64_t>(first) - static_cast<int32_t>(OPND(4));                  \
+    if (static_cast<uint64_t>(i) >= OPND(5)) SB_INDEX_FAULT_AT(first, 4, 5);                         \
+    const int64_t k = static_cast<int64_t>(second) - static_cast<int32_t>(OPND(4));                 \
+    if (static_cast<uint64_t>(k) >= OPND(5)) SB_INDEX_FAULT_AT(second, 4, 5);                        \
+    const uint8_t* const elements = ADR(OPND(0));                                                    \
+    pc = (ld<T>(elements + i * sizeof(T)) OP ld<T>(elements + k * sizeof(T))) ? OPND(6) : pc + 8;   \
+    DISPATCH();                                                                                      \
+  }
+#define SB_JUMP_ELEMENTS_ALL(S, T)                                                                  \
+  SB_JUMP_ELEMENTS(JEQE16_##S, int16_t, T, ==) SB_JUMP_ELEMENTS(JNEE16_##S, int16_t, T, !=)          \
+  SB_JUMP_ELEMENTS(JLTE16_##S, int16_t, T, <) SB_JUMP_ELEMENTS(JLEE16_##S, int16_t, T, <=)           \
+  SB_JUMP_ELEMENTS(JGTE16_##S, int16_t, T, >) SB_JUMP_ELEMENTS(JGEE16_##S, int16_t, T, >=)           \
+  SB_JUMP_ELEMENTS(JEQE32_##S, int32_t, T, ==) SB_JUMP_ELEMENTS(JNEE32_##S, int32_t, T, !=)          \
+  SB_JUMP_ELEMENTS(JLTE32_##S, int32_t, T, <) SB_JUMP_ELEMENTS(JLEE32_##S, int32_t, T, <=)           \
+  SB_JUMP_ELEMENTS(JGTE32_##S, int32_t, T, >) SB_JUMP_ELEMENTS(JGEE32_##S, int32_t, T, >=)
+
 #define SB_INT_IMPL(S, T)                                                          \
   SB_NUM_IMPL(S, T)                                                                \
+  SB_JUMP_ELEMENTS_ALL(S, T)                                                       \
   L_MOD_##S : {                                                                    \
     T r;                                                                           \
     if (!opMod<T>(RD(T, 1), RD(T, 2), r)) FAULT(DivisionByZero, "");              \
