@@ -97,6 +97,10 @@
   SB_FAM_INT(X, JLEE32, "ookkkkj", "jump if a[DINT(i + k1)] <= a[DINT(i + k2)] (lo k, count k)") \
   SB_FAM_INT(X, JGTE32, "ookkkkj", "jump if a[DINT(i + k1)] > a[DINT(i + k2)] (lo k, count k)")  \
   SB_FAM_INT(X, JGEE32, "ookkkkj", "jump if a[DINT(i + k1)] >= a[DINT(i + k2)] (lo k, count k)") \
+  X(JTE_X16, "ookkkj", "jump if the BOOL base[INT(idx + k) - lo] is TRUE (count k)")             \
+  X(JFE_X16, "ookkkj", "jump if the BOOL base[INT(idx + k) - lo] is FALSE (count k)")            \
+  X(JTE_X32, "ookkkj", "jump if the BOOL base[DINT(idx + k) - lo] is TRUE (count k)")            \
+  X(JFE_X32, "ookkkj", "jump if the BOOL base[DINT(idx + k) - lo] is FALSE (count k)")           \
   X(BNOT, "oo", "d = NOT a for BOOL")                                                         \
   SB_FAM_BITS(X, GETBIT, "ook", "d (BOOL) = bit k of a")                                      \
   SB_FAM_BITS(X, SETBIT, "oko", "bit k of d = BOOL s")                                        \

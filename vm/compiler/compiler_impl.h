@@ -263,6 +263,7 @@ class Compiler {
   void storeElement(const Place& element, uint32_t src, uint32_t size);
   // A comparison of two elements of one array at one index variable: one compare-and-jump.
   bool jumpOnElements(const sema::Expr& cond, const Value& a, const Value& b, bool jumpIf, Label target);
+  bool jumpOnElement(const Value& element, bool jumpIf, Label target);  // IF flags[i] THEN
   Value lowerBit(const sema::Expr& e);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);
   Place subPlace(const Place& base, const Variable& field);

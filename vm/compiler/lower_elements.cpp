@@ -158,4 +158,14 @@ bool Compiler::jumpOnElements(const sema::Expr& cond, const Value& a, const Valu
   return true;
 }
 
+bool Compiler::jumpOnElement(const Value& v, bool jumpIf, Label target) {
+  const Place& p = v.place;
+  if (v.isConst || p.kind != Place::Kind::Element || !p.type || p.type->kind != TypeKind::Bool) return false;
+  const bool narrow = p.indexPrim == Prim::I16;
+  const Op op = jumpIf ? (narrow ? Op::JTE_X16 : Op::JTE_X32) : (narrow ? Op::JFE_X16 : Op::JFE_X32);
+  emit(op, {o(p.operand), o(p.index), o(p.indexAdds ? p.indexAdd : 0u), o(static_cast<uint32_t>(p.lower)), o(p.count),
+            lab(target)});
+  return true;
+}
+
 }  // namespace scanback::compiler

@@ -641,7 +641,9 @@ void Compiler::lowerCondJump(const sema::Expr& cond, bool jumpIf, Label target) 
     emit(opFor(family, p), {o(x), o(y), lab(target)});
     return;
   }
-  const uint32_t x = readOperand(lower(cond), cond.span);
+  const Value v = lower(cond);
+  if (cond.kind == sema::ExprKind::Element && jumpOnElement(v, jumpIf, target)) return;
+  const uint32_t x = readOperand(v, cond.span);
   emit(jumpIf ? Op::JT : Op::JF, {o(x), lab(target)});
 }
 

@@ -484,6 +484,20 @@ L_STN : {
   SB_EST_AT(ESTK##N##_X32, N, int32_t, OPND(2), 6)
   SB_ELEM_AT(1) SB_ELEM_AT(2) SB_ELEM_AT(4) SB_ELEM_AT(8)
 
+  // IF flags[i] THEN: the element is the condition, no temporary.
+#define SB_JUMP_ELEMENT(NAME, IT, WHEN)                                                       \
+  L_##NAME : {                                                                                \
+    const IT index = static_cast<IT>(static_cast<uint32_t>(RD(IT, 1)) + OPND(2));            \
+    const int64_t i = static_cast<int64_t>(index) - static_cast<int32_t>(OPND(3));           \
+    if (static_cast<uint64_t>(i) >= OPND(4)) SB_INDEX_FAULT_AT(index, 3, 4);                  \
+    pc = (ADR(OPND(0))[i] != 0) == WHEN ? OPND(5) : pc + 7;                                   \
+    DISPATCH();                                                                               \
+  }
+  SB_JUMP_ELEMENT(JTE_X16, int16_t, true)
+  SB_JUMP_ELEMENT(JFE_X16, int16_t, false)
+  SB_JUMP_ELEMENT(JTE_X32, int32_t, true)
+  SB_JUMP_ELEMENT(JFE_X32, int32_t, false)
+
 L_BNOT:
   WR(uint8_t, 0, static_cast<uint8_t>(RD(uint8_t, 1) ? 0 : 1));
   NEXT(3);
