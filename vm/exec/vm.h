@@ -95,8 +95,8 @@ class Vm {
   uint32_t pc() const { return pc_; }
 
   // Statement log (the recorder's): while set, each statement boundary appends its id at the log
-  // position; a full log stops appending and reports overflow. Costs one predictable branch when
-  // unset.
+  // position; a full log stops appending and reports overflow. It costs no branch of its own, set
+  // or not (a store; the boundary that would overflow takes the watchdog's slow path).
   void setStatementLog(uint32_t* begin, uint32_t* end) {
     logBegin_ = logPos_ = begin;
     logEnd_ = end;
