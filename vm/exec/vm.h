@@ -95,8 +95,8 @@ class Vm {
   uint32_t pc() const { return pc_; }
 
   // Statement log (the recorder's): while set, each statement boundary appends its id at the log
-  // position; a full log stops appending and reports overflow. It costs no branch of its own, set
-  // or not (a store; the boundary that would overflow takes the watchdog's slow path).
+  // position; a full log stops appending and reports overflow. A boundary tests only whether there
+  // is a log: the one that would pass its end takes the watchdog's slow path.
   void setStatementLog(uint32_t* begin, uint32_t* end) {
     logBegin_ = logPos_ = begin;
     logEnd_ = end;
@@ -112,6 +112,8 @@ class Vm {
 
  private:
   RunStatus raise(FaultCode code, uint32_t pc, std::string detail);
+  // Out of line and cold, so that the many element handlers of run() stay small.
+  RunStatus indexFault(uint32_t pc, int64_t index, int32_t lower, uint32_t count);
 
   std::shared_ptr<const Program> program_;
   std::vector<uint8_t> memory_;
