@@ -40,9 +40,12 @@ inline bool forPassed(T value, T step, T limit) {
 }
 // Adds step to the control variable (wrapping at its width) and reports whether the loop goes on;
 // computed without overflow so that a loop up to the type's maximum ends.
+// Types up to 32 bits add in 64 bits, which cannot overflow (and is several instructions fewer
+// than 128-bit arithmetic in the sieve's inner loop).
 template <class T>
 inline bool forStep(T& value, T step, T limit) {
-  Int128 next = static_cast<Int128>(value) + static_cast<Int128>(step);
+  using Sum = std::conditional_t<(sizeof(T) < 8), int64_t, Int128>;
+  const Sum next = static_cast<Sum>(value) + static_cast<Sum>(step);
   value = static_cast<T>(static_cast<Wide<T>>(static_cast<uint64_t>(next)));
   if constexpr (std::is_signed_v<T>)
     return step >= 0 ? next <= limit : next >= limit;
@@ -149,7 +152,9 @@ RunStatus Vm::run() {
   const uint64_t memSize = memory_.size();
   uint8_t* B[4] = {mem, mem + stack_[depth_ - 1].thisOffset, mem + stack_[depth_ - 1].frameOffset,
                    const_cast<uint8_t*>(prog.constants.data())};
-  uint32_t pc = pc_;
+  // The instruction pointer: operands are ip[1], ip[2], ... (an index into code would cost an
+  // addition per operand).
+  const uint32_t* ip = code + pc_;
   uint64_t steps = steps_;
   // One comparison per statement covers both the watchdog and the observer.
   const uint64_t budget = budget_;
@@ -177,14 +182,15 @@ RunStatus Vm::run() {
   Op slowOp = Op::STMT;  // which boundary took the slow path: STMT, or the op fused with it
   uint32_t elementCompare = 0;  // which of the JxxE families jump_elements runs
 
-#define OPND(i) code[pc + 1 + (i)]
+#define OPND(i) ip[1 + (i)]
+#define PC() static_cast<uint32_t>(ip - code)
 #define ADR(o) (B[(o) >> 30] + ((o)&kOffsetMask))
 #define RD(T, i) ld<T>(ADR(OPND(i)))
 #define WR(T, i, v) st<T>(ADR(OPND(i)), (v))
-#define DISPATCH() goto* labels[code[pc]]
+#define DISPATCH() goto* labels[*ip]
 #define NEXT(n) \
   do {          \
-    pc += (n);  \
+    ip += (n);  \
     DISPATCH(); \
   } while (0)
 #define SAVE_LOG()                 \
@@ -195,7 +201,7 @@ RunStatus Vm::run() {
   do {                                                 \
     steps_ = steps;                                    \
     SAVE_LOG();                                        \
-    return raise(FaultCode::code_, pc, (detail_));     \
+    return raise(FaultCode::code_, PC(), (detail_));     \
   } while (0)
 #define REF_CHECK(addr, size)                                                                     \
   do {                                                                                            \
@@ -250,7 +256,7 @@ L_STMT:
     goto statement_slow;                           \
   }                                                \
   LOG_STATEMENT();                                 \
-  ++pc;                                            \
+  ++ip;                                            \
   goto L_##name;
   SB_OPCODES(SB_FUSED_HANDLER)
 #undef SB_FUSED_HANDLER
@@ -263,7 +269,7 @@ statement_slow : {
   }
   if (observer_) {
     const uint32_t id = OPND(0);
-    pc_ = pc;
+    pc_ = PC();
     steps_ = steps;
     SAVE_LOG();
     pausedStatement_ = id;
@@ -271,9 +277,9 @@ statement_slow : {
       LOG_STATEMENT_CHECKED();  // it runs when resumed, without passing this boundary again
       SAVE_LOG();
       if (slowOp == Op::STMT) {
-        pc_ = pc + 2;
+        pc_ = PC() + 2;
       } else {
-        pc_ = pc + 1;
+        pc_ = PC() + 1;
         resumeOp_ = slowOp;
       }
       return RunStatus::Paused;
@@ -283,7 +289,7 @@ statement_slow : {
   LOG_STATEMENT_CHECKED();
   slowAt = slowLimit();  // the observer may have removed itself; the log may have filled up
   if (slowOp == Op::STMT) NEXT(2);
-  ++pc;
+  ++ip;
   goto* labels[static_cast<uint32_t>(slowOp)];
 }
 
@@ -293,7 +299,7 @@ L_TICK:
   NEXT(1);
 
 L_HALT:
-  pc_ = pc;
+  pc_ = PC();
   steps_ = steps;
   SAVE_LOG();
   depth_ = 0;
@@ -301,18 +307,18 @@ L_HALT:
   return RunStatus::CycleDone;
 
 L_JMP:
-  pc = OPND(0);
+  ip = code + OPND(0);
   DISPATCH();
 L_JT:
-  pc = RD(uint8_t, 0) ? OPND(1) : pc + 3;
+  ip = RD(uint8_t, 0) ? code + OPND(1) : ip + 3;
   DISPATCH();
 L_JF:
-  pc = RD(uint8_t, 0) ? pc + 3 : OPND(1);
+  ip = RD(uint8_t, 0) ? ip + 3 : code + OPND(1);
   DISPATCH();
 L_JTAB : {
   const int64_t i = static_cast<int64_t>(RD(int32_t, 0)) - static_cast<int32_t>(OPND(1));
   const uint32_t n = OPND(2);
-  pc = (i >= 0 && i < n) ? code[pc + 5 + i] : OPND(3);
+  ip = code + ((i >= 0 && i < n) ? ip[5 + i] : OPND(3));
   DISPATCH();
 }
 
@@ -322,14 +328,14 @@ L_JTAB : {
     const uint64_t newFp = stack_[depth_ - 1].frameOffset + uint64_t{OPND(1)};                  \
     if (depth_ >= kMaxCallDepth || newFp + callee.reach > memSize)                             \
       FAULT(StackOverflow, fmt::format("calling {} at depth {}", callee.name, depth_));         \
-    stack_[depth_] = Frame{OPND(0), pc + (width), (newThis), static_cast<uint32_t>(newFp), pc}; \
+    stack_[depth_] = Frame{OPND(0), PC() + (width), (newThis), static_cast<uint32_t>(newFp), PC()}; \
     ++depth_;                                                                                   \
     if (newFp + callee.reach > stackHigh_) stackHigh_ = newFp + callee.reach;                  \
     B[1] = mem + stack_[depth_ - 1].thisOffset;                                                 \
     B[2] = mem + newFp;                                                                         \
-    pc = callee.entryPc;                                                                        \
+    ip = code + callee.entryPc;                                                                  \
     if (observer_) {                                                                            \
-      pc_ = pc;                                                                                 \
+      pc_ = PC();                                                                               \
       observer_->onCall(stack_[depth_ - 1].pou);                                                \
     }                                                                                           \
     DISPATCH();                                                                                 \
@@ -346,10 +352,10 @@ L_CALLP : {
 }
 L_RET : {
   if (observer_) {
-    pc_ = pc;
+    pc_ = PC();
     observer_->onReturn(stack_[depth_ - 1].pou);
   }
-  pc = stack_[depth_ - 1].returnPc;
+  ip = code + stack_[depth_ - 1].returnPc;
   --depth_;
   B[1] = mem + stack_[depth_ - 1].thisOffset;
   B[2] = mem + stack_[depth_ - 1].frameOffset;
@@ -388,7 +394,7 @@ L_ADDR:
   do {                                                                                             \
     steps_ = steps;                                                                                \
     SAVE_LOG();                                                                                    \
-    return indexFault(pc, (index), static_cast<int32_t>(OPND(loOperand)), OPND(countOperand));     \
+    return indexFault(PC(), (index), static_cast<int32_t>(OPND(loOperand)), OPND(countOperand));     \
   } while (0)
 #define SB_INDEX_FAULT(idxOperand, loOperand, countOperand) \
   SB_INDEX_FAULT_AT(RD(int32_t, idxOperand), loOperand, countOperand)
@@ -494,7 +500,7 @@ L_STN : {
     const IT index = static_cast<IT>(static_cast<uint32_t>(RD(IT, 1)) + OPND(2));            \
     const int64_t i = static_cast<int64_t>(index) - static_cast<int32_t>(OPND(3));           \
     if (static_cast<uint64_t>(i) >= OPND(4)) SB_INDEX_FAULT_AT(index, 3, 4);                  \
-    pc = (ADR(OPND(0))[i] != 0) == WHEN ? OPND(5) : pc + 7;                                   \
+    ip = (ADR(OPND(0))[i] != 0) == WHEN ? code + OPND(5) : ip + 7;                                   \
     DISPATCH();                                                                               \
   }
   SB_JUMP_ELEMENT(JTE_X16, int16_t, true)
@@ -565,13 +571,13 @@ L_BNOT:
   NEXT(4);                                                                         \
   L_LE_##S : WR(uint8_t, 0, static_cast<uint8_t>(RD(T, 1) <= RD(T, 2)));           \
   NEXT(4);                                                                         \
-  L_JEQ_##S : pc = (RD(T, 0) == RD(T, 1)) ? OPND(2) : pc + 4;                      \
+  L_JEQ_##S : ip = (RD(T, 0) == RD(T, 1)) ? code + OPND(2) : ip + 4;                      \
   DISPATCH();                                                                      \
-  L_JNE_##S : pc = (RD(T, 0) != RD(T, 1)) ? OPND(2) : pc + 4;                      \
+  L_JNE_##S : ip = (RD(T, 0) != RD(T, 1)) ? code + OPND(2) : ip + 4;                      \
   DISPATCH();                                                                      \
-  L_JLT_##S : pc = (RD(T, 0) < RD(T, 1)) ? OPND(2) : pc + 4;                       \
+  L_JLT_##S : ip = (RD(T, 0) < RD(T, 1)) ? code + OPND(2) : ip + 4;                       \
   DISPATCH();                                                                      \
-  L_JLE_##S : pc = (RD(T, 0) <= RD(T, 1)) ? OPND(2) : pc + 4;                      \
+  L_JLE_##S : ip = (RD(T, 0) <= RD(T, 1)) ? code + OPND(2) : ip + 4;                      \
   DISPATCH();
 
 // Two elements of one array compared (JLTE16_I32 ...): every member of the families only notes
@@ -596,19 +602,19 @@ L_BNOT:
     WR(T, 0, r);                                                                   \
     NEXT(4);                                                                       \
   }                                                                                \
-  L_FORCHK_##S : pc = forPassed<T>(RD(T, 0), RD(T, 1), RD(T, 2)) ? OPND(3) : pc + 5; \
+  L_FORCHK_##S : ip = forPassed<T>(RD(T, 0), RD(T, 1), RD(T, 2)) ? code + OPND(3) : ip + 5; \
   DISPATCH();                                                                      \
   L_FORNEXT_##S : {                                                                \
     T v = RD(T, 0);                                                                \
     const bool again = forStep<T>(v, RD(T, 1), RD(T, 2));                          \
     WR(T, 0, v);                                                                   \
-    pc = again ? OPND(3) : pc + 5;                                                 \
+    ip = again ? code + OPND(3) : ip + 5;                                                 \
     DISPATCH();                                                                    \
   }                                                                                \
   L_FORINC_##S : {                                                                 \
     const T v = RD(T, 0);                                                          \
     WR(T, 0, static_cast<T>(static_cast<Wide<T>>(v) + 1u));                        \
-    pc = v < RD(T, 1) ? OPND(2) : pc + 4;                                          \
+    ip = v < RD(T, 1) ? code + OPND(2) : ip + 4;                                          \
     DISPATCH();                                                                    \
   }                                                                                \
   L_CHK_##S : {                                                                    \
@@ -620,9 +626,9 @@ L_BNOT:
 
 #define SB_FLT_IMPL(S, T)                                                          \
   SB_NUM_IMPL(S, T)                                                                \
-  L_JNLT_##S : pc = !(RD(T, 0) < RD(T, 1)) ? OPND(2) : pc + 4;                     \
+  L_JNLT_##S : ip = !(RD(T, 0) < RD(T, 1)) ? code + OPND(2) : ip + 4;                     \
   DISPATCH();                                                                      \
-  L_JNLE_##S : pc = !(RD(T, 0) <= RD(T, 1)) ? OPND(2) : pc + 4;                    \
+  L_JNLE_##S : ip = !(RD(T, 0) <= RD(T, 1)) ? code + OPND(2) : ip + 4;                    \
   DISPATCH();                                                                      \
   L_TRUNC_##S : WR(int64_t, 0, truncateToI64<T>(RD(T, 1)));                        \
   NEXT(3);                                                                         \
@@ -800,7 +806,7 @@ jump_elements : {
     case 4: holds = a > b; break;
     default: holds = a >= b; break;
   }
-  pc = holds ? OPND(6) : pc + 8;
+  ip = holds ? code + OPND(6) : ip + 8;
   DISPATCH();
 }
 
@@ -808,6 +814,7 @@ L_FAULT:
   FAULT(Unreachable, fmt::format("code {}", OPND(0)));
 
 #undef OPND
+#undef PC
 #undef ADR
 #undef RD
 #undef WR
