@@ -150,8 +150,11 @@ RunStatus Vm::run() {
   const uint32_t* const code = prog.code.data();
   uint8_t* const mem = memory_.data();
   const uint64_t memSize = memory_.size();
-  uint8_t* B[4] = {mem, mem + stack_[depth_ - 1].thisOffset, mem + stack_[depth_ - 1].frameOffset,
-                   const_cast<uint8_t*>(prog.constants.data())};
+  // The operand bases, each less its selector bits (k << 30): an operand's address is then
+  // B[o >> 30] + o, with no masking of the offset (unsigned arithmetic, so the bias wraps).
+  auto biased = [](uint32_t k, const uint8_t* p) { return reinterpret_cast<uintptr_t>(p) - (uintptr_t{k} << 30); };
+  uintptr_t B[4] = {biased(0, mem), biased(1, mem + stack_[depth_ - 1].thisOffset),
+                    biased(2, mem + stack_[depth_ - 1].frameOffset), biased(3, prog.constants.data())};
   // The instruction pointer: operands are ip[1], ip[2], ... (an index into code would cost an
   // addition per operand).
   const uint32_t* ip = code + pc_;
@@ -184,7 +187,7 @@ RunStatus Vm::run() {
 
 #define OPND(i) ip[1 + (i)]
 #define PC() static_cast<uint32_t>(ip - code)
-#define ADR(o) (B[(o) >> 30] + ((o)&kOffsetMask))
+#define ADR(o) reinterpret_cast<uint8_t*>(B[(o) >> 30] + (o))
 #define RD(T, i) ld<T>(ADR(OPND(i)))
 #define WR(T, i, v) st<T>(ADR(OPND(i)), (v))
 #define DISPATCH() goto* labels[*ip]
@@ -331,8 +334,8 @@ L_JTAB : {
     stack_[depth_] = Frame{OPND(0), PC() + (width), (newThis), static_cast<uint32_t>(newFp), PC()}; \
     ++depth_;                                                                                   \
     if (newFp + callee.reach > stackHigh_) stackHigh_ = newFp + callee.reach;                  \
-    B[1] = mem + stack_[depth_ - 1].thisOffset;                                                 \
-    B[2] = mem + newFp;                                                                         \
+    B[1] = biased(1, mem + stack_[depth_ - 1].thisOffset);                                      \
+    B[2] = biased(2, mem + newFp);                                                              \
     ip = code + callee.entryPc;                                                                  \
     if (observer_) {                                                                            \
       pc_ = PC();                                                                               \
@@ -357,8 +360,8 @@ L_RET : {
   }
   ip = code + stack_[depth_ - 1].returnPc;
   --depth_;
-  B[1] = mem + stack_[depth_ - 1].thisOffset;
-  B[2] = mem + stack_[depth_ - 1].frameOffset;
+  B[1] = biased(1, mem + stack_[depth_ - 1].thisOffset);
+  B[2] = biased(2, mem + stack_[depth_ - 1].frameOffset);
   DISPATCH();
 }
 L_NATFB:
