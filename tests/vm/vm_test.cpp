@@ -278,6 +278,144 @@ TEST(VmObserver, ObserverCanRemoveItself) {
   EXPECT_EQ(vm.observer(), nullptr);
 }
 
+// ------------------------------------------------------------------ FOR control variable in a register
+
+// These loops keep their control variables in a VM register between steps (FORINCR, FORNEXTR):
+// a write to a variable from outside the code (the debugger while paused, an observer that does
+// not pause) is what the next step must see.
+const char* const kRegisterLoops =
+    "PROGRAM Main\n"                            // 1
+    "VAR i, j, sum : DINT; k : INT; END_VAR\n"  // 2
+    "sum := 0;\n"                               // 3
+    "FOR i := 1 TO 10 DO\n"                     // 4
+    "  sum := sum + i;\n"                       // 5
+    "END_FOR;\n"                                // 6
+    "FOR k := 0 TO 20 BY 5 DO\n"                // 7
+    "  FOR j := 1 TO 3 DO\n"                    // 8
+    "    sum := sum + j * k;\n"                 // 9
+    "  END_FOR;\n"                              // 10
+    "END_FOR;\n"                                // 11
+    "END_PROGRAM\n";                            // 12
+
+template <class T>
+void writeVariable(Vm& vm, std::string_view path, T value) {
+  std::string err;
+  const auto at = findVariable(vm.program(), path, err);
+  ASSERT_TRUE(at) << err;
+  ASSERT_EQ(at->type->size, sizeof value);
+  std::memcpy(vm.image() + at->offset, &value, sizeof value);
+}
+
+// Writes i := 8 before the statement on line 5 runs with i = 3, and k := 15 before the one on
+// line 9 runs with k = 5 and j = 1: the sum is then 1 + 2 + 8 + 9 + 10 + (1 + 2 + 3) * (0 + 15 + 20).
+constexpr const char* kInterferedSum = "240";
+bool interfere(Vm& vm, uint32_t line, bool& wroteI, bool& wroteK) {
+  if (line == 5 && !wroteI && valueOf(vm, "Main.i") == "3") {
+    writeVariable<int32_t>(vm, "Main.i", 8);
+    return wroteI = true;
+  }
+  if (line == 9 && !wroteK && valueOf(vm, "Main.k") == "5" && valueOf(vm, "Main.j") == "1") {
+    writeVariable<int16_t>(vm, "Main.k", 15);
+    return wroteK = true;
+  }
+  return false;
+}
+
+TEST(VmForRegister, TheLoopsUseTheRegisterStepsAndComputeTheSame) {
+  auto p = mustCompile(kRegisterLoops);
+  ASSERT_TRUE(p);
+  const std::vector<test::Instruction> main = test::decodePou(*p, pouIndex(*p, "Main"));
+  std::vector<std::string> steps;
+  for (const test::Instruction& i : main) {
+    const std::string_view name = opInfo(unfused(i.op)).name;
+    if (name.rfind("FORINC", 0) == 0 || name.rfind("FORNEXT", 0) == 0) steps.emplace_back(name);
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"FORINCR_I32", "FORINCR_I32", "FORNEXTR_I16"}));
+  Vm vm(p);
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    vm.beginCycle(0, cycle);
+    ASSERT_EQ(vm.run(), RunStatus::CycleDone);
+    EXPECT_EQ(valueOf(vm, "Main.sum"), "355");  // 55 + (1 + 2 + 3) * (0 + 5 + 10 + 15 + 20)
+    EXPECT_EQ(valueOf(vm, "Main.i"), "11");
+    EXPECT_EQ(valueOf(vm, "Main.k"), "25");
+  }
+}
+
+TEST(VmForRegister, AWriteWhilePausedIsWhatTheNextStepSees) {
+  auto p = mustCompile(kRegisterLoops);
+  ASSERT_TRUE(p);
+  Vm vm(p);
+  Recorder rec(*p);
+  bool wroteI = false, wroteK = false;
+  rec.pauseWhen = [&](uint32_t s, uint64_t) { return interfere(vm, p->statement(s).span.line, wroteI, wroteK); };
+  vm.setObserver(&rec);
+  vm.beginCycle(0, 0);
+  int pauses = 0;
+  RunStatus status;
+  while ((status = vm.run()) == RunStatus::Paused) ASSERT_LE(++pauses, 2);
+  EXPECT_EQ(status, RunStatus::CycleDone);
+  EXPECT_EQ(pauses, 2);
+  EXPECT_EQ(valueOf(vm, "Main.sum"), kInterferedSum);
+}
+
+// An observer that writes and does not pause.
+class Writer : public VmObserver {
+ public:
+  explicit Writer(Vm& vm) : vm_(vm) {}
+  bool onStatement(uint32_t statement, uint64_t) override {
+    interfere(vm_, vm_.program().statement(statement).span.line, wroteI, wroteK);
+    return false;
+  }
+  Vm& vm_;
+  bool wroteI = false, wroteK = false;
+};
+
+TEST(VmForRegister, AWriteByAnObserverThatDoesNotPauseIsWhatTheNextStepSees) {
+  auto p = mustCompile(kRegisterLoops);
+  ASSERT_TRUE(p);
+  Vm vm(p);
+  Writer w(vm);
+  vm.setObserver(&w);
+  vm.beginCycle(0, 0);
+  ASSERT_EQ(vm.run(), RunStatus::CycleDone);
+  EXPECT_TRUE(w.wroteI && w.wroteK);
+  EXPECT_EQ(valueOf(vm, "Main.sum"), kInterferedSum);
+}
+
+TEST(VmForRegister, ALoopEnteredAgainStartsFromMemory) {
+  // The first loop leaves the register at i = 3 (EXIT); the code in between writes i; the loops
+  // after it begin (FORCHK) from what memory holds. The last one is in a function called twice,
+  // its frame at the same address each time.
+  auto p = mustCompile(
+      "FUNCTION Sum3 : DINT\n"
+      "VAR_INPUT from : DINT; END_VAR\n"
+      "VAR n : DINT; END_VAR\n"
+      "FOR n := from TO from + 2 DO\n"
+      "  Sum3 := Sum3 + n;\n"
+      "END_FOR;\n"
+      "END_FUNCTION\n"
+      "PROGRAM Main\n"
+      "VAR i, sum, a, b : DINT; END_VAR\n"
+      "sum := 0;\n"
+      "FOR i := 1 TO 10 DO\n"
+      "  IF i = 3 THEN EXIT; END_IF;\n"
+      "END_FOR;\n"
+      "i := 50;\n"
+      "FOR i := i TO 52 DO\n"
+      "  sum := sum + i;\n"
+      "END_FOR;\n"
+      "a := Sum3(100);\n"
+      "b := Sum3(7);\n"
+      "END_PROGRAM\n");
+  ASSERT_TRUE(p);
+  Vm vm(p);
+  vm.beginCycle(0, 0);
+  ASSERT_EQ(vm.run(), RunStatus::CycleDone);
+  EXPECT_EQ(valueOf(vm, "Main.sum"), "153");
+  EXPECT_EQ(valueOf(vm, "Main.a"), "303");
+  EXPECT_EQ(valueOf(vm, "Main.b"), "24");
+}
+
 // ------------------------------------------------------------------ statement log
 
 std::vector<uint32_t> loggedStatements(const Vm& vm) {
