@@ -134,12 +134,6 @@
   SB_FAM_INT(X, FORCHK, "oooj", "FOR entry: jump to j when var a is already past limit c (step b)") \
   SB_FAM_INT(X, FORNEXT, "oooj", "FOR step: a += b; jump to j unless that passed limit c")    \
   SB_FAM_INT(X, FORINC, "ooj", "FOR step of 1: a += 1; jump to j unless a was already at limit b") \
-  /* The same where the compiler proved that the body cannot write the control variable: the VM */ \
-  /* keeps its value in a register between steps (FORCHK, a pause and the observer reload it).  */ \
-  X(FORINCR_I16, "ooj", "FORINC_I16, the control variable in a register")                    \
-  X(FORINCR_I32, "ooj", "FORINC_I32, the control variable in a register")                    \
-  X(FORNEXTR_I16, "oooj", "FORNEXT_I16, the control variable in a register")                 \
-  X(FORNEXTR_I32, "oooj", "FORNEXT_I32, the control variable in a register")                 \
   SB_FAM_INT(X, CHK, "ooo", "fault unless lo b <= a <= hi c (subrange)")                      \
   SB_FAM_CVT(X)                                                                               \
   SB_FAM_FLT(X, TRUNC, "oo", "d (I64) = a truncated toward zero, saturated")                  \

@@ -366,9 +366,5 @@ uint32_t alignUp(uint32_t v, uint32_t a);
 Op opFor(Op first, Prim p);  // member of a NUM/INT family
 // Whether evaluating the statement's own expressions may run user code (lower_elements.cpp).
 bool callsUserCode(const sema::Stmt& s);
-// A FOR statement whose body cannot write its control variable: no call, reference or
-// dereference anywhere in it, and no assignment (or nested FOR) whose target shares a byte with
-// the variable. The VM may then keep the variable in a register between steps (FORINCR, FORNEXTR).
-bool bodyKeepsControlVariable(const sema::Stmt& loop);
 
 }  // namespace scanback::compiler

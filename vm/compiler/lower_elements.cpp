@@ -50,67 +50,6 @@ bool callsUserCode(const sema::Stmt& s) {
   return false;
 }
 
-namespace {
-
-// Calls, references and dereferences could write anything; everything else writes only the
-// targets of assignments.
-bool mayWriteAnywhere(const sema::Expr* e) {
-  if (!e) return false;
-  if (e->kind == sema::ExprKind::Call || e->kind == sema::ExprKind::AddressOf || e->kind == sema::ExprKind::Deref ||
-      e->kind == sema::ExprKind::Parameter)
-    return true;
-  for (const sema::Expr* a : e->a)
-    if (mayWriteAnywhere(a)) return true;
-  return false;
-}
-
-// The storage a place writes: the variable it is in, by its container and byte range. False when
-// the place is not in a named variable of this code (a program instance by name, THIS, a reference).
-struct Bytes {
-  sema::Storage container;
-  uint64_t begin, end;
-};
-std::optional<Bytes> storageOf(const sema::Expr* place) {
-  while (place->kind == sema::ExprKind::Offset || place->kind == sema::ExprKind::Element ||
-         place->kind == sema::ExprKind::Bit || (place->kind == sema::ExprKind::Field && !place->variable->absolute))
-    place = place->a[0];
-  const Variable* v = place->variable;
-  if (!v || !v->type || v->byReference) return std::nullopt;
-  if (place->kind == sema::ExprKind::Variable)
-    return Bytes{place->storage, v->offset, uint64_t{v->offset} + v->type->size};
-  if (place->kind == sema::ExprKind::Field)  // an absolute field: a global
-    return Bytes{sema::Storage::Global, v->offset, uint64_t{v->offset} + v->type->size};
-  return std::nullopt;
-}
-
-bool writesApart(const sema::Expr* target, const Bytes& control) {
-  const std::optional<Bytes> s = storageOf(target);
-  if (!s) return false;
-  return s->container != control.container || s->end <= control.begin || control.end <= s->begin;
-}
-
-bool keeps(const sema::StmtList& body, const Bytes& control) {
-  for (const sema::Stmt* s : body) {
-    if (s->kind == sema::StmtKind::Call || mayWriteAnywhere(s->target) || mayWriteAnywhere(s->value) ||
-        mayWriteAnywhere(s->limit) || mayWriteAnywhere(s->step))
-      return false;
-    if ((s->kind == sema::StmtKind::Assign || s->kind == sema::StmtKind::For) && !writesApart(s->target, control))
-      return false;
-    for (const sema::IfBranch& b : s->branches)
-      if (mayWriteAnywhere(b.condition) || !keeps(b.body, control)) return false;
-    if (!keeps(s->body, control) || !keeps(s->elseBody, control)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-bool bodyKeepsControlVariable(const sema::Stmt& loop) {
-  if (loop.target->kind != sema::ExprKind::Variable) return false;
-  const std::optional<Bytes> control = storageOf(loop.target);
-  return control && keeps(loop.body, *control);
-}
-
 bool Compiler::narrowIndex(const sema::Expr& index, Place& element) {
   if (!indexesAtUse_) return false;
   const std::optional<Prim> width = indexWidth(index);

@@ -244,19 +244,10 @@ void Compiler::lowerFor(const sema::Stmt& s) {
   if (s.body.empty()) emit(Op::TICK, {});
   ctx_->loops.pop_back();
   bind(next);
-  const bool stepOne = s.step->kind == sema::ExprKind::Constant && s.step->constant.i == 1;
-  // INT and DINT loops whose body cannot write the variable keep it in a VM register.
-  if ((p == Prim::I16 || p == Prim::I32) && bodyKeepsControlVariable(s)) {
-    const bool narrow = p == Prim::I16;
-    if (stepOne)
-      emit(narrow ? Op::FORINCR_I16 : Op::FORINCR_I32, {o(var.place.operand), o(limit), lab(body)});
-    else
-      emit(narrow ? Op::FORNEXTR_I16 : Op::FORNEXTR_I32, {o(var.place.operand), o(step), o(limit), lab(body)});
-  } else if (stepOne) {
+  if (s.step->kind == sema::ExprKind::Constant && s.step->constant.i == 1)
     emit(opFor(Op::FORINC_I8, p), {o(var.place.operand), o(limit), lab(body)});  // no step to read
-  } else {
+  else
     emit(opFor(Op::FORNEXT_I8, p), {o(var.place.operand), o(step), o(limit), lab(body)});
-  }
   bind(exit);
 }
 

@@ -184,9 +184,6 @@ RunStatus Vm::run() {
   };
   Op slowOp = Op::STMT;  // which boundary took the slow path: STMT, or the op fused with it
   uint32_t elementCompare = 0;  // which of the JxxE families jump_elements runs
-  // The control variable of the loop that last began or stepped, and its value (FORINCR/FORNEXTR).
-  uint8_t* loopVar = nullptr;
-  uint64_t loopValue = 0;
 
 #define OPND(i) ip[1 + (i)]
 #define PC() static_cast<uint32_t>(ip - code)
@@ -291,7 +288,6 @@ statement_slow : {
       return RunStatus::Paused;
     }
     pausedStatement_ = UINT32_MAX;
-    loopVar = nullptr;  // the observer may have written memory
   }
   LOG_STATEMENT_CHECKED();
   slowAt = slowLimit();  // the observer may have removed itself; the log may have filled up
@@ -609,14 +605,8 @@ L_BNOT:
     WR(T, 0, r);                                                                   \
     NEXT(4);                                                                       \
   }                                                                                \
-  L_FORCHK_##S : {                                                                 \
-    uint8_t* const var = ADR(OPND(0));                                             \
-    const T v = ld<T>(var);                                                        \
-    loopVar = var; /* a loop begins: its control variable's register is loaded */  \
-    loopValue = static_cast<uint64_t>(v);                                          \
-    ip = forPassed<T>(v, RD(T, 1), RD(T, 2)) ? code + OPND(3) : ip + 5;            \
-    DISPATCH();                                                                    \
-  }                                                                                \
+  L_FORCHK_##S : ip = forPassed<T>(RD(T, 0), RD(T, 1), RD(T, 2)) ? code + OPND(3) : ip + 5; \
+  DISPATCH();                                                                      \
   L_FORNEXT_##S : {                                                                \
     T v = RD(T, 0);                                                                \
     const bool again = forStep<T>(v, RD(T, 1), RD(T, 2));                          \
@@ -667,36 +657,6 @@ L_BNOT:
   NEXT(3);                                                                         \
   L_EXPT_##S : WR(T, 0, std::pow(RD(T, 1), RD(T, 2)));                             \
   NEXT(4);
-
-  // FOR steps with the control variable in a register (loopVar, loopValue): its memory is still
-  // written at every step, for the body and the debugger, but the next step does not read it
-  // back: that load, right behind the store of the step before, held the sieve's loops to the
-  // latency of the memory round trip. Valid because the compiler emits these only where the body
-  // cannot write the variable, FORCHK loads the register when the loop begins, and a run() call
-  // or the observer starts with it empty.
-#define SB_FOR_REGISTER(S, T)                                                                   \
-  L_FORINCR_##S : {                                                                             \
-    uint8_t* const var = ADR(OPND(0));                                                          \
-    const T v = __builtin_expect(var == loopVar, 1) ? static_cast<T>(loopValue) : ld<T>(var);   \
-    const T next = static_cast<T>(static_cast<Wide<T>>(v) + 1u);                                \
-    st<T>(var, next);                                                                           \
-    loopVar = var;                                                                              \
-    loopValue = static_cast<uint64_t>(next);                                                    \
-    ip = v < RD(T, 1) ? code + OPND(2) : ip + 4;                                                \
-    DISPATCH();                                                                                 \
-  }                                                                                             \
-  L_FORNEXTR_##S : {                                                                            \
-    uint8_t* const var = ADR(OPND(0));                                                          \
-    T v = __builtin_expect(var == loopVar, 1) ? static_cast<T>(loopValue) : ld<T>(var);         \
-    const bool again = forStep<T>(v, RD(T, 1), RD(T, 2));                                       \
-    st<T>(var, v);                                                                              \
-    loopVar = var;                                                                              \
-    loopValue = static_cast<uint64_t>(v);                                                       \
-    ip = again ? code + OPND(3) : ip + 5;                                                       \
-    DISPATCH();                                                                                 \
-  }
-  SB_FOR_REGISTER(I16, int16_t)
-  SB_FOR_REGISTER(I32, int32_t)
 
   SB_INT_IMPL(I8, int8_t)
   SB_INT_IMPL(I16, int16_t)
