@@ -564,9 +564,20 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
       return directValue(e.type, addressOf(v.place));
     }
     case sema::ExprKind::Convert:
-    case sema::ExprKind::RangeCheck:
+    case sema::ExprKind::RangeCheck: {
       // A conversion the consumer applies when reading: the destination is still the operand's.
+      // So it is for a scalar relabelled to a type of its size (r := UDINT_TO_DINT(x MOD 100)):
+      // the same bits, computed straight into r.
+      const bool sameBits = e.kind == sema::ExprKind::Convert && e.conversion == sema::Conversion::Relabel && e.type &&
+                            e.a[0]->type && e.type->size == e.a[0]->type->size && scalarSize(e.type->size) &&
+                            e.type->kind != TypeKind::String;
+      if (sameBits && !e.atRead && dest && dest->kind == Place::Kind::Direct) {
+        Place asOperand = *dest;
+        asOperand.type = e.a[0]->type;
+        return applyConversion(lower(*e.a[0], &asOperand), e);
+      }
       return applyConversion(lower(*e.a[0], e.atRead ? dest : nullptr), e);
+    }
     case sema::ExprKind::Operation:
       if (e.op == sema::Op::Idx64 && e.atRead) return applyConversion(lower(*e.a[0]), e);
       return lowerOperation(e, dest);
