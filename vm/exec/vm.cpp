@@ -175,13 +175,23 @@ RunStatus Vm::run() {
   };
   uint64_t slowAt = slowLimit();
 
-  static void* const labels[] = {
+  // Two tables that differ in the statement boundaries only: while there is a statement log, they
+  // append to it (LL_ handlers); without one, a boundary is one comparison and no test of the log.
+  static void* const plainLabels[] = {
 #define SB_LABEL(name, sig, meaning) &&L_##name,
 #define SB_FUSED_LABEL(name, sig, meaning) &&L_S_##name,
       SB_OPCODES(SB_LABEL) SB_OPCODES(SB_FUSED_LABEL)
+#undef SB_FUSED_LABEL
+  };
+  static void* const loggingLabels[] = {
+#define SB_LOGGING_LABEL(name, sig, meaning) (Op::name == Op::STMT ? &&LL_STMT : &&L_##name),
+#define SB_FUSED_LABEL(name, sig, meaning) &&LL_S_##name,
+      SB_OPCODES(SB_LOGGING_LABEL) SB_OPCODES(SB_FUSED_LABEL)
+#undef SB_LOGGING_LABEL
 #undef SB_LABEL
 #undef SB_FUSED_LABEL
   };
+  void* const* labels = logging ? loggingLabels : plainLabels;
   Op slowOp = Op::STMT;  // which boundary took the slow path: STMT, or the op fused with it
   uint32_t elementCompare = 0;  // which of the JxxE families jump_elements runs
 
@@ -229,10 +239,6 @@ RunStatus Vm::run() {
 L_NOP:
   NEXT(1);
 
-#define LOG_STATEMENT()              \
-  do {                               \
-    if (logging) *logPos++ = OPND(0); \
-  } while (0)
   // The slow path's: a full log stops logging and reports the overflow.
 #define LOG_STATEMENT_CHECKED()  \
   do {                           \
@@ -243,6 +249,7 @@ L_NOP:
       logOverflow_ = true;       \
       logPos_ = logPos;          \
       logging = false;           \
+      labels = plainLabels;      \
     }                            \
   } while (0)
 L_STMT:
@@ -250,7 +257,13 @@ L_STMT:
     slowOp = Op::STMT;
     goto statement_slow;
   }
-  LOG_STATEMENT();
+  NEXT(2);
+LL_STMT:
+  if (__builtin_expect(++steps > slowAt, 0)) {
+    slowOp = Op::STMT;
+    goto statement_slow;
+  }
+  *logPos++ = OPND(0);
   NEXT(2);
 
 #define SB_FUSED_HANDLER(name, sig, meaning)       \
@@ -258,7 +271,13 @@ L_STMT:
     slowOp = Op::name;                             \
     goto statement_slow;                           \
   }                                                \
-  LOG_STATEMENT();                                 \
+  ++ip;                                            \
+  goto L_##name;                                   \
+  LL_S_##name : if (__builtin_expect(++steps > slowAt, 0)) { \
+    slowOp = Op::name;                             \
+    goto statement_slow;                           \
+  }                                                \
+  *logPos++ = OPND(0);                             \
   ++ip;                                            \
   goto L_##name;
   SB_OPCODES(SB_FUSED_HANDLER)
@@ -825,7 +844,6 @@ L_FAULT:
 #undef NEXT
 #undef FAULT
 #undef SAVE_LOG
-#undef LOG_STATEMENT
 #undef LOG_STATEMENT_CHECKED
 }
 #pragma GCC diagnostic pop
