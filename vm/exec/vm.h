@@ -95,8 +95,9 @@ class Vm {
   uint32_t pc() const { return pc_; }
 
   // Statement log (the recorder's): while set, each statement boundary appends its id at the log
-  // position; a full log stops appending and reports overflow. A boundary tests only whether there
-  // is a log: the one that would pass its end takes the watchdog's slow path.
+  // position; a full log stops appending and reports overflow. run() dispatches through boundaries
+  // that append only while there is a log; the one that would pass its end takes the watchdog's
+  // slow path.
   void setStatementLog(uint32_t* begin, uint32_t* end) {
     logBegin_ = logPos_ = begin;
     logEnd_ = end;
