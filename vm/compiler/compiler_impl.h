@@ -179,6 +179,9 @@ class BodyScope : public sema::Scope {
   const Type* instanceType() const override { return ctx_.instanceType; }
   std::optional<sema::VariableSymbol> local(std::string_view name) override;
   std::string unknownName(std::string_view name) const override;
+  bool inTest() const override {
+    return ctx_.decl && ctx_.decl->ast && (ctx_.decl->ast->test || (ctx_.decl->owner && ctx_.decl->owner->test));
+  }
 
  private:
   Compiler& c_;
@@ -229,6 +232,8 @@ class Compiler {
   void layoutImage();
   bool locate(const ast::Location& loc, Variable& v, const Type* type);
   void setupTasks();
+  // CompileOptions::test: the one task that runs the test (tests.cpp).
+  void setupTestTask();
   PouDecl* findPou(const std::string& name);
   PouDecl* fbDeclOf(const Type* t);
   void foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Type* type);
@@ -278,6 +283,9 @@ class Compiler {
   Value lowerString(const sema::Expr& e, const std::vector<uint32_t>& operands, const Place* dest);
   Value lowerOutput(const sema::Expr& value, Value parameter);
   Value lowerCall(const sema::Expr& e, const Place* dest);
+  // ---- tests.cpp
+  Value lowerAssertion(const sema::Expr& e);
+  void lowerAdvanceTime(const sema::Expr& e);
   Value lowerFunctionCall(const sema::Expr& e, const Place* dest);
   void lowerFbCall(const sema::Expr& e);
   uint32_t templateOf(PouDecl& decl);
@@ -342,6 +350,8 @@ class Compiler {
   std::vector<uint32_t> labelPos_;
   std::vector<std::vector<uint32_t>> labelUses_;
   BodyContext* ctx_ = nullptr;
+  uint32_t testInstance_ = UINT32_MAX;  // CompileOptions::test: its index in Program::instances
+  std::vector<Value> assertOperands_;   // while an assertion is lowered: its operands' values
 };
 
 int areaIndex(char area);  // I=0 Q=1 M=2

@@ -21,6 +21,7 @@ Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOp
   program_->types = std::make_shared<TypeTable>();
   program_->stackSize = options.stackSize;
   program_->codesysConversions = !options.strict;
+  program_->test = options.test;
   types_ = program_->types.get();
   {
     Type err;
@@ -89,7 +90,9 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
     }
     auto decl = std::make_unique<PouDecl>();
     decl->ast = &p;
-    decl->kind = p.kind == ast::PouKind::Program         ? PouKind::Program
+    // A test POU is laid out and compiled as a function block; only `scanback test` instantiates it.
+    decl->kind = p.test                                  ? PouKind::FunctionBlock
+                 : p.kind == ast::PouKind::Program       ? PouKind::Program
                  : p.kind == ast::PouKind::FunctionBlock ? PouKind::FunctionBlock
                                                          : PouKind::Function;
     decl->name = p.name;
@@ -899,8 +902,10 @@ void Compiler::layoutImage() {
       if (it != located.end() && it->second->init) writeInitial(image, f.offset, f.type, it->second->init.get());
     }
   }
-  // An entry that binds nothing is an error, never ignored: its input would never arrive.
+  // An entry that binds nothing is an error, never ignored: its input would never arrive. (A test
+  // runs without the project's program instances.)
   for (auto& [key, entry] : varConfig_) {
+    if (!options_.test.empty()) break;
     const std::string inst = upperCase(entry->path.front());
     auto it = instanceIndex_.find(inst);
     if (it == instanceIndex_.end()) {
@@ -924,6 +929,10 @@ void Compiler::layoutImage() {
 }
 
 void Compiler::setupTasks() {
+  if (!options_.test.empty()) {
+    setupTestTask();
+    return;
+  }
   auto addInstance = [&](const std::string& name, const std::string& typeName, uint32_t task, const SourceSpan& span) {
     PouDecl* decl = findPou(typeName);
     if (!decl || decl->kind != PouKind::Program) {
@@ -962,7 +971,12 @@ void Compiler::setupTasks() {
     });
     for (uint32_t i = 0; i < program_->tasks.size(); ++i)
       addInstance(program_->tasks[i].name, program_->tasks[i].name, i, program_->tasks[i].span);
-    if (program_->tasks.empty()) error(SourceSpan{}, "the project has no PROGRAM to run");
+    if (program_->tasks.empty()) {
+      const bool tests =
+          std::any_of(pous_.begin(), pous_.end(), [](const auto& p) { return p.second->ast && p.second->ast->test; });
+      error(SourceSpan{}, tests ? "the project has no PROGRAM to run (its tests run with scanback test)"
+                                : "the project has no PROGRAM to run");
+    }
     return;
   }
 

@@ -551,6 +551,10 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
       return applyConversion(lower(*e.a[0], e.atRead ? dest : nullptr), e);
     case sema::ExprKind::Operation:
       if (e.op == sema::Op::Idx64 && e.atRead) return applyConversion(lower(*e.a[0]), e);
+      if (e.op == sema::Op::AdvanceTime) {
+        lowerAdvanceTime(e);
+        return Value{};
+      }
       return lowerOperation(e, dest);
     case sema::ExprKind::ScaleDuration: return lowerScaleDuration(e, dest);
     case sema::ExprKind::MinMax:
@@ -559,6 +563,8 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
     case sema::ExprKind::Mux: return lowerMux(e);
     case sema::ExprKind::Call: return lowerCall(e, dest);
     case sema::ExprKind::Parameter: break;  // lowered by the call it belongs to
+    case sema::ExprKind::Assertion: return lowerAssertion(e);
+    case sema::ExprKind::AssertOperand: return assertOperands_.at(e.offset);
   }
   SB_ASSERT(false, "no code for expression kind {}", static_cast<int>(e.kind));
   return Value{};

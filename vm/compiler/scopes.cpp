@@ -59,7 +59,9 @@ std::optional<PouKind> CompilerDeclarations::pouKind(const std::string& upperNam
 
 const Type* CompilerDeclarations::functionBlockType(const std::string& upperName) {
   auto it = c_.pous_.find(upperName);
-  return it == c_.pous_.end() ? nullptr : c_.layoutPou(*it->second);
+  // A test POU is no type: only `scanback test` makes an instance of it.
+  if (it == c_.pous_.end() || (it->second->ast && it->second->ast->test)) return nullptr;
+  return c_.layoutPou(*it->second);
 }
 
 namespace {

@@ -373,6 +373,11 @@ void Compiler::finishProgram() {
     XXH3_128bits_update(state, &m, sizeof m);
     XXH3_128bits_update(state, f.text.data(), f.text.size());
   }
+  if (!p.test.empty()) {  // a test's program differs from the project's on the same sources
+    const uint64_t n = p.test.size();
+    XXH3_128bits_update(state, &n, sizeof n);
+    XXH3_128bits_update(state, p.test.data(), p.test.size());
+  }
   const XXH128_hash_t h = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   p.hash = fmt::format("{:016x}{:016x}", h.high64, h.low64);
@@ -416,6 +421,11 @@ std::shared_ptr<const Program> Compiler::run() {
   std::vector<PouDecl*> instanceBodies;
   for (ProgramInstanceInfo& inst : program_->instances) {
     PouDecl* type = findPou(inst.type->name);
+    if (type->ast && type->ast->test) {  // CompileOptions::test: the test's function block body, on its instance
+      inst.pou = type->pouIndex;
+      instanceBodies.push_back(nullptr);
+      continue;
+    }
     auto body = std::make_unique<PouDecl>(*type);
     body->frameResolved = false;
     body->frameVars.clear();
@@ -460,6 +470,7 @@ std::shared_ptr<const Program> Compiler::run() {
   }
   for (size_t i = 0; i < program_->instances.size(); ++i) {
     ProgramInstanceInfo& inst = program_->instances[i];
+    if (!instanceBodies[i]) continue;
     PouDecl& body = *instanceBodies[i];
     collectConstants(body);
     genBody(body, BodyContext::Mode::Program, inst.offset, inst.type, inst.name);

@@ -746,7 +746,9 @@ class Lowering {
       case sema::ExprKind::Mux: return select(e);
       case sema::ExprKind::Invalid:
       case sema::ExprKind::Parameter:
-      case sema::ExprKind::Call: break;  // the semantic pass reported these
+      case sema::ExprKind::Call:
+      case sema::ExprKind::Assertion:
+      case sema::ExprKind::AssertOperand: break;  // the semantic pass reported these
     }
     fail(e.span, "unsupported expression");
   }

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "vm/base/int128.h"
+#include "vm/bytecode/assertions.h"
 #include "vm/exec/arith.h"
 #include "vm/exec/iec_text.h"
 #include "vm/exec/natives.h"
@@ -63,6 +64,8 @@ std::string_view faultText(FaultCode code) {
     case FaultCode::Watchdog: return "watchdog: statement budget of the cycle exceeded";
     case FaultCode::StackOverflow: return "stack overflow";
     case FaultCode::Unreachable: return "unreachable code";
+    case FaultCode::AssertionFailed: return "assertion failed";
+    case FaultCode::BadTimeAdvance: return "ADVANCE_TIME out of range";
   }
   return "unknown fault";
 }
@@ -668,6 +671,22 @@ L_STO_BOOL:
 L_NOW:
   WR(int64_t, 0, now_);
   NEXT(2);
+L_ADVTIME: {
+  // Tests only: the timers called after it in this cycle see the time gone by.
+  const int64_t by = RD(int64_t, 0);
+  if (by < 0) FAULT(BadTimeAdvance, fmt::format("by {} ns: time only moves forward", by));
+  if (by > std::numeric_limits<int64_t>::max() - now_) FAULT(BadTimeAdvance, "past the end of the virtual clock");
+  now_ += by;
+  NEXT(2);
+}
+L_AFAIL: {
+  // Only the texts the kind has are operands that exist.
+  const AssertKind kind = assertKindOf(OPND(0));
+  const int texts = kind == AssertKind::True || kind == AssertKind::False ? 0 : assertOperandCount(kind);
+  std::string_view text[3];
+  for (int i = 0; i < texts; ++i) text[i] = stringView(ADR(OPND(1 + i)));
+  FAULT(AssertionFailed, assertionMessage(kind, assertQuoted(OPND(0)), text[0], text[1], text[2]));
+}
 L_FAULT:
   FAULT(Unreachable, fmt::format("code {}", OPND(0)));
 

@@ -572,6 +572,7 @@ Expr* BuiltinAnalysis::times() {
 }
 
 Expr* Analyzer::builtin(const ast::Expr& call, const std::string& upperName, const Type* hint) {
+  if (Expr* t = testBuiltin(call, upperName)) return t;
   return BuiltinAnalysis(*this, call, upperName, hint).run();
 }
 

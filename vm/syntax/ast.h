@@ -227,6 +227,9 @@ struct Pou {
   std::vector<VarDecl> vars;
   StmtList body;
   std::vector<Pou> methods;  // FunctionBlock only
+  // TEST_PROGRAM (kind Program) or TEST_FUNCTION_BLOCK (kind FunctionBlock): a unit test that
+  // `scanback test` runs; no task runs it otherwise.
+  bool test = false;
 };
 
 struct TypeDecl {

@@ -83,7 +83,11 @@ namespace scanback {
   X(Configuration, "CONFIGURATION")         \
   X(EndConfiguration, "END_CONFIGURATION")  \
   X(Resource, "RESOURCE")                   \
-  X(EndResource, "END_RESOURCE")
+  X(EndResource, "END_RESOURCE")                         \
+  X(TestProgram, "TEST_PROGRAM")                         \
+  X(EndTestProgram, "END_TEST_PROGRAM")                  \
+  X(TestFunctionBlock, "TEST_FUNCTION_BLOCK")            \
+  X(EndTestFunctionBlock, "END_TEST_FUNCTION_BLOCK")
 
 enum class TokenKind {
   EndOfFile,

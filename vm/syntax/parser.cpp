@@ -59,7 +59,11 @@ bool isPouLevel(K k) {
     case K::KwConfiguration:
     case K::KwEndConfiguration:
     case K::KwResource:
-    case K::KwEndResource: return true;
+    case K::KwEndResource:
+    case K::KwTestProgram:
+    case K::KwEndTestProgram:
+    case K::KwTestFunctionBlock:
+    case K::KwEndTestFunctionBlock: return true;
     default: return isVarSectionKw(k);
   }
 }
@@ -1291,14 +1295,15 @@ class Parser {
            isWord(tok, "ABSTRACT") || isWord(tok, "FINAL");
   }
 
-  Pou parsePou(PouKind pouKind) {
+  Pou parsePou(PouKind pouKind, bool test = false) {
     const Token& kw = advance();
-    K endKw = pouKind == PouKind::Program         ? K::KwEndProgram
+    K endKw = pouKind == PouKind::Program         ? (test ? K::KwEndTestProgram : K::KwEndProgram)
               : pouKind == PouKind::Function      ? K::KwEndFunction
-              : pouKind == PouKind::FunctionBlock ? K::KwEndFunctionBlock
+              : pouKind == PouKind::FunctionBlock ? (test ? K::KwEndTestFunctionBlock : K::KwEndFunctionBlock)
                                                   : K::KwEndMethod;
     Pou p;
     p.kind = pouKind;
+    p.test = test;
     if (pouKind == PouKind::Method)
       while (isAccessModifier(cur()) && peek(1).kind == K::Identifier) advance();
     if (at(K::Identifier)) {
@@ -1361,8 +1366,10 @@ class Parser {
           errorAt(methodIndex, "METHOD is only allowed inside a FUNCTION_BLOCK");
         continue;
       }
-      if (k == K::KwEndProgram || k == K::KwEndFunction || k == K::KwEndFunctionBlock || k == K::KwEndMethod) {
-        if (p.kind == PouKind::Method && k == K::KwEndFunctionBlock) {  // leave it to the FB
+      if (k == K::KwEndProgram || k == K::KwEndFunction || k == K::KwEndFunctionBlock || k == K::KwEndMethod ||
+          k == K::KwEndTestProgram || k == K::KwEndTestFunctionBlock) {
+        if (p.kind == PouKind::Method &&
+            (k == K::KwEndFunctionBlock || k == K::KwEndTestFunctionBlock)) {  // leave it to the FB
           errorHere(missingEnd(endKw, opener, p.name));
           return;
         }
@@ -1377,7 +1384,7 @@ class Parser {
         return;
       }
       if (k == K::KwProgram || k == K::KwFunction || k == K::KwFunctionBlock || k == K::KwType ||
-          k == K::KwConfiguration) {
+          k == K::KwConfiguration || k == K::KwTestProgram || k == K::KwTestFunctionBlock) {
         errorHere(missingEnd(endKw, opener, p.name));
         return;
       }
@@ -1581,6 +1588,8 @@ class Parser {
       case K::KwProgram: unit.pous.push_back(parsePou(PouKind::Program)); return;
       case K::KwFunction: unit.pous.push_back(parsePou(PouKind::Function)); return;
       case K::KwFunctionBlock: unit.pous.push_back(parsePou(PouKind::FunctionBlock)); return;
+      case K::KwTestProgram: unit.pous.push_back(parsePou(PouKind::Program, true)); return;
+      case K::KwTestFunctionBlock: unit.pous.push_back(parsePou(PouKind::FunctionBlock, true)); return;
       case K::KwVarGlobal: parseVarSection(unit.globals); return;
       case K::KwConfiguration: unit.configurations.push_back(parseConfiguration()); return;
       case K::KwMethod:
