@@ -641,6 +641,11 @@ END_TEST_PROGRAM
   EXPECT_EQ(replay.exitCode, 0) << replay.err;
   EXPECT_NE(replay.out.find("statement  timer_test.st:6:1  ASSERT_TRUE(d.done);"), std::string::npos) << replay.out;
 
+  // The trace's own program (compiled for the test) answers the other trace commands too.
+  CliResult hits = scanback("trace hits traces/TimerTooSlow.trace timer_test.st:4", dir.path);
+  EXPECT_EQ(hits.exitCode, 0) << hits.err;
+  EXPECT_NE(hits.out.find("executed 1 time in 1 of 1 cycles"), std::string::npos) << hits.out;
+
   CliResult state = scanback("replay traces/TimerTooSlow.trace --print-state", dir.path);
   EXPECT_EQ(state.exitCode, 0) << state.err;
   EXPECT_NE(state.out.find("\"TimerTooSlow\""), std::string::npos) << state.out;
