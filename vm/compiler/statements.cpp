@@ -416,6 +416,12 @@ std::shared_ptr<const Program> Compiler::run() {
         addPou(*m, PouKind::Method);
       }
     }
+    // A program's ACTIONs: methods of its layout, run on whichever instance calls them.
+    if (d->kind == PouKind::Program)
+      for (auto& [mkey, m] : d->methods) {
+        (void)mkey;
+        addPou(*m, PouKind::Method);
+      }
   }
   // Programs: one body per instance, addressed absolutely.
   std::vector<PouDecl*> instanceBodies;
@@ -464,6 +470,13 @@ std::shared_ptr<const Program> Compiler::run() {
       for (auto& [mkey, m] : d->methods) {
         (void)mkey;
         collectConstants(*m);
+        genBody(*m, BodyContext::Mode::Method, 0, t, "");
+      }
+    } else if (d->kind == PouKind::Program && !d->methods.empty()) {
+      Type* t = layoutPou(*d);
+      if (!t) continue;
+      for (auto& [mkey, m] : d->methods) {
+        (void)mkey;
         genBody(*m, BodyContext::Mode::Method, 0, t, "");
       }
     }

@@ -234,8 +234,9 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
     } else if ((f = d.function(key))) {
       if (callRejected(callee)) return poison(e.span);
       result = functionCall(e, *f, nullptr);
-    } else if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method) && scope_.instanceType() &&
-               (m = d.method(scope_.instanceType(), key))) {
+    } else if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method ||
+                scope_.code() == Code::Program) &&
+               scope_.instanceType() && (m = d.method(scope_.instanceType(), key))) {
       if (callRejected(callee)) return poison(e.span);
       result = functionCall(e, *m, make(ExprKind::This, scope_.instanceType(), callee.span));
     } else if (Expr* b = builtin(e, key, hint)) {

@@ -230,6 +230,9 @@ struct Pou {
   // TEST_PROGRAM (kind Program) or TEST_FUNCTION_BLOCK (kind FunctionBlock): a unit test that
   // `scanback test` runs; no task runs it otherwise.
   bool test = false;
+  // ACTION ... END_ACTION of a program or function block (kind Method, no variables, no return
+  // value): kept among `methods`, it runs on the POU's instance.
+  bool action = false;
 };
 
 struct TypeDecl {

@@ -87,7 +87,9 @@ namespace scanback {
   X(TestProgram, "TEST_PROGRAM")                         \
   X(EndTestProgram, "END_TEST_PROGRAM")                  \
   X(TestFunctionBlock, "TEST_FUNCTION_BLOCK")            \
-  X(EndTestFunctionBlock, "END_TEST_FUNCTION_BLOCK")
+  X(EndTestFunctionBlock, "END_TEST_FUNCTION_BLOCK")    \
+  X(Action, "ACTION")                                    \
+  X(EndAction, "END_ACTION")
 
 enum class TokenKind {
   EndOfFile,

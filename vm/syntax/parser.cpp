@@ -63,7 +63,9 @@ bool isPouLevel(K k) {
     case K::KwTestProgram:
     case K::KwEndTestProgram:
     case K::KwTestFunctionBlock:
-    case K::KwEndTestFunctionBlock: return true;
+    case K::KwEndTestFunctionBlock:
+    case K::KwAction:
+    case K::KwEndAction: return true;
     default: return isVarSectionKw(k);
   }
 }
@@ -1329,6 +1331,48 @@ class Parser {
     return p;
   }
 
+  // `ACTION Name: statements END_ACTION` (the ':' is optional): statements only; it shares the
+  // variables of the POU it stands in.
+  Pou parseAction() {
+    const Token& kw = advance();
+    Pou a;
+    a.kind = PouKind::Method;
+    a.action = true;
+    if (at(K::Identifier)) {
+      a.name = cur().text;
+      a.span = advance().span;
+    } else {
+      errorHere("expected a name after 'ACTION', found " + describe(cur()));
+      a.span = kw.span;
+    }
+    accept(K::Colon);
+    for (;;) {
+      const K k = kind();
+      if (k == K::KwEndAction) {
+        a.endSpan = advance().span;
+        acceptTrailingSemicolon();
+        return a;
+      }
+      if (isVarSectionKw(k)) {
+        errorHere("an ACTION has no variables of its own; declare them in its PROGRAM or FUNCTION_BLOCK");
+        std::vector<VarDecl> ignored;
+        parseVarSection(ignored);
+        continue;
+      }
+      if (k == K::EndOfFile || isPouLevel(k)) {
+        errorHere(missingEnd(K::KwEndAction, kw, a.name));
+        return a;
+      }
+      size_t before = pos_;
+      StmtList chunk = parseStatementList();
+      for (auto& s : chunk) a.body.push_back(std::move(s));
+      if (pos_ == before && !atEnd() && !isPouLevel(kind())) {
+        errorHere("unexpected " + describe(cur()));
+        advance();
+      }
+    }
+  }
+
   void parsePouBody(Pou& p, K endKw, const Token& opener) {
     bool sawStatements = false;
     for (;;) {
@@ -1351,6 +1395,24 @@ class Parser {
       if (isVarSectionKw(k)) {
         if (sawStatements) errorHere("variable declarations must come before the statements");
         parseVarSection(p.vars);
+        continue;
+      }
+      if (k == K::KwAction) {
+        if (p.kind == PouKind::Method) {  // END_METHOD or END_ACTION forgotten
+          errorHere(missingEnd(endKw, opener, p.name));
+          return;
+        }
+        size_t actionIndex = pos_;
+        Pou a = parseAction();
+        if (p.kind == PouKind::Program || p.kind == PouKind::FunctionBlock)
+          p.methods.push_back(std::move(a));
+        else
+          errorAt(actionIndex, "ACTION is only allowed inside a PROGRAM or FUNCTION_BLOCK");
+        continue;
+      }
+      if (k == K::KwEndAction) {
+        errorHere("'END_ACTION' without a matching 'ACTION'");
+        advance();
         continue;
       }
       if (k == K::KwMethod) {
