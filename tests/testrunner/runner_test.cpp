@@ -203,6 +203,28 @@ END_TEST_PROGRAM
   EXPECT_EQ(failureLine(results[1]), "tests.st:20:1: TooEarly: ASSERT_TRUE failed: expected TRUE, got FALSE");
 }
 
+TEST(TestRunner, MethodsAndActionsOfATestMayAssert) {
+  // Helpers of a TEST_FUNCTION_BLOCK assert too; the failure is located in the helper.
+  const std::vector<TestResult> results = runAll(R"(
+TEST_FUNCTION_BLOCK WithHelpers
+VAR total : INT; END_VAR
+METHOD Check
+VAR_INPUT want : INT; END_VAR
+  ASSERT_EQUAL(want, total);
+END_METHOD
+ACTION Grow:
+  total := total + 2;
+END_ACTION
+Grow();
+Check(want := 2);
+Grow();
+Check(want := 5);
+END_TEST_FUNCTION_BLOCK
+)");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(failureLine(results[0]), "tests.st:6:3: WithHelpers: ASSERT_EQUAL failed: expected 5, got 4");
+}
+
 TEST(TestRunner, AdvanceTimeBackwardsIsAFault) {
   EXPECT_EQ(outcome("", "ADVANCE_TIME(T#-1ms);"),
             "tests.st:3:1: T: fault: ADVANCE_TIME out of range (by -1000000 ns: time only moves forward)");
