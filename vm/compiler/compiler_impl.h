@@ -9,6 +9,7 @@
 // bytecode; the debugger lowers the same IR to its evaluation nodes (vm/debug).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "vm/base/int128.h"
+#include "vm/bytecode/open_arrays.h"
 #include "vm/bytecode/program.h"
 #include "vm/compiler/compiler.h"
 #include "vm/sema/analyzer.h"
@@ -212,6 +214,7 @@ class Compiler {
   // ---- declarations.cpp
   void collect(const ast::CompilationUnit& unit);
   const Type* resolveType(const ast::TypeRef& ref);
+  const Type* openArrayType(const ast::TypeRef& ref);  // ARRAY[*] (open_arrays.cpp)
   const Type* resolveNamedType(const std::string& name, const SourceSpan& span);
   std::optional<const Type*> resolveDeclaredType(const std::string& key, const SourceSpan& span);
   Type* layoutPou(PouDecl& decl);
@@ -283,6 +286,12 @@ class Compiler {
   Value lowerString(const sema::Expr& e, const std::vector<uint32_t>& operands, const Place* dest);
   Value lowerOutput(const sema::Expr& value, Value parameter);
   Value lowerCall(const sema::Expr& e, const Place* dest);
+  // ---- open_arrays.cpp: ARRAY[*]
+  Value lowerOpenElement(const sema::Expr& e);
+  Value lowerOpenBound(const sema::Expr& e);
+  // Fills the bounds of an ARRAY[*] parameter's slot, `slotAt(k)` being the place k bytes into it,
+  // from the array passed (`arg`, lowered to `argValue`).
+  void storeOpenArrayBounds(const std::function<Place(uint32_t)>& slotAt, const sema::Expr& arg, const Value& argValue);
   // ---- tests.cpp
   Value lowerAssertion(const sema::Expr& e);
   void lowerAdvanceTime(const sema::Expr& e);

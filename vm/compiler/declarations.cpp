@@ -234,6 +234,7 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
       return types_->string(static_cast<uint32_t>(cap));
     }
     case ast::TypeRefKind::Array: {
+      if (ref.open) return openArrayType(ref);
       const Type* elem = ref.element ? resolveType(*ref.element) : nullptr;
       std::vector<ArrayDim> dims;
       uint64_t total = elem ? elem->size : 0;
@@ -387,6 +388,10 @@ Variable Compiler::makeVariable(const ast::VarDecl& d, VarSection section) {
   v.retain = d.retain;
   v.span = d.span;
   v.type = d.type ? resolveType(*d.type) : nullptr;
+  if (isOpenArray(v.type) && section != VarSection::InOut) {
+    error(d.span, fmt::format("'{}': ARRAY[*] is only allowed in VAR_IN_OUT", d.name));
+    v.type = nullptr;
+  }
   return v;
 }
 
@@ -443,7 +448,7 @@ bool Compiler::locate(const ast::Location& loc, Variable& v, const Type* type) {
 // Gives `v` the next offset of its container (`off` advances): in-outs hold a REF, the rest their value.
 void Compiler::placeVariable(Variable& v, uint32_t& off) {
   const bool byReference = v.section == VarSection::InOut;
-  const uint32_t size = byReference ? 4 : v.type->size;
+  const uint32_t size = isOpenArray(v.type) ? openArraySlotSize(v.type) : byReference ? 4 : v.type->size;
   const uint32_t align = byReference ? 4 : v.type->align;
   v.byReference = byReference;
   off = alignUp(off, align);

@@ -348,6 +348,7 @@ void Compiler::store(const Place& dst, Value c) {
 // ---------------------------------------------------------------- places
 
 Value Compiler::lowerElement(const sema::Expr& e) {
+  if (isOpenArray(e.a[0]->type)) return lowerOpenElement(e);
   const Value base = lower(*e.a[0]);
   const Type* t = e.a[0]->type;
   const std::vector<uint64_t> stride = t->strides();
@@ -551,6 +552,7 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
       return applyConversion(lower(*e.a[0], e.atRead ? dest : nullptr), e);
     case sema::ExprKind::Operation:
       if (e.op == sema::Op::Idx64 && e.atRead) return applyConversion(lower(*e.a[0]), e);
+      if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound) return lowerOpenBound(e);
       if (e.op == sema::Op::AdvanceTime) {
         lowerAdvanceTime(e);
         return Value{};

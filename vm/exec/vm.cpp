@@ -679,6 +679,19 @@ L_ADVTIME: {
   now_ += by;
   NEXT(2);
 }
+L_ELEMPD: {
+  // ARRAY[*]: the dimension's lower bound, count and stride come from the parameter's slot.
+  const uint32_t ref = RD(uint32_t, 1);
+  if (ref == 0) FAULT(NullReference, "");
+  const uint8_t* dim = ADR(OPND(4));
+  const int32_t lower = ld<int32_t>(dim);
+  const uint32_t count = ld<uint32_t>(dim + 4);
+  const int64_t i = static_cast<int64_t>(RD(int32_t, 3)) - lower;
+  if (static_cast<uint64_t>(i) >= count)
+    FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", RD(int32_t, 3), lower, int64_t{lower} + count - 1));
+  WR(uint32_t, 0, static_cast<uint32_t>(ref + OPND(2) + static_cast<uint64_t>(i) * ld<uint32_t>(dim + 8)));
+  NEXT(6);
+}
 L_AFAIL: {
   // Only the texts the kind has are operands that exist.
   const AssertKind kind = assertKindOf(OPND(0));

@@ -16,6 +16,7 @@
 
 #include "vm/bytecode/assertions.h"
 #include "vm/bytecode/constant.h"
+#include "vm/bytecode/open_arrays.h"
 #include "vm/bytecode/program.h"
 #include "vm/bytecode/types.h"
 
@@ -84,6 +85,8 @@ enum class Op : uint8_t {
   // a unit test's ADVANCE_TIME(a): the current cycle's virtual time moves forward by the TIME or
   // LTIME a (no value)
   AdvanceTime,
+  // LOWER_BOUND and UPPER_BOUND (DINT) of dimension `bit` (from 0) of the ARRAY[*] variable a[0]
+  LowerBound, UpperBound,
 };
 // clang-format on
 

@@ -138,6 +138,7 @@ struct TypeRef {
   TypeRefPtr element;                 // Array element, RefTo target, Subrange/Enum base type
   std::vector<VarDecl> fields;        // Struct
   std::vector<EnumValue> enumValues;  // Enum
+  bool open = false;                  // Array: ARRAY[*] (dims holds one entry without bounds per '*')
 };
 
 // ---------------------------------------------------------------- variables

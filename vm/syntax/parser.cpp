@@ -967,11 +967,20 @@ class Parser {
         expect(K::LBracket, "after 'ARRAY'");
         do {
           ArrayDim d;
+          if (at(K::Star)) {  // ARRAY[*]: the bounds come with each call (VAR_IN_OUT)
+            advance();
+            t->open = true;
+            t->dims.push_back(std::move(d));
+            continue;
+          }
           d.lower = parseExpr();
           expect(K::DotDot, "in the array range");
           d.upper = parseExpr();
           t->dims.push_back(std::move(d));
         } while (accept(K::Comma));
+        if (t->open &&
+            std::any_of(t->dims.begin(), t->dims.end(), [](const ArrayDim& d) { return d.lower != nullptr; }))
+          errorHere("an ARRAY[*] has '*' for every dimension");
         expect(K::RBracket, "to close the array ranges");
         expect(K::KwOf, "after the array ranges");
         t->element = parseTypeRef(false);
@@ -1776,6 +1785,7 @@ TypeRefPtr cloneType(const TypeRef& type) {
   t->kind = type.kind;
   t->span = type.span;
   t->name = type.name;
+  t->open = type.open;
   t->length = cloneExpr(type.length);
   for (const ArrayDim& d : type.dims) {
     ArrayDim c;
