@@ -662,6 +662,9 @@ END_TEST_PROGRAM
   CliResult replay = scanback("replay traces/TimerTooSlow.trace", dir.path);
   EXPECT_EQ(replay.exitCode, 0) << replay.err;
   EXPECT_NE(replay.out.find("statement  timer_test.st:6:1  ASSERT_TRUE(d.done);"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("time       T#1s (the test's virtual time there, ADVANCE_TIME included)"),
+            std::string::npos)
+      << replay.out;
 
   // The trace's own program (compiled for the test) answers the other trace commands too.
   CliResult hits = scanback("trace hits traces/TimerTooSlow.trace timer_test.st:4", dir.path);
