@@ -16,6 +16,7 @@
 
 #include "replayer/replayer.h"
 #include "testrunner/testrunner.h"
+#include "tests/support/shell.h"
 #include "tests/traces/trace_test_support.h"
 #include "vm/compiler/compiler.h"
 
@@ -456,12 +457,6 @@ END_TEST_FUNCTION_BLOCK
 
 // ---------------------------------------------------------------- the command
 
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 std::string readText(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream s;
@@ -469,25 +464,10 @@ std::string readText(const fs::path& p) {
   return s.str();
 }
 
-struct CliResult {
-  int exitCode = -1;
-  std::string out, err;
-};
-
-CliResult scanback(const std::string& args, const fs::path& dir) {
-  const fs::path errFile = dir / "stderr.txt";
-  const std::string cmd = "cd " + shellQuote(dir.string()) + " && " + shellQuote(SCANBACK_BINARY) + " " + args + " 2>" +
-                          shellQuote(errFile.string());
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = readText(errFile);
-  return r;
+// `scanback ARGS` (quoted for the shell) run in `dir`.
+test::ShellResult scanback(const std::string& args, const fs::path& dir) {
+  return test::runShell("cd " + test::shellQuote(dir.string()) + " && " + test::shellQuote(SCANBACK_BINARY) + " " +
+                        args);
 }
 
 void writeFile(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
@@ -569,31 +549,31 @@ VAR zero : INT; END_VAR
 zero := 1 / zero;
 END_TEST_FUNCTION_BLOCK
 )");
-  CliResult ok = scanback("test lib.st good_test.st", dir.path);
+  test::ShellResult ok = scanback("test lib.st good_test.st", dir.path);
   EXPECT_EQ(ok.exitCode, 0) << ok.err;
   EXPECT_EQ(ok.out, "1 passed, 0 failed\n");
 
-  CliResult failed = scanback("test lib.st good_test.st bad_test.st", dir.path);
+  test::ShellResult failed = scanback("test lib.st good_test.st bad_test.st", dir.path);
   EXPECT_EQ(failed.exitCode, 1) << failed.err;
   EXPECT_EQ(failed.out,
             "bad_test.st:2:1: AddsWrong: ASSERT_EQUAL failed: expected 6, got 5\n"
             "bad_test.st:6:1: Divides: fault: division by zero\n"
             "1 passed, 2 failed\n");
 
-  CliResult filtered = scanback("test lib.st good_test.st bad_test.st --filter 'adds*'", dir.path);
+  test::ShellResult filtered = scanback("test lib.st good_test.st bad_test.st --filter 'adds*'", dir.path);
   EXPECT_EQ(filtered.exitCode, 1);
   EXPECT_EQ(filtered.out, "bad_test.st:2:1: AddsWrong: ASSERT_EQUAL failed: expected 6, got 5\n1 passed, 1 failed\n");
 
-  CliResult none = scanback("test lib.st good_test.st --filter 'Nothing*'", dir.path);
+  test::ShellResult none = scanback("test lib.st good_test.st --filter 'Nothing*'", dir.path);
   EXPECT_EQ(none.exitCode, 2);
   EXPECT_NE(none.err.find("no test matches --filter 'Nothing*'"), std::string::npos) << none.err;
 
-  CliResult noTests = scanback("test lib.st", dir.path);
+  test::ShellResult noTests = scanback("test lib.st", dir.path);
   EXPECT_EQ(noTests.exitCode, 2);
   EXPECT_NE(noTests.err.find("declare no TEST_PROGRAM"), std::string::npos) << noTests.err;
 
   writeFile(dir.path / "broken_test.st", "TEST_PROGRAM Broken\nASSERT_EQUAL(1, missing);\nEND_TEST_PROGRAM\n");
-  CliResult broken = scanback("test lib.st broken_test.st", dir.path);
+  test::ShellResult broken = scanback("test lib.st broken_test.st", dir.path);
   EXPECT_EQ(broken.exitCode, 2);
   EXPECT_NE(broken.err.find("broken_test.st:2:17: error:"), std::string::npos) << broken.err;
   EXPECT_EQ(broken.out, "");
@@ -614,7 +594,7 @@ TEST_PROGRAM Quotes
 ASSERT_EQUAL('a<b & "c"', 'x$Ny');
 END_TEST_PROGRAM
 )");
-  CliResult r = scanback("test lib.st mixed_test.st --junit out/results.xml", dir.path);
+  test::ShellResult r = scanback("test lib.st mixed_test.st --junit out/results.xml", dir.path);
   EXPECT_EQ(r.exitCode, 2) << "out/ does not exist: the report cannot be written";
   fs::create_directories(dir.path / "out");
   r = scanback("test lib.st mixed_test.st --junit out/results.xml", dir.path);
@@ -648,18 +628,18 @@ TEST_PROGRAM Fine
 ASSERT_TRUE(TRUE);
 END_TEST_PROGRAM
 )");
-  CliResult r = scanback("test lib.st timer_test.st --record-failures traces", dir.path);
+  test::ShellResult r = scanback("test lib.st timer_test.st --record-failures traces", dir.path);
   EXPECT_EQ(r.exitCode, 1) << r.err;
   EXPECT_EQ(r.out,
             "timer_test.st:6:1: TimerTooSlow: ASSERT_TRUE failed: expected TRUE, got FALSE\n1 passed, 1 failed\n");
   EXPECT_NE(r.err.find("TimerTooSlow: recorded traces/TimerTooSlow.trace"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir.path / "traces" / "Fine.trace"));
 
-  CliResult verify = scanback("trace verify traces/TimerTooSlow.trace", dir.path);
+  test::ShellResult verify = scanback("trace verify traces/TimerTooSlow.trace", dir.path);
   EXPECT_EQ(verify.exitCode, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("faithful"), std::string::npos) << verify.out;
 
-  CliResult replay = scanback("replay traces/TimerTooSlow.trace", dir.path);
+  test::ShellResult replay = scanback("replay traces/TimerTooSlow.trace", dir.path);
   EXPECT_EQ(replay.exitCode, 0) << replay.err;
   EXPECT_NE(replay.out.find("statement  timer_test.st:6:1  ASSERT_TRUE(d.done);"), std::string::npos) << replay.out;
   EXPECT_NE(replay.out.find("time       T#1s (the test's virtual time there, ADVANCE_TIME included)"),
@@ -667,11 +647,11 @@ END_TEST_PROGRAM
       << replay.out;
 
   // The trace's own program (compiled for the test) answers the other trace commands too.
-  CliResult hits = scanback("trace hits traces/TimerTooSlow.trace timer_test.st:4", dir.path);
+  test::ShellResult hits = scanback("trace hits traces/TimerTooSlow.trace timer_test.st:4", dir.path);
   EXPECT_EQ(hits.exitCode, 0) << hits.err;
   EXPECT_NE(hits.out.find("executed 1 time in 1 of 1 cycles"), std::string::npos) << hits.out;
 
-  CliResult state = scanback("replay traces/TimerTooSlow.trace --print-state", dir.path);
+  test::ShellResult state = scanback("replay traces/TimerTooSlow.trace --print-state", dir.path);
   EXPECT_EQ(state.exitCode, 0) << state.err;
   EXPECT_NE(state.out.find("\"TimerTooSlow\""), std::string::npos) << state.out;
   EXPECT_NE(state.out.find("\"ET\": \"T#1s\""), std::string::npos) << state.out;
