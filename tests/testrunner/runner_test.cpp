@@ -3,11 +3,7 @@
 // with a TON, --filter, exit codes, JUnit XML, and --record-failures giving a trace that
 // verifies and whose replay ends at the failing assertion, from where it steps back.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
