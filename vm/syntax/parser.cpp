@@ -59,7 +59,13 @@ bool isPouLevel(K k) {
     case K::KwConfiguration:
     case K::KwEndConfiguration:
     case K::KwResource:
-    case K::KwEndResource: return true;
+    case K::KwEndResource:
+    case K::KwTestProgram:
+    case K::KwEndTestProgram:
+    case K::KwTestFunctionBlock:
+    case K::KwEndTestFunctionBlock:
+    case K::KwAction:
+    case K::KwEndAction: return true;
     default: return isVarSectionKw(k);
   }
 }
@@ -961,11 +967,20 @@ class Parser {
         expect(K::LBracket, "after 'ARRAY'");
         do {
           ArrayDim d;
+          if (at(K::Star)) {  // ARRAY[*]: the bounds come with each call (VAR_IN_OUT)
+            advance();
+            t->open = true;
+            t->dims.push_back(std::move(d));
+            continue;
+          }
           d.lower = parseExpr();
           expect(K::DotDot, "in the array range");
           d.upper = parseExpr();
           t->dims.push_back(std::move(d));
         } while (accept(K::Comma));
+        if (t->open &&
+            std::any_of(t->dims.begin(), t->dims.end(), [](const ArrayDim& d) { return d.lower != nullptr; }))
+          errorHere("an ARRAY[*] has '*' for every dimension");
         expect(K::RBracket, "to close the array ranges");
         expect(K::KwOf, "after the array ranges");
         t->element = parseTypeRef(false);
@@ -1291,14 +1306,15 @@ class Parser {
            isWord(tok, "ABSTRACT") || isWord(tok, "FINAL");
   }
 
-  Pou parsePou(PouKind pouKind) {
+  Pou parsePou(PouKind pouKind, bool test = false) {
     const Token& kw = advance();
-    K endKw = pouKind == PouKind::Program         ? K::KwEndProgram
+    K endKw = pouKind == PouKind::Program         ? (test ? K::KwEndTestProgram : K::KwEndProgram)
               : pouKind == PouKind::Function      ? K::KwEndFunction
-              : pouKind == PouKind::FunctionBlock ? K::KwEndFunctionBlock
+              : pouKind == PouKind::FunctionBlock ? (test ? K::KwEndTestFunctionBlock : K::KwEndFunctionBlock)
                                                   : K::KwEndMethod;
     Pou p;
     p.kind = pouKind;
+    p.test = test;
     if (pouKind == PouKind::Method)
       while (isAccessModifier(cur()) && peek(1).kind == K::Identifier) advance();
     if (at(K::Identifier)) {
@@ -1322,6 +1338,48 @@ class Parser {
     }
     parsePouBody(p, endKw, kw);
     return p;
+  }
+
+  // `ACTION Name: statements END_ACTION` (the ':' is optional): statements only; it shares the
+  // variables of the POU it stands in.
+  Pou parseAction() {
+    const Token& kw = advance();
+    Pou a;
+    a.kind = PouKind::Method;
+    a.action = true;
+    if (at(K::Identifier)) {
+      a.name = cur().text;
+      a.span = advance().span;
+    } else {
+      errorHere("expected a name after 'ACTION', found " + describe(cur()));
+      a.span = kw.span;
+    }
+    accept(K::Colon);
+    for (;;) {
+      const K k = kind();
+      if (k == K::KwEndAction) {
+        a.endSpan = advance().span;
+        acceptTrailingSemicolon();
+        return a;
+      }
+      if (isVarSectionKw(k)) {
+        errorHere("an ACTION has no variables of its own; declare them in its PROGRAM or FUNCTION_BLOCK");
+        std::vector<VarDecl> ignored;
+        parseVarSection(ignored);
+        continue;
+      }
+      if (k == K::EndOfFile || isPouLevel(k)) {
+        errorHere(missingEnd(K::KwEndAction, kw, a.name));
+        return a;
+      }
+      size_t before = pos_;
+      StmtList chunk = parseStatementList();
+      for (auto& s : chunk) a.body.push_back(std::move(s));
+      if (pos_ == before && !atEnd() && !isPouLevel(kind())) {
+        errorHere("unexpected " + describe(cur()));
+        advance();
+      }
+    }
   }
 
   void parsePouBody(Pou& p, K endKw, const Token& opener) {
@@ -1348,6 +1406,24 @@ class Parser {
         parseVarSection(p.vars);
         continue;
       }
+      if (k == K::KwAction) {
+        if (p.kind == PouKind::Method) {  // END_METHOD or END_ACTION forgotten
+          errorHere(missingEnd(endKw, opener, p.name));
+          return;
+        }
+        size_t actionIndex = pos_;
+        Pou a = parseAction();
+        if (p.kind == PouKind::Program || p.kind == PouKind::FunctionBlock)
+          p.methods.push_back(std::move(a));
+        else
+          errorAt(actionIndex, "ACTION is only allowed inside a PROGRAM or FUNCTION_BLOCK");
+        continue;
+      }
+      if (k == K::KwEndAction) {
+        errorHere("'END_ACTION' without a matching 'ACTION'");
+        advance();
+        continue;
+      }
       if (k == K::KwMethod) {
         if (p.kind == PouKind::Method) {  // END_METHOD forgotten
           errorHere(missingEnd(endKw, opener, p.name));
@@ -1361,8 +1437,10 @@ class Parser {
           errorAt(methodIndex, "METHOD is only allowed inside a FUNCTION_BLOCK");
         continue;
       }
-      if (k == K::KwEndProgram || k == K::KwEndFunction || k == K::KwEndFunctionBlock || k == K::KwEndMethod) {
-        if (p.kind == PouKind::Method && k == K::KwEndFunctionBlock) {  // leave it to the FB
+      if (k == K::KwEndProgram || k == K::KwEndFunction || k == K::KwEndFunctionBlock || k == K::KwEndMethod ||
+          k == K::KwEndTestProgram || k == K::KwEndTestFunctionBlock) {
+        if (p.kind == PouKind::Method &&
+            (k == K::KwEndFunctionBlock || k == K::KwEndTestFunctionBlock)) {  // leave it to the FB
           errorHere(missingEnd(endKw, opener, p.name));
           return;
         }
@@ -1377,7 +1455,7 @@ class Parser {
         return;
       }
       if (k == K::KwProgram || k == K::KwFunction || k == K::KwFunctionBlock || k == K::KwType ||
-          k == K::KwConfiguration) {
+          k == K::KwConfiguration || k == K::KwTestProgram || k == K::KwTestFunctionBlock) {
         errorHere(missingEnd(endKw, opener, p.name));
         return;
       }
@@ -1581,6 +1659,8 @@ class Parser {
       case K::KwProgram: unit.pous.push_back(parsePou(PouKind::Program)); return;
       case K::KwFunction: unit.pous.push_back(parsePou(PouKind::Function)); return;
       case K::KwFunctionBlock: unit.pous.push_back(parsePou(PouKind::FunctionBlock)); return;
+      case K::KwTestProgram: unit.pous.push_back(parsePou(PouKind::Program, true)); return;
+      case K::KwTestFunctionBlock: unit.pous.push_back(parsePou(PouKind::FunctionBlock, true)); return;
       case K::KwVarGlobal: parseVarSection(unit.globals); return;
       case K::KwConfiguration: unit.configurations.push_back(parseConfiguration()); return;
       case K::KwMethod:
@@ -1705,6 +1785,7 @@ TypeRefPtr cloneType(const TypeRef& type) {
   t->kind = type.kind;
   t->span = type.span;
   t->name = type.name;
+  t->open = type.open;
   t->length = cloneExpr(type.length);
   for (const ArrayDim& d : type.dims) {
     ArrayDim c;
