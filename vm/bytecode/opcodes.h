@@ -137,7 +137,8 @@
   X(STO_F64, "oo", "d (F64) = number in string a")                                           \
   X(STO_BOOL, "oo", "d (BOOL) = string a is TRUE or a non-zero number")                      \
   X(NOW, "o", "d (TIME) = start time of the current cycle")                                   \
-  X(FAULT, "k", "raise fault k (reached code that must not run)")
+  X(FAULT, "k", "raise fault k (reached code that must not run)")                            \
+  X(CALLV, "kko", "call method slot k, frame k bytes up, THIS = the instance referenced by o")
 // clang-format on
 
 namespace scanback {

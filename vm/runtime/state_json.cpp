@@ -80,6 +80,14 @@ std::string pathOfOffset(const Program& program, uint32_t offset, const Type* ty
   return "";
 }
 
+const Type* interfaceTarget(const Program& program, const uint8_t* image, uint32_t ref) {
+  if (ref == 0 || uint64_t{ref} + 4 > program.imageSize()) return nullptr;
+  const uint32_t classId = get<uint32_t>(image + ref);
+  if (classId == 0 || classId >= program.classes.size()) return nullptr;
+  const Type* t = program.classes[classId];
+  return t && uint64_t{ref} + t->size <= program.imageSize() ? t : nullptr;
+}
+
 nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image, uint32_t offset, int bit,
                                    const Type& declared) {
   const Type* type = &declared;
@@ -119,7 +127,8 @@ nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image,
     case TypeKind::Ref: {
       const uint32_t r = get<uint32_t>(p);
       if (r == 0) return nullptr;
-      const std::string path = pathOfOffset(program, r, type->base);
+      const Type* target = type->isInterface() ? interfaceTarget(program, image, r) : type->base;
+      const std::string path = target ? pathOfOffset(program, r, target) : std::string();
       return path.empty() ? fmt::format("REF(@{})", r) : "REF(" + path + ")";
     }
     case TypeKind::Struct:
