@@ -101,10 +101,10 @@ struct Type {
   const Type* extends = nullptr;
   uint32_t classId = 0;
   bool interface = false;
-  bool abstract = false;                 // FunctionBlock: ABSTRACT, never instantiated
-  bool isClass = false;                  // FunctionBlock: a CLASS (no body, never called)
-  std::vector<const Type*> interfaces;   // FunctionBlock: every interface it implements (inherited ones too);
-                                         // interface: itself and every interface it extends
+  bool abstract = false;                // FunctionBlock: ABSTRACT, never instantiated
+  bool isClass = false;                 // FunctionBlock: a CLASS (no body, never called)
+  std::vector<const Type*> interfaces;  // FunctionBlock: every interface it implements (inherited ones too);
+                                        // interface: itself and every interface it extends
   bool isInterface() const { return kind == TypeKind::Ref && interface; }
   // This FunctionBlock type is `other` or extends it (directly or not).
   bool derivesFrom(const Type* other) const {

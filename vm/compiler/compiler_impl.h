@@ -118,7 +118,7 @@ struct PouDecl {
   InterfaceDecl* interfaceOwner = nullptr;  // methods: the INTERFACE of a prototype
   bool polymorphic = false;                 // FB: takes part in dynamic dispatch (has a class id)
   uint32_t classId = 0;
-  int hierarchyState = 0;  // 0 unresolved, 1 resolving, 2 resolved
+  int hierarchyState = 0;   // 0 unresolved, 1 resolving, 2 resolved
   uint32_t paramsSize = 0;  // methods: bytes of the return value and the parameters (laid out first)
 };
 
@@ -251,8 +251,8 @@ class Compiler {
   uint32_t slotOf(const std::string& key);
   std::map<std::string, std::unique_ptr<InterfaceDecl>> interfaces_;
   std::map<const Type*, InterfaceDecl*> interfaceByType_;
-  std::map<std::string, uint32_t> slots_;       // method key -> dispatch slot
-  std::vector<PouDecl*> classes_;               // by class id (index 0 unused)
+  std::map<std::string, uint32_t> slots_;  // method key -> dispatch slot
+  std::vector<PouDecl*> classes_;          // by class id (index 0 unused)
   std::vector<std::unique_ptr<PouDecl>> prototypeDecls_;
   const Type* resolveType(const ast::TypeRef& ref);
   const Type* resolveNamedType(const std::string& name, const SourceSpan& span);

@@ -304,8 +304,9 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
       return v.section == VarSection::Var || v.section == VarSection::Temp;
     });
     if (mode == BodyContext::Mode::Method && decl.ownerDecl && decl.ownerDecl->polymorphic && hasLocals)
-      emit(Op::MOVN, {o(operand(Base::Frame, decl.paramsSize)), o(operand(Base::Const, decl.templateConst + decl.paramsSize)),
-                      o(decl.frameVarsSize - decl.paramsSize)});
+      emit(Op::MOVN,
+           {o(operand(Base::Frame, decl.paramsSize)), o(operand(Base::Const, decl.templateConst + decl.paramsSize)),
+            o(decl.frameVarsSize - decl.paramsSize)});
     lowerStatements(body);
   }
   bind(ctx.returnLabel);

@@ -474,7 +474,8 @@ Expr* Analyzer::deref(const ast::Expr& e) {
   Expr* v = expression(*e.operand);
   if (isPoison(v)) return v;
   if (v->type && v->type->isInterface()) {
-    error(e.span, fmt::format("an interface ({}) is not dereferenced: call its methods, use its properties", v->type->name));
+    error(e.span,
+          fmt::format("an interface ({}) is not dereferenced: call its methods, use its properties", v->type->name));
     return poison(e.span);
   }
   if (!v->type || v->type->kind != TypeKind::Ref) {

@@ -50,10 +50,10 @@ bool Analyzer::accessible(const Callee& m, const std::string& what, const Source
   const Type* here = inBlock ? scope_.instanceType() : nullptr;
   const bool ok = m.access == ast::Access::Private ? here == m.owner : here && here->derivesFrom(m.owner);
   if (ok) return true;
-  error(span, fmt::format("{} of '{}' is {}: {}", what, m.owner->name, accessWord(m.access),
-                          m.access == ast::Access::Private
-                              ? "only its own code may use it"
-                              : "only its own code and the blocks that extend it may use it"));
+  error(span,
+        fmt::format("{} of '{}' is {}: {}", what, m.owner->name, accessWord(m.access),
+                    m.access == ast::Access::Private ? "only its own code may use it"
+                                                     : "only its own code and the blocks that extend it may use it"));
   return false;
 }
 

@@ -242,11 +242,11 @@ struct Pou {
   bool isClass = false;     // CLASS ... END_CLASS (a FunctionBlock without a body)
   bool isAbstract = false;  // FUNCTION_BLOCK ABSTRACT, METHOD ABSTRACT
   bool isFinal = false;
-  bool isOverride = false;           // METHOD OVERRIDE
-  bool isPrototype = false;          // a method or accessor of an INTERFACE, or ABSTRACT: no body
-  Access access = Access::Public;    // methods and properties
-  std::vector<NameRef> extends;      // FunctionBlock: its base; Interface: the interfaces it extends
-  std::vector<NameRef> implements;   // FunctionBlock
+  bool isOverride = false;             // METHOD OVERRIDE
+  bool isPrototype = false;            // a method or accessor of an INTERFACE, or ABSTRACT: no body
+  Access access = Access::Public;      // methods and properties
+  std::vector<NameRef> extends;        // FunctionBlock: its base; Interface: the interfaces it extends
+  std::vector<NameRef> implements;     // FunctionBlock
   Accessor accessor = Accessor::None;  // GET or SET of the property `name`
 };
 

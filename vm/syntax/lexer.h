@@ -2,7 +2,8 @@
 //
 // - Keywords are case-insensitive and get their own TokenKind (Kw...). Words that are keywords only
 //   in some places (TASK, WITH, ON, INTERVAL, PRIORITY, SINGLE, PUBLIC, PRIVATE, PROTECTED,
-//   INTERNAL, ABSTRACT, FINAL, OVERRIDE, GET, SET, THIS, SUPER, STRING, the elementary type names) stay Identifiers; the parser checks them.
+//   INTERNAL, ABSTRACT, FINAL, OVERRIDE, GET, SET, THIS, SUPER, STRING, the elementary type names) stay Identifiers;
+//   the parser checks them.
 // - Comments `(* *)`, `/* */`, `//` and pragmas `{ }` are skipped.
 // - Literals are decoded into the token's payload fields (see Token).
 // - Typed literals (`INT#5`, `T#1s`, `BOOL#TRUE`, ...) are single tokens. An identifier followed
@@ -83,7 +84,7 @@ namespace scanback {
   X(Configuration, "CONFIGURATION")         \
   X(EndConfiguration, "END_CONFIGURATION")  \
   X(Resource, "RESOURCE")                   \
-  X(EndResource, "END_RESOURCE")           \
+  X(EndResource, "END_RESOURCE")            \
   X(Interface, "INTERFACE")                 \
   X(EndInterface, "END_INTERFACE")          \
   X(Class, "CLASS")                         \

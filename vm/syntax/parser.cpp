@@ -1305,13 +1305,20 @@ class Parser {
   void parseModifiers(Pou& p, K next = K::Identifier) {
     while (isModifier(cur()) && (peek(1).kind == next || isModifier(peek(1)))) {
       const Token& m = advance();
-      if (isWord(m, "PUBLIC")) p.access = Access::Public;
-      else if (isWord(m, "PRIVATE")) p.access = Access::Private;
-      else if (isWord(m, "PROTECTED")) p.access = Access::Protected;
-      else if (isWord(m, "INTERNAL")) p.access = Access::Internal;
-      else if (isWord(m, "ABSTRACT")) p.isAbstract = true;
-      else if (isWord(m, "FINAL")) p.isFinal = true;
-      else p.isOverride = true;
+      if (isWord(m, "PUBLIC"))
+        p.access = Access::Public;
+      else if (isWord(m, "PRIVATE"))
+        p.access = Access::Private;
+      else if (isWord(m, "PROTECTED"))
+        p.access = Access::Protected;
+      else if (isWord(m, "INTERNAL"))
+        p.access = Access::Internal;
+      else if (isWord(m, "ABSTRACT"))
+        p.isAbstract = true;
+      else if (isWord(m, "FINAL"))
+        p.isFinal = true;
+      else
+        p.isOverride = true;
     }
   }
 
@@ -1353,7 +1360,8 @@ class Parser {
       if (accept(K::KwExtends)) {
         p.extends = parseNameList();
         if (pouKind == PouKind::FunctionBlock && p.extends.size() > 1)
-          report(p.extends[1].span, "a " + std::string(isClass ? "CLASS" : "FUNCTION_BLOCK") + " extends one base", pos_);
+          report(p.extends[1].span, "a " + std::string(isClass ? "CLASS" : "FUNCTION_BLOCK") + " extends one base",
+                 pos_);
       }
       if (pouKind == PouKind::FunctionBlock && accept(K::KwImplements)) p.implements = parseNameList();
     }
@@ -1428,7 +1436,8 @@ class Parser {
       if (isWord(cur(), "GET") || isWord(cur(), "SET")) {
         const bool get = isWord(cur(), "GET");
         const Token& opener = advance();
-        if ((get && sawGet) || (!get && sawSet)) report(opener.span, std::string(get ? "GET" : "SET") + " is declared twice", pos_ - 1);
+        if ((get && sawGet) || (!get && sawSet))
+          report(opener.span, std::string(get ? "GET" : "SET") + " is declared twice", pos_ - 1);
         (get ? sawGet : sawSet) = true;
         Pou a = accessor(get ? Accessor::Get : Accessor::Set, nameSpan);
         parsePouBody(a, get ? K::KwEndGet : K::KwEndSet, opener);
@@ -1517,7 +1526,8 @@ class Parser {
         parseModifiers(modifiers, K::KwProperty);
         Pou sink;
         sink.kind = p.kind;
-        parseProperty(p.kind == PouKind::FunctionBlock || p.kind == PouKind::Interface ? p : sink, std::move(modifiers));
+        parseProperty(p.kind == PouKind::FunctionBlock || p.kind == PouKind::Interface ? p : sink,
+                      std::move(modifiers));
         continue;
       }
       if (k == K::KwMethod) {
@@ -1571,11 +1581,13 @@ class Parser {
       StmtList chunk = parseStatementList();
       if (!chunk.empty()) {
         if (!sawStatements && bodyless)
-          report(chunk.front()->span, p.kind == PouKind::Interface ? "an INTERFACE has no statements"
-                                      : p.isAbstract               ? "an ABSTRACT method has no body"
-                                                                   : "a method of an INTERFACE has no body",
+          report(chunk.front()->span,
+                 p.kind == PouKind::Interface ? "an INTERFACE has no statements"
+                 : p.isAbstract               ? "an ABSTRACT method has no body"
+                                              : "a method of an INTERFACE has no body",
                  before);
-        if (!sawStatements && p.isClass) report(chunk.front()->span, "a CLASS has no body: only its methods run", before);
+        if (!sawStatements && p.isClass)
+          report(chunk.front()->span, "a CLASS has no body: only its methods run", before);
         sawStatements = true;
       }
       for (auto& s : chunk) p.body.push_back(std::move(s));
@@ -1791,8 +1803,9 @@ class Parser {
         return;
       }
       default:
-        errorHere("expected PROGRAM, FUNCTION, FUNCTION_BLOCK, CLASS, INTERFACE, TYPE, VAR_GLOBAL or CONFIGURATION, found " +
-                  describe(cur()));
+        errorHere(
+            "expected PROGRAM, FUNCTION, FUNCTION_BLOCK, CLASS, INTERFACE, TYPE, VAR_GLOBAL or CONFIGURATION, found " +
+            describe(cur()));
         advance();
         skipToTopLevel();
         return;
