@@ -48,7 +48,11 @@ const Container* VariableStore::find(int64_t reference) const {
 std::string VariableStore::valueText(const Vm& vm, uint32_t offset, int8_t bit, const Type& type) const {
   if (!inMemory(vm, offset, type)) return "<outside the image>";
   if (isStructured(type)) return type.name;
-  if (type.isInterface()) return formatValue(vm.program(), vm.memory(), offset, bit, type);
+  if (type.isInterface()) {
+    uint32_t ref;
+    std::memcpy(&ref, vm.memory() + offset, 4);
+    return interfaceText(vm.program(), vm.memory(), ref);
+  }
   if (type.kind == TypeKind::Ref) {
     const std::optional<uint32_t> target = dereference(vm, offset);
     if (!target || !type.base) return "NULL";

@@ -60,7 +60,8 @@ class DapObjects : public ::testing::Test {
  protected:
   void TearDown() override { EXPECT_EQ(client_.schemaErrors(), ""); }
   void launchStoppedAt(int line) {
-    client_.start(json{{"program", json::array({project_.path("shapes.st")})}, {"realtime", false}});
+    client_.start(
+        json{{"program", json::array({project_.path("shapes.st")})}, {"stopOnEntry", false}, {"realtime", false}});
     client_.request("setBreakpoints", json{{"source", json{{"path", project_.path("shapes.st")}}},
                                            {"breakpoints", json::array({{{"line", line}}})}});
     client_.configured();
@@ -69,8 +70,8 @@ class DapObjects : public ::testing::Test {
   json topFrame() { return client_.request("stackTrace", json{{"threadId", 1}})["body"]["stackFrames"][0]; }
   std::map<std::string, json> variables(int64_t reference) {
     std::map<std::string, json> byName;
-    for (const json& v : client_.request("variables", json{{"variablesReference", reference}})["body"]["variables"])
-      byName[v["name"]] = v;
+    const json response = client_.request("variables", json{{"variablesReference", reference}});
+    for (const json& v : response["body"]["variables"]) byName[v["name"]] = v;
     return byName;
   }
   TempProject project_{{{"shapes.st", kShapes}}};
@@ -79,20 +80,22 @@ class DapObjects : public ::testing::Test {
 
 TEST_F(DapObjects, StepInThroughAnInterfaceEntersTheMethodOfTheReferencedInstancesBlock) {
   launchStoppedAt(kCallLine);
-  EXPECT_EQ(topFrame()["line"], kCallLine);
+  EXPECT_EQ(topFrame()["line"], kCallLine) << client_.request("stackTrace", json{{"threadId", 1}}).dump();
   client_.request("stepIn", json{{"threadId", 1}});
   EXPECT_EQ(client_.event("stopped")["body"]["reason"], "step");
   const json frame = topFrame();
   EXPECT_EQ(frame["line"], kAreaLine);  // Rect's Area, not Shape's
   EXPECT_EQ(frame["name"], "Main.r (Rect.Area)");
-  // Out again: the caller's statement, with the value the override computed.
+  // Out again: the caller's next statement (the call is the cycle's last one: the next cycle's
+  // first).
   client_.request("stepOut", json{{"threadId", 1}});
   client_.event("stopped");
-  EXPECT_EQ(topFrame()["line"], kCallLine);
+  EXPECT_EQ(topFrame()["line"], kCallLine - 1);
 }
 
 TEST_F(DapObjects, TheInstanceScopeOfAnExtendingBlockShowsItsInheritedVariablesFlat) {
   launchStoppedAt(kAreaLine);
+  ASSERT_EQ(topFrame()["line"], kAreaLine) << client_.request("stackTrace", json{{"threadId", 1}}).dump();
   const json scopes = client_.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
   ASSERT_GE(scopes.size(), 2u);
   ASSERT_EQ(scopes[1]["name"], "Instance");

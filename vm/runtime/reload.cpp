@@ -63,6 +63,8 @@ class Planner {
         continue;
       }
       if (!o->type || !n.type) continue;
+      // The class id (object orientation) is the new program's: its initial value stays.
+      if (n.hidden && n.offset == 0 && equalsIgnoreCase(n.name, "__CLASS")) continue;
       if (o->byReference != n.byReference) {
         changed(name, *o->type, *n.type, report);
         continue;

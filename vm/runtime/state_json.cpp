@@ -33,7 +33,9 @@ bool visible(const Variable& f) {
 bool searchPath(const Program& program, uint32_t base, const Type* t, uint32_t target, const Type* want,
                 std::string& path, int depth) {
   if (depth > 32) return false;
-  if (base == target && (!want || want == t)) return true;
+  // An instance of a block that extends `want` is one too (a base's method runs on it).
+  if (base == target && (!want || want == t || (want->kind == TypeKind::FunctionBlock && t->derivesFrom(want))))
+    return true;
   if (t->kind == TypeKind::Struct || t->kind == TypeKind::FunctionBlock) {
     for (const Variable& f : t->fields) {
       if (f.byReference || f.hidden) continue;
@@ -86,6 +88,14 @@ const Type* interfaceTarget(const Program& program, const uint8_t* image, uint32
   if (classId == 0 || classId >= program.classes.size()) return nullptr;
   const Type* t = program.classes[classId];
   return t && uint64_t{ref} + t->size <= program.imageSize() ? t : nullptr;
+}
+
+std::string interfaceText(const Program& program, const uint8_t* image, uint32_t ref) {
+  if (ref == 0) return "NULL";
+  const Type* target = interfaceTarget(program, image, ref);
+  const std::string path = target ? pathOfOffset(program, ref, target) : std::string();
+  if (path.empty()) return fmt::format("REF(@{})", ref);
+  return fmt::format("REF({}) : {}", path, target->name);
 }
 
 nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image, uint32_t offset, int bit,

@@ -8,7 +8,6 @@
 
 #include "vm/base/int128.h"
 #include "vm/exec/iec_text.h"
-#include "vm/runtime/state_json.h"
 #include "vm/sema/analyzer.h"
 #include "vm/sema/program_scope.h"
 #include "vm/syntax/parser.h"
@@ -578,13 +577,7 @@ std::string formatValue(const Program& program, const uint8_t* memory, uint32_t 
     }
     case TypeKind::Ref: {
       const uint32_t r = get(uint32_t{});
-      if (r == 0) return "NULL";
-      // An interface names the instance it references, with that instance's block.
-      if (const Type* target = type->isInterface() ? interfaceTarget(program, memory, r) : nullptr) {
-        const std::string path = pathOfOffset(program, r, target);
-        return fmt::format("REF({}) : {}", path.empty() ? fmt::format("@{}", r) : path, target->name);
-      }
-      return fmt::format("REF(@{})", r);
+      return r == 0 ? "NULL" : fmt::format("REF(@{})", r);
     }
     default: break;
   }
