@@ -19,6 +19,8 @@ inline constexpr int kExitFault = 3;
 inline constexpr int kExitDivergence = 4;
 // `trace verify`: part of the trace is missing, repeated or unreadable, so not all of it was checked.
 inline constexpr int kExitDamaged = 5;
+// `scanback test`: a test failed (compile and usage errors are kExitUsage there).
+inline constexpr int kExitTestsFailed = 1;
 
 struct RunArgs {
   std::vector<std::string> files;
@@ -92,6 +94,18 @@ struct ExportArgs {
   std::string cycles;  // "A..B", "A..", "..B" or "A"; empty: the whole recording
 };
 int traceExportCommand(const ExportArgs& args);
+
+// `scanback test FILES... [--filter GLOB] [--junit FILE] [--record-failures DIR]`
+// (cli/test_command.cpp): exit 0 when every test passes, kExitTestsFailed when one fails,
+// kExitUsage for usage and compile errors and when no test is selected.
+struct TestArgs {
+  std::vector<std::string> files;
+  std::string filter;          // a glob over test names
+  std::string junit;           // write JUnit XML here
+  std::string recordFailures;  // a directory: one trace per failing test
+  uint64_t statementBudget = 0;
+};
+int testCommand(const TestArgs& args);
 
 // `scanback dap [--port N [--auth-token-file FILE] | --socket PATH]` (cli/dap_command.cpp).
 struct DapArgs {

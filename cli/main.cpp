@@ -78,6 +78,23 @@ int main(int argc, char** argv) {
       "pause", "Hold the task between cycles (the runtime's STOP switch; a debugger never does this)");
   auto* ctlResume = ctlCmd->add_subcommand("resume", "Let a paused task run again");
 
+  TestArgs testArgs;
+  auto* testCmd = app.add_subcommand(
+      "test",
+      "Run the unit tests (TEST_PROGRAM, TEST_FUNCTION_BLOCK) of ST files, each on a fresh instance on the virtual "
+      "clock: one line per failure, then 'N passed, M failed' (exit 0 all pass, 1 a test failed, 2 usage or "
+      "compile errors)");
+  testCmd->add_option("files", testArgs.files, "ST source files: the tests and the code they test")
+      ->required()
+      ->check(CLI::ExistingFile);
+  testCmd->add_option("--filter", testArgs.filter, "Only the tests whose name matches this glob (Motor*, *Timer?)");
+  testCmd->add_option("--junit", testArgs.junit, "Write the results as JUnit XML to FILE");
+  testCmd->add_option("--record-failures", testArgs.recordFailures,
+                      "Record each failing test to DIR/<test>.trace: a trace that ends at the failure (scanback "
+                      "replay opens there and can step back through the test)");
+  testCmd->add_option("--statement-budget", testArgs.statementBudget,
+                      "Statements a test may execute before the watchdog faults (default 10000000)");
+
   std::vector<std::string> disasmFiles;
   auto* disasm = app.add_subcommand("disasm", "Compile and print the bytecode");
   disasm->add_option("files", disasmFiles, "ST source files of the project")->required()->check(CLI::ExistingFile);
@@ -176,6 +193,7 @@ int main(int argc, char** argv) {
     std::cout << disassemble(*program);
     return kExitOk;
   }
+  if (*testCmd) return testCommand(testArgs);
   if (*info) return traceInfoCommand(tracePath, infoJson);
   if (*dump) return traceDumpCommand(tracePath, dumpCycles);
   if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);

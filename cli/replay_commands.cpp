@@ -167,7 +167,10 @@ void printSummary(Replayer& r, Position at, const CycleExtent& extent) {
   if (task < program.tasks.size())
     std::cout << fmt::format("task       {} (interval {})\n", program.tasks[task].name,
                              formatDuration(program.tasks[task].intervalNs));
-  std::cout << fmt::format("time       {} (the cycle's virtual start time)\n", formatDuration(vm.cycleTime()));
+  // A unit test moves its cycle's time with ADVANCE_TIME: the time there is what its timers see.
+  std::cout << fmt::format(
+      "time       {} ({})\n", formatDuration(vm.cycleTime()),
+      program.test.empty() ? "the cycle's virtual start time" : "the test's virtual time there, ADVANCE_TIME included");
   const uint32_t statement = r.statement();
   if (statement != UINT32_MAX)
     std::cout << fmt::format("statement  {}  {}\n", location(program, statement), sourceText(program, statement));

@@ -522,7 +522,8 @@ struct ProgramLine {
   std::string path;
 };
 
-ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string& file, uint32_t line) {
+ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string& file, uint32_t line,
+                        const std::string& test) {
   ProgramLine r;
   const std::optional<size_t> id = findFile(files, file, r.error);
   if (!id) return r;
@@ -530,7 +531,9 @@ ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string&
   SourceSet sources;
   for (const SourceFile& f : files) sources.add(f.path, f.text);
   Diagnostics diagnostics;
-  const std::shared_ptr<const Program> program = compileProject(sources, diagnostics);
+  CompileOptions options;
+  options.test = test;  // a unit test's recording runs the program compiled for it
+  const std::shared_ptr<const Program> program = compileProject(sources, diagnostics, options);
   if (!program) {
     r.error = fmt::format("the trace's program does not compile:\n{}", diagnostics.format(sources));
     return r;
@@ -577,7 +580,7 @@ std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& file
   }
   HitsResult result;
   result.line = line;
-  ProgramLine current = resolveLine(h.sources, file, line);
+  ProgramLine current = resolveLine(h.sources, file, line, h.options.test);
   if (!current.error.empty()) {
     error = current.error;
     return std::nullopt;
@@ -595,7 +598,7 @@ std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& file
         current = ProgramLine{};
         continue;
       }
-      current = resolveLine(change.sources, file, line);
+      current = resolveLine(change.sources, file, line, h.options.test);
       if (!current.error.empty()) {
         result.warnings.push_back(
             fmt::format("program version {} (from cycle {}): {}", version, change.atCycle, current.error));

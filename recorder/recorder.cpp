@@ -151,6 +151,7 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
   h.options.ringBytes = options.ringBytes;
   h.options.ringDurationNs = options.ringDurationNs;
   h.options.statementBudget = runtime.vm().statementBudget();
+  h.options.test = p.test;
   h.startWallTimeNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   h.imageSize = p.imageSize();

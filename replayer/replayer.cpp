@@ -184,7 +184,9 @@ std::unique_ptr<Replayer> Replayer::open(std::unique_ptr<trace::TraceReader> rea
     SourceSet sources;
     for (const SourceFile& f : h.sources) sources.add(f.path, f.text);
     Diagnostics diagnostics;
-    program = compileProject(sources, diagnostics);
+    CompileOptions compileOptions;
+    compileOptions.test = h.options.test;  // a unit test's recording (scanback test --record-failures)
+    program = compileProject(sources, diagnostics, compileOptions);
     if (!program) {
       error = "the program recorded in the trace does not compile with this scanback:\n" + diagnostics.format(sources);
       return nullptr;

@@ -41,6 +41,9 @@ struct RecordingOptions {
   ringDurationNs @4 :Int64;     # flight-recorder mode: keep at most this much virtual time (0: off)
   statementBudget @5 :UInt64;   # the watchdog's statements per cycle (0: the VM's default); replay
                                 # needs it to reproduce a watchdog fault
+  test @6 :Text;                # the unit test the program was compiled to run (scanback test
+                                # --record-failures: CompileOptions::test); empty: the project's tasks.
+                                # A reader that does not know it compiles another program and says so
 }
 
 struct Header {

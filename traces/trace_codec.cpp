@@ -205,6 +205,7 @@ std::vector<uint8_t> encodeHeader(const HeaderData& h) {
   o.setRingBytes(h.options.ringBytes);
   o.setRingDurationNs(h.options.ringDurationNs);
   o.setStatementBudget(h.options.statementBudget);
+  if (!h.options.test.empty()) o.setTest(h.options.test);
   m.setStartWallTimeNs(h.startWallTimeNs);
   m.setImageSize(h.imageSize);
   m.setStatementCount(h.statementCount);
@@ -421,6 +422,7 @@ bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData&
     out.options.ringBytes = o.getRingBytes();
     out.options.ringDurationNs = o.getRingDurationNs();
     out.options.statementBudget = o.getStatementBudget();
+    out.options.test = text(o.getTest());
     out.startWallTimeNs = m.getStartWallTimeNs();
     out.imageSize = m.getImageSize();
     out.statementCount = m.getStatementCount();

@@ -45,6 +45,7 @@ struct RecordingOptions {
   uint64_t ringBytes = 0;        // flight-recorder mode
   int64_t ringDurationNs = 0;    // flight-recorder mode
   uint64_t statementBudget = 0;  // 0: the VM's default
+  std::string test;              // the unit test the program runs (CompileOptions::test); empty: none
 };
 
 struct HeaderData {

@@ -1033,6 +1033,9 @@ TEST(EvaluatorErrors, CallsToUserPousAreRejected) {
   EXPECT_EQ(compileError(f.run, "THIS^.Run(step := 1)"), "column 1: calling THIS^.Run" + tail);
   EXPECT_EQ(compileError(f.motor, "tmr(IN := FALSE)"), "column 1: calling tmr" + tail);
   EXPECT_EQ(compileError(f.main, "di(1)"), "column 1: 'di' is a variable of type DINT, not something to call");
+  // A unit test's assertions and ADVANCE_TIME change the run (a fault, the clock): never evaluated.
+  EXPECT_EQ(compileError(f.main, "ASSERT_TRUE(TRUE)"), "column 1: calling ASSERT_TRUE" + tail);
+  EXPECT_EQ(compileError(f.main, "ADVANCE_TIME(T#1s)"), "column 1: calling ADVANCE_TIME" + tail);
 }
 
 TEST(EvaluatorErrors, TypeErrors) {

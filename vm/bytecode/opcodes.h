@@ -137,7 +137,10 @@
   X(STO_F64, "oo", "d (F64) = number in string a")                                           \
   X(STO_BOOL, "oo", "d (BOOL) = string a is TRUE or a non-zero number")                      \
   X(NOW, "o", "d (TIME) = start time of the current cycle")                                   \
-  X(FAULT, "k", "raise fault k (reached code that must not run)")                            \
+  X(ADVTIME, "o", "a test's ADVANCE_TIME: the cycle's virtual time += a (TIME); fault when a < 0") \
+  X(AFAIL, "kooo", "a test's failed assertion k: fault with the texts (STRING) of its operands") \
+  X(ELEMPD, "ookoo", "d (REF) = ref+k + (idx - lo) * stride, lo/count/stride at e (ARRAY[*]); fault when out of range") \
+  X(FAULT, "k", "raise fault k (reached code that must not run)") \
   X(CALLV, "kko", "call method slot k, frame k bytes up, THIS = the instance referenced by o")
 // clang-format on
 
@@ -209,6 +212,8 @@ enum class FaultCode : uint32_t {
   Watchdog,
   StackOverflow,
   Unreachable,
+  AssertionFailed,  // a unit test's ASSERT_* (the detail is its message)
+  BadTimeAdvance,   // a unit test's ADVANCE_TIME by a negative time, or past the clock's end
 };
 std::string_view faultText(FaultCode code);
 

@@ -78,6 +78,9 @@ struct Program {
   // Compiled with CODESYS's implicit conversions (CompileOptions::strict off): the debugger's
   // expressions accept them too.
   bool codesysConversions = false;
+  // Compiled to run this unit test (CompileOptions::test): a trace records it, so that its replay
+  // compiles the same program. Empty: the project's own tasks.
+  std::string test;
   std::vector<PouInfo> pous;
   std::vector<StatementInfo> statements;  // index = statement id
   std::vector<LineEntry> lineTable;       // sorted by pc

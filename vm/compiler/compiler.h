@@ -13,6 +13,10 @@ struct CompileOptions {
   // IEC's conversion rules only: the implicit conversions CODESYS accepts (between all integer,
   // bit string and real types) are errors instead of warnings (docs/language.md).
   bool strict = false;
+  // The TEST_PROGRAM or TEST_FUNCTION_BLOCK to run (`scanback test`): the program then has one
+  // task, named after it, that runs one instance of it; the project's own tasks and program
+  // instances are left out. Empty: the project's tasks (test POUs are compiled, never run).
+  std::string test;
 };
 
 // Parses, checks and compiles every file of `sources` as one project. Returns null when any

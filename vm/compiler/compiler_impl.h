@@ -9,6 +9,7 @@
 // bytecode; the debugger lowers the same IR to its evaluation nodes (vm/debug).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "vm/base/int128.h"
+#include "vm/bytecode/open_arrays.h"
 #include "vm/bytecode/program.h"
 #include "vm/compiler/compiler.h"
 #include "vm/sema/analyzer.h"
@@ -204,6 +206,9 @@ class BodyScope : public sema::Scope {
   const Type* instanceType() const override { return ctx_.instanceType; }
   std::optional<sema::VariableSymbol> local(std::string_view name) override;
   std::string unknownName(std::string_view name) const override;
+  bool inTest() const override {
+    return ctx_.decl && ctx_.decl->ast && (ctx_.decl->ast->test || (ctx_.decl->owner && ctx_.decl->owner->test));
+  }
 
  private:
   Compiler& c_;
@@ -255,6 +260,7 @@ class Compiler {
   std::vector<PouDecl*> classes_;          // by class id (index 0 unused)
   std::vector<std::unique_ptr<PouDecl>> prototypeDecls_;
   const Type* resolveType(const ast::TypeRef& ref);
+  const Type* openArrayType(const ast::TypeRef& ref);  // ARRAY[*] (open_arrays.cpp)
   const Type* resolveNamedType(const std::string& name, const SourceSpan& span);
   std::optional<const Type*> resolveDeclaredType(const std::string& key, const SourceSpan& span);
   Type* layoutPou(PouDecl& decl);
@@ -275,6 +281,8 @@ class Compiler {
   void layoutImage();
   bool locate(const ast::Location& loc, Variable& v, const Type* type);
   void setupTasks();
+  // CompileOptions::test: the one task that runs the test (tests.cpp).
+  void setupTestTask();
   PouDecl* findPou(const std::string& name);
   PouDecl* fbDeclOf(const Type* t);
   void foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Type* type);
@@ -324,6 +332,15 @@ class Compiler {
   Value lowerString(const sema::Expr& e, const std::vector<uint32_t>& operands, const Place* dest);
   Value lowerOutput(const sema::Expr& value, Value parameter);
   Value lowerCall(const sema::Expr& e, const Place* dest);
+  // ---- open_arrays.cpp: ARRAY[*]
+  Value lowerOpenElement(const sema::Expr& e);
+  Value lowerOpenBound(const sema::Expr& e);
+  // Fills the bounds of an ARRAY[*] parameter's slot, `slotAt(k)` being the place k bytes into it,
+  // from the array passed (`arg`, lowered to `argValue`).
+  void storeOpenArrayBounds(const std::function<Place(uint32_t)>& slotAt, const sema::Expr& arg, const Value& argValue);
+  // ---- tests.cpp
+  Value lowerAssertion(const sema::Expr& e);
+  void lowerAdvanceTime(const sema::Expr& e);
   Value lowerFunctionCall(const sema::Expr& e, const Place* dest);
   void lowerFbCall(const sema::Expr& e);
   uint32_t templateOf(PouDecl& decl);
@@ -388,6 +405,8 @@ class Compiler {
   std::vector<uint32_t> labelPos_;
   std::vector<std::vector<uint32_t>> labelUses_;
   BodyContext* ctx_ = nullptr;
+  uint32_t testInstance_ = UINT32_MAX;  // CompileOptions::test: its index in Program::instances
+  std::vector<Value> assertOperands_;   // while an assertion is lowered: its operands' values
 };
 
 int areaIndex(char area);  // I=0 Q=1 M=2

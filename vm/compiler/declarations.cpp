@@ -21,6 +21,7 @@ Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOp
   program_->types = std::make_shared<TypeTable>();
   program_->stackSize = options.stackSize;
   program_->codesysConversions = !options.strict;
+  program_->test = options.test;
   types_ = program_->types.get();
   {
     Type err;
@@ -93,7 +94,9 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
     }
     auto decl = std::make_unique<PouDecl>();
     decl->ast = &p;
-    decl->kind = p.kind == ast::PouKind::Program         ? PouKind::Program
+    // A test POU is laid out and compiled as a function block; only `scanback test` instantiates it.
+    decl->kind = p.test                                  ? PouKind::FunctionBlock
+                 : p.kind == ast::PouKind::Program       ? PouKind::Program
                  : p.kind == ast::PouKind::FunctionBlock ? PouKind::FunctionBlock
                                                          : PouKind::Function;
     decl->name = p.name;
@@ -240,6 +243,7 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
       return types_->string(static_cast<uint32_t>(cap));
     }
     case ast::TypeRefKind::Array: {
+      if (ref.open) return openArrayType(ref);
       const Type* elem = ref.element ? resolveType(*ref.element) : nullptr;
       std::vector<ArrayDim> dims;
       uint64_t total = elem ? elem->size : 0;
@@ -393,6 +397,10 @@ Variable Compiler::makeVariable(const ast::VarDecl& d, VarSection section) {
   v.retain = d.retain;
   v.span = d.span;
   v.type = d.type ? resolveType(*d.type) : nullptr;
+  if (isOpenArray(v.type) && section != VarSection::InOut) {
+    error(d.span, fmt::format("'{}': ARRAY[*] is only allowed in VAR_IN_OUT", d.name));
+    v.type = nullptr;
+  }
   if (section != VarSection::InOut && section != VarSection::External) checkInstantiable(v.type, d.span);
   return v;
 }
@@ -450,7 +458,7 @@ bool Compiler::locate(const ast::Location& loc, Variable& v, const Type* type) {
 // Gives `v` the next offset of its container (`off` advances): in-outs hold a REF, the rest their value.
 void Compiler::placeVariable(Variable& v, uint32_t& off) {
   const bool byReference = v.section == VarSection::InOut;
-  const uint32_t size = byReference ? 4 : v.type->size;
+  const uint32_t size = isOpenArray(v.type) ? openArraySlotSize(v.type) : byReference ? 4 : v.type->size;
   const uint32_t align = byReference ? 4 : v.type->align;
   v.byReference = byReference;
   off = alignUp(off, align);
@@ -939,8 +947,10 @@ void Compiler::layoutImage() {
       if (it != located.end() && it->second->init) writeInitial(image, f.offset, f.type, it->second->init.get());
     }
   }
-  // An entry that binds nothing is an error, never ignored: its input would never arrive.
+  // An entry that binds nothing is an error, never ignored: its input would never arrive. (A test
+  // runs without the project's program instances.)
   for (auto& [key, entry] : varConfig_) {
+    if (!options_.test.empty()) break;
     const std::string inst = upperCase(entry->path.front());
     auto it = instanceIndex_.find(inst);
     if (it == instanceIndex_.end()) {
@@ -964,6 +974,10 @@ void Compiler::layoutImage() {
 }
 
 void Compiler::setupTasks() {
+  if (!options_.test.empty()) {
+    setupTestTask();
+    return;
+  }
   auto addInstance = [&](const std::string& name, const std::string& typeName, uint32_t task, const SourceSpan& span) {
     PouDecl* decl = findPou(typeName);
     if (!decl || decl->kind != PouKind::Program) {
@@ -1002,7 +1016,12 @@ void Compiler::setupTasks() {
     });
     for (uint32_t i = 0; i < program_->tasks.size(); ++i)
       addInstance(program_->tasks[i].name, program_->tasks[i].name, i, program_->tasks[i].span);
-    if (program_->tasks.empty()) error(SourceSpan{}, "the project has no PROGRAM to run");
+    if (program_->tasks.empty()) {
+      const bool tests =
+          std::any_of(pous_.begin(), pous_.end(), [](const auto& p) { return p.second->ast && p.second->ast->test; });
+      error(SourceSpan{}, tests ? "the project has no PROGRAM to run (its tests run with scanback test)"
+                                : "the project has no PROGRAM to run");
+    }
     return;
   }
 

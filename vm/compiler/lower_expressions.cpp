@@ -348,6 +348,7 @@ void Compiler::store(const Place& dst, Value c) {
 // ---------------------------------------------------------------- places
 
 Value Compiler::lowerElement(const sema::Expr& e) {
+  if (isOpenArray(e.a[0]->type)) return lowerOpenElement(e);
   const Value base = lower(*e.a[0]);
   const Type* t = e.a[0]->type;
   const std::vector<uint64_t> stride = t->strides();
@@ -551,6 +552,11 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
       return applyConversion(lower(*e.a[0], e.atRead ? dest : nullptr), e);
     case sema::ExprKind::Operation:
       if (e.op == sema::Op::Idx64 && e.atRead) return applyConversion(lower(*e.a[0]), e);
+      if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound) return lowerOpenBound(e);
+      if (e.op == sema::Op::AdvanceTime) {
+        lowerAdvanceTime(e);
+        return Value{};
+      }
       return lowerOperation(e, dest);
     case sema::ExprKind::ScaleDuration: return lowerScaleDuration(e, dest);
     case sema::ExprKind::MinMax:
@@ -559,6 +565,8 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
     case sema::ExprKind::Mux: return lowerMux(e);
     case sema::ExprKind::Call: return lowerCall(e, dest);
     case sema::ExprKind::Parameter: break;  // lowered by the call it belongs to
+    case sema::ExprKind::Assertion: return lowerAssertion(e);
+    case sema::ExprKind::AssertOperand: return assertOperands_.at(e.offset);
   }
   SB_ASSERT(false, "no code for expression kind {}", static_cast<int>(e.kind));
   return Value{};

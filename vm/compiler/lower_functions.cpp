@@ -207,7 +207,9 @@ Value Compiler::lowerFunctionCall(const sema::Expr& e, const Place* dest) {
   std::vector<Pending> inputs;
   for (const sema::Binding& b : call.inputs) {
     if (b.role == sema::Binding::Role::InOut) {
-      inputs.push_back({&b, {}, addressOf(lower(*b.value).place)});
+      Value place = lower(*b.value);
+      const uint32_t ref = addressOf(place.place);
+      inputs.push_back({&b, std::move(place), ref});
       continue;
     }
     Value v = lowerBase(*b.value);
@@ -226,6 +228,12 @@ Value Compiler::lowerFunctionCall(const sema::Expr& e, const Place* dest) {
     const Variable& p = *in.binding->parameter;
     if (in.binding->role == sema::Binding::Role::InOut) {
       emit(Op::MOV4, {o(calleeOperand(p.offset)), o(in.ref)});
+      if (isOpenArray(p.type)) {
+        const uint32_t at = p.offset;
+        const Type* udint = types_->elementary(TypeKind::UDInt);
+        storeOpenArrayBounds([&](uint32_t k) { return directValue(udint, calleeOperand(at + k)).place; },
+                             *in.binding->value, in.value);
+      }
       continue;
     }
     Place slot;
@@ -270,12 +278,21 @@ void Compiler::lowerFbCall(const sema::Expr& e) {
   for (const sema::Binding& b : call.inputs) {
     const Variable& p = *b.parameter;
     if (b.role == sema::Binding::Role::InOut) {
-      const uint32_t ref = addressOf(lower(*b.value).place);
+      const Value arg = lower(*b.value);
+      const uint32_t ref = addressOf(arg.place);
       Variable slotVar = p;
       slotVar.byReference = false;
       slotVar.type = types_->elementary(TypeKind::UDInt);
       const Place slot = subPlace(instance, slotVar);
       store(slot, directValue(slotVar.type, ref));
+      if (isOpenArray(p.type))
+        storeOpenArrayBounds(
+            [&](uint32_t k) {
+              Variable field = slotVar;
+              field.offset = p.offset + k;
+              return subPlace(instance, field);
+            },
+            *b.value, arg);
       continue;
     }
     Value v = lowerBase(*b.value);

@@ -53,13 +53,15 @@ std::optional<const Type*> CompilerDeclarations::declaredType(const std::string&
 
 std::optional<PouKind> CompilerDeclarations::pouKind(const std::string& upperName) {
   auto it = c_.pous_.find(upperName);
-  if (it == c_.pous_.end()) return std::nullopt;
+  // A test POU is no name other code can use: only `scanback test` makes an instance of it.
+  if (it == c_.pous_.end() || (it->second->ast && it->second->ast->test)) return std::nullopt;
   return it->second->kind;
 }
 
 const Type* CompilerDeclarations::functionBlockType(const std::string& upperName) {
   auto it = c_.pous_.find(upperName);
-  return it == c_.pous_.end() ? nullptr : c_.layoutPou(*it->second);
+  if (it == c_.pous_.end() || (it->second->ast && it->second->ast->test)) return nullptr;
+  return c_.layoutPou(*it->second);
 }
 
 namespace {

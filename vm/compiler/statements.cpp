@@ -382,6 +382,11 @@ void Compiler::finishProgram() {
     XXH3_128bits_update(state, &m, sizeof m);
     XXH3_128bits_update(state, f.text.data(), f.text.size());
   }
+  if (!p.test.empty()) {  // a test's program differs from the project's on the same sources
+    const uint64_t n = p.test.size();
+    XXH3_128bits_update(state, &n, sizeof n);
+    XXH3_128bits_update(state, p.test.data(), p.test.size());
+  }
   const XXH128_hash_t h = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   p.hash = fmt::format("{:016x}{:016x}", h.high64, h.low64);
@@ -421,6 +426,12 @@ std::shared_ptr<const Program> Compiler::run() {
         addPou(*m, PouKind::Method);
       }
     }
+    // A program's ACTIONs: methods of its layout, run on whichever instance calls them.
+    if (d->kind == PouKind::Program)
+      for (auto& [mkey, m] : d->methods) {
+        (void)mkey;
+        addPou(*m, PouKind::Method);
+      }
   }
   for (auto& proto : prototypeDecls_) addPou(*proto, PouKind::Method);
   checkHierarchy();
@@ -428,6 +439,11 @@ std::shared_ptr<const Program> Compiler::run() {
   std::vector<PouDecl*> instanceBodies;
   for (ProgramInstanceInfo& inst : program_->instances) {
     PouDecl* type = findPou(inst.type->name);
+    if (type->ast && type->ast->test) {  // CompileOptions::test: the test's function block body, on its instance
+      inst.pou = type->pouIndex;
+      instanceBodies.push_back(nullptr);
+      continue;
+    }
     auto body = std::make_unique<PouDecl>(*type);
     body->frameResolved = false;
     body->frameVars.clear();
@@ -468,11 +484,19 @@ std::shared_ptr<const Program> Compiler::run() {
         collectConstants(*m);
         genBody(*m, BodyContext::Mode::Method, 0, t, "");
       }
+    } else if (d->kind == PouKind::Program && !d->methods.empty()) {
+      Type* t = layoutPou(*d);
+      if (!t) continue;
+      for (auto& [mkey, m] : d->methods) {
+        (void)mkey;
+        genBody(*m, BodyContext::Mode::Method, 0, t, "");
+      }
     }
   }
   for (auto& proto : prototypeDecls_) genPrototype(*proto);
   for (size_t i = 0; i < program_->instances.size(); ++i) {
     ProgramInstanceInfo& inst = program_->instances[i];
+    if (!instanceBodies[i]) continue;
     PouDecl& body = *instanceBodies[i];
     collectConstants(body);
     genBody(body, BodyContext::Mode::Program, inst.offset, inst.type, inst.name);

@@ -279,6 +279,8 @@ class Lowering {
     const Val base = lower(*e.a[0]);
     const Type* t = e.a[0]->type;
     if (!base.isPlace) fail(e.span, "internal error: an element of a value that is not in memory");
+    // Its bounds are in the parameter's slot, which these nodes do not read (not supported yet).
+    if (isOpenArray(t)) fail(e.span, "an element of an ARRAY[*] cannot be evaluated here yet");
     std::vector<Val> idx;
     for (size_t i = 1; i < e.a.size(); ++i) idx.push_back(lowerBase(*e.a[i]));
     Node* n = placeNode(placeIndexFn(), e.span);
@@ -379,6 +381,8 @@ class Lowering {
 
   Val operation(const sema::Expr& e) {
     const SourceSpan& span = e.span;
+    if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound)
+      fail(span, "the bounds of an ARRAY[*] cannot be evaluated here yet");
     std::vector<Val> bases;
     std::vector<const Node*> x;
     for (const sema::Expr* a : e.a) {
@@ -746,7 +750,9 @@ class Lowering {
       case sema::ExprKind::Mux: return select(e);
       case sema::ExprKind::Invalid:
       case sema::ExprKind::Parameter:
-      case sema::ExprKind::Call: break;  // the semantic pass reported these
+      case sema::ExprKind::Call:
+      case sema::ExprKind::Assertion:
+      case sema::ExprKind::AssertOperand: break;  // the semantic pass reported these
     }
     fail(e.span, "unsupported expression");
   }

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "vm/base/int128.h"
+#include "vm/bytecode/assertions.h"
 #include "vm/exec/arith.h"
 #include "vm/exec/iec_text.h"
 #include "vm/exec/natives.h"
@@ -63,6 +64,8 @@ std::string_view faultText(FaultCode code) {
     case FaultCode::Watchdog: return "watchdog: statement budget of the cycle exceeded";
     case FaultCode::StackOverflow: return "stack overflow";
     case FaultCode::Unreachable: return "unreachable code";
+    case FaultCode::AssertionFailed: return "assertion failed";
+    case FaultCode::BadTimeAdvance: return "ADVANCE_TIME out of range";
   }
   return "unknown fault";
 }
@@ -669,6 +672,35 @@ L_STO_BOOL:
 L_NOW:
   WR(int64_t, 0, now_);
   NEXT(2);
+L_ADVTIME: {
+  // Tests only: the timers called after it in this cycle see the time gone by.
+  const int64_t by = RD(int64_t, 0);
+  if (by < 0) FAULT(BadTimeAdvance, fmt::format("by {} ns: time only moves forward", by));
+  if (by > std::numeric_limits<int64_t>::max() - now_) FAULT(BadTimeAdvance, "past the end of the virtual clock");
+  now_ += by;
+  NEXT(2);
+}
+L_ELEMPD: {
+  // ARRAY[*]: the dimension's lower bound, count and stride come from the parameter's slot.
+  const uint32_t ref = RD(uint32_t, 1);
+  if (ref == 0) FAULT(NullReference, "");
+  const uint8_t* dim = ADR(OPND(4));
+  const int32_t lower = ld<int32_t>(dim);
+  const uint32_t count = ld<uint32_t>(dim + 4);
+  const int64_t i = static_cast<int64_t>(RD(int32_t, 3)) - lower;
+  if (static_cast<uint64_t>(i) >= count)
+    FAULT(IndexOutOfRange, fmt::format("index {} outside {}..{}", RD(int32_t, 3), lower, int64_t{lower} + count - 1));
+  WR(uint32_t, 0, static_cast<uint32_t>(ref + OPND(2) + static_cast<uint64_t>(i) * ld<uint32_t>(dim + 8)));
+  NEXT(6);
+}
+L_AFAIL: {
+  // Only the texts the kind has are operands that exist.
+  const AssertKind kind = assertKindOf(OPND(0));
+  const int texts = kind == AssertKind::True || kind == AssertKind::False ? 0 : assertOperandCount(kind);
+  std::string_view text[3];
+  for (int i = 0; i < texts; ++i) text[i] = stringView(ADR(OPND(1 + i)));
+  FAULT(AssertionFailed, assertionMessage(kind, assertQuoted(OPND(0)), text[0], text[1], text[2]));
+}
 L_FAULT:
   FAULT(Unreachable, fmt::format("code {}", OPND(0)));
 // Dynamic dispatch (interfaces, overridden methods): the instance's dispatch id picks the method.

@@ -120,6 +120,10 @@ class Analyzer {
   // ---- builtins.cpp
   Expr* builtin(const ast::Expr& call, const std::string& upperName, const Type* hint);
   Expr* conversion(const ast::Expr& call, Expr* arg, const Type* from, const Type* to);
+  // ---- assertions.cpp: ASSERT_* and ADVANCE_TIME of unit tests; null for any other name
+  Expr* testBuiltin(const ast::Expr& call, const std::string& upperName);
+  // ---- bounds.cpp: LOWER_BOUND and UPPER_BOUND; null for any other name
+  Expr* boundsBuiltin(const ast::Expr& call, const std::string& upperName);
   // ---- statements.cpp
   const Stmt* statement(const ast::Stmt& s);
   const Stmt* assignment(const ast::Stmt& s);

@@ -572,6 +572,8 @@ Expr* BuiltinAnalysis::times() {
 }
 
 Expr* Analyzer::builtin(const ast::Expr& call, const std::string& upperName, const Type* hint) {
+  if (Expr* t = testBuiltin(call, upperName)) return t;
+  if (Expr* b = boundsBuiltin(call, upperName)) return b;
   return BuiltinAnalysis(*this, call, upperName, hint).run();
 }
 

@@ -109,7 +109,12 @@ Expr* Analyzer::inOutArgument(const ast::Expr& call, const ast::Argument* a, con
   }
   Expr* target = expression(*a->value);
   const bool variable = target->kind != ExprKind::Constant;
-  const bool fits = target->type == p.type || implicitlyConvertible(target->type, p.type);
+  const bool fits = target->type == p.type || implicitlyConvertible(target->type, p.type) ||
+                    (isOpenArray(p.type) && fitsOpenArray(target->type, p.type));
+  if (isOpenArray(target->type) && variable && target->kind != ExprKind::Variable) {
+    error(a->span, "an ARRAY[*] is passed on by the name of its VAR_IN_OUT only");
+    return nullptr;
+  }
   if (functionBlock && (!variable || !fits)) {
     error(a->span, fmt::format("in-out parameter '{}' needs a {} variable", p.name, p.type->name));
     return nullptr;
@@ -238,8 +243,9 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
     } else if ((f = d.function(key))) {
       if (callRejected(callee)) return poison(e.span);
       result = functionCall(e, *f, nullptr);
-    } else if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method) && scope_.instanceType() &&
-               (m = d.method(scope_.instanceType(), key))) {
+    } else if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method ||
+                scope_.code() == Code::Program) &&
+               scope_.instanceType() && (m = d.method(scope_.instanceType(), key))) {
       if (callRejected(callee)) return poison(e.span);
       if (!accessible(*m, fmt::format("method '{}'", callee.text), callee.span)) return poison(e.span);
       result = methodCall(e, *m, thisNode(callee.span), true);

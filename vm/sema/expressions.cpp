@@ -262,6 +262,10 @@ Expr* Analyzer::operandAs(Expr* v, const Type* to, const SourceSpan& span, bool 
 
 Expr* Analyzer::stored(Expr* v, const Type* type, const SourceSpan& span) {
   if (isPoison(v) || !type || type == types().errorType()) return v;
+  if (isOpenArray(type) || isOpenArray(v->type)) {  // its size is known at run time only
+    error(span, "an ARRAY[*] is never copied as a whole; copy its elements");
+    return invalid(type, span);
+  }
   if (type->kind == TypeKind::FunctionBlock && v->type != type) {
     error(span, fmt::format("cannot assign {} to an instance of {}", v->type ? v->type->name : "a number", type->name));
     return invalid(type, span);
@@ -405,6 +409,12 @@ Expr* Analyzer::index(const ast::Expr& e) {
     error(e.span, fmt::format("{} needs {} index(es), got {}", t->name, t->dims.size(), e.indices.size()));
     return invalid(t->base, e.span);
   }
+  // ARRAY[*]: its bounds are in its slot, which only the parameter's own name reaches.
+  const bool open = isOpenArray(t);
+  if (open && base->kind != ExprKind::Variable) {
+    error(e.span, "an ARRAY[*] is indexed by the name of its VAR_IN_OUT only");
+    return invalid(t->base, e.span);
+  }
   std::vector<Expr*> idx;
   bool allConst = true;
   for (const auto& ie : e.indices) {
@@ -420,7 +430,7 @@ Expr* Analyzer::index(const ast::Expr& e) {
     allConst = allConst && v->kind == ExprKind::Constant;
     idx.push_back(v);
   }
-  if (allConst) {
+  if (allConst && !open) {
     const std::vector<uint64_t> stride = t->strides();
     uint64_t off = 0;
     for (size_t i = 0; i < idx.size(); ++i) {

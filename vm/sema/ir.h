@@ -14,7 +14,9 @@
 #include <memory>
 #include <vector>
 
+#include "vm/bytecode/assertions.h"
 #include "vm/bytecode/constant.h"
+#include "vm/bytecode/open_arrays.h"
 #include "vm/bytecode/program.h"
 #include "vm/bytecode/types.h"
 
@@ -42,6 +44,8 @@ enum class ExprKind : uint8_t {
   Mux,              // MUX(a[0], a[1..]): a[0] DINT, checked; a[1..] stored as type
   Parameter,        // after a call, the value of the callee's output `variable`
   Call,             // a user function, method or function block (`call`)
+  Assertion,        // ASSERT_* of a unit test (`assertion`); no value
+  AssertOperand,    // inside an Assertion: the value computed for its operand number `offset`
 };
 
 // Where a named variable lives, as the code naming it reaches it.
@@ -78,6 +82,11 @@ enum class Op : uint8_t {
   ToI64, ToU64, ToF64, ToBool,
   // no operands: the virtual start time of the current cycle (TIME() and LTIME())
   Now,
+  // a unit test's ADVANCE_TIME(a): the current cycle's virtual time moves forward by the TIME or
+  // LTIME a (no value)
+  AdvanceTime,
+  // LOWER_BOUND and UPPER_BOUND (DINT) of dimension `bit` (from 0) of the ARRAY[*] variable a[0]
+  LowerBound, UpperBound,
 };
 // clang-format on
 
@@ -115,6 +124,18 @@ struct CallInfo {
   uint32_t slot = UINT32_MAX;
 };
 
+// A unit test's assertion (ASSERT_EQUAL and the others, docs/language.md). Its operands are
+// evaluated once, in order; the condition and the texts read them through AssertOperand nodes (or
+// are the operand itself when it is a constant). When the condition is FALSE the texts are
+// computed and the test fails there, like a fault.
+struct AssertInfo {
+  AssertKind kind = AssertKind::True;
+  std::vector<const Expr*> operands;  // expected, actual[, tolerance]; ASSERT_TRUE/FALSE: the condition
+  const Expr* condition = nullptr;    // BOOL: TRUE when the assertion holds
+  std::vector<const Expr*> texts;     // STRING: each operand's value as text (none for TRUE/FALSE)
+  bool quoted = false;                // the texts are STRING values: shown in quotes
+};
+
 struct Expr {
   ExprKind kind = ExprKind::Invalid;
   const Type* type = nullptr;
@@ -131,9 +152,10 @@ struct Expr {
   Prim to = Prim::I32;                 // Convert (Conversion::Convert)
   uint32_t size = 0;                   // Operation on bits: bytes
   Conversion conversion = Conversion::Relabel;
-  ScaleForm form = ScaleForm::Binary;  // ScaleDuration
-  bool real = false;                   // ScaleDuration by a REAL factor
-  std::unique_ptr<CallInfo> call;      // Call
+  ScaleForm form = ScaleForm::Binary;     // ScaleDuration
+  bool real = false;                      // ScaleDuration by a REAL factor
+  std::unique_ptr<CallInfo> call;         // Call
+  std::unique_ptr<AssertInfo> assertion;  // Assertion
 
   bool readOnly = false;  // a place inside a CONSTANT: it cannot be assigned
   bool named = false;     // a place the text names (a variable, field, element, dereference, bit)

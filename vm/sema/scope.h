@@ -100,6 +100,9 @@ class Scope {
   virtual std::optional<VariableSymbol> local(std::string_view name) = 0;
   // The message for a name nothing declares.
   virtual std::string unknownName(std::string_view name) const = 0;
+  // The code of a TEST_PROGRAM or TEST_FUNCTION_BLOCK (or of its methods): where the assertions
+  // and ADVANCE_TIME may be written.
+  virtual bool inTest() const { return false; }
 };
 
 }  // namespace scanback::sema

@@ -138,6 +138,7 @@ struct TypeRef {
   TypeRefPtr element;                 // Array element, RefTo target, Subrange/Enum base type
   std::vector<VarDecl> fields;        // Struct
   std::vector<EnumValue> enumValues;  // Enum
+  bool open = false;                  // Array: ARRAY[*] (dims holds one entry without bounds per '*')
 };
 
 // ---------------------------------------------------------------- variables
@@ -236,7 +237,13 @@ struct Pou {
   TypeRefPtr returnType;  // Function/Method, optional for methods
   std::vector<VarDecl> vars;
   StmtList body;
-  std::vector<Pou> methods;  // FunctionBlock, Interface (prototypes); property accessors too
+  std::vector<Pou> methods;  // FunctionBlock, Interface (prototypes); property accessors and actions too
+  // TEST_PROGRAM (kind Program) or TEST_FUNCTION_BLOCK (kind FunctionBlock): a unit test that
+  // `scanback test` runs; no task runs it otherwise.
+  bool test = false;
+  // ACTION ... END_ACTION of a program or function block (kind Method, no variables, no return
+  // value): kept among `methods`, it runs on the POU's instance.
+  bool action = false;
 
   // Object orientation.
   bool isClass = false;     // CLASS ... END_CLASS (a FunctionBlock without a body)

@@ -67,7 +67,13 @@ bool isPouLevel(K k) {
     case K::KwProperty:
     case K::KwEndProperty:
     case K::KwEndGet:
-    case K::KwEndSet: return true;
+    case K::KwEndSet:
+    case K::KwTestProgram:
+    case K::KwEndTestProgram:
+    case K::KwTestFunctionBlock:
+    case K::KwEndTestFunctionBlock:
+    case K::KwAction:
+    case K::KwEndAction: return true;
     default: return isVarSectionKw(k);
   }
 }
@@ -971,11 +977,20 @@ class Parser {
         expect(K::LBracket, "after 'ARRAY'");
         do {
           ArrayDim d;
+          if (at(K::Star)) {  // ARRAY[*]: the bounds come with each call (VAR_IN_OUT)
+            advance();
+            t->open = true;
+            t->dims.push_back(std::move(d));
+            continue;
+          }
           d.lower = parseExpr();
           expect(K::DotDot, "in the array range");
           d.upper = parseExpr();
           t->dims.push_back(std::move(d));
         } while (accept(K::Comma));
+        if (t->open &&
+            std::any_of(t->dims.begin(), t->dims.end(), [](const ArrayDim& d) { return d.lower != nullptr; }))
+          errorHere("an ARRAY[*] has '*' for every dimension");
         expect(K::RBracket, "to close the array ranges");
         expect(K::KwOf, "after the array ranges");
         t->element = parseTypeRef(false);
@@ -1335,18 +1350,20 @@ class Parser {
     return names;
   }
 
-  // `prototype`: a method of an INTERFACE (declared, never implemented there).
-  Pou parsePou(PouKind pouKind, bool isClass = false, bool prototype = false) {
+  // `prototype`: a method of an INTERFACE (declared, never implemented there). `test`: a
+  // TEST_PROGRAM or TEST_FUNCTION_BLOCK.
+  Pou parsePou(PouKind pouKind, bool isClass = false, bool prototype = false, bool test = false) {
     const Token& kw = advance();
-    K endKw = pouKind == PouKind::Program         ? K::KwEndProgram
+    K endKw = pouKind == PouKind::Program         ? (test ? K::KwEndTestProgram : K::KwEndProgram)
               : pouKind == PouKind::Function      ? K::KwEndFunction
               : pouKind == PouKind::Interface     ? K::KwEndInterface
               : isClass                           ? K::KwEndClass
-              : pouKind == PouKind::FunctionBlock ? K::KwEndFunctionBlock
+              : pouKind == PouKind::FunctionBlock ? (test ? K::KwEndTestFunctionBlock : K::KwEndFunctionBlock)
                                                   : K::KwEndMethod;
     Pou p;
     p.kind = pouKind;
     p.isClass = isClass;
+    p.test = test;
     if (pouKind == PouKind::Method || pouKind == PouKind::FunctionBlock) parseModifiers(p);
     p.isPrototype = pouKind == PouKind::Method && (prototype || p.isAbstract);
     if (at(K::Identifier)) {
@@ -1483,6 +1500,48 @@ class Parser {
            k == K::KwEndSet;
   }
 
+  // `ACTION Name: statements END_ACTION` (the ':' is optional): statements only; it shares the
+  // variables of the POU it stands in.
+  Pou parseAction() {
+    const Token& kw = advance();
+    Pou a;
+    a.kind = PouKind::Method;
+    a.action = true;
+    if (at(K::Identifier)) {
+      a.name = cur().text;
+      a.span = advance().span;
+    } else {
+      errorHere("expected a name after 'ACTION', found " + describe(cur()));
+      a.span = kw.span;
+    }
+    accept(K::Colon);
+    for (;;) {
+      const K k = kind();
+      if (k == K::KwEndAction) {
+        a.endSpan = advance().span;
+        acceptTrailingSemicolon();
+        return a;
+      }
+      if (isVarSectionKw(k)) {
+        errorHere("an ACTION has no variables of its own; declare them in its PROGRAM or FUNCTION_BLOCK");
+        std::vector<VarDecl> ignored;
+        parseVarSection(ignored);
+        continue;
+      }
+      if (k == K::EndOfFile || isPouLevel(k)) {
+        errorHere(missingEnd(K::KwEndAction, kw, a.name));
+        return a;
+      }
+      size_t before = pos_;
+      StmtList chunk = parseStatementList();
+      for (auto& s : chunk) a.body.push_back(std::move(s));
+      if (pos_ == before && !atEnd() && !isPouLevel(kind())) {
+        errorHere("unexpected " + describe(cur()));
+        advance();
+      }
+    }
+  }
+
   void parsePouBody(Pou& p, K endKw, const Token& opener) {
     bool sawStatements = false;
     const bool bodyless = p.kind == PouKind::Interface || p.isPrototype;
@@ -1530,6 +1589,24 @@ class Parser {
                       std::move(modifiers));
         continue;
       }
+      if (k == K::KwAction) {
+        if (p.kind == PouKind::Method) {  // END_METHOD or END_ACTION forgotten
+          errorHere(missingEnd(endKw, opener, p.name));
+          return;
+        }
+        size_t actionIndex = pos_;
+        Pou a = parseAction();
+        if (p.kind == PouKind::Program || p.kind == PouKind::FunctionBlock)
+          p.methods.push_back(std::move(a));
+        else
+          errorAt(actionIndex, "ACTION is only allowed inside a PROGRAM or FUNCTION_BLOCK");
+        continue;
+      }
+      if (k == K::KwEndAction) {
+        errorHere("'END_ACTION' without a matching 'ACTION'");
+        advance();
+        continue;
+      }
       if (k == K::KwMethod) {
         if (p.kind == PouKind::Method) {  // END_METHOD forgotten
           errorHere(missingEnd(endKw, opener, p.name));
@@ -1545,9 +1622,9 @@ class Parser {
         continue;
       }
       if (k == K::KwEndProgram || k == K::KwEndFunction || k == K::KwEndFunctionBlock || k == K::KwEndMethod ||
-          isOopEnd(k)) {
-        if (p.kind == PouKind::Method &&
-            (k == K::KwEndFunctionBlock || k == K::KwEndInterface || k == K::KwEndClass || k == K::KwEndProperty)) {
+          k == K::KwEndTestProgram || k == K::KwEndTestFunctionBlock || isOopEnd(k)) {
+        if (p.kind == PouKind::Method && (k == K::KwEndFunctionBlock || k == K::KwEndTestFunctionBlock ||
+                                          k == K::KwEndInterface || k == K::KwEndClass || k == K::KwEndProperty)) {
           errorHere(missingEnd(endKw, opener, p.name));  // leave it to the FB
           return;
         }
@@ -1568,7 +1645,8 @@ class Parser {
         return;
       }
       if (k == K::KwProgram || k == K::KwFunction || k == K::KwFunctionBlock || k == K::KwType ||
-          k == K::KwConfiguration || k == K::KwInterface || k == K::KwClass) {
+          k == K::KwConfiguration || k == K::KwInterface || k == K::KwClass || k == K::KwTestProgram ||
+          k == K::KwTestFunctionBlock) {
         errorHere(missingEnd(endKw, opener, p.name));
         return;
       }
@@ -1790,6 +1868,8 @@ class Parser {
         parseProperty(sink, Pou{});
         return;
       }
+      case K::KwTestProgram: unit.pous.push_back(parsePou(PouKind::Program, false, false, true)); return;
+      case K::KwTestFunctionBlock: unit.pous.push_back(parsePou(PouKind::FunctionBlock, false, false, true)); return;
       case K::KwVarGlobal: parseVarSection(unit.globals); return;
       case K::KwConfiguration: unit.configurations.push_back(parseConfiguration()); return;
       case K::KwMethod:
@@ -1915,6 +1995,7 @@ TypeRefPtr cloneType(const TypeRef& type) {
   t->kind = type.kind;
   t->span = type.span;
   t->name = type.name;
+  t->open = type.open;
   t->length = cloneExpr(type.length);
   for (const ArrayDim& d : type.dims) {
     ArrayDim c;
