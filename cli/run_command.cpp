@@ -158,30 +158,20 @@ class PublishedRuntime final : public control::ControlledRuntime {
   // The scan thread, between cycles: holds while an operator has paused the runtime, keeping the
   // history current for readers. True when it held (the caller restarts its pacing). A signal
   // cannot notify, so the hold also looks at the interruption flag every 10 ms.
-  bool holdWhilePaused(recorder::Recorder* rec, uint64_t cyclesRun) {
+  bool holdWhilePaused(recorder::Recorder* rec) {
     std::unique_lock lock(pauseMutex_);
     if (!pauseWanted_) return false;
+    const uint64_t cyclesRun = cycles_.load(std::memory_order_relaxed);  // this thread stored it
     // `paused` is said once the history held reaches the hold (the writer closes the chunk being
     // filled when idle, within ~40 ms), so that a debugger attaching to a paused runtime gets every
     // cycle it ran. The task holds meanwhile anyway; the wait is bounded in case cycles were dropped.
     const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (rec && pauseWanted_ && !gInterrupted && rec->held().endCycle < cyclesRun &&
-           std::chrono::steady_clock::now() < giveUp) {
-      lock.unlock();
-      rec->idle();
-      lock.lock();
-      changed_.wait_for(lock, std::chrono::milliseconds(5));
-    }
+           std::chrono::steady_clock::now() < giveUp)
+      idleAndWait(lock, rec, std::chrono::milliseconds(5));
     state_.store(State::Paused, std::memory_order_release);
     changed_.notify_all();
-    while (pauseWanted_ && !gInterrupted) {
-      if (rec) {
-        lock.unlock();
-        rec->idle();
-        lock.lock();
-      }
-      changed_.wait_for(lock, std::chrono::milliseconds(10));
-    }
+    while (pauseWanted_ && !gInterrupted) idleAndWait(lock, rec, std::chrono::milliseconds(10));
     state_.store(State::Running, std::memory_order_release);
     changed_.notify_all();
     return true;
@@ -266,6 +256,17 @@ class PublishedRuntime final : public control::ControlledRuntime {
   std::vector<CycleTimes> cycleTimes_;
   std::atomic<uint64_t> cycles_{0};
   std::atomic<State> state_{State::Running};
+  // While holding: lets the writer take the staged cycles (the lock released meanwhile), then waits
+  // for a change or `wait`.
+  void idleAndWait(std::unique_lock<std::mutex>& lock, recorder::Recorder* rec, std::chrono::milliseconds wait) {
+    if (rec) {
+      lock.unlock();
+      rec->idle();
+      lock.lock();
+    }
+    changed_.wait_for(lock, wait);
+  }
+
   // After a change the waiters' predicates read: taking the lock orders it before their next check.
   void wakePauseWaiters() {
     { std::lock_guard lock(pauseMutex_); }
@@ -454,7 +455,7 @@ int runCommand(const RunArgs& args) {
     }
     // An operator's pause (scanback ctl pause) holds the task here, between cycles; the virtual
     // clock holds with it, and pacing starts again from the resume (no burst of missed cycles).
-    if (controlled && published.holdWhilePaused(rec.get(), rt.cycle())) {
+    if (controlled && published.holdWhilePaused(rec.get())) {
       loop.restartPacing();
       continue;
     }

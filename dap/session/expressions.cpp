@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "dap/session/session.h"
 #include "vm/debug/evaluator.h"
+#include "vm/runtime/state_json.h"
 #include "vm/runtime/values.h"
 
 namespace scanback::dap {
@@ -22,6 +25,11 @@ std::string formatResult(const Program& program, const Vm& vm, const debug::Eval
   if (!r.type) return "?";
   if (isStructured(*r.type)) return r.type->name;
   if (r.bit >= 0 || r.type->kind == TypeKind::Bool) return !r.bytes.empty() && r.bytes[0] ? "TRUE" : "FALSE";
+  if (r.type->isInterface() && r.bytes.size() >= 4) {  // the instance it references, in the image
+    uint32_t ref;
+    std::memcpy(&ref, r.bytes.data(), 4);
+    return interfaceText(program, vm.memory(), ref);
+  }
   if (r.bytes.size() >= r.type->size) return formatValue(program, r.bytes.data(), 0, -1, *r.type);
   if (r.offset) return formatValue(program, vm.memory(), *r.offset, -1, *r.type);
   return "?";

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "vm/runtime/state_json.h"
 #include "vm/runtime/values.h"
 
 namespace scanback::dap {
@@ -47,6 +48,11 @@ const Container* VariableStore::find(int64_t reference) const {
 std::string VariableStore::valueText(const Vm& vm, uint32_t offset, int8_t bit, const Type& type) const {
   if (!inMemory(vm, offset, type)) return "<outside the image>";
   if (isStructured(type)) return type.name;
+  if (type.isInterface()) {
+    uint32_t ref;
+    std::memcpy(&ref, vm.memory() + offset, 4);
+    return interfaceText(vm.program(), vm.memory(), ref);
+  }
   if (type.kind == TypeKind::Ref) {
     const std::optional<uint32_t> target = dereference(vm, offset);
     if (!target || !type.base) return "NULL";
@@ -72,6 +78,20 @@ Variable VariableStore::describe(const std::string& name, const VariableSlot& sl
       v.indexedVariables = static_cast<int64_t>(slot.type->elementCount());
     else
       v.namedVariables = static_cast<int64_t>(slot.type->fields.size());
+  }
+  // An interface expands to the instance it references, as that instance's block shows it.
+  if (slot.type->isInterface() && inMemory(vm, slot.offset, *slot.type)) {
+    const std::optional<uint32_t> target = dereference(vm, slot.offset);
+    const Type* block = target ? interfaceTarget(vm.program(), vm.memory(), *target) : nullptr;
+    if (block) {
+      Container c;
+      c.kind = Container::Kind::Value;
+      c.offset = *target;
+      c.type = block;
+      c.evaluateName = pathOfOffset(vm.program(), *target, block);
+      v.variablesReference = add(std::move(c));
+      v.namedVariables = static_cast<int64_t>(block->fields.size());
+    }
   }
   if (slot.constant) v.presentationHint = VariablePresentationHint{std::nullopt, {"readOnly"}};
   return v;

@@ -1128,9 +1128,10 @@ TEST(ParserErrors, CaseErrors) {
 TEST(ParserErrors, TopLevelGarbage) {
   auto p = parse("hello world;\nPROGRAM P END_PROGRAM\n");
   EXPECT_EQ(p->diag.errorCount(), 1u) << p->errors();
-  EXPECT_TRUE(hasError(
-      *p,
-      "t.st:1:1: error: expected PROGRAM, FUNCTION, FUNCTION_BLOCK, TYPE, VAR_GLOBAL or CONFIGURATION, found 'hello'"));
+  EXPECT_TRUE(
+      hasError(*p,
+               "t.st:1:1: error: expected PROGRAM, FUNCTION, FUNCTION_BLOCK, CLASS, INTERFACE, TYPE, VAR_GLOBAL or "
+               "CONFIGURATION, found 'hello'"));
   EXPECT_EQ(p->unit.pous.size(), 1u);
 }
 

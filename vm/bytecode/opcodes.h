@@ -169,7 +169,8 @@
   X(ADVTIME, "o", "a test's ADVANCE_TIME: the cycle's virtual time += a (TIME); fault when a < 0") \
   X(AFAIL, "kooo", "a test's failed assertion k: fault with the texts (STRING) of its operands") \
   X(ELEMPD, "ookoo", "d (REF) = ref+k + (idx - lo) * stride, lo/count/stride at e (ARRAY[*]); fault when out of range") \
-  X(FAULT, "k", "raise fault k (reached code that must not run)")
+  X(FAULT, "k", "raise fault k (reached code that must not run)") \
+  X(CALLV, "kko", "call method slot k, frame k bytes up, THIS = the instance referenced by o")
 // clang-format on
 
 namespace scanback {

@@ -90,6 +90,11 @@ struct Program {
   IoArea input, output, memory;   // %I, %Q, %M
   std::string hash;               // identity of the program version (hex)
   SymbolTable symbols;            // its names (debug information)
+  // Dynamic dispatch (CALLV): the POU of method slot s for the function block of dispatch id c is
+  // dispatch[c * dispatchSlots + s] (UINT32_MAX: none); classes[c] is that function block's layout.
+  std::vector<uint32_t> dispatch;
+  uint32_t dispatchSlots = 0;
+  std::vector<const Type*> classes;  // index 0 unused
 
   uint32_t imageSize() const { return static_cast<uint32_t>(initialImage.size()); }
   // The statement owning the code at pc, or UINT32_MAX.

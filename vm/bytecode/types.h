@@ -93,6 +93,32 @@ struct Type {
   bool pointer = false;             // Ref: POINTER TO (byte arithmetic, converts to and from DWORD)
   std::vector<uint8_t> init;        // initial bytes of one value (size bytes)
 
+  // Object orientation. A FunctionBlock that extends another starts with its base's layout
+  // (`extends`); one that takes part in dynamic dispatch (it extends, is extended or implements an
+  // interface) has a dispatch id `classId` (> 0), stored in a hidden UDINT at offset 0 of every
+  // instance. An interface is a Ref with `interface` set: a 4-byte image offset of an instance (0:
+  // NULL), `base` the interface itself (kind Void, `interface` set).
+  const Type* extends = nullptr;
+  uint32_t classId = 0;
+  bool interface = false;
+  bool abstract = false;                // FunctionBlock: ABSTRACT, never instantiated
+  bool isClass = false;                 // FunctionBlock: a CLASS (no body, never called)
+  std::vector<const Type*> interfaces;  // FunctionBlock: every interface it implements (inherited ones too);
+                                        // interface: itself and every interface it extends
+  bool isInterface() const { return kind == TypeKind::Ref && interface; }
+  // This FunctionBlock type is `other` or extends it (directly or not).
+  bool derivesFrom(const Type* other) const {
+    for (const Type* t = this; t; t = t->extends)
+      if (t == other) return true;
+    return false;
+  }
+  // A FunctionBlock, or an interface, that can stand where the interface `itf` is expected.
+  bool implements(const Type* itf) const {
+    for (const Type* i : interfaces)
+      if (i == itf) return true;
+    return false;
+  }
+
   bool isInteger() const { return kind >= TypeKind::SInt && kind <= TypeKind::LWord; }
   bool isBitString() const { return kind >= TypeKind::Byte && kind <= TypeKind::LWord; }
   bool isSigned() const { return kind >= TypeKind::SInt && kind <= TypeKind::LInt; }

@@ -81,6 +81,20 @@ struct LocalConstant {
   ConstValue value;
 };
 
+struct PouDecl;
+
+// An INTERFACE (oop.cpp): its value type and its method prototypes (accessors of its properties
+// are methods named "NAME.GET" and "NAME.SET").
+struct InterfaceDecl {
+  const ast::Pou* ast = nullptr;
+  std::string name;
+  Type* type = nullptr;        // the interface value (Type::isInterface)
+  Type* descriptor = nullptr;  // type->base
+  std::vector<InterfaceDecl*> extends;
+  std::map<std::string, PouDecl*> methods;  // its own prototypes, by upper-case key
+  int state = 0;                            // 0 unresolved, 1 resolving, 2 resolved
+};
+
 // A POU as declared, with its resolved layout.
 struct PouDecl {
   const ast::Pou* ast = nullptr;
@@ -104,6 +118,16 @@ struct PouDecl {
   std::set<std::string> folding;                   // CONSTANTs being folded (a cycle is an error)
   // While initial values are written: the scalar variables already initialised, by upper name.
   std::map<std::string, LocalConstant> initials;
+
+  // Object orientation (oop.cpp).
+  PouDecl* base = nullptr;                  // FB: what it EXTENDS
+  std::vector<InterfaceDecl*> implements;   // FB: what it IMPLEMENTS, as written
+  PouDecl* ownerDecl = nullptr;             // methods: their FB (null for interface prototypes)
+  InterfaceDecl* interfaceOwner = nullptr;  // methods: the INTERFACE of a prototype
+  bool polymorphic = false;                 // FB: takes part in dynamic dispatch (has a class id)
+  uint32_t classId = 0;
+  int hierarchyState = 0;   // 0 unresolved, 1 resolving, 2 resolved
+  uint32_t paramsSize = 0;  // methods: bytes of the return value and the parameters (laid out first)
 };
 
 struct GlobalDecl {
@@ -171,6 +195,7 @@ class CompilerDeclarations : public sema::Declarations {
   std::optional<sema::Callee> function(const std::string& upperName) override;
   std::optional<sema::Callee> method(const Type* functionBlock, const std::string& upperName) override;
   std::optional<PouKind> instanceKind(const Type* layout) override;
+  std::optional<uint32_t> virtualSlot(const Type* functionBlock, const std::string& upperKey) override;
 
  private:
   Compiler& c_;
@@ -219,6 +244,27 @@ class Compiler {
 
   // ---- declarations.cpp
   void collect(const ast::CompilationUnit& unit);
+
+  // ---- oop.cpp: EXTENDS, IMPLEMENTS, INTERFACE, PROPERTY, dynamic dispatch
+  void collectInterface(const ast::Pou& p);
+  void resolveHierarchy();
+  void resolveHierarchyOf(PouDecl& fb);
+  void resolveInterface(InterfaceDecl& itf);
+  void checkHierarchy();
+  void layoutInheritance(PouDecl& decl, Type& t, uint32_t& off);
+  void initInheritance(PouDecl& decl, Type& t);
+  void genPrototype(PouDecl& decl);
+  void buildDispatch();
+  void checkInstantiable(const Type* type, const SourceSpan& span);
+  PouDecl* findMethod(PouDecl* fb, const std::string& key);
+  PouDecl* interfaceMethod(InterfaceDecl* itf, const std::string& key);
+  InterfaceDecl* interfaceOf(const Type* t);
+  uint32_t slotOf(const std::string& key);
+  std::map<std::string, std::unique_ptr<InterfaceDecl>> interfaces_;
+  std::map<const Type*, InterfaceDecl*> interfaceByType_;
+  std::map<std::string, uint32_t> slots_;  // method key -> dispatch slot
+  std::vector<PouDecl*> classes_;          // by class id (index 0 unused)
+  std::vector<std::unique_ptr<PouDecl>> prototypeDecls_;
   const Type* resolveType(const ast::TypeRef& ref);
   const Type* openArrayType(const ast::TypeRef& ref);  // ARRAY[*] (open_arrays.cpp)
   const Type* resolveNamedType(const std::string& name, const SourceSpan& span);

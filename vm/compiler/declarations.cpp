@@ -84,8 +84,12 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
   }
   for (const ast::Pou& p : unit.pous) {
     const std::string key = upperCase(p.name);
-    if (pous_.count(key) || typeDecls_.count(key) || types_->findElementary(key)) {
+    if (pous_.count(key) || typeDecls_.count(key) || types_->findElementary(key) || interfaces_.count(key)) {
       error(p.span, fmt::format("'{}' is already declared", p.name));
+      continue;
+    }
+    if (p.kind == ast::PouKind::Interface) {
+      collectInterface(p);
       continue;
     }
     auto decl = std::make_unique<PouDecl>();
@@ -101,10 +105,15 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
       md->ast = &m;
       md->owner = &p;
       md->kind = PouKind::Method;
-      md->name = p.name + "." + m.name;
-      const std::string mkey = upperCase(m.name);
+      md->ownerDecl = decl.get();
+      const std::string suffix = m.accessor == ast::Accessor::Get   ? ".GET"
+                                 : m.accessor == ast::Accessor::Set ? ".SET"
+                                                                    : "";
+      md->name = p.name + "." + m.name + suffix;
+      const std::string mkey = upperCase(m.name) + suffix;
       if (decl->methods.count(mkey))
-        error(m.span, fmt::format("method '{}' is already declared in '{}'", m.name, p.name));
+        error(m.span, fmt::format("{} '{}' is already declared in '{}'", suffix.empty() ? "method" : "property",
+                                  m.name + suffix, p.name));
       else
         decl->methods[mkey] = md.get();
       methodDecls_.push_back(std::move(md));
@@ -392,6 +401,7 @@ Variable Compiler::makeVariable(const ast::VarDecl& d, VarSection section) {
     error(d.span, fmt::format("'{}': ARRAY[*] is only allowed in VAR_IN_OUT", d.name));
     v.type = nullptr;
   }
+  if (section != VarSection::InOut && section != VarSection::External) checkInstantiable(v.type, d.span);
   return v;
 }
 
@@ -469,7 +479,14 @@ Type* Compiler::layoutPou(PouDecl& decl) {
   t.kind = TypeKind::FunctionBlock;
   t.name = decl.name;
   uint32_t off = 0;
-  std::vector<const ast::VarDecl*> initDecls;
+  layoutInheritance(decl, t, off);
+  if (decl.base && !t.extends) {  // the base failed (reported)
+    decl.layingOut = false;
+    layoutDecl_ = outerDecl;
+    return nullptr;
+  }
+  const size_t inherited = t.fields.size();
+  std::vector<const ast::VarDecl*> initDecls(inherited, nullptr);
   for (const ast::VarDecl& d : decl.ast->vars) {
     if (d.section == ast::VarSection::External || d.section == ast::VarSection::Temp) continue;
     if (d.section == ast::VarSection::Global || d.section == ast::VarSection::Config) {
@@ -483,8 +500,12 @@ Type* Compiler::layoutPou(PouDecl& decl) {
     Variable v = makeVariable(d, section);
     if (!v.type) continue;
     foldLocalConstant(decl, d, v.type);
-    if (t.field(v.name)) {
-      error(d.span, fmt::format("'{}' is declared twice", d.name));
+    if (const Variable* existing = t.field(v.name)) {
+      if (&*existing < t.fields.data() + inherited)
+        error(d.span, fmt::format("'{}' is already declared in '{}', which '{}' extends", d.name,
+                                  t.extends ? t.extends->name : "?", decl.name));
+      else
+        error(d.span, fmt::format("'{}' is declared twice", d.name));
       continue;
     }
     if (d.location) {
@@ -515,6 +536,7 @@ Type* Compiler::layoutPou(PouDecl& decl) {
     if (v.absolute || v.byReference) continue;
     std::memcpy(t.init.data() + v.offset, v.type->init.data(), v.type->size);
   }
+  initInheritance(decl, t);  // the base's initial values, then the derived block's below
   for (size_t i = 0; i < initDecls.size(); ++i) {
     if (initDecls[i] && initDecls[i]->init)
       writeInitial(t.init, t.fields[i].offset, t.fields[i].type, initDecls[i]->init.get());
@@ -552,7 +574,24 @@ void Compiler::resolveFrame(PouDecl& decl) {
   }
   std::set<std::string> names;
   for (const Variable& v : decl.frameVars) names.insert(upperCase(v.name));
-  for (const ast::VarDecl& d : decl.ast->vars) {
+  // A method's parameters come first, in declaration order, so that every method a dynamic call
+  // may reach (the overrides, the implementations of an interface's method) has them at the same
+  // offsets as the one the caller fills.
+  std::vector<const ast::VarDecl*> ordered;
+  auto isParameter = [](const ast::VarDecl& d) {
+    return d.section == ast::VarSection::Input || d.section == ast::VarSection::Output ||
+           d.section == ast::VarSection::InOut;
+  };
+  for (const ast::VarDecl& d : decl.ast->vars)
+    if (decl.kind != PouKind::Method || isParameter(d)) ordered.push_back(&d);
+  const size_t parameterCount = decl.kind == PouKind::Method ? ordered.size() : 0;
+  if (decl.kind == PouKind::Method)
+    for (const ast::VarDecl& d : decl.ast->vars)
+      if (!isParameter(d)) ordered.push_back(&d);
+  decl.paramsSize = off;
+  for (size_t index = 0; index < ordered.size(); ++index) {
+    if (index == parameterCount && decl.kind == PouKind::Method) decl.paramsSize = off;
+    const ast::VarDecl& d = *ordered[index];
     if (d.section == ast::VarSection::External) continue;
     if (!callable && d.section != ast::VarSection::Temp) continue;
     const VarSection section = d.section == ast::VarSection::Input    ? VarSection::Input
@@ -579,6 +618,7 @@ void Compiler::resolveFrame(PouDecl& decl) {
     decl.frameVars.push_back(v);
     decl.frameVarDecls.push_back(&d);
   }
+  if (decl.kind == PouKind::Method && parameterCount == ordered.size()) decl.paramsSize = off;
   decl.frameVarsSize = alignUp(off, 8);
   decl.frameTemplate.assign(decl.frameVarsSize, 0);
   for (size_t i = 0; i < decl.frameVars.size(); ++i) {

@@ -191,6 +191,12 @@ Value Compiler::lowerFunctionCall(const sema::Expr& e, const Place* dest) {
   const sema::CallInfo& call = *e.call;
   PouDecl& f = *byPouIndex_.at(call.pou);
   const Value self = call.instance ? lower(*call.instance) : Value{};
+  const bool dynamic = call.slot != UINT32_MAX;
+  // A dynamic call needs the instance's address: an interface's value, or THIS's address.
+  uint32_t instanceRef = 0;
+  if (dynamic)
+    instanceRef = call.instance->type && call.instance->type->isInterface() ? readOperand(self, call.instance->span)
+                                                                            : addressOf(self.place);
   // Every argument is computed before the callee's frame is filled: an argument may itself call
   // a function whose frame lies at the same place.
   struct Pending {
@@ -215,7 +221,9 @@ Value Compiler::lowerFunctionCall(const sema::Expr& e, const Place* dest) {
     }
     inputs.push_back({&b, std::move(v), 0});
   }
-  emit(Op::MOVN, {o(calleeOperand(0)), o(operand(Base::Const, templateOf(f))), o(f.frameVarsSize)});
+  // A dynamic call fills the parameters only; the method it reaches initialises its locals.
+  const uint32_t filled = dynamic ? f.paramsSize : f.frameVarsSize;
+  if (!dynamic || filled > 0) emit(Op::MOVN, {o(calleeOperand(0)), o(operand(Base::Const, templateOf(f))), o(filled)});
   for (Pending& in : inputs) {
     const Variable& p = *in.binding->parameter;
     if (in.binding->role == sema::Binding::Role::InOut) {
@@ -235,7 +243,9 @@ Value Compiler::lowerFunctionCall(const sema::Expr& e, const Place* dest) {
     store(slot, converted(*in.binding->value, std::move(in.value)));
   }
   ctx_->callees.insert(f.pouIndex);
-  if (f.kind == PouKind::Method) {
+  if (dynamic) {
+    emit(Op::CALLV, {o(call.slot), frameDelta(), o(instanceRef)});
+  } else if (f.kind == PouKind::Method) {
     if (self.place.kind == Place::Kind::Direct)
       emit(Op::CALLI, {o(f.pouIndex), frameDelta(), o(self.place.operand)});
     else

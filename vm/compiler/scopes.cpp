@@ -80,11 +80,22 @@ std::optional<sema::Callee> CompilerDeclarations::function(const std::string& up
 }
 
 std::optional<sema::Callee> CompilerDeclarations::method(const Type* functionBlock, const std::string& upperName) {
+  if (functionBlock && functionBlock->isInterface()) {
+    PouDecl* m = c_.interfaceMethod(c_.interfaceOf(functionBlock), upperName);
+    if (!m) return std::nullopt;
+    sema::Callee callee = calleeOf(c_, *m);
+    callee.owner = m->interfaceOwner->type;
+    callee.slot = c_.slotOf(upperName);
+    return callee;
+  }
   PouDecl* fb = c_.fbDeclOf(functionBlock);
-  if (!fb) return std::nullopt;
-  auto it = fb->methods.find(upperName);
-  if (it == fb->methods.end()) return std::nullopt;
-  return calleeOf(c_, *it->second);
+  PouDecl* m = fb ? c_.findMethod(fb, upperName) : nullptr;  // its own, or inherited
+  if (!m) return std::nullopt;
+  sema::Callee callee = calleeOf(c_, *m);
+  callee.owner = m->ownerDecl ? c_.layoutPou(*m->ownerDecl) : nullptr;
+  callee.access = m->ast->access;
+  callee.abstract = m->ast->isAbstract;
+  return callee;
 }
 
 std::optional<PouKind> CompilerDeclarations::instanceKind(const Type* layout) {

@@ -304,6 +304,15 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
     // FB and program bodies initialise their own VAR_TEMP; functions' frames are filled by callers.
     if ((mode == BodyContext::Mode::FbBody || mode == BodyContext::Mode::Program) && decl.frameVarsSize > 0)
       emit(Op::MOVN, {o(operand(Base::Frame, 0)), o(operand(Base::Const, decl.templateConst)), o(decl.frameVarsSize)});
+    // A method a dynamic call may reach initialises its own locals: that caller fills only the
+    // parameters (oop.cpp).
+    const bool hasLocals = std::any_of(decl.frameVars.begin(), decl.frameVars.end(), [](const Variable& v) {
+      return v.section == VarSection::Var || v.section == VarSection::Temp;
+    });
+    if (mode == BodyContext::Mode::Method && decl.ownerDecl && decl.ownerDecl->polymorphic && hasLocals)
+      emit(Op::MOVN,
+           {o(operand(Base::Frame, decl.paramsSize)), o(operand(Base::Const, decl.templateConst + decl.paramsSize)),
+            o(decl.frameVarsSize - decl.paramsSize)});
     lowerStatements(body);
   }
   bind(ctx.returnLabel);
@@ -396,6 +405,7 @@ std::shared_ptr<const Program> Compiler::run() {
     units_.push_back(std::make_unique<ast::CompilationUnit>(parseFile(sources_, id, diags_)));
     collect(*units_.back());
   }
+  if (!diags_.hasErrors()) resolveHierarchy();
   if (diags_.hasErrors()) {
     // Keep checking declarations and bodies that parsed, so one run reports more errors; but a
     // syntax error often cascades, so stop at the parse stage.
@@ -429,6 +439,8 @@ std::shared_ptr<const Program> Compiler::run() {
         addPou(*m, PouKind::Method);
       }
   }
+  for (auto& proto : prototypeDecls_) addPou(*proto, PouKind::Method);
+  checkHierarchy();
   // Programs: one body per instance, addressed absolutely.
   std::vector<PouDecl*> instanceBodies;
   for (ProgramInstanceInfo& inst : program_->instances) {
@@ -487,6 +499,7 @@ std::shared_ptr<const Program> Compiler::run() {
       }
     }
   }
+  for (auto& proto : prototypeDecls_) genPrototype(*proto);
   for (size_t i = 0; i < program_->instances.size(); ++i) {
     ProgramInstanceInfo& inst = program_->instances[i];
     if (!instanceBodies[i]) continue;
@@ -515,6 +528,7 @@ std::shared_ptr<const Program> Compiler::run() {
   resolveAllTypes();
   if (diags_.hasErrors()) return nullptr;
   buildSymbols();
+  buildDispatch();
   finishProgram();
   return program_;
 }
@@ -538,9 +552,16 @@ void Compiler::buildSymbols() {
     if (d->kind == PouKind::Function || d->kind == PouKind::FunctionBlock) symbol.pou = d->pouIndex;
     if (d->kind != PouKind::Function) symbol.type = d->instanceType;
     table.pous.emplace(key, symbol);
-    for (const auto& [methodKey, m] : d->methods)
-      if (d->instanceType) table.methods.emplace(std::make_pair(d->instanceType, methodKey), m->pouIndex);
+    // Inherited methods are listed under the extending block too (the nearest one wins).
+    for (PouDecl* owner = d.get(); owner && d->instanceType; owner = owner->base)
+      for (const auto& [methodKey, m] : owner->methods)
+        table.methods.emplace(std::make_pair(d->instanceType, methodKey), m->pouIndex);
   }
+  for (const auto& [key, itf] : interfaces_)
+    for (const Type* t : itf->type->interfaces)
+      if (InterfaceDecl* owner = interfaceOf(t))
+        for (const auto& [methodKey, m] : owner->methods)
+          table.methods.emplace(std::make_pair(static_cast<const Type*>(itf->type), methodKey), m->pouIndex);
   for (uint32_t i = 0; i < byPouIndex_.size(); ++i)
     for (const auto& [key, k] : byPouIndex_[i]->constants) program_->pous[i].constants.emplace(key, k.value);
 }

@@ -347,13 +347,14 @@ L_JTAB : {
   DISPATCH();
 }
 
-#define SB_DO_CALL(newThis, width)                                                              \
+#define SB_DO_CALL(newThis, width) SB_DO_CALL_TO(OPND(0), newThis, width)
+#define SB_DO_CALL_TO(pouIndex, newThis, width)                                                 \
   {                                                                                             \
-    const PouInfo& callee = prog.pous[OPND(0)];                                                 \
+    const PouInfo& callee = prog.pous[pouIndex];                                                \
     const uint64_t newFp = stack_[depth_ - 1].frameOffset + uint64_t{OPND(1)};                  \
     if (depth_ >= kMaxCallDepth || newFp + callee.reach > memSize)                             \
       FAULT(StackOverflow, fmt::format("calling {} at depth {}", callee.name, depth_));         \
-    stack_[depth_] = Frame{OPND(0), PC() + (width), (newThis), static_cast<uint32_t>(newFp), PC()}; \
+    stack_[depth_] = Frame{(pouIndex), PC() + (width), (newThis), static_cast<uint32_t>(newFp), PC()}; \
     ++depth_;                                                                                   \
     if (newFp + callee.reach > stackHigh_) stackHigh_ = newFp + callee.reach;                  \
     B[1] = biased(1, mem + stack_[depth_ - 1].thisOffset);                                      \
@@ -866,6 +867,16 @@ L_AFAIL: {
 }
 L_FAULT:
   FAULT(Unreachable, fmt::format("code {}", OPND(0)));
+// Dynamic dispatch (interfaces, overridden methods): the instance's dispatch id picks the method.
+L_CALLV : {
+  const uint32_t ref = RD(uint32_t, 2);
+  REF_CHECK(ref, 4);
+  const uint32_t classId = ld<uint32_t>(mem + ref);
+  const uint64_t entry = uint64_t{classId} * prog.dispatchSlots + OPND(0);
+  const uint32_t target = entry < prog.dispatch.size() ? prog.dispatch[entry] : UINT32_MAX;
+  if (target == UINT32_MAX) FAULT(Unreachable, fmt::format("no method in slot {} for class {}", OPND(0), classId));
+  SB_DO_CALL_TO(target, ref, 4)
+}
 
 #undef OPND
 #undef PC

@@ -63,6 +63,9 @@ class Planner {
         continue;
       }
       if (!o->type || !n.type) continue;
+      // The class id (object orientation) is the new program's: its initial value stays (the
+      // copy still relocates references to the instance).
+      if (n.hidden && n.offset == 0 && equalsIgnoreCase(n.name, "__CLASS")) plan_.classIds.push_back(to);
       if (o->byReference != n.byReference) {
         changed(name, *o->type, *n.type, report);
         continue;
@@ -199,6 +202,12 @@ ReloadPlan planReload(const Program& from, const Program& to) {
 
 void applyReload(const ReloadPlan& plan, const uint8_t* fromImage, uint32_t fromSize, uint8_t* toImage,
                  uint32_t toSize) {
+  std::vector<uint32_t> classIds;
+  for (uint32_t at : plan.classIds) {
+    uint32_t id = 0;
+    if (at <= toSize && toSize - at >= 4) std::memcpy(&id, toImage + at, 4);
+    classIds.push_back(id);
+  }
   for (const ReloadPlan::Copy& c : plan.copies) {
     if (c.from >= fromSize || c.size > fromSize - c.from || c.to >= toSize || c.size > toSize - c.to) continue;
     if (c.fromBit >= 0 && c.toBit >= 0) {
@@ -217,6 +226,9 @@ void applyReload(const ReloadPlan& plan, const uint8_t* fromImage, uint32_t from
     const uint32_t moved = plan.relocate(target, 1).value_or(0);
     std::memcpy(toImage + at, &moved, 4);
   }
+  for (size_t i = 0; i < classIds.size(); ++i)
+    if (plan.classIds[i] <= toSize && toSize - plan.classIds[i] >= 4)
+      std::memcpy(toImage + plan.classIds[i], &classIds[i], 4);
 }
 
 }  // namespace scanback

@@ -24,6 +24,9 @@ struct ReloadPlan {
   };
   std::vector<Copy> copies;          // sorted by `from` once planned
   std::vector<uint32_t> references;  // new offsets of kept REF slots: their targets are relocated
+  // New offsets of the class ids of kept instances (object orientation): ids are numbered per
+  // program version, so each keeps the new program's value.
+  std::vector<uint32_t> classIds;
   uint64_t kept = 0;                 // variables (and fields, elements) that keep their value
   std::vector<std::string> reset;    // "Main.x (new)", "Main.y (INT -> DINT)": start from their initial value
   std::vector<std::string> removed;  // variables of the old version that are gone

@@ -33,7 +33,9 @@ bool visible(const Variable& f) {
 bool searchPath(const Program& program, uint32_t base, const Type* t, uint32_t target, const Type* want,
                 std::string& path, int depth) {
   if (depth > 32) return false;
-  if (base == target && (!want || want == t)) return true;
+  // An instance of a block that extends `want` is one too (a base's method runs on it).
+  if (base == target && (!want || want == t || (want->kind == TypeKind::FunctionBlock && t->derivesFrom(want))))
+    return true;
   if (t->kind == TypeKind::Struct || t->kind == TypeKind::FunctionBlock) {
     for (const Variable& f : t->fields) {
       if (f.byReference || f.hidden) continue;
@@ -80,6 +82,22 @@ std::string pathOfOffset(const Program& program, uint32_t offset, const Type* ty
   return "";
 }
 
+const Type* interfaceTarget(const Program& program, const uint8_t* image, uint32_t ref) {
+  if (ref == 0 || uint64_t{ref} + 4 > program.imageSize()) return nullptr;
+  const uint32_t classId = get<uint32_t>(image + ref);
+  if (classId == 0 || classId >= program.classes.size()) return nullptr;
+  const Type* t = program.classes[classId];
+  return t && uint64_t{ref} + t->size <= program.imageSize() ? t : nullptr;
+}
+
+std::string interfaceText(const Program& program, const uint8_t* image, uint32_t ref) {
+  if (ref == 0) return "NULL";
+  const Type* target = interfaceTarget(program, image, ref);
+  const std::string path = target ? pathOfOffset(program, ref, target) : std::string();
+  if (path.empty()) return fmt::format("REF(@{})", ref);
+  return fmt::format("REF({}) : {}", path, target->name);
+}
+
 nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image, uint32_t offset, int bit,
                                    const Type& declared) {
   const Type* type = &declared;
@@ -119,7 +137,8 @@ nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image,
     case TypeKind::Ref: {
       const uint32_t r = get<uint32_t>(p);
       if (r == 0) return nullptr;
-      const std::string path = pathOfOffset(program, r, type->base);
+      const Type* target = type->isInterface() ? interfaceTarget(program, image, r) : type->base;
+      const std::string path = target ? pathOfOffset(program, r, target) : std::string();
       return path.empty() ? fmt::format("REF(@{})", r) : "REF(" + path + ")";
     }
     case TypeKind::Struct:

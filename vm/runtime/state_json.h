@@ -16,6 +16,12 @@ nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image,
                                    const Type& type);
 // The dotted path of the variable at `offset` ("Main.a[3]"), or "" when none starts there.
 std::string pathOfOffset(const Program& program, uint32_t offset, const Type* type);
+// The function block an interface value `ref` references: the class whose id its instance holds
+// (Program::classes), or null when `ref` is NULL or holds no instance of a known class.
+const Type* interfaceTarget(const Program& program, const uint8_t* image, uint32_t ref);
+// An interface value as the debugger shows it: "NULL", "REF(Main.r) : Rect" (the instance and its
+// block), or "REF(@offset)" when it references no known instance.
+std::string interfaceText(const Program& program, const uint8_t* image, uint32_t ref);
 // How a call-stack frame is named for people: "Line.motor (MotorCtl)" for an FB or method call,
 // "Monitor (Supervisor)" for a program instance, the POU's name for a function. The instance
 // tells which of several calls of one type it is.

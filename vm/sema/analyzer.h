@@ -108,6 +108,15 @@ class Analyzer {
   void outputs(const std::vector<const Variable*>& params, const std::vector<const ast::Argument*>& bound,
                CallInfo& info);
   bool callRejected(const ast::Expr& callee);
+  // ---- objects.cpp
+  static bool isSuper(const ast::Expr& e);
+  Expr* thisNode(const SourceSpan& span);
+  const Type* superType(const SourceSpan& span);
+  bool accessible(const Callee& m, const std::string& what, const SourceSpan& span);
+  Expr* methodCall(const ast::Expr& e, const Callee& m, Expr* self, bool onThis);
+  Expr* propertyGet(const ast::Expr& e, Expr* self, const std::string& name, bool onThis);
+  const Stmt* propertySet(const ast::Stmt& s);
+  Expr* interfaceValue(Expr* v, const Type* to, const SourceSpan& span);
   // ---- builtins.cpp
   Expr* builtin(const ast::Expr& call, const std::string& upperName, const Type* hint);
   Expr* conversion(const ast::Expr& call, Expr* arg, const Type* from, const Type* to);

@@ -180,6 +180,10 @@ Expr* Analyzer::functionBlockCall(const ast::Expr& e, Expr* instance, const Type
     error(e.span, "programs are run by their task; they cannot be called");
     return none;
   }
+  if (fbType->isClass) {
+    error(e.span, fmt::format("'{}' is a CLASS: it has no body to call; call its methods", fbType->name));
+    return none;
+  }
   std::vector<const Variable*> params;
   for (const Variable& v : fbType->fields)
     if (!v.hidden && isParameter(v)) params.push_back(&v);
@@ -243,7 +247,8 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
                 scope_.code() == Code::Program) &&
                scope_.instanceType() && (m = d.method(scope_.instanceType(), key))) {
       if (callRejected(callee)) return poison(e.span);
-      result = functionCall(e, *m, make(ExprKind::This, scope_.instanceType(), callee.span));
+      if (!accessible(*m, fmt::format("method '{}'", callee.text), callee.span)) return poison(e.span);
+      result = methodCall(e, *m, thisNode(callee.span), true);
     } else if (Expr* b = builtin(e, key, hint)) {
       result = b;
     } else if (std::optional<PouKind> kind = d.pouKind(key)) {
@@ -252,8 +257,41 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
     } else {
       result = failed(callee.span, fmt::format("unknown function '{}'", callee.text));
     }
+  } else if (callee.kind == ast::ExprKind::Member && isSuper(*callee.operand)) {
+    // SUPER^.Method(): the base's method, statically, on this instance.
+    const Type* base = superType(callee.operand->span);
+    if (!base) return poison(e.span);
+    std::optional<Callee> m = d.method(base, upperCase(callee.text));
+    if (!m) return failed(callee.span, fmt::format("'{}' has no method '{}'", base->name, callee.text));
+    if (m->abstract)
+      return failed(callee.span, fmt::format("method '{}' is ABSTRACT in '{}': it has no body to call", callee.text,
+                                             m->owner ? m->owner->name : base->name));
+    if (callRejected(callee)) return poison(e.span);
+    if (!accessible(*m, fmt::format("method '{}'", callee.text), callee.span)) return poison(e.span);
+    result = functionCall(e, *m, thisNode(callee.span));
+  } else if (isSuper(callee)) {
+    // SUPER^(): the base's body, on this instance.
+    const Type* base = superType(callee.span);
+    if (!base) return poison(e.span);
+    if (callRejected(callee)) return poison(e.span);
+    result = functionBlockCall(e, thisNode(callee.span), base);
   } else if (callee.kind == ast::ExprKind::Member) {
     Expr* base = expression(*callee.operand);
+    if (isPoison(base)) return poison(e.span);
+    if (base->type && base->type->isInterface() && base->kind != ExprKind::Constant) {
+      std::optional<Callee> m = d.method(base->type, upperCase(callee.text));
+      if (!m) {
+        error(callee.span, fmt::format("interface {} has no method '{}'", base->type->name, callee.text));
+        return poison(e.span);
+      }
+      if (callRejected(callee)) return poison(e.span);
+      Expr* r = methodCall(e, *m, base, false);
+      if (!statement && r->type && r->type->kind == TypeKind::Void) {
+        error(e.span, "this call has no value");
+        return poison(e.span);
+      }
+      return r;
+    }
     const Type* t = base->kind == ExprKind::Constant ? nullptr : base->type;
     const Variable* fbField = nullptr;
     if (t && (t->kind == TypeKind::FunctionBlock || t->kind == TypeKind::Struct)) {
@@ -263,7 +301,8 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
     std::optional<Callee> m;
     if (t && t->kind == TypeKind::FunctionBlock && (m = d.method(t, upperCase(callee.text)))) {
       if (callRejected(callee)) return poison(e.span);
-      result = functionCall(e, *m, base);
+      if (!accessible(*m, fmt::format("method '{}'", callee.text), callee.span)) return poison(e.span);
+      result = methodCall(e, *m, base, base->kind == ExprKind::This);
     } else if (fbField) {
       if (callRejected(callee)) return poison(e.span);
       result = functionBlockCall(e, field(base, *fbField, callee.span), fbField->type);

@@ -156,6 +156,7 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
   // An expression that already failed: its error was reported once; stay quiet from here on.
   if (isPoison(v)) return invalid(to, span);
   if (to == types().errorType()) return v;
+  if (to->isInterface() || (v->type && v->type->isInterface())) return interfaceValue(v, to, span);
   if (to->kind == TypeKind::Void) {
     error(span, "expression has no value");
     return v;
@@ -309,7 +310,13 @@ Expr* Analyzer::name(const ast::Expr& e) {
     return poison(e.span);
   }
   if (std::optional<VariableSymbol> v = scope_.local(e.text)) return variable(*v, e.span);
+  if (isSuper(e)) {
+    error(e.span, "SUPER^ stands only before a method call (SUPER^.Method()) or as SUPER^() (the base's body)");
+    return poison(e.span);
+  }
   Declarations& d = scope_.declarations();
+  if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method) && scope_.instanceType())
+    if (Expr* get = propertyGet(e, thisNode(e.span), e.text, true)) return get;
   if (std::optional<VariableSymbol> g = d.global(e.text)) {
     if (!g->variable->type) return poison(e.span);
     return variable(*g, e.span);
@@ -321,6 +328,7 @@ Expr* Analyzer::name(const ast::Expr& e) {
     return r;
   }
   if (Expr* c = constant(e)) return c;
+  if (equalsIgnoreCase(e.text, "NULL")) return constantNode(nullptr, ConstValue::ofInt(0), e.span);
   if (d.pouKind(upperCase(e.text)))
     error(e.span, fmt::format("'{}' is a POU; call it with ( )", e.text));
   else
@@ -361,6 +369,15 @@ Expr* Analyzer::member(const ast::Expr& e) {
     return poison(e.span);
   }
   const Type* t = base->type;
+  if (t->isInterface() || (t->kind == TypeKind::FunctionBlock && !t->field(e.text))) {
+    if (Expr* get = propertyGet(e, base, e.text, base->kind == ExprKind::This)) return get;
+    if (t->isInterface()) {
+      error(e.span, scope_.declarations().method(t, upperCase(e.text))
+                        ? fmt::format("method '{}' must be called with ( )", e.text)
+                        : fmt::format("interface {} has no method or property '{}'", t->name, e.text));
+      return poison(e.span);
+    }
+  }
   if (t->kind == TypeKind::Ref) {
     error(e.span, "dereference the reference with ^ before selecting a member");
     return poison(e.span);
@@ -466,6 +483,11 @@ Expr* Analyzer::deref(const ast::Expr& e) {
   if (e.operand->kind == ast::ExprKind::Name && equalsIgnoreCase(e.operand->text, "THIS")) return name(*e.operand);
   Expr* v = expression(*e.operand);
   if (isPoison(v)) return v;
+  if (v->type && v->type->isInterface()) {
+    error(e.span,
+          fmt::format("an interface ({}) is not dereferenced: call its methods, use its properties", v->type->name));
+    return poison(e.span);
+  }
   if (!v->type || v->type->kind != TypeKind::Ref) {
     error(e.span, "only a REF_TO value can be dereferenced with ^");
     return poison(e.span);

@@ -119,6 +119,9 @@ struct CallInfo {
   const Expr* instance = nullptr;  // Method: THIS of the call; FunctionBlock: the instance (places)
   std::vector<Binding> inputs;     // inputs and in-outs, in parameter order
   std::vector<Binding> outputs;    // outputs, in parameter order
+  // Method: a dynamic call through dispatch slot `slot` (Program::dispatch); `instance` is then
+  // an interface value or THIS, and `pou` the method whose parameters the call fills.
+  uint32_t slot = UINT32_MAX;
 };
 
 // A unit test's assertion (ASSERT_EQUAL and the others, docs/language.md). Its operands are

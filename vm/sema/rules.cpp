@@ -82,6 +82,7 @@ bool fitsLiteral(const ConstValue& c, const Type* t) {
   if (t->isReal()) return true;
   if (t->kind == TypeKind::Bool) return c.i == 0 || c.i == 1;
   if (t->kind == TypeKind::Ref && t->pointer) return c.i >= 0 && c.i <= UINT32_MAX;  // an address (0: NULL)
+  if (t->isInterface()) return c.i == 0;                                             // NULL
   if (!t->isInteger()) return false;
   switch (primOf(*t)) {
     case Prim::I8: return c.i >= INT8_MIN && c.i <= INT8_MAX;

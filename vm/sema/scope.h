@@ -17,6 +17,7 @@
 
 #include "vm/bytecode/program.h"
 #include "vm/sema/ir.h"
+#include "vm/syntax/ast.h"
 
 namespace scanback::sema {
 
@@ -34,6 +35,12 @@ struct Callee {
   std::string name;                              // "Calc", "Motor.Run"
   const std::vector<Variable>* frame = nullptr;  // its parameters are the inputs, outputs and in-outs
   const Type* returnType = nullptr;              // null: none
+  // Object orientation: who declares it (a function block, or an interface for a prototype), its
+  // access specifier, and whether it is ABSTRACT (no body to call statically).
+  const Type* owner = nullptr;
+  ast::Access access = ast::Access::Public;
+  bool abstract = false;
+  uint32_t slot = UINT32_MAX;  // an interface's method: its dispatch slot (always called dynamically)
 };
 
 // The code an expression belongs to.
@@ -75,6 +82,11 @@ class Declarations {
   // The kind of POU whose instances have this layout (FunctionBlock, Native or Program); nullopt
   // for layouts that are no POU's.
   virtual std::optional<PouKind> instanceKind(const Type* layout) = 0;
+  // The dispatch slot of a method called on THIS, when an extending function block may override
+  // it (the call is dynamic); nullopt for a static call. `upperKey`: "NAME", "PROP.GET", "PROP.SET".
+  virtual std::optional<uint32_t> virtualSlot(const Type* /*functionBlock*/, const std::string& /*upperKey*/) {
+    return std::nullopt;
+  }
 };
 
 class Scope {

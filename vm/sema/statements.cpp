@@ -59,6 +59,7 @@ const Stmt* Analyzer::assignment(const ast::Stmt& s) {
   Stmt* st = arena_.stmt();
   st->kind = StmtKind::Assign;
   st->span = s.span;
+  if (const Stmt* set = propertySet(s)) return set;
   Expr* target = expression(*s.target);
   if (target->kind == ExprKind::Constant || !assignable(target)) {
     error(s.target->span, "cannot assign to a constant");

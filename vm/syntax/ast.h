@@ -217,7 +217,17 @@ struct Stmt {
 
 // ---------------------------------------------------------------- program organisation units
 
-enum class PouKind { Program, Function, FunctionBlock, Method };
+enum class PouKind { Program, Function, FunctionBlock, Method, Interface };
+
+// Object orientation (IEC 61131-3 Ed.3 as CODESYS writes it): access specifiers of methods and
+// properties, and what a property accessor is.
+enum class Access { Public, Private, Protected, Internal };
+enum class Accessor { None, Get, Set };
+
+struct NameRef {
+  std::string name;
+  SourceSpan span;
+};
 
 struct Pou {
   PouKind kind = PouKind::Program;
@@ -227,13 +237,24 @@ struct Pou {
   TypeRefPtr returnType;  // Function/Method, optional for methods
   std::vector<VarDecl> vars;
   StmtList body;
-  std::vector<Pou> methods;  // FunctionBlock only
+  std::vector<Pou> methods;  // FunctionBlock, Interface (prototypes); property accessors and actions too
   // TEST_PROGRAM (kind Program) or TEST_FUNCTION_BLOCK (kind FunctionBlock): a unit test that
   // `scanback test` runs; no task runs it otherwise.
   bool test = false;
   // ACTION ... END_ACTION of a program or function block (kind Method, no variables, no return
   // value): kept among `methods`, it runs on the POU's instance.
   bool action = false;
+
+  // Object orientation.
+  bool isClass = false;     // CLASS ... END_CLASS (a FunctionBlock without a body)
+  bool isAbstract = false;  // FUNCTION_BLOCK ABSTRACT, METHOD ABSTRACT
+  bool isFinal = false;
+  bool isOverride = false;             // METHOD OVERRIDE
+  bool isPrototype = false;            // a method or accessor of an INTERFACE, or ABSTRACT: no body
+  Access access = Access::Public;      // methods and properties
+  std::vector<NameRef> extends;        // FunctionBlock: its base; Interface: the interfaces it extends
+  std::vector<NameRef> implements;     // FunctionBlock
+  Accessor accessor = Accessor::None;  // GET or SET of the property `name`
 };
 
 struct TypeDecl {

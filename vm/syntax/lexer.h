@@ -2,7 +2,8 @@
 //
 // - Keywords are case-insensitive and get their own TokenKind (Kw...). Words that are keywords only
 //   in some places (TASK, WITH, ON, INTERVAL, PRIORITY, SINGLE, PUBLIC, PRIVATE, PROTECTED,
-//   INTERNAL, THIS, STRING, the elementary type names) stay Identifiers; the parser checks them.
+//   INTERNAL, ABSTRACT, FINAL, OVERRIDE, GET, SET, THIS, SUPER, STRING, the elementary type names) stay Identifiers;
+//   the parser checks them.
 // - Comments `(* *)`, `/* */`, `//` and pragmas `{ }` are skipped.
 // - Literals are decoded into the token's payload fields (see Token).
 // - Typed literals (`INT#5`, `T#1s`, `BOOL#TRUE`, ...) are single tokens. An identifier followed
@@ -89,7 +90,17 @@ namespace scanback {
   X(TestFunctionBlock, "TEST_FUNCTION_BLOCK")        \
   X(EndTestFunctionBlock, "END_TEST_FUNCTION_BLOCK") \
   X(Action, "ACTION")                                \
-  X(EndAction, "END_ACTION")
+  X(EndAction, "END_ACTION")                         \
+  X(Interface, "INTERFACE")                          \
+  X(EndInterface, "END_INTERFACE")                   \
+  X(Class, "CLASS")                                  \
+  X(EndClass, "END_CLASS")                           \
+  X(Property, "PROPERTY")                            \
+  X(EndProperty, "END_PROPERTY")                     \
+  X(EndGet, "END_GET")                               \
+  X(EndSet, "END_SET")                               \
+  X(Extends, "EXTENDS")                              \
+  X(Implements, "IMPLEMENTS")
 
 enum class TokenKind {
   EndOfFile,

@@ -60,6 +60,14 @@ bool isPouLevel(K k) {
     case K::KwEndConfiguration:
     case K::KwResource:
     case K::KwEndResource:
+    case K::KwInterface:
+    case K::KwEndInterface:
+    case K::KwClass:
+    case K::KwEndClass:
+    case K::KwProperty:
+    case K::KwEndProperty:
+    case K::KwEndGet:
+    case K::KwEndSet:
     case K::KwTestProgram:
     case K::KwEndTestProgram:
     case K::KwTestFunctionBlock:
@@ -109,6 +117,8 @@ bool isTopLevelItem(K k) {
     case K::KwVarGlobal:
     case K::KwVarConfig:
     case K::KwConfiguration:
+    case K::KwClass:
+    case K::KwInterface:
     case K::KwMethod: return true;
     default: return false;
   }
@@ -1301,28 +1311,76 @@ class Parser {
 
   // ------------------------------------------------------------------ POUs
 
-  static bool isAccessModifier(const Token& tok) {
+  static bool isModifier(const Token& tok) {
     return isWord(tok, "PUBLIC") || isWord(tok, "PRIVATE") || isWord(tok, "PROTECTED") || isWord(tok, "INTERNAL") ||
-           isWord(tok, "ABSTRACT") || isWord(tok, "FINAL");
+           isWord(tok, "ABSTRACT") || isWord(tok, "FINAL") || isWord(tok, "OVERRIDE");
   }
 
-  Pou parsePou(PouKind pouKind, bool test = false) {
+  // `PUBLIC ABSTRACT` and friends before a name (or before PROPERTY): access and inheritance.
+  void parseModifiers(Pou& p, K next = K::Identifier) {
+    while (isModifier(cur()) && (peek(1).kind == next || isModifier(peek(1)))) {
+      const Token& m = advance();
+      if (isWord(m, "PUBLIC"))
+        p.access = Access::Public;
+      else if (isWord(m, "PRIVATE"))
+        p.access = Access::Private;
+      else if (isWord(m, "PROTECTED"))
+        p.access = Access::Protected;
+      else if (isWord(m, "INTERNAL"))
+        p.access = Access::Internal;
+      else if (isWord(m, "ABSTRACT"))
+        p.isAbstract = true;
+      else if (isWord(m, "FINAL"))
+        p.isFinal = true;
+      else
+        p.isOverride = true;
+    }
+  }
+
+  std::vector<NameRef> parseNameList() {
+    std::vector<NameRef> names;
+    do {
+      if (!at(K::Identifier)) {
+        errorHere("expected a name, found " + describe(cur()));
+        break;
+      }
+      names.push_back(NameRef{cur().text, cur().span});
+      advance();
+    } while (accept(K::Comma));
+    return names;
+  }
+
+  // `prototype`: a method of an INTERFACE (declared, never implemented there). `test`: a
+  // TEST_PROGRAM or TEST_FUNCTION_BLOCK.
+  Pou parsePou(PouKind pouKind, bool isClass = false, bool prototype = false, bool test = false) {
     const Token& kw = advance();
     K endKw = pouKind == PouKind::Program         ? (test ? K::KwEndTestProgram : K::KwEndProgram)
               : pouKind == PouKind::Function      ? K::KwEndFunction
+              : pouKind == PouKind::Interface     ? K::KwEndInterface
+              : isClass                           ? K::KwEndClass
               : pouKind == PouKind::FunctionBlock ? (test ? K::KwEndTestFunctionBlock : K::KwEndFunctionBlock)
                                                   : K::KwEndMethod;
     Pou p;
     p.kind = pouKind;
+    p.isClass = isClass;
     p.test = test;
-    if (pouKind == PouKind::Method)
-      while (isAccessModifier(cur()) && peek(1).kind == K::Identifier) advance();
+    if (pouKind == PouKind::Method || pouKind == PouKind::FunctionBlock) parseModifiers(p);
+    p.isPrototype = pouKind == PouKind::Method && (prototype || p.isAbstract);
     if (at(K::Identifier)) {
       p.name = cur().text;
       p.span = advance().span;
     } else {
       errorHere("expected a name after " + quoted(kw.kind) + ", found " + describe(cur()));
       p.span = kw.span;
+    }
+    if (pouKind == PouKind::FunctionBlock || pouKind == PouKind::Interface) {
+      if (accept(K::KwExtends)) {
+        p.extends = parseNameList();
+        if (pouKind == PouKind::FunctionBlock && p.extends.size() > 1)
+          report(p.extends[1].span, "a " + std::string(isClass ? "CLASS" : "FUNCTION_BLOCK") + " extends one base",
+                 pos_);
+      }
+      if (pouKind == PouKind::FunctionBlock && accept(K::KwImplements)) p.implements = parseNameList();
     }
     if (pouKind == PouKind::Function || pouKind == PouKind::Method) {
       if (accept(K::Colon)) {
@@ -1338,6 +1396,108 @@ class Parser {
     }
     parsePouBody(p, endKw, kw);
     return p;
+  }
+
+  // `PROPERTY [access] Name : T  GET ... END_GET  SET ... END_SET  END_PROPERTY` (the access
+  // specifier may also stand before PROPERTY): its accessors become methods of `owner` (a GET
+  // returns T under the property's name, a SET has the input of that name).
+  void parseProperty(Pou& owner, Pou modifiers) {
+    const Token& kw = advance();
+    parseModifiers(modifiers);
+    if (!at(K::Identifier)) {
+      errorHere("expected a name after 'PROPERTY', found " + describe(cur()));
+      while (!atEnd() && !at(K::KwEndProperty) && !isTopLevelItem(kind())) advance();
+      accept(K::KwEndProperty);
+      return;
+    }
+    const std::string name = cur().text;
+    const SourceSpan nameSpan = advance().span;
+    size_t typePos = pos_;
+    TypeRefPtr type;
+    if (!accept(K::Colon)) {
+      errorHere(expectedMsg(K::Colon, "and a type after the property name"));
+    } else {
+      typePos = pos_;
+      const size_t errorsBefore = errors_;
+      try {
+        type = parseTypeRef(false);
+      } catch (const SyntaxError&) {
+      }
+      if (errors_ != errorsBefore) type.reset();
+    }
+    // The second accessor gets its own copy of the type: parsed again from the same tokens.
+    auto typeAgain = [&, parsed = type != nullptr]() -> TypeRefPtr {
+      if (!parsed) return nullptr;
+      const size_t resume = pos_;
+      pos_ = typePos;
+      TypeRefPtr again = parseTypeRef(false);
+      pos_ = resume;
+      return again;
+    };
+    auto accessor = [&](Accessor which, const SourceSpan& span) {
+      Pou a;
+      a.kind = PouKind::Method;
+      a.name = name;
+      a.span = span;
+      a.accessor = which;
+      a.access = modifiers.access;
+      a.isAbstract = modifiers.isAbstract;
+      a.isFinal = modifiers.isFinal;
+      a.isOverride = modifiers.isOverride;
+      a.isPrototype = owner.kind == PouKind::Interface || modifiers.isAbstract;
+      return a;
+    };
+    bool sawGet = false, sawSet = false;
+    std::vector<Pou> made;
+    for (;;) {
+      if (isWord(cur(), "GET") || isWord(cur(), "SET")) {
+        const bool get = isWord(cur(), "GET");
+        const Token& opener = advance();
+        if ((get && sawGet) || (!get && sawSet))
+          report(opener.span, std::string(get ? "GET" : "SET") + " is declared twice", pos_ - 1);
+        (get ? sawGet : sawSet) = true;
+        Pou a = accessor(get ? Accessor::Get : Accessor::Set, nameSpan);
+        parsePouBody(a, get ? K::KwEndGet : K::KwEndSet, opener);
+        made.push_back(std::move(a));
+        continue;
+      }
+      if (at(K::KwEndProperty)) {
+        advance();
+        acceptTrailingSemicolon();
+        break;
+      }
+      if (atEnd() || isPouLevel(kind())) {
+        errorHere(missingEnd(K::KwEndProperty, kw, name));
+        break;
+      }
+      errorHere("expected GET, SET or 'END_PROPERTY', found " + describe(cur()));
+      advance();
+    }
+    if (!sawGet && !sawSet && owner.kind == PouKind::Interface) {
+      made.push_back(accessor(Accessor::Get, nameSpan));
+      made.push_back(accessor(Accessor::Set, nameSpan));
+    }
+    bool first = true;
+    for (Pou& a : made) {
+      TypeRefPtr t = first ? std::move(type) : typeAgain();
+      first = false;
+      if (a.accessor == Accessor::Get) {
+        a.returnType = std::move(t);
+      } else if (t) {
+        VarDecl v;
+        v.name = name;
+        v.span = nameSpan;
+        v.section = VarSection::Input;
+        v.type = std::move(t);
+        a.vars.insert(a.vars.begin(), std::move(v));
+      }
+      owner.methods.push_back(std::move(a));
+    }
+  }
+
+  static bool isOopEnd(K k) {
+    return k == K::KwEndInterface || k == K::KwEndClass || k == K::KwEndProperty || k == K::KwEndGet ||
+           k == K::KwEndSet;
   }
 
   // `ACTION Name: statements END_ACTION` (the ':' is optional): statements only; it shares the
@@ -1384,6 +1544,7 @@ class Parser {
 
   void parsePouBody(Pou& p, K endKw, const Token& opener) {
     bool sawStatements = false;
+    const bool bodyless = p.kind == PouKind::Interface || p.isPrototype;
     for (;;) {
       K k = kind();
       if (k == endKw) {
@@ -1403,7 +1564,29 @@ class Parser {
       }
       if (isVarSectionKw(k)) {
         if (sawStatements) errorHere("variable declarations must come before the statements");
+        if (p.kind == PouKind::Interface) errorHere("an INTERFACE declares no variables");
         parseVarSection(p.vars);
+        continue;
+      }
+      const bool modifiedProperty = isModifier(cur()) && [&] {
+        size_t i = 1;
+        while (isModifier(peek(i))) ++i;
+        return peek(i).kind == K::KwProperty;
+      }();
+      if (k == K::KwProperty || modifiedProperty) {
+        if (p.kind != PouKind::FunctionBlock && p.kind != PouKind::Interface) {
+          if (p.kind == PouKind::Method) {  // END_METHOD forgotten
+            errorHere(missingEnd(endKw, opener, p.name));
+            return;
+          }
+          errorHere("PROPERTY is only allowed inside a FUNCTION_BLOCK, CLASS or INTERFACE");
+        }
+        Pou modifiers;
+        parseModifiers(modifiers, K::KwProperty);
+        Pou sink;
+        sink.kind = p.kind;
+        parseProperty(p.kind == PouKind::FunctionBlock || p.kind == PouKind::Interface ? p : sink,
+                      std::move(modifiers));
         continue;
       }
       if (k == K::KwAction) {
@@ -1430,18 +1613,19 @@ class Parser {
           return;
         }
         size_t methodIndex = pos_;
-        Pou m = parsePou(PouKind::Method);
-        if (p.kind == PouKind::FunctionBlock)
+        const bool inInterface = p.kind == PouKind::Interface;
+        Pou m = parsePou(PouKind::Method, false, inInterface);
+        if (p.kind == PouKind::FunctionBlock || inInterface)
           p.methods.push_back(std::move(m));
         else
-          errorAt(methodIndex, "METHOD is only allowed inside a FUNCTION_BLOCK");
+          errorAt(methodIndex, "METHOD is only allowed inside a FUNCTION_BLOCK, CLASS or INTERFACE");
         continue;
       }
       if (k == K::KwEndProgram || k == K::KwEndFunction || k == K::KwEndFunctionBlock || k == K::KwEndMethod ||
-          k == K::KwEndTestProgram || k == K::KwEndTestFunctionBlock) {
-        if (p.kind == PouKind::Method &&
-            (k == K::KwEndFunctionBlock || k == K::KwEndTestFunctionBlock)) {  // leave it to the FB
-          errorHere(missingEnd(endKw, opener, p.name));
+          k == K::KwEndTestProgram || k == K::KwEndTestFunctionBlock || isOopEnd(k)) {
+        if (p.kind == PouKind::Method && (k == K::KwEndFunctionBlock || k == K::KwEndTestFunctionBlock ||
+                                          k == K::KwEndInterface || k == K::KwEndClass || k == K::KwEndProperty)) {
+          errorHere(missingEnd(endKw, opener, p.name));  // leave it to the FB
           return;
         }
         if (k == K::KwEndMethod) {
@@ -1449,13 +1633,20 @@ class Parser {
           advance();
           continue;
         }
+        if (k == K::KwEndGet || k == K::KwEndSet) {
+          errorHere(quoted(k) + " without a matching " + (k == K::KwEndGet ? "GET" : "SET"));
+          advance();
+          continue;
+        }
         errorHere(missingEnd(endKw, opener, p.name));
+        if (k == K::KwEndProperty) return;
         p.endSpan = advance().span;
         acceptTrailingSemicolon();
         return;
       }
       if (k == K::KwProgram || k == K::KwFunction || k == K::KwFunctionBlock || k == K::KwType ||
-          k == K::KwConfiguration || k == K::KwTestProgram || k == K::KwTestFunctionBlock) {
+          k == K::KwConfiguration || k == K::KwInterface || k == K::KwClass || k == K::KwTestProgram ||
+          k == K::KwTestFunctionBlock) {
         errorHere(missingEnd(endKw, opener, p.name));
         return;
       }
@@ -1466,7 +1657,17 @@ class Parser {
       }
       size_t before = pos_;
       StmtList chunk = parseStatementList();
-      if (!chunk.empty()) sawStatements = true;
+      if (!chunk.empty()) {
+        if (!sawStatements && bodyless)
+          report(chunk.front()->span,
+                 p.kind == PouKind::Interface ? "an INTERFACE has no statements"
+                 : p.isAbstract               ? "an ABSTRACT method has no body"
+                                              : "a method of an INTERFACE has no body",
+                 before);
+        if (!sawStatements && p.isClass)
+          report(chunk.front()->span, "a CLASS has no body: only its methods run", before);
+        sawStatements = true;
+      }
       for (auto& s : chunk) p.body.push_back(std::move(s));
       if (pos_ == before && !atEnd() && !isPouLevel(kind())) {
         errorHere("unexpected " + describe(cur()));
@@ -1659,12 +1860,20 @@ class Parser {
       case K::KwProgram: unit.pous.push_back(parsePou(PouKind::Program)); return;
       case K::KwFunction: unit.pous.push_back(parsePou(PouKind::Function)); return;
       case K::KwFunctionBlock: unit.pous.push_back(parsePou(PouKind::FunctionBlock)); return;
-      case K::KwTestProgram: unit.pous.push_back(parsePou(PouKind::Program, true)); return;
-      case K::KwTestFunctionBlock: unit.pous.push_back(parsePou(PouKind::FunctionBlock, true)); return;
+      case K::KwClass: unit.pous.push_back(parsePou(PouKind::FunctionBlock, true)); return;
+      case K::KwInterface: unit.pous.push_back(parsePou(PouKind::Interface)); return;
+      case K::KwProperty: {
+        errorHere("PROPERTY is only allowed inside a FUNCTION_BLOCK, CLASS or INTERFACE");
+        Pou sink;
+        parseProperty(sink, Pou{});
+        return;
+      }
+      case K::KwTestProgram: unit.pous.push_back(parsePou(PouKind::Program, false, false, true)); return;
+      case K::KwTestFunctionBlock: unit.pous.push_back(parsePou(PouKind::FunctionBlock, false, false, true)); return;
       case K::KwVarGlobal: parseVarSection(unit.globals); return;
       case K::KwConfiguration: unit.configurations.push_back(parseConfiguration()); return;
       case K::KwMethod:
-        errorHere("METHOD is only allowed inside a FUNCTION_BLOCK");
+        errorHere("METHOD is only allowed inside a FUNCTION_BLOCK, CLASS or INTERFACE");
         parsePou(PouKind::Method);
         return;
       case K::KwVarConfig: {
@@ -1674,8 +1883,9 @@ class Parser {
         return;
       }
       default:
-        errorHere("expected PROGRAM, FUNCTION, FUNCTION_BLOCK, TYPE, VAR_GLOBAL or CONFIGURATION, found " +
-                  describe(cur()));
+        errorHere(
+            "expected PROGRAM, FUNCTION, FUNCTION_BLOCK, CLASS, INTERFACE, TYPE, VAR_GLOBAL or CONFIGURATION, found " +
+            describe(cur()));
         advance();
         skipToTopLevel();
         return;
