@@ -135,6 +135,13 @@
   SB_FAM_INT(X, FORNEXT, "oooj", "FOR step: a += b; jump to j unless that passed limit c")    \
   SB_FAM_INT(X, FORINC, "ooj", "FOR step of 1: a += 1; jump to j unless a was already at limit b") \
   SB_FAM_INT(X, CHK, "ooo", "fault unless lo b <= a <= hi c (subrange)")                      \
+  /* A FOR's back edge whose body (at j) is one element store at the control variable, or an IF */ \
+  /* on such an element that skips to this back edge: it also runs the following iterations     */ \
+  /* itself while none of them needs a statement boundary's slow path or faults (issue 17).     */ \
+  X(FORINCE_I16, "ooj", "FORINC, then the next iterations of the element body at j (INT)")     \
+  X(FORINCE_I32, "ooj", "FORINC, then the next iterations of the element body at j (DINT)")    \
+  X(FORNEXTE_I16, "oooj", "FORNEXT, then the next iterations of the element body at j (INT)")  \
+  X(FORNEXTE_I32, "oooj", "FORNEXT, then the next iterations of the element body at j (DINT)") \
   SB_FAM_CVT(X)                                                                               \
   SB_FAM_FLT(X, TRUNC, "oo", "d (I64) = a truncated toward zero, saturated")                  \
   SB_FAM_FLT(X, SQRT, "oo", "d = SQRT(a)") SB_FAM_FLT(X, LN, "oo", "d = LN(a)")              \

@@ -365,6 +365,7 @@ class Compiler {
   void lowerIf(const sema::Stmt& s);
   void lowerCase(const sema::Stmt& s);
   void lowerFor(const sema::Stmt& s);
+  bool bodyRunsAhead(uint32_t bodyPc, uint32_t controlVariable, Prim p) const;
   void genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBase, const Type* instanceType,
                const std::string& instanceName);
   void buildSymbols();

@@ -237,6 +237,7 @@ void Compiler::lowerFor(const sema::Stmt& s) {
   Label body = newLabel(), next = newLabel(), exit = newLabel();
   emit(opFor(Op::FORCHK_I8, p), {o(var.place.operand), o(step), o(limit), lab(exit)});
   bind(body);
+  const uint32_t bodyPc = here();
   ctx_->loops.push_back({exit, next});
   lowerStatements(s.body);
   // A loop whose body has no statement passes no statement boundary per iteration; it ticks the
@@ -244,11 +245,34 @@ void Compiler::lowerFor(const sema::Stmt& s) {
   if (s.body.empty()) emit(Op::TICK, {});
   ctx_->loops.pop_back();
   bind(next);
+  const bool runsAhead = bodyRunsAhead(bodyPc, var.place.operand, p);
   if (s.step->kind == sema::ExprKind::Constant && s.step->constant.i == 1)
-    emit(opFor(Op::FORINC_I8, p), {o(var.place.operand), o(limit), lab(body)});  // no step to read
+    emit(runsAhead ? (p == Prim::I16 ? Op::FORINCE_I16 : Op::FORINCE_I32) : opFor(Op::FORINC_I8, p),
+         {o(var.place.operand), o(limit), lab(body)});  // no step to read
   else
-    emit(opFor(Op::FORNEXT_I8, p), {o(var.place.operand), o(step), o(limit), lab(body)});
+    emit(runsAhead ? (p == Prim::I16 ? Op::FORNEXTE_I16 : Op::FORNEXTE_I32) : opFor(Op::FORNEXT_I8, p),
+         {o(var.place.operand), o(step), o(limit), lab(body)});
   bind(exit);
+}
+
+// A FOR body that its back edge can run ahead (FORINCE/FORNEXTE, runLoopAhead in the VM): one
+// statement that is one element store at the control variable (flags[i] := TRUE), or a body that
+// starts with a jump on a BOOL element at the control variable straight to the back edge
+// (IF flags[i] THEN ... END_IF), with an INT or DINT control variable as the index's width.
+bool Compiler::bodyRunsAhead(uint32_t bodyPc, uint32_t controlVariable, Prim p) const {
+  if (p != Prim::I16 && p != Prim::I32) return false;
+  const auto& code = program_->code;
+  const uint32_t end = here();
+  if (bodyPc + 2 > end || !isFused(static_cast<Op>(code[bodyPc]))) return false;
+  const Op op = unfused(static_cast<Op>(code[bodyPc]));
+  const bool wide = p == Prim::I32;
+  const bool store = wide ? (op == Op::EST1 || op == Op::EST2 || op == Op::EST4 || op == Op::EST8)
+                          : (op == Op::EST1_X16 || op == Op::EST2_X16 || op == Op::EST4_X16 || op == Op::EST8_X16);
+  if (store) return end == bodyPc + 7 && code[bodyPc + 3] == controlVariable;
+  const bool jump = op == (wide ? Op::JFE_X32 : Op::JFE_X16);
+  // [S_JFE s, array, index, k, lower, count, target]: the target is the back edge (here).
+  return jump && bodyPc + 8 <= end && code[bodyPc + 3] == controlVariable && code[bodyPc + 4] == 0 &&
+         code[bodyPc + 7] == end;
 }
 
 // ---------------------------------------------------------------- bodies

@@ -54,6 +54,85 @@ inline bool forStep(T& value, T step, T limit) {
     return next <= limit;
 }
 
+// The body of a FOR that a back edge FORINCE/FORNEXTE runs ahead (issue 17): its first instruction,
+// a fused statement boundary with one element store at the control variable, or a jump on such a
+// BOOL element when FALSE to the back edge (IF flags[i] THEN ... END_IF: the iterations it skips).
+// Runs the iterations at first, first + step, ... (none past last, at most `most`) that the
+// ordinary code would run without a fault and without reading anything the run changes, and
+// returns how many it ran; 0 leaves every one to the ordinary code. `guards` are the control
+// variable, the limit and the step: a store that could change one of them is not run ahead.
+uint64_t runLoopAhead(const uintptr_t* B, const uint32_t* body, int64_t first, int64_t step, int64_t last,
+                      uint64_t most, const uint8_t* const (&guards)[3], const uint32_t (&guardSizes)[3]) {
+  auto adr = [B](uint32_t o) { return reinterpret_cast<uint8_t*>(B[o >> 30] + o); };
+  const Op op = unfused(static_cast<Op>(body[0]));
+  const bool isJump = op == Op::JFE_X16 || op == Op::JFE_X32;
+  // Operands after the statement id: the array, the index, [k,] lower bound, count.
+  const uint32_t* ops = body + 2;
+  if (isJump && ops[2] != 0) return 0;  // only the control variable itself as the index
+  const int64_t lower = static_cast<int32_t>(ops[isJump ? 3 : 2]);
+  const uint32_t count = ops[isJump ? 4 : 3];
+  const int64_t upper = lower + count - 1;
+  uint64_t n = most;
+  if (step > 0) {
+    n = std::min<uint64_t>(n, static_cast<uint64_t>((last - first) / step) + 1);
+    if (first < lower) return 0;
+    n = first > upper ? 0 : std::min<uint64_t>(n, static_cast<uint64_t>((upper - first) / step) + 1);
+  } else if (step < 0) {
+    n = std::min<uint64_t>(n, static_cast<uint64_t>((first - last) / -step) + 1);
+    if (first > upper) return 0;
+    n = first < lower ? 0 : std::min<uint64_t>(n, static_cast<uint64_t>((first - lower) / -step) + 1);
+  } else if (first < lower || first > upper) {
+    return 0;
+  }
+  if (n == 0) return 0;
+  uint8_t* const elements = adr(ops[0]);  // the element at index is at elements + (index - lower) * size
+  if (isJump) {
+    // Skips the iterations whose element is FALSE: the jump to the back edge is taken.
+    uint64_t k = 0;
+    for (int64_t index = first - lower; k < n && elements[index] == 0; ++k) index += step;
+    return k;
+  }
+  uint32_t size = 1;
+  switch (op) {
+    case Op::EST2:
+    case Op::EST2_X16: size = 2; break;
+    case Op::EST4:
+    case Op::EST4_X16: size = 4; break;
+    case Op::EST8:
+    case Op::EST8_X16: size = 8; break;
+    default: break;
+  }
+  const uint8_t* const arrayEnd = elements + uint64_t{count} * size;
+  for (int g = 0; g < 3; ++g)
+    if (guards[g] && guards[g] < arrayEnd && guards[g] + guardSizes[g] > elements) return 0;
+  // The source is read for every element: it may be an element of the array itself.
+  const uint8_t* const source = adr(ops[4]);
+  // a[i] := i: the value changes with every iteration, which the ordinary code does.
+  if (source < guards[0] + guardSizes[0] && source + size > guards[0]) return 0;
+  uint8_t* at = elements + (first - lower) * static_cast<int64_t>(size);
+  const int64_t stride = step * static_cast<int64_t>(size);
+  const bool sourceInside = source < arrayEnd && source + size > elements;
+  if (size == 1 && step == 1 && !sourceInside) {
+    std::memset(at, *source, n);
+    return n;
+  }
+  switch (size) {
+    case 1:
+      for (uint64_t k = 0; k < n; ++k, at += stride) std::memcpy(at, source, 1);
+      break;
+    case 2:
+      for (uint64_t k = 0; k < n; ++k, at += stride) std::memcpy(at, source, 2);
+      break;
+    case 4:
+      for (uint64_t k = 0; k < n; ++k, at += stride) std::memcpy(at, source, 4);
+      break;
+    default:
+      for (uint64_t k = 0; k < n; ++k, at += stride) std::memcpy(at, source, 8);
+      break;
+  }
+  return n;
+}
+
 }  // namespace
 
 std::string_view faultText(FaultCode code) {
@@ -619,6 +698,44 @@ L_BNOT:
   SB_JUMP_ELEMENTS(JEQE32_##S) SB_JUMP_ELEMENTS(JNEE32_##S) SB_JUMP_ELEMENTS(JLTE32_##S)          \
   SB_JUMP_ELEMENTS(JLEE32_##S) SB_JUMP_ELEMENTS(JGTE32_##S) SB_JUMP_ELEMENTS(JGEE32_##S)
 
+// A FOR's back edge that also runs the next iterations of a one-instruction body (runLoopAhead):
+// as many as end before the next statement boundary that takes the slow path (watchdog, observer,
+// a full log) and before any that would fault, each counted (and logged) as that boundary would.
+// The rest, if any, are the ordinary code's: the back edge jumps to the body.
+#define SB_FOR_RUN_AHEAD(NAME, T, STEP, LIMIT, BODY, WIDTH)                                       \
+  L_##NAME : {                                                                                    \
+    T v = RD(T, 0);                                                                               \
+    const T step = (STEP);                                                                        \
+    if (!forStep<T>(v, step, RD(T, LIMIT))) {                                                     \
+      WR(T, 0, v);                                                                                \
+      NEXT(WIDTH);                                                                                \
+    }                                                                                             \
+    WR(T, 0, v);                                                                                  \
+    const uint32_t* const body = code + OPND(BODY);                                               \
+    const uint8_t* const guards[3] = {ADR(OPND(0)), ADR(OPND(LIMIT)), LIMIT == 2 ? ADR(OPND(1)) : nullptr}; \
+    static constexpr uint32_t guardSizes[3] = {sizeof(T), sizeof(T), sizeof(T)};                 \
+    const uint64_t n = runLoopAhead(B, body, v, step, RD(T, LIMIT), slowAt > steps ? slowAt - steps : 0, guards, guardSizes); \
+    if (n == 0) {                                                                                 \
+      ip = body;                                                                                  \
+      DISPATCH();                                                                                 \
+    }                                                                                             \
+    steps += n;                                                                                   \
+    if (logging) logPos = std::fill_n(logPos, n, body[1]);                                        \
+    /* At the last iteration run: this back edge goes on from there. */                          \
+    WR(T, 0, static_cast<T>(v + static_cast<int64_t>(n - 1) * step));                             \
+    DISPATCH();                                                                                   \
+  }
+#define SB_FOR_RUN_AHEAD_I16                                                                      \
+  SB_FOR_RUN_AHEAD(FORINCE_I16, int16_t, 1, 1, 2, 4) SB_FOR_RUN_AHEAD(FORNEXTE_I16, int16_t, RD(int16_t, 1), 2, 3, 5)
+#define SB_FOR_RUN_AHEAD_I32                                                                      \
+  SB_FOR_RUN_AHEAD(FORINCE_I32, int32_t, 1, 1, 2, 4) SB_FOR_RUN_AHEAD(FORNEXTE_I32, int32_t, RD(int32_t, 1), 2, 3, 5)
+#define SB_FOR_RUN_AHEAD_I8
+#define SB_FOR_RUN_AHEAD_I64
+#define SB_FOR_RUN_AHEAD_U8
+#define SB_FOR_RUN_AHEAD_U16
+#define SB_FOR_RUN_AHEAD_U32
+#define SB_FOR_RUN_AHEAD_U64
+
 #define SB_INT_IMPL(S, T)                                                          \
   SB_NUM_IMPL(S, T)                                                                \
   SB_JUMP_ELEMENTS_ALL(S)                                                          \
@@ -643,6 +760,7 @@ L_BNOT:
     ip = v < RD(T, 1) ? code + OPND(2) : ip + 4;                                          \
     DISPATCH();                                                                    \
   }                                                                                \
+  SB_FOR_RUN_AHEAD_##S                                                             \
   L_CHK_##S : {                                                                    \
     const T v = RD(T, 0);                                                          \
     if (v < RD(T, 1) || v > RD(T, 2))                                              \
