@@ -461,6 +461,23 @@ Value Compiler::lowerOperation(const sema::Expr& e, const Place* dest) {
   Value r = e.fresh ? tempValue(e.type) : resultPlace(e.type, dest);
   const uint32_t out = r.place.operand;
   const Prim p = e.prim;
+  if ((e.op == sema::Op::Div || e.op == sema::Op::Mod) && !primIsSigned(p) &&
+      e.a[1]->kind == sema::ExprKind::Constant && e.a[1]->constant.kind == ConstValue::Kind::Int &&
+      e.a[1]->constant.i > 0 && (e.a[1]->constant.i & (e.a[1]->constant.i - 1)) == 0) {
+    // An unsigned x / 2^k is a shift and x MOD 2^k a mask: no hardware division (seed / 65536).
+    const Int128 divisor = e.a[1]->constant.i;
+    const uint32_t width = primSize(p);
+    if (e.op == sema::Op::Div) {
+      int64_t shift = 0;
+      while ((Int128{1} << shift) < divisor) ++shift;
+      const uint32_t k = constOperand(types_->elementary(TypeKind::LInt), ConstValue::ofInt(shift), span);
+      emit(bitsOp(Op::SHR_8, width), {o(out), o(x[0]), o(k)});
+    } else {
+      const uint32_t mask = constOperand(e.type, ConstValue::ofInt(divisor - 1), span);
+      emit(bitsOp(Op::AND_8, width), {o(out), o(x[0]), o(mask)});
+    }
+    return r;
+  }
   switch (e.op) {
     case sema::Op::Add:
     case sema::Op::Sub:
