@@ -117,6 +117,11 @@
   SB_FAM_NUM(X, MUL, "ooo", "d = a * b")                                                      \
   SB_FAM_NUM(X, DIV, "ooo", "d = a / b (toward zero); fault when b = 0")                      \
   SB_FAM_INT(X, MOD, "ooo", "d = a MOD b (sign of a); fault when b = 0")                      \
+  /* MOD by a constant power of two, signed: a mask and a sign fix instead of a division */   \
+  X(MODP2_I8, "ooo", "d = a MOD (b + 1) for the mask b = 2^k - 1 (sign of a)")                \
+  X(MODP2_I16, "ooo", "d = a MOD (b + 1) for the mask b = 2^k - 1 (sign of a)")               \
+  X(MODP2_I32, "ooo", "d = a MOD (b + 1) for the mask b = 2^k - 1 (sign of a)")               \
+  X(MODP2_I64, "ooo", "d = a MOD (b + 1) for the mask b = 2^k - 1 (sign of a)")               \
   SB_FAM_NUM(X, NEG, "oo", "d = -a")                                                          \
   SB_FAM_NUM(X, ABS, "oo", "d = ABS(a)")                                                      \
   SB_FAM_NUM(X, MIN, "ooo", "d = MIN(a, b)")                                                  \

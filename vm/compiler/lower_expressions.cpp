@@ -478,6 +478,14 @@ Value Compiler::lowerOperation(const sema::Expr& e, const Place* dest) {
     }
     return r;
   }
+  if (e.op == sema::Op::Mod && primIsSigned(p) && !primIsFloat(p) && e.a[1]->kind == sema::ExprKind::Constant &&
+      e.a[1]->constant.kind == ConstValue::Kind::Int && e.a[1]->constant.i > 0 &&
+      (e.a[1]->constant.i & (e.a[1]->constant.i - 1)) == 0) {
+    // A signed x MOD 2^k: a mask with the sign of x (MODP2), no hardware division.
+    const uint32_t mask = constOperand(e.type, ConstValue::ofInt(e.a[1]->constant.i - 1), span);
+    emit(static_cast<Op>(static_cast<uint32_t>(Op::MODP2_I8) + static_cast<uint32_t>(p)), {o(out), o(x[0]), o(mask)});
+    return r;
+  }
   switch (e.op) {
     case sema::Op::Add:
     case sema::Op::Sub:

@@ -907,6 +907,19 @@ L_STO_BOOL:
 L_NOW:
   WR(int64_t, 0, now_);
   NEXT(2);
+  // x MOD 2^k with the sign of x: the low bits, and for a negative x with a remainder the bits
+  // above them set (head := (head + 1) MOD 64 without a hardware division).
+#define SB_MODP2(S, T)                                                                 \
+  L_MODP2_##S : {                                                                      \
+    const T a = RD(T, 1), mask = RD(T, 2);                                             \
+    const T low = static_cast<T>(a & mask);                                            \
+    WR(T, 0, static_cast<T>(a < 0 && low != 0 ? low | static_cast<T>(~mask) : low));   \
+    NEXT(4);                                                                           \
+  }
+  SB_MODP2(I8, int8_t)
+  SB_MODP2(I16, int16_t)
+  SB_MODP2(I32, int32_t)
+  SB_MODP2(I64, int64_t)
 jump_elements : {
   // elementCompare = family * 8 + storage type; families: =, <>, <, <=, >, >= with INT indexes,
   // then the same with DINT indexes.
