@@ -732,33 +732,6 @@ L_BNOT:
   SB_JUMP_ELEMENTS(JEQE32_##S) SB_JUMP_ELEMENTS(JNEE32_##S) SB_JUMP_ELEMENTS(JLTE32_##S)          \
   SB_JUMP_ELEMENTS(JLEE32_##S) SB_JUMP_ELEMENTS(JGTE32_##S) SB_JUMP_ELEMENTS(JGEE32_##S)
 
-// A FOR's back edge that also runs the next iterations of a one-instruction body (runLoopAhead):
-// as many as end before the next statement boundary that takes the slow path (watchdog, observer,
-// a full log) and before any that would fault, each counted (and logged) as that boundary would.
-// The rest, if any, are the ordinary code's: the back edge jumps to the body.
-#define SB_FOR_RUN_AHEAD_I16                                                                      \
-  L_FORINCE_I16 : L_FORNEXTE_I16 : {                                                              \
-    const BackEdge edge = stepBackEdge<int16_t>(ip, code, B, slowAt > steps ? slowAt - steps : 0, logging ? logPos : nullptr); \
-    steps += edge.iterations;                                                                     \
-    if (logging) logPos += edge.iterations;                                                       \
-    ip = edge.next;                                                                               \
-    DISPATCH();                                                                                   \
-  }
-#define SB_FOR_RUN_AHEAD_I32                                                                      \
-  L_FORINCE_I32 : L_FORNEXTE_I32 : {                                                              \
-    const BackEdge edge = stepBackEdge<int32_t>(ip, code, B, slowAt > steps ? slowAt - steps : 0, logging ? logPos : nullptr); \
-    steps += edge.iterations;                                                                     \
-    if (logging) logPos += edge.iterations;                                                       \
-    ip = edge.next;                                                                               \
-    DISPATCH();                                                                                   \
-  }
-#define SB_FOR_RUN_AHEAD_I8
-#define SB_FOR_RUN_AHEAD_I64
-#define SB_FOR_RUN_AHEAD_U8
-#define SB_FOR_RUN_AHEAD_U16
-#define SB_FOR_RUN_AHEAD_U32
-#define SB_FOR_RUN_AHEAD_U64
-
 #define SB_INT_IMPL(S, T)                                                          \
   SB_NUM_IMPL(S, T)                                                                \
   SB_JUMP_ELEMENTS_ALL(S)                                                          \
@@ -783,7 +756,6 @@ L_BNOT:
     ip = v < RD(T, 1) ? code + OPND(2) : ip + 4;                                          \
     DISPATCH();                                                                    \
   }                                                                                \
-  SB_FOR_RUN_AHEAD_##S                                                             \
   L_CHK_##S : {                                                                    \
     const T v = RD(T, 0);                                                          \
     if (v < RD(T, 1) || v > RD(T, 2))                                              \
@@ -930,19 +902,6 @@ L_STO_BOOL:
 L_NOW:
   WR(int64_t, 0, now_);
   NEXT(2);
-  // x MOD 2^k with the sign of x: the low bits, and for a negative x with a remainder the bits
-  // above them set (head := (head + 1) MOD 64 without a hardware division).
-#define SB_MODP2(S, T)                                                                 \
-  L_MODP2_##S : {                                                                      \
-    const T a = RD(T, 1), mask = RD(T, 2);                                             \
-    const T low = static_cast<T>(a & mask);                                            \
-    WR(T, 0, static_cast<T>(a < 0 && low != 0 ? low | static_cast<T>(~mask) : low));   \
-    NEXT(4);                                                                           \
-  }
-  SB_MODP2(I8, int8_t)
-  SB_MODP2(I16, int16_t)
-  SB_MODP2(I32, int32_t)
-  SB_MODP2(I64, int64_t)
 jump_elements : {
   // elementCompare = family * 8 + storage type; families: =, <>, <, <=, >, >= with INT indexes,
   // then the same with DINT indexes.
@@ -1031,6 +990,45 @@ L_CALLV : {
   if (target == UINT32_MAX) FAULT(Unreachable, fmt::format("no method in slot {} for class {}", OPND(0), classId));
   SB_DO_CALL_TO(target, ref, 4)
 }
+
+// A FOR's back edge that also runs the next iterations of a one-instruction body (runLoopAhead):
+// as many as end before the next statement boundary that takes the slow path (watchdog, observer,
+// a full log) and before any that would fault, each counted (and logged) as that boundary would.
+// The rest, if any, are the ordinary code's: the back edge jumps to the body. Last in run(), so that
+// the other handlers keep their places (pid read 4 % slower with these among the FOR handlers).
+#define SB_FOR_RUN_AHEAD_I16                                                                      \
+  L_FORINCE_I16 : L_FORNEXTE_I16 : {                                                              \
+    const BackEdge edge = stepBackEdge<int16_t>(ip, code, B, slowAt > steps ? slowAt - steps : 0, logging ? logPos : nullptr); \
+    steps += edge.iterations;                                                                     \
+    if (logging) logPos += edge.iterations;                                                       \
+    ip = edge.next;                                                                               \
+    DISPATCH();                                                                                   \
+  }
+#define SB_FOR_RUN_AHEAD_I32                                                                      \
+  L_FORINCE_I32 : L_FORNEXTE_I32 : {                                                              \
+    const BackEdge edge = stepBackEdge<int32_t>(ip, code, B, slowAt > steps ? slowAt - steps : 0, logging ? logPos : nullptr); \
+    steps += edge.iterations;                                                                     \
+    if (logging) logPos += edge.iterations;                                                       \
+    ip = edge.next;                                                                               \
+    DISPATCH();                                                                                   \
+  }
+
+  SB_FOR_RUN_AHEAD_I16
+  SB_FOR_RUN_AHEAD_I32
+
+  // x MOD 2^k with the sign of x: the low bits, and for a negative x with a remainder the bits
+  // above them set (head := (head + 1) MOD 64 without a hardware division).
+#define SB_MODP2(S, T)                                                                 \
+  L_MODP2_##S : {                                                                      \
+    const T a = RD(T, 1), mask = RD(T, 2);                                             \
+    const T low = static_cast<T>(a & mask);                                            \
+    WR(T, 0, static_cast<T>(a < 0 && low != 0 ? low | static_cast<T>(~mask) : low));   \
+    NEXT(4);                                                                           \
+  }
+  SB_MODP2(I8, int8_t)
+  SB_MODP2(I16, int16_t)
+  SB_MODP2(I32, int32_t)
+  SB_MODP2(I64, int64_t)
 
 #undef OPND
 #undef PC
