@@ -73,5 +73,43 @@ TEST(PowerOfTwoDivisors, ShiftAndMaskEqualTheDivision) {
   }
 }
 
+// a * b + c on 32- and 64-bit integers is one MULADD: the same wrapped result as the product and
+// the sum computed apart (through a function, which the lowering does not fuse), at the edges.
+TEST(MultiplyAdd, EqualsTheProductThenTheSum) {
+  const char* const types[] = {"DINT", "UDINT", "LINT", "ULINT"};
+  for (const char* type : types) {
+    const std::string t = type;
+    const std::string src = "FUNCTION Mul : " + t + "\nVAR_INPUT a, b : " + t +
+                            "; END_VAR\nMul := a * b;\nEND_FUNCTION\n" + "PROGRAM Main\nVAR v : ARRAY[0..4] OF " + t +
+                            "; i, j, k : DINT; r, r2 : " + t + "; a, b, c : " + t +
+                            "; small : INT := -7; bad : DINT; n : DINT; END_VAR\n" +
+                            "v[0] := 0; v[1] := 1; v[2] := 1664525; v[3] := v[1] - 2; v[4] := 16#7FFFFFFF;\n"
+                            "FOR i := 0 TO 4 DO FOR j := 0 TO 4 DO FOR k := 0 TO 4 DO\n"
+                            "  a := v[i]; b := v[j]; c := v[k]; r := a * b + c; r2 := Mul(a, b) + c;\n"
+                            "  IF r <> r2 THEN bad := bad + 1; END_IF; n := n + 1;\n"
+                            "END_FOR; END_FOR; END_FOR;\n"
+                            "a := v[2]; r := a * 1000 + small; r2 := Mul(a, 1000) + small;\n"
+                            "IF r <> r2 THEN bad := bad + 1; END_IF;\n"
+                            "END_PROGRAM\n";
+    SCOPED_TRACE(src);
+    test::Running r = test::run(src);
+    ASSERT_EQ(r.status, RunStatus::CycleDone);
+    EXPECT_EQ(r["Main.bad"], "0");
+    EXPECT_EQ(r["Main.n"], "125");
+  }
+  auto p = test::mustCompile(
+      "PROGRAM Main VAR seed : UDINT := 777; x : LINT; y : LINT := 3; END_VAR\n"
+      "seed := seed * 1664525 + 1013904223; x := y * y + 5; END_PROGRAM\n");
+  ASSERT_TRUE(p);
+  const std::string listing = disassemble(*p);
+  EXPECT_NE(listing.find("MULADD_32"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("MULADD_64"), std::string::npos) << listing;
+  test::Running r = test::run(
+      "PROGRAM Main VAR seed : UDINT := 777; x : LINT; y : LINT := 3; END_VAR\n"
+      "seed := seed * 1664525 + 1013904223; x := y * y + 5; END_PROGRAM\n");
+  EXPECT_EQ(r["Main.seed"], "2307240148");  // 777 * 1664525 + 1013904223 mod 2^32
+  EXPECT_EQ(r["Main.x"], "14");
+}
+
 }  // namespace
 }  // namespace scanback

@@ -117,6 +117,9 @@
   SB_FAM_NUM(X, MUL, "ooo", "d = a * b")                                                      \
   SB_FAM_NUM(X, DIV, "ooo", "d = a / b (toward zero); fault when b = 0")                      \
   SB_FAM_INT(X, MOD, "ooo", "d = a MOD b (sign of a); fault when b = 0")                      \
+  /* a * b + c at 32 or 64 bits: the same bits signed or unsigned (seed := seed * k1 + k2) */ \
+  X(MULADD_32, "oooo", "d = a * b + c (32 bits, wraps)")                                      \
+  X(MULADD_64, "oooo", "d = a * b + c (64 bits, wraps)")                                      \
   /* MOD by a constant power of two, signed: a mask and a sign fix instead of a division */   \
   X(MODP2_I8, "ooo", "d = a MOD (b + 1) for the mask b = 2^k - 1 (sign of a)")                \
   X(MODP2_I16, "ooo", "d = a MOD (b + 1) for the mask b = 2^k - 1 (sign of a)")               \

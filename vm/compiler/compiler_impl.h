@@ -308,6 +308,7 @@ class Compiler {
   Value lowerBase(const sema::Expr& operand) { return lower(*sema::unconverted(&operand)); }
   uint32_t lowerRead(const sema::Expr& operand) { return readConverted(operand, lowerBase(operand), operand.span); }
   Value applyConversion(Value v, const sema::Expr& conversion);
+  std::optional<Value> lowerMultiplyAdd(const sema::Expr& e, const Place* dest);
   Value lowerOperation(const sema::Expr& e, const Place* dest);
   Value lowerElement(const sema::Expr& e);
   // ---- lower_elements.cpp: element indexes of other widths, and index plus constant

@@ -446,8 +446,34 @@ const Type* Compiler::wordOfWidth(uint32_t width) const {
 
 // ---------------------------------------------------------------- operations
 
+// a * b + c on 32- or 64-bit integers is one MULADD (seed := seed * 1664525 + 1013904223). Only
+// where every operand is a variable, a constant or a converted variable: reading c before the
+// product is computed instead of after it cannot change anything, nothing between can fault.
+std::optional<Value> Compiler::lowerMultiplyAdd(const sema::Expr& e, const Place* dest) {
+  const Prim p = e.prim;
+  if (e.op != sema::Op::Add || e.a.size() != 2 ||
+      (p != Prim::I32 && p != Prim::U32 && p != Prim::I64 && p != Prim::U64))
+    return std::nullopt;
+  const sema::Expr& product = *e.a[0];
+  if (product.kind != sema::ExprKind::Operation || product.op != sema::Op::Mul || product.prim != p ||
+      product.a.size() != 2)
+    return std::nullopt;
+  auto plain = [](const sema::Expr& x) {
+    const sema::Expr* v = x.kind == sema::ExprKind::Convert ? x.a[0] : &x;
+    return v->kind == sema::ExprKind::Variable || v->kind == sema::ExprKind::Constant;
+  };
+  if (!plain(*product.a[0]) || !plain(*product.a[1]) || !plain(*e.a[1])) return std::nullopt;
+  const uint32_t a = lowerRead(*product.a[0]);
+  const uint32_t b = lowerRead(*product.a[1]);
+  const uint32_t c = lowerRead(*e.a[1]);
+  Value r = e.fresh ? tempValue(e.type) : resultPlace(e.type, dest);
+  emit(primSize(p) == 4 ? Op::MULADD_32 : Op::MULADD_64, {o(r.place.operand), o(a), o(b), o(c)});
+  return r;
+}
+
 Value Compiler::lowerOperation(const sema::Expr& e, const Place* dest) {
   const SourceSpan& span = e.span;
+  if (const std::optional<Value> fused = lowerMultiplyAdd(e, dest)) return *fused;
   // The operands: each read as it is computed, or all computed first and then read in order.
   std::vector<uint32_t> x;
   if (e.readEach) {

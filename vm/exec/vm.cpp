@@ -1029,6 +1029,13 @@ L_CALLV : {
   SB_MODP2(I16, int16_t)
   SB_MODP2(I32, int32_t)
   SB_MODP2(I64, int64_t)
+  // Unsigned, so that the product wraps as the separate MUL and ADD would.
+L_MULADD_32:
+  WR(uint32_t, 0, RD(uint32_t, 1) * RD(uint32_t, 2) + RD(uint32_t, 3));
+  NEXT(5);
+L_MULADD_64:
+  WR(uint64_t, 0, RD(uint64_t, 1) * RD(uint64_t, 2) + RD(uint64_t, 3));
+  NEXT(5);
 
 #undef OPND
 #undef PC
