@@ -61,8 +61,9 @@ inline bool forStep(T& value, T step, T limit) {
 // ordinary code would run without a fault and without reading anything the run changes, and
 // returns how many it ran; 0 leaves every one to the ordinary code. `guards` are the control
 // variable, the limit and the step: a store that could change one of them is not run ahead.
-uint64_t runLoopAhead(const uintptr_t* B, const uint32_t* body, int64_t first, int64_t step, int64_t last,
-                      uint64_t most, const uint8_t* const (&guards)[3], const uint32_t (&guardSizes)[3]) {
+[[gnu::noinline]] uint64_t runLoopAhead(const uintptr_t* B, const uint32_t* body, int64_t first, int64_t step,
+                                        int64_t last, uint64_t most, const uint8_t* const (&guards)[3],
+                                        const uint32_t (&guardSizes)[3]) {
   auto adr = [B](uint32_t o) { return reinterpret_cast<uint8_t*>(B[o >> 30] + o); };
   const Op op = unfused(static_cast<Op>(body[0]));
   const bool isJump = op == Op::JFE_X16 || op == Op::JFE_X32;
@@ -143,7 +144,8 @@ struct BackEdge {
 // and appends their statement id at `log` (null: no statement log). Out of line and shared by the
 // four opcodes, so that it adds almost nothing to run() (see jump_elements).
 template <class T>
-BackEdge stepBackEdge(const uint32_t* ip, const uint32_t* code, const uintptr_t* B, uint64_t room, uint32_t* log) {
+[[gnu::noinline]] BackEdge stepBackEdge(const uint32_t* ip, const uint32_t* code, const uintptr_t* B, uint64_t room,
+                                        uint32_t* log) {
   auto adr = [B](uint32_t o) { return reinterpret_cast<uint8_t*>(B[o >> 30] + o); };
   const bool stepped =
       unfused(static_cast<Op>(ip[0])) == Op::FORNEXTE_I16 || unfused(static_cast<Op>(ip[0])) == Op::FORNEXTE_I32;
