@@ -167,6 +167,7 @@ class CompilerTypes : public sema::TypeSource {
   explicit CompilerTypes(Compiler& c) : c_(c) {}
   const Type* elementary(TypeKind kind) const override;
   const Type* string(uint32_t capacity) override;
+  const Type* wideString(uint32_t capacity) override;
   const Type* refTo(const Type* target) override;
   const Type* pointerTo(const Type* target) override;
   const Type* errorType() const override;

@@ -143,13 +143,15 @@ Value Compiler::lowerString(const sema::Expr& e, const std::vector<uint32_t>& x,
   }
   const uint32_t out = r.place.operand;
   const uint32_t cap = sema::valueBase(r.type)->capacity;
+  const bool wide = sema::valueBase(r.type)->wide;
+  auto op = [wide](Op narrow) { return stringOp(narrow, wide); };
   switch (e.op) {
-    case sema::Op::StrLeft: emit(Op::SLEFT, {o(out), o(cap), o(x[0]), o(x[1])}); break;
-    case sema::Op::StrRight: emit(Op::SRIGHT, {o(out), o(cap), o(x[0]), o(x[1])}); break;
-    case sema::Op::StrMid: emit(Op::SMID, {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
-    case sema::Op::StrDelete: emit(Op::SDEL, {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
-    case sema::Op::StrInsert: emit(Op::SINS, {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
-    case sema::Op::StrReplace: emit(Op::SREPL, {o(out), o(cap), o(x[0]), o(x[1]), o(x[2]), o(x[3])}); break;
+    case sema::Op::StrLeft: emit(op(Op::SLEFT), {o(out), o(cap), o(x[0]), o(x[1])}); break;
+    case sema::Op::StrRight: emit(op(Op::SRIGHT), {o(out), o(cap), o(x[0]), o(x[1])}); break;
+    case sema::Op::StrMid: emit(op(Op::SMID), {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
+    case sema::Op::StrDelete: emit(op(Op::SDEL), {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
+    case sema::Op::StrInsert: emit(op(Op::SINS), {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
+    case sema::Op::StrReplace: emit(op(Op::SREPL), {o(out), o(cap), o(x[0]), o(x[1]), o(x[2]), o(x[3])}); break;
     default: {  // CONCAT: pairwise, through temporaries as long as all the parts
       uint64_t total = 0;
       for (const sema::Expr* a : e.a) total += capacityOf(a);
@@ -157,11 +159,11 @@ Value Compiler::lowerString(const sema::Expr& e, const std::vector<uint32_t>& x,
       uint32_t acc = x[0];
       for (size_t i = 1; i < x.size(); ++i) {
         const bool last = i + 1 == x.size();
-        const uint32_t next = last ? out : allocTemp(types_->string(inner));
-        emit(Op::SCAT, {o(next), o(last ? cap : inner), o(acc), o(x[i])});
+        const uint32_t next = last ? out : allocTemp(wide ? types_->wideString(inner) : types_->string(inner));
+        emit(op(Op::SCAT), {o(next), o(last ? cap : inner), o(acc), o(x[i])});
         acc = next;
       }
-      if (x.size() == 1) emit(Op::SMOV, {o(out), o(cap), o(acc)});
+      if (x.size() == 1) emit(op(Op::SMOV), {o(out), o(cap), o(acc)});
       break;
     }
   }

@@ -8,6 +8,7 @@
 
 #include "vm/base/int128.h"
 #include "vm/exec/iec_text.h"
+#include "vm/runtime/wide_values.h"
 #include "vm/sema/analyzer.h"
 #include "vm/sema/program_scope.h"
 #include "vm/syntax/parser.h"
@@ -398,6 +399,7 @@ bool encodeValue(const Program& program, std::string_view text, const Type& decl
                  std::string& error) {
   const Type* type = scalarBase(&declared);
   const std::string t = trim(text);
+  if (type->isWideString() || type->kind == TypeKind::WChar) return encodeWideValue(text, *type, bytes, error);
   if (type->kind == TypeKind::String) {
     std::string s = t;
     if (s.size() >= 2 && s.front() == '\'' && s.back() == '\'') {
@@ -527,6 +529,7 @@ std::string formatValue(const Program& program, const uint8_t* memory, uint32_t 
     std::memcpy(&v, p, sizeof v);
     return v;
   };
+  if (type->isWideString() || type->kind == TypeKind::WChar) return wideLiteralText(p, *type);
   switch (type->kind) {
     case TypeKind::Bool: return p[0] ? "TRUE" : "FALSE";
     case TypeKind::Real: return formatReal(get(float{}), true);

@@ -128,8 +128,15 @@ Expr* Analyzer::testBuiltin(const ast::Expr& call, const std::string& upperName)
     for (Expr* read : reads) {
       const Type* t = read->type ? valueBase(read->type) : nullptr;
       if (t && t->kind == TypeKind::String) {
-        info->texts.push_back(read);
         info->quoted = true;
+        info->wide = t->wide;
+        if (!t->wide) {
+          info->texts.push_back(read);
+          continue;
+        }
+        Expr* utf8 = operation(Op::Utf8FromWide, stringType(false, uint64_t{t->capacity} * 3), span, {read});
+        utf8->fresh = true;
+        info->texts.push_back(utf8);
         continue;
       }
       Expr* shown = read;

@@ -80,6 +80,9 @@ enum class Op : uint8_t {
   // to and from STRING
   FromI64, FromU64, FromF32, FromF64, FromBool, FromTime, FromLTime, FromDate, FromTod, FromDt,
   ToI64, ToU64, ToF64, ToBool,
+  // STRING to WSTRING (UTF-8 decoded); WSTRING to STRING (non-ASCII as '?'; or as UTF-8, for
+  // messages); WCHAR to WSTRING (one unit); WSTRING to WCHAR (the first unit, 0 when empty)
+  WideFromStr, StrFromWide, Utf8FromWide, WideFromWChar, WCharFromWide,
   // no operands: the virtual start time of the current cycle (TIME() and LTIME())
   Now,
   // a unit test's ADVANCE_TIME(a): the current cycle's virtual time moves forward by the TIME or
@@ -134,6 +137,7 @@ struct AssertInfo {
   const Expr* condition = nullptr;    // BOOL: TRUE when the assertion holds
   std::vector<const Expr*> texts;     // STRING: each operand's value as text (none for TRUE/FALSE)
   bool quoted = false;                // the texts are STRING values: shown in quotes
+  bool wide = false;                  // ... WSTRING values (their texts UTF-8): in double quotes
 };
 
 struct Expr {
