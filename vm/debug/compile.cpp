@@ -101,14 +101,15 @@ class Lowering {
     return n;
   }
 
-  Node* stringNode(StringFn fn, uint32_t cap, const SourceSpan& span, bool buffer) {
+  Node* stringNode(StringFn fn, uint32_t cap, const SourceSpan& span, bool buffer, bool wide = false) {
     Node* n = newNode(NodeKind::String, span);
     n->string = fn;
     n->cap = cap;
+    n->wide = wide;
     if (buffer) {
       impl_.scratchSize = (impl_.scratchSize + 1) & ~1u;
       n->buf = impl_.scratchSize;
-      impl_.scratchSize += kStringHeaderBytes + cap;
+      impl_.scratchSize += kStringHeaderBytes + (wide ? 2 * (cap + 1) : cap);
     }
     return n;
   }
@@ -123,8 +124,9 @@ class Lowering {
   const Node* constNode(const Type* type, const ConstValue& c, const SourceSpan& span) {
     const Type* base = valueBase(type);
     if (base->kind == TypeKind::String) {
-      Node* n = stringNode(strConstFn(), static_cast<uint32_t>(std::min<size_t>(c.s.size(), 65535)), span, false);
-      n->text = c.s.substr(0, 65535);
+      const size_t units = std::min<size_t>(c.stringUnits(), 65535);
+      Node* n = stringNode(strConstFn(), static_cast<uint32_t>(units), span, false, c.wide);
+      n->text = c.s.substr(0, c.wide ? 2 * units : units);
       return n;
     }
     const Prim prim = primOf(*base);
@@ -164,7 +166,7 @@ class Lowering {
     if (!v.isPlace) return v.node;
     const Type* t = valueBase(v.type);
     if (t->kind == TypeKind::String) {
-      Node* n = stringNode(strLoadFn(), t->capacity, span, false);
+      Node* n = stringNode(strLoadFn(), t->capacity, span, false, t->wide);
       n->a = v.node;
       return n;
     }
@@ -365,7 +367,7 @@ class Lowering {
     Val c = converted(operand, base);
     const Type* type = operand.type;
     if (type->kind == TypeKind::String) {
-      Node* n = stringNode(strTruncFn(), type->capacity, operand.span, false);
+      Node* n = stringNode(strTruncFn(), type->capacity, operand.span, false, valueBase(type)->wide);
       n->a = read(c, operand.span);
       return n;
     }
@@ -374,9 +376,9 @@ class Lowering {
 
   // ---------------------------------------------------------------- operations
 
-  const Node* stringResult(StrFn fn, uint64_t capacity, const SourceSpan& span) {
+  const Node* stringResult(StrFn fn, uint64_t capacity, const SourceSpan& span, bool wide) {
     impl_.stringFunctions = true;
-    return stringNode(strFuncFn(fn), static_cast<uint32_t>(std::clamp<uint64_t>(capacity, 1, 65535)), span, true);
+    return stringNode(strFuncFn(fn), static_cast<uint32_t>(std::clamp<uint64_t>(capacity, 1, 65535)), span, true, wide);
   }
 
   Val operation(const sema::Expr& e) {
@@ -448,6 +450,7 @@ class Lowering {
       case sema::Op::ToU64: return unary(stoFn(STo::U64), Prim::U64);
       case sema::Op::ToF64: return unary(stoFn(STo::F64), Prim::F64);
       case sema::Op::ToBool: return unary(stoFn(STo::Bool), Prim::U8);
+      case sema::Op::WCharFromWide: return unary(wcharFromWideFn(), Prim::U16);
       default: return text(e, x);
     }
   }
@@ -461,8 +464,9 @@ class Lowering {
     const SourceSpan& span = e.span;
     auto capacityOf = [&](size_t i) -> uint64_t { return valueBase(e.a[i]->type)->capacity; };
     auto result = [&](const Node* n) { return valueOf(n, e.type); };
+    const bool wide = valueBase(e.type)->wide;
     auto function = [&](StrFn fn, uint64_t capacity, std::initializer_list<const Node*> args) {
-      Node* r = const_cast<Node*>(stringResult(fn, capacity, span));
+      Node* r = const_cast<Node*>(stringResult(fn, capacity, span, wide));
       auto it = args.begin();
       r->a = *it++;
       if (it != args.end()) r->b = *it++;
@@ -487,17 +491,31 @@ class Lowering {
         const uint32_t inner = static_cast<uint32_t>(std::min<uint64_t>(cap, 65535));
         const Node* acc = x[0];
         for (size_t i = 1; i < x.size(); ++i) {
-          Node* r = const_cast<Node*>(stringResult(StrFn::Concat, i + 1 == x.size() ? cap : inner, span));
+          Node* r = const_cast<Node*>(stringResult(StrFn::Concat, i + 1 == x.size() ? cap : inner, span, wide));
           r->a = acc;
           r->b = x[i];
           acc = r;
         }
         if (x.size() == 1) {
-          Node* r = stringNode(strTruncFn(), static_cast<uint32_t>(std::clamp<uint64_t>(cap, 1, 65535)), span, false);
+          Node* r =
+              stringNode(strTruncFn(), static_cast<uint32_t>(std::clamp<uint64_t>(cap, 1, 65535)), span, false, wide);
           r->a = acc;
           acc = r;
         }
         return result(acc);
+      }
+      case sema::Op::WideFromStr:
+      case sema::Op::StrFromWide:
+      case sema::Op::Utf8FromWide:
+      case sema::Op::WideFromWChar: {
+        const StringFn fn = e.op == sema::Op::WideFromStr ? wideFromStrFn()
+                            : e.op == sema::Op::WideFromWChar
+                                ? wideFromWCharFn()
+                                : strFromWideFn(e.op == sema::Op::Utf8FromWide ? Narrowing::Utf8 : Narrowing::Ascii);
+        impl_.stringFunctions = true;
+        Node* n = stringNode(fn, valueBase(e.type)->capacity, span, true, wide);
+        n->a = x[0];
+        return result(n);
       }
       default: break;
     }
@@ -596,6 +614,7 @@ class Lowering {
       n = newNode(NodeKind::String, span);
       n->string = mux ? muxStringFn() : selStringFn();
       n->cap = base->capacity;
+      n->wide = base->wide;
     } else if (base->isScalar()) {
       n = newNode(NodeKind::Scalar, span);
       n->scalar = mux ? muxScalarFn() : selScalarFn();

@@ -162,6 +162,10 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
     const ConstValue& c = v->constant;
     if (!v->type) {  // an untyped literal
       const Type* target = valueBase(to);
+      if (target->kind == TypeKind::WChar && !explicitConversion) {
+        error(span, "a number is not a WCHAR; write WCHAR#\"x\" or use WORD_TO_WCHAR");
+        return constantNode(to, ConstValue::ofInt(0), span);
+      }
       if (target->kind == TypeKind::Enum) {
         if (!explicitConversion) {
           error(span, fmt::format("a number is not a value of {}; use its names", to->name));

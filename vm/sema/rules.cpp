@@ -1,7 +1,9 @@
 #include "vm/sema/rules.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <string>
 
 namespace scanback::sema {
 
@@ -198,8 +200,15 @@ std::optional<ConstValue> foldBinary(ast::BinaryOp op, const ConstValue& a, cons
   using K = ConstValue::Kind;
   error = FoldError::None;
   if (a.kind == K::String || b.kind == K::String) {
-    if (a.kind != b.kind) return std::nullopt;
-    return compareConst(op, a.s, b.s);
+    if (a.kind != b.kind || a.wide != b.wide) return std::nullopt;
+    if (!a.wide) return compareConst(op, a.s, b.s);
+    // WSTRINGs compare by code units, not by the bytes of their little-endian units.
+    auto units = [](const std::string& s) {
+      std::u16string u(s.size() / 2, u'\0');
+      std::memcpy(u.data(), s.data(), u.size() * 2);
+      return u;
+    };
+    return compareConst(op, units(a.s), units(b.s));
   }
   const bool real = a.kind == K::Real || b.kind == K::Real || (t && valueBase(t)->isReal());
   const double xr = a.kind == K::Real ? a.r : static_cast<double>(a.i);
