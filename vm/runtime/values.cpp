@@ -204,7 +204,7 @@ SignalKind signalKind(const Type& declared) {
   if (t->kind == TypeKind::Bool) return SignalKind::Bool;
   if (t->isReal()) return SignalKind::Real;
   if (t->kind == TypeKind::Enum) return SignalKind::Enum;
-  if (t->kind == TypeKind::String) return SignalKind::String;
+  if (t->kind == TypeKind::String || t->kind == TypeKind::WChar) return SignalKind::String;
   return SignalKind::Integer;  // integers, bit strings, TIME and dates (their nanoseconds)
 }
 
@@ -230,7 +230,7 @@ std::optional<double> numericValue(const uint8_t* memory, uint32_t offset, int b
   if (t->kind == TypeKind::Bool) return p[0] ? 1 : 0;
   if (t->kind == TypeKind::Real) return get(float{});
   if (t->kind == TypeKind::LReal) return get(double{});
-  if (t->kind == TypeKind::String || t->kind == TypeKind::Ref) return std::nullopt;
+  if (t->kind == TypeKind::String || t->kind == TypeKind::WChar || t->kind == TypeKind::Ref) return std::nullopt;
   const Type* storage = t->kind == TypeKind::Enum ? t->base : t;
   if (t->isTimeLike()) return static_cast<double>(get(int64_t{}));
   switch (primOf(*storage)) {

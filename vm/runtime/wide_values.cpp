@@ -74,6 +74,10 @@ bool encodeWideValue(std::string_view text, const Type& type, std::vector<uint8_
   const size_t quote = t.find('"');
   const bool quoted = t.size() >= 2 && t.back() == '"' && quote != t.size() - 1 &&
                       (quote == 0 || t.substr(0, quote).find('#') == quote - 1);
+  if (t.size() >= 2 && t.front() == '\'' && t.back() == '\'') {
+    error = fmt::format("{} is a STRING literal; a {} is written \"...\"", t, type.name);
+    return false;
+  }
   if (quoted) {
     SourceSet src;
     src.add("<value>", std::string(t));
