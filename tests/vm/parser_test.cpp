@@ -763,13 +763,14 @@ TEST(ParserDecl, TypeBlock) {
 }
 
 TEST(ParserDecl, WStringTypes) {
-  auto p = parse("PROGRAM P VAR w : WSTRING[10]; v : WSTRING; s : STRING(4); END_VAR END_PROGRAM");
+  auto p = parse("PROGRAM P VAR w : WSTRING[10]; v, u : WSTRING; s : STRING(4); END_VAR END_PROGRAM");
   EXPECT_EQ(p->diag.errorCount(), 0u) << p->errors();
   const auto& vars = p->unit.pous.at(0).vars;
-  ASSERT_EQ(vars.size(), 3u);
+  ASSERT_EQ(vars.size(), 4u);
   EXPECT_EQ(dumpType(vars[0].type.get()), "WSTRING[10]");
-  EXPECT_EQ(dumpType(vars[1].type.get()), "WSTRING");
-  EXPECT_EQ(dumpType(vars[2].type.get()), "STRING[4]");
+  EXPECT_EQ(dumpType(vars[1].type.get()), "WSTRING");  // each name of a list has its own copy
+  EXPECT_EQ(dumpType(vars[2].type.get()), "WSTRING");
+  EXPECT_EQ(dumpType(vars[3].type.get()), "STRING[4]");
 }
 
 TEST(ParserDecl, StructAndEnumOnlyInTypeBlocks) {

@@ -90,6 +90,27 @@ TEST(WString, AssignmentTruncatesAndTerminates) {
   EXPECT_EQ(std::memcmp(p, expected, sizeof expected), 0);
 }
 
+TEST(WString, TheLongestResultsFitTheWorkArea) {
+  // Doubling past 65535 units: every CONCAT and INSERT is cut at the capacity (ASan watches the
+  // work area, which holds no more than one result).
+  test::Running r =
+      runBody("a, b : WSTRING[65535]; s : STRING[65535]; i : DINT; na, nb, ns : UINT; lastA, lastB : WCHAR;",
+              "a := \"é😀\"; s := 'xy';\n"
+              "FOR i := 1 TO 16 DO a := CONCAT(a, a); s := CONCAT(s, s); END_FOR;\n"
+              "b := INSERT(a, a, 5);\n"
+              // LEN is an INT (as in CODESYS): 65535 reads back through UINT
+              "na := INT_TO_UINT(LEN(a)); nb := INT_TO_UINT(LEN(b)); ns := INT_TO_UINT(LEN(s));\n"
+              "lastA := WSTRING_TO_WCHAR(RIGHT(a, 1)); lastB := WSTRING_TO_WCHAR(RIGHT(b, 1));");
+  ASSERT_TRUE(r.rt);
+  EXPECT_EQ(r["Main.na"], "65535");
+  EXPECT_EQ(r["Main.nb"], "65535");
+  EXPECT_EQ(r["Main.ns"], "65535");
+  // a repeats é, high and low surrogate: its unit 65535 (3 * 21845) is a low surrogate; b is a's
+  // first 5 units then a's first 65530, ending with unit 65530 of a (3 * 21843 + 1): an é.
+  EXPECT_EQ(r["Main.lastA"], "\"$DE00\"");
+  EXPECT_EQ(r["Main.lastB"], "\"é\"");
+}
+
 TEST(WString, SizeofAndLayout) {
   EXPECT_EQ(valueOfExpr("DINT", "SIZEOF(WSTRING)"), "164");
   test::Running r = runBody("w : WSTRING[8]; c : WCHAR; n, m : DINT;", "n := SIZEOF(w); m := SIZEOF(c);");

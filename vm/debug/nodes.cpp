@@ -385,6 +385,9 @@ bool strLoad(const Node& n, Ctx& c, std::string_view& out) {
   Loc l;
   if (!evalPlace(*n.a, c, l)) return false;
   if (!inMemory(n, c, l.offset, kStringHeaderBytes)) return false;
+  // A WSTRING is 2-aligned wherever the program puts it; only a pointer moved by an odd number
+  // of bytes reaches one at an odd address.
+  if (n.wide && l.offset % 2 != 0) return fault(n, c, fmt::format("a WSTRING at an odd address ({})", l.offset));
   uint16_t len;
   std::memcpy(&len, c.mem + l.offset, 2);
   const size_t bytes = n.wide ? size_t{len} * 2 : len;

@@ -18,14 +18,15 @@ void stringAssign(uint8_t* d, uint32_t capacity, std::basic_string_view<C> value
 }
 
 namespace {
-// Builds the result in scratch first, since operands may alias the destination.
+// Builds the result in scratch first, since operands may alias the destination; no longer than
+// the capacity it is truncated to.
 template <class C>
 void assignParts(uint8_t* d, uint32_t capacity, char* scratch, std::initializer_list<std::basic_string_view<C>> parts) {
   C* units = reinterpret_cast<C*>(scratch);
-  constexpr size_t kRoom = kStringScratchBytes / sizeof(C);
+  const size_t room = std::min<size_t>({kStringScratchBytes / sizeof(C), capacity, 65535});
   size_t n = 0;
   for (std::basic_string_view<C> p : parts) {
-    const size_t take = std::min(p.size(), kRoom - n);
+    const size_t take = std::min(p.size(), room - n);
     std::memcpy(units + n, p.data(), take * sizeof(C));
     n += take;
   }

@@ -12,8 +12,9 @@
 
 namespace scanback {
 
-// Big enough for the longest result of two operands: 2 * 65535 units of 2 bytes.
-inline constexpr size_t kStringScratchBytes = 4 * 65536 + 64;
+// Big enough for the longest result: 65535 units of 2 bytes (a result is built no longer than the
+// capacity it is truncated to).
+inline constexpr size_t kStringScratchBytes = 2 * 65536 + 64;
 inline constexpr uint32_t kStringHeaderBytes = 2;
 
 // The characters of a STRING (bytes) or a WSTRING (UTF-16 code units) at s. Each function below is

@@ -1997,6 +1997,7 @@ TypeRefPtr cloneType(const TypeRef& type) {
   t->name = type.name;
   t->open = type.open;
   t->length = cloneExpr(type.length);
+  t->wide = type.wide;
   for (const ArrayDim& d : type.dims) {
     ArrayDim c;
     c.lower = cloneExpr(d.lower);
