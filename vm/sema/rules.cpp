@@ -36,7 +36,8 @@ bool implicitlyConvertible(const Type* from, const Type* to) {
   if (to->kind == TypeKind::Subrange) return implicitlyConvertible(from, to->base);
   if (from->kind == TypeKind::Subrange) return implicitlyConvertible(from->base, to);
   if (from->kind == TypeKind::Enum) return to->kind == TypeKind::Enum ? false : implicitlyConvertible(from->base, to);
-  // STRING and WSTRING do not mix (CODESYS neither): STRING_TO_WSTRING and WSTRING_TO_STRING.
+  // STRING and WSTRING do not mix (IEC has no implicit conversion): STRING_TO_WSTRING and
+  // WSTRING_TO_STRING.
   if (from->kind == TypeKind::String && to->kind == TypeKind::String) return from->wide == to->wide;
   if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref)
     return from->base == to->base || (from->pointer && to->pointer);
