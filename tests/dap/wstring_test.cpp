@@ -8,6 +8,7 @@
 #include <map>
 
 #include "tests/dap/session_client.h"
+#include "tests/support/trace_support.h"
 
 using namespace scanback::dap;
 using namespace scanback::dap::testing;
@@ -102,6 +103,40 @@ TEST_F(DapWString, SetVariableAndSetExpressionTakeADoubleQuotedValue) {
   client_.event("stopped");
   EXPECT_EQ(evaluate("n")["body"]["result"], "3");
   EXPECT_EQ(evaluate("c = WCHAR#\"ß\"")["body"]["result"], "TRUE");
+}
+
+// The timeline's signals of a recorded WSTRING: each change's text as the Variables view shows it,
+// and no number (a text is no point on a value axis).
+TEST(DapWStringReplay, SignalsShowEveryChangeOfAWString) {
+  const char* source = R"(PROGRAM Main
+VAR grow : WSTRING[4]; END_VAR
+grow := CONCAT(grow, "é");
+END_PROGRAM
+)";
+  TempProject project{{{"grow.st", source}}};
+  const std::shared_ptr<const scanback::Program> program =
+      scanback::test::mustCompileSourceFiles({project.path("grow.st")});
+  ASSERT_TRUE(program);
+  const std::string trace = project.path("grow.trace");
+  scanback::test::recordCycles(program, trace, 6, 16);
+  SessionClient client;
+  client.start(json{{"trace", trace}});
+  client.configured();
+  client.event("stopped");
+  const json r = client.request("scanback/signals", json{{"variables", json::array({"Main.grow"})}});
+  ASSERT_TRUE(r["success"]) << r.dump();
+  const json& s = r["body"]["signals"][0];
+  EXPECT_EQ(s["type"], "WSTRING[4]");
+  EXPECT_EQ(s["kind"], "string");
+  EXPECT_EQ(s["initial"]["text"], "\"\"");
+  std::vector<std::string> texts;
+  for (const json& c : s["changes"]) {
+    texts.push_back(c["value"]["text"]);
+    EXPECT_FALSE(c["value"].contains("number"));
+  }
+  // One more é each cycle up to the capacity; then the assignment writes the same text.
+  EXPECT_EQ(texts, (std::vector<std::string>{"\"é\"", "\"éé\"", "\"ééé\"", "\"éééé\""}));
+  EXPECT_EQ(client.schemaErrors(), "");
 }
 
 }  // namespace
