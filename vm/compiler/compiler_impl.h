@@ -305,6 +305,10 @@ class Compiler {
   Value lowerOperation(const sema::Expr& e, const Place* dest);
   Value lowerElement(const sema::Expr& e);
   Value lowerBit(const sema::Expr& e);
+  // ---- pointers.cpp
+  // `e` (a Deref): the place its REF designates, checked to lie inside one variable (PCHK)
+  // unless `checked` is false or the compiler can prove it.
+  Value lowerDeref(const sema::Expr& e, bool checked);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);
   Place subPlace(const Place& base, const Variable& field);
   Place absolutePlace(const Variable& v);
