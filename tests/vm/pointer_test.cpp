@@ -198,6 +198,28 @@ TEST(PointerAreas, ProvenDereferencesAreNotChecked) {
   EXPECT_EQ(count(*checked), 2);
 }
 
+TEST(PointerAreas, IsValidRefAsksWhatADereferenceWouldCheck) {
+  Runtime* rt = nullptr;
+  runsClean(programWith("x : INT; y : INT; p : POINTER TO DINT; r : REF_TO INT; ok : ARRAY[0..4] OF BOOL;",
+                        "ok[0] := __ISVALIDREF(r);\nr := REF(y);\nok[1] := __ISVALIDREF(r);\np := ADR(x);\n"
+                        "ok[2] := __ISVALIDREF(p);\nok[3] := Local();\np := Leak();\nok[4] := __ISVALIDREF(p);",
+                        "FUNCTION Local : BOOL\nVAR a : DINT; p : POINTER TO DINT; END_VAR\np := ADR(a);\n"
+                        "Local := __ISVALIDREF(p);\nEND_FUNCTION\n"
+                        "FUNCTION Leak : POINTER TO DINT\nVAR a : DINT; END_VAR\nLeak := ADR(a);\nEND_FUNCTION\n"),
+            rt);
+  ASSERT_TRUE(rt);
+  EXPECT_EQ(valueOf(*rt, "Main.ok[0]"), "FALSE");  // NULL
+  EXPECT_EQ(valueOf(*rt, "Main.ok[1]"), "TRUE");
+  EXPECT_EQ(valueOf(*rt, "Main.ok[2]"), "FALSE");  // a DINT across x and y
+  EXPECT_EQ(valueOf(*rt, "Main.ok[3]"), "TRUE");   // a local of the active call
+  EXPECT_EQ(valueOf(*rt, "Main.ok[4]"), "FALSE");  // a local of a call that returned
+}
+
+TEST(PointerAreas, OnlyCodesysOperatorsMayHaveADoubleUnderscore) {
+  const std::string errors = test::compileErrors(programWith("a__b : INT;", "a__b := 1;"));
+  EXPECT_NE(errors.find("double or trailing underscore"), std::string::npos) << errors;
+}
+
 TEST(PointerAreas, TableNestsInstancesAndDropsPartialOverlaps) {
   VariableAreas areas;
   areas.add(100, 20, true);  // an instance

@@ -309,6 +309,8 @@ class Compiler {
   // `e` (a Deref): the place its REF designates, checked to lie inside one variable (PCHK)
   // unless `checked` is false or the compiler can prove it.
   Value lowerDeref(const sema::Expr& e, bool checked);
+  // __ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER (sema::Op): a BOOL.
+  Value lowerPointerOperation(const sema::Expr& e);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);
   Place subPlace(const Place& base, const Variable& field);
   Place absolutePlace(const Variable& v);

@@ -547,6 +547,8 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
     case sema::ExprKind::Operation:
       if (e.op == sema::Op::Idx64 && e.atRead) return applyConversion(lower(*e.a[0]), e);
       if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound) return lowerOpenBound(e);
+      if (e.op == sema::Op::IsValidRef || e.op == sema::Op::QueryInterface || e.op == sema::Op::QueryPointer)
+        return lowerPointerOperation(e);
       if (e.op == sema::Op::AdvanceTime) {
         lowerAdvanceTime(e);
         return Value{};

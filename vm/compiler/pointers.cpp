@@ -42,4 +42,39 @@ Value Compiler::lowerDeref(const sema::Expr& e, bool checked) {
   return r;
 }
 
+Value Compiler::lowerPointerOperation(const sema::Expr& e) {
+  const Type* boolType = types_->elementary(TypeKind::Bool);
+  const Value out = tempValue(boolType);
+  const uint32_t source = lowerRead(*e.a[0]);
+  if (e.op == sema::Op::IsValidRef) {
+    emit(Op::PVALID, {o(out.place.operand), o(source), o(e.size), o(e.bit)});
+    return out;
+  }
+  const uint32_t null = constOperand(types_->elementary(TypeKind::UDInt), ConstValue::ofInt(0), e.span);
+  const uint32_t falseValue = constOperand(boolType, ConstValue::ofInt(0), e.span);
+  const uint32_t trueValue = constOperand(boolType, ConstValue::ofInt(1), e.span);
+  const Value dest = lower(*e.a[1]);
+  Label done = newLabel();
+  emit(Op::MOV1, {o(out.place.operand), o(falseValue)});
+  emit(opFor(Op::JEQ_I8, Prim::U32), {o(source), o(null), lab(done)});
+  if (e.op == sema::Op::QueryInterface) {
+    // The instance's dispatch id (every instance an interface designates has one) selects TRUE
+    // for the blocks that implement the wanted interface.
+    const Type* wanted = e.a[1]->type;
+    const uint32_t classId = allocTemp(types_->elementary(TypeKind::DInt));
+    emit(Op::LD4, {o(classId), o(source), o(0)});
+    Label yes = newLabel();
+    std::vector<Opnd> ops = {o(classId), o(0), o(static_cast<uint32_t>(classes_.size())), lab(done)};
+    for (const PouDecl* c : classes_)
+      ops.push_back(lab(c && c->instanceType && c->instanceType->implements(wanted) ? yes : done));
+    emitVec(Op::JTAB, ops);
+    bind(yes);
+  }
+  emit(Op::MOV1, {o(out.place.operand), o(trueValue)});
+  Value designated = directValue(e.a[1]->type, source);
+  store(dest.place, designated);
+  bind(done);
+  return out;
+}
+
 }  // namespace scanback::compiler

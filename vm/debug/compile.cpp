@@ -383,6 +383,8 @@ class Lowering {
     const SourceSpan& span = e.span;
     if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound)
       fail(span, "the bounds of an ARRAY[*] cannot be evaluated here yet");
+    if (e.op == sema::Op::IsValidRef || e.op == sema::Op::QueryInterface || e.op == sema::Op::QueryPointer)
+      fail(span, "__ISVALIDREF, __QUERYINTERFACE and __QUERYPOINTER cannot be evaluated here yet");
     std::vector<Val> bases;
     std::vector<const Node*> x;
     for (const sema::Expr* a : e.a) {

@@ -124,6 +124,10 @@ class Analyzer {
   Expr* testBuiltin(const ast::Expr& call, const std::string& upperName);
   // ---- bounds.cpp: LOWER_BOUND and UPPER_BOUND; null for any other name
   Expr* boundsBuiltin(const ast::Expr& call, const std::string& upperName);
+  // ---- pointer_builtins.cpp: __ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER; null for any other name
+  Expr* pointerBuiltin(const ast::Expr& call, const std::string& upperName);
+  // Why the reference `from` does not convert to the reference `to`.
+  static std::string referenceMismatch(const Type* from, const Type* to);
   // ---- statements.cpp
   const Stmt* statement(const ast::Stmt& s);
   const Stmt* assignment(const ast::Stmt& s);

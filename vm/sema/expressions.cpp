@@ -207,6 +207,8 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
     if (from->isInteger() && to->isInteger())
       error(span, fmt::format("implicit conversion from {} to {} may lose data; use {}_TO_{}", from->name, to->name,
                               valueBase(from)->name, valueBase(to)->name));
+    else if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref && !from->isInterface())
+      error(span, referenceMismatch(from, to));
     else
       error(span, fmt::format("cannot convert {} to {}", from->name, to->name));
     return invalid(to, span);
