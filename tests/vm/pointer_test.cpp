@@ -198,6 +198,17 @@ TEST(PointerAreas, ProvenDereferencesAreNotChecked) {
   EXPECT_EQ(count(*checked), 2);
 }
 
+// SEL and MUX read only the chosen operand: a dereference they do not choose is not checked.
+TEST(PointerAreas, OnlyTheChosenOperandOfSelAndMuxIsChecked) {
+  const std::string vars = "x : INT; y : INT; pd : POINTER TO DINT; v : DINT;";
+  Runtime* rt = nullptr;
+  runsClean(programWith(vars, "pd := ADR(x) + 1;\nv := SEL(FALSE, 5, pd^);\nv := v + MUX(0, 2, pd^);"), rt);
+  ASSERT_TRUE(rt);
+  EXPECT_EQ(valueOf(*rt, "Main.v"), "7");
+  expectOutside(programWith(vars, "pd := ADR(x) + 1;\nv := SEL(TRUE, 5, pd^);"), 6);
+  expectOutside(programWith(vars, "pd := ADR(x) + 1;\nv := MUX(1, 2, pd^);"), 6);
+}
+
 TEST(PointerAreas, IsValidRefAsksWhatADereferenceWouldCheck) {
   Runtime* rt = nullptr;
   runsClean(programWith("x : INT; y : INT; p : POINTER TO DINT; r : REF_TO INT; ok : ARRAY[0..4] OF BOOL;",

@@ -21,6 +21,40 @@ bool provenInside(const sema::Expr& deref) {
 
 }  // namespace
 
+// The dereference an operand of SEL or MUX designates a place through (`r^`, `r^.x`), if any:
+// only the chosen operand is read, so its check waits for the choice (deferredDeref()).
+const sema::Expr* Compiler::outermostDeref(const sema::Expr* e) {
+  for (;;) {
+    switch (e->kind) {
+      case sema::ExprKind::Deref: return e;
+      case sema::ExprKind::Field:
+      case sema::ExprKind::Offset:
+      case sema::ExprKind::Bit:
+      case sema::ExprKind::Element: e = e->a[0]; break;
+      case sema::ExprKind::Convert:
+        if (e->conversion != sema::Conversion::Relabel) return nullptr;
+        e = e->a[0];
+        break;
+      default: return nullptr;
+    }
+  }
+}
+
+Value Compiler::lowerDeferringCheck(const sema::Expr& operand, DeferredCheck& check) {
+  const sema::Expr* deref = outermostDeref(sema::unconverted(&operand));
+  if (!deref || provenInside(*deref)) return lowerBase(operand);
+  const sema::Expr* saved = deferredDeref_;
+  deferredDeref_ = deref;
+  Value v = lowerBase(operand);
+  deferredDeref_ = saved;
+  check = deferredCheck_;
+  return v;
+}
+
+void Compiler::emitCheck(const DeferredCheck& check) {
+  if (check.size) emit(Op::PCHK, {o(check.ref), o(check.size), o(check.instance ? 1u : 0u)});
+}
+
 Value Compiler::lowerDeref(const sema::Expr& e, bool checked) {
   const Value v = lower(*e.a[0]);
   uint32_t ref = readOperand(v, e.span);
@@ -32,7 +66,11 @@ Value Compiler::lowerDeref(const sema::Expr& e, bool checked) {
       emit(Op::MOV4, {o(copy), o(ref)});
       ref = copy;
     }
-    emit(Op::PCHK, {o(ref), o(e.type->size), o(e.type->kind == TypeKind::FunctionBlock ? 1u : 0u)});
+    const DeferredCheck check{ref, e.type->size, e.type->kind == TypeKind::FunctionBlock};
+    if (&e == deferredDeref_)
+      deferredCheck_ = check;
+    else
+      emitCheck(check);
   }
   Value r;
   r.type = e.type;

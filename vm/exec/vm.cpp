@@ -423,10 +423,12 @@ L_STN : {
 }
 // Pointer dereferences (docs/language.md, "Pointers"): the area search is in vm/exec/pointers.cpp.
 L_PCHK : {
+  // NULL is left to the load or store that reads through it, where the evaluator faults too.
   const uint32_t ref = RD(uint32_t, 0);
-  if (ref == 0) FAULT(NullReference, "");
-  REF_CHECK_ZERO_OK(ref, OPND(1));
-  if (!insideVariable(ref, OPND(1), OPND(2) != 0)) FAULT(OutsideVariable, outsideVariableDetail(ref, OPND(1)));
+  if (ref != 0) {
+    REF_CHECK_ZERO_OK(ref, OPND(1));
+    if (!insideVariable(ref, OPND(1), OPND(2) != 0)) FAULT(OutsideVariable, outsideVariableDetail(ref, OPND(1)));
+  }
   NEXT(4);
 }
 L_PVALID : {
