@@ -1754,5 +1754,54 @@ TEST(EvaluatorPointers, ArithmeticSizeofAndQualifiedEnumValues) {
   EXPECT_EQ(value("BOOL_TO_INT(m = Mode.Run)"), 1);
 }
 
+// An ARRAY[*] parameter: its elements and bounds come from its slot, as the compiled code reads
+// them (one and two dimensions, a lower bound other than 0, an index out of its bounds).
+TEST(EvaluatorOpenArrays, ElementsAndBoundsComeFromTheSlot) {
+  const std::string source =
+      "FUNCTION Total : DINT\n"
+      "VAR_IN_OUT xs : ARRAY[*] OF INT; grid : ARRAY[*, *] OF INT; END_VAR\n"
+      "VAR i : DINT; END_VAR\n"
+      "FOR i := LOWER_BOUND(xs, 1) TO UPPER_BOUND(xs, 1) DO Total := Total + xs[i]; END_FOR\n"
+      "Total := Total + grid[2, 1];\n"
+      "END_FUNCTION\n"
+      "PROGRAM Main\n"
+      "VAR a : ARRAY[3..6] OF INT := [10, 20, 30, 40]; g : ARRAY[1..2, 0..1] OF INT := [1, 2, 3, 4]; t : DINT; "
+      "END_VAR\n"
+      "t := Total(a, g);\n"
+      "END_PROGRAM\n";
+  test::Compiled c = test::compile(source);
+  ASSERT_TRUE(c.program) << c.messages();
+  const Program& p = *c.program;
+  Runtime rt(c.program);
+  PauseAt observer(test::statementOnLine(p, 5));
+  rt.vm().setObserver(&observer);
+  ASSERT_EQ(rt.runCycle(), RunStatus::Paused);
+  const Vm& vm = rt.vm();
+  const std::vector<Frame> frames = vm.frames();
+  ASSERT_EQ(frames.size(), 2u);
+  const Frame& f = frames[1];
+  auto value = [&](const std::string& text) {
+    const Evaluated ev = evaluate(p, f.pou, text, vm.memory(), vm.memorySize(), contextOf(f));
+    return ev.ok ? formatValue(p, ev.result.bytes.data(), 0, -1, *ev.type) : "<" + ev.error + ">";
+  };
+  EXPECT_EQ(value("xs[3]"), "10");
+  EXPECT_EQ(value("xs[6] + xs[4]"), "60");
+  EXPECT_EQ(value("LOWER_BOUND(xs, 1)"), "3");
+  EXPECT_EQ(value("UPPER_BOUND(xs, 1)"), "6");
+  EXPECT_EQ(value("UPPER_BOUND(grid, 2)"), "1");
+  EXPECT_EQ(value("grid[2, 1]"), "4");
+  EXPECT_EQ(value("grid[1, 0]"), "1");
+  EXPECT_EQ(value("Total"), "100");
+  EXPECT_NE(value("xs[7]").find("array index out of range: index 7 outside 3..6 (xs)"), std::string::npos)
+      << value("xs[7]");
+  // Writing an element through the evaluator's place lands in the caller's array.
+  const Evaluated ev = evaluate(p, f.pou, "xs[5]", vm.memory(), vm.memorySize(), contextOf(f));
+  ASSERT_TRUE(ev.ok && ev.result.offset) << ev.error;
+  std::string error;
+  auto loc = findVariable(p, "Main.a[5]", error);
+  ASSERT_TRUE(loc) << error;
+  EXPECT_EQ(*ev.result.offset, loc->offset);
+}
+
 }  // namespace
 }  // namespace scanback::debug

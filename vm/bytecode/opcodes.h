@@ -65,6 +65,8 @@
   X(ST1, "oko", "1 byte at ref + k = s") X(ST2, "oko", "2 bytes at ref + k = s")              \
   X(ST4, "oko", "4 bytes at ref + k = s") X(ST8, "oko", "8 bytes at ref + k = s")             \
   X(STN, "okok", "k bytes at ref + k = s")                                                    \
+  X(PCHK, "okk", "a dereference: fault unless ref a is NULL or its k bytes lie inside one variable (an instance if k2)") \
+  X(PVALID, "ookk", "d (BOOL) = ref a is not NULL and its k bytes lie inside one variable (an instance if k2)") \
   X(ELD1, "oookk", "d = base[idx - lo] (1-byte elements, count k)")                           \
   X(ELD2, "oookk", "d = base[idx - lo] (2-byte elements)")                                    \
   X(ELD4, "oookk", "d = base[idx - lo] (4-byte elements)")                                    \
@@ -230,6 +232,7 @@ enum class FaultCode : uint32_t {
   Unreachable,
   AssertionFailed,  // a unit test's ASSERT_* (the detail is its message)
   BadTimeAdvance,   // a unit test's ADVANCE_TIME by a negative time, or past the clock's end
+  OutsideVariable,  // a dereferenced pointer's bytes are not all inside one variable
 };
 std::string_view faultText(FaultCode code);
 

@@ -306,6 +306,24 @@ class Compiler {
   Value lowerOperation(const sema::Expr& e, const Place* dest);
   Value lowerElement(const sema::Expr& e);
   Value lowerBit(const sema::Expr& e);
+  // ---- pointers.cpp
+  // `e` (a Deref): the place its REF designates, checked to lie inside one variable (PCHK)
+  // unless `checked` is false or the compiler can prove it.
+  Value lowerDeref(const sema::Expr& e, bool checked);
+  // A dereference's area check (PCHK) that an operand of SEL or MUX emits only once chosen.
+  struct DeferredCheck {
+    uint32_t ref = 0;
+    uint32_t size = 0;  // 0: none
+    bool instance = false;
+  };
+  static const sema::Expr* outermostDeref(const sema::Expr* e);
+  // lowerBase(operand), its outermost dereference's check left in `check` (for emitCheck()).
+  Value lowerDeferringCheck(const sema::Expr& operand, DeferredCheck& check);
+  void emitCheck(const DeferredCheck& check);
+  const sema::Expr* deferredDeref_ = nullptr;
+  DeferredCheck deferredCheck_;
+  // __ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER (sema::Op): a BOOL.
+  Value lowerPointerOperation(const sema::Expr& e);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);
   Place subPlace(const Place& base, const Variable& field);
   Place absolutePlace(const Variable& v);

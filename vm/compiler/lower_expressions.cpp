@@ -546,17 +546,11 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
     }
     case sema::ExprKind::Element: return lowerElement(e);
     case sema::ExprKind::Bit: return lowerBit(e);
-    case sema::ExprKind::Deref: {
-      const Value v = lower(*e.a[0]);
-      Value r;
-      r.type = e.type;
-      r.place.kind = Place::Kind::Indirect;
-      r.place.type = e.type;
-      r.place.operand = readOperand(v, e.span);
-      return r;
-    }
+    case sema::ExprKind::Deref: return lowerDeref(e, true);
     case sema::ExprKind::AddressOf: {
-      const Value v = lower(*e.a[0]);
+      // ADR(p^) is p: nothing is read or written through it.
+      const sema::Expr& of = *e.a[0];
+      const Value v = of.kind == sema::ExprKind::Deref ? lowerDeref(of, false) : lower(of);
       return directValue(e.type, addressOf(v.place));
     }
     case sema::ExprKind::Convert:
@@ -566,6 +560,8 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
     case sema::ExprKind::Operation:
       if (e.op == sema::Op::Idx64 && e.atRead) return applyConversion(lower(*e.a[0]), e);
       if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound) return lowerOpenBound(e);
+      if (e.op == sema::Op::IsValidRef || e.op == sema::Op::QueryInterface || e.op == sema::Op::QueryPointer)
+        return lowerPointerOperation(e);
       if (e.op == sema::Op::AdvanceTime) {
         lowerAdvanceTime(e);
         return Value{};

@@ -91,14 +91,18 @@ Value Compiler::lowerMinMax(const sema::Expr& e, const Place* dest) {
 
 Value Compiler::lowerSelect(const sema::Expr& e) {
   std::vector<Value> vals;
-  for (const sema::Expr* a : e.a) vals.push_back(lowerBase(*a));
+  std::vector<DeferredCheck> checks(e.a.size());  // only the chosen operand is read
+  for (size_t i = 0; i < e.a.size(); ++i) vals.push_back(lowerDeferringCheck(*e.a[i], checks[i]));
+  emitCheck(checks[0]);
   const uint32_t choice = readConverted(*e.a[0], vals[0], e.span);
   Value r = tempValue(e.type);
   Label second = newLabel(), done = newLabel();
   emit(Op::JT, {o(choice), lab(second)});
+  emitCheck(checks[1]);
   store(r.place, converted(*e.a[1], vals[1]));
   emit(Op::JMP, {lab(done)});
   bind(second);
+  emitCheck(checks[2]);
   store(r.place, converted(*e.a[2], vals[2]));
   bind(done);
   return r;
@@ -106,7 +110,9 @@ Value Compiler::lowerSelect(const sema::Expr& e) {
 
 Value Compiler::lowerMux(const sema::Expr& e) {
   std::vector<Value> vals;
-  for (const sema::Expr* a : e.a) vals.push_back(lowerBase(*a));
+  std::vector<DeferredCheck> checks(e.a.size());  // only the chosen input is read
+  for (size_t i = 0; i < e.a.size(); ++i) vals.push_back(lowerDeferringCheck(*e.a[i], checks[i]));
+  emitCheck(checks[0]);
   const Type* dint = types_->elementary(TypeKind::DInt);
   const uint32_t inputs = static_cast<uint32_t>(e.a.size() - 1);
   const uint32_t k = readConverted(*e.a[0], vals[0], e.span);
@@ -123,6 +129,7 @@ Value Compiler::lowerMux(const sema::Expr& e) {
   emitVec(Op::JTAB, ops);
   for (uint32_t i = 0; i < inputs; ++i) {
     bind(cases[i]);
+    emitCheck(checks[i + 1]);
     store(r.place, converted(*e.a[i + 1], vals[i + 1]));
     emit(Op::JMP, {lab(done)});
   }

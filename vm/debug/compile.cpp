@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include "vm/debug/expression_impl.h"
@@ -254,6 +255,7 @@ class Lowering {
       if (v.byReference) {
         Val ref = valueOf(slot.node, elem(TypeKind::UDInt));
         r = valueOf(derefPlace(read(ref, span), 0, v.type, span), v.type);
+        if (isOpenArray(v.type)) openArraySlots_[r.node] = slot.node;
       } else {
         r = slot;
       }
@@ -270,6 +272,7 @@ class Lowering {
     if (field.byReference) {
       Val slot = valueOf(offsetPlace(base.node, field.offset, elem(TypeKind::UDInt), span), elem(TypeKind::UDInt));
       r = valueOf(derefPlace(read(slot, span), 0, field.type, span), field.type);
+      if (isOpenArray(field.type)) openArraySlots_[r.node] = slot.node;
     } else {
       r = valueOf(offsetPlace(base.node, field.offset, field.type, span), field.type);
     }
@@ -281,10 +284,16 @@ class Lowering {
     const Val base = lower(*e.a[0]);
     const Type* t = e.a[0]->type;
     if (!base.isPlace) fail(e.span, "internal error: an element of a value that is not in memory");
-    // Its bounds are in the parameter's slot, which these nodes do not read (not supported yet).
-    if (isOpenArray(t)) fail(e.span, "an element of an ARRAY[*] cannot be evaluated here yet");
     std::vector<Val> idx;
     for (size_t i = 1; i < e.a.size(); ++i) idx.push_back(lowerBase(*e.a[i]));
+    if (isOpenArray(t)) {  // its bounds arrive with each call, in the parameter's slot
+      Node* n = placeNode(placeOpenIndexFn(), e.span);
+      n->a = openArraySlot(base, e.span);
+      n->size = t->base->size;
+      n->text = sourceText(e.a[0]->span);
+      for (size_t i = 0; i < idx.size(); ++i) n->list.push_back(readConverted(*e.a[i + 1], idx[i]));
+      return valueOf(n, t->base);
+    }
     Node* n = placeNode(placeIndexFn(), e.span);
     n->a = base.node;
     n->lazy = idx.size() == 1 && isDirect(base.node);
@@ -383,8 +392,20 @@ class Lowering {
 
   Val operation(const sema::Expr& e) {
     const SourceSpan& span = e.span;
-    if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound)
-      fail(span, "the bounds of an ARRAY[*] cannot be evaluated here yet");
+    if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound) {
+      // From the slot: the dimension's lower bound (DINT) and its count (UDINT).
+      const Node* slot = openArraySlot(lower(*e.a[0]), span);
+      const Type* dint = elem(TypeKind::DInt);
+      const uint64_t at = 4 + 12 * uint64_t{e.bit};
+      const Node* lowerBound = read(valueOf(offsetPlace(slot, at, dint, span), dint), span);
+      if (e.op == sema::Op::LowerBound) return valueOf(lowerBound, dint);
+      const Node* count = read(valueOf(offsetPlace(slot, at + 4, dint, span), dint), span);
+      const Node* end = scalarNode(arithFn(Arith::Add, Prim::I32), Prim::I32, lowerBound, count, span);
+      const Node* minusOne = constNode(dint, ConstValue::ofInt(-1), span);
+      return valueOf(scalarNode(arithFn(Arith::Add, Prim::I32), Prim::I32, end, minusOne, span), dint);
+    }
+    if (e.op == sema::Op::IsValidRef || e.op == sema::Op::QueryInterface || e.op == sema::Op::QueryPointer)
+      fail(span, "__ISVALIDREF, __QUERYINTERFACE and __QUERYPOINTER cannot be evaluated here yet");
     std::vector<Val> bases;
     std::vector<const Node*> x;
     for (const sema::Expr* a : e.a) {
@@ -776,7 +797,15 @@ class Lowering {
     fail(e.span, "unsupported expression");
   }
 
+  // The slot of an ARRAY[*] parameter whose dereference `place` is (its REF and bounds).
+  const Node* openArraySlot(const Val& place, const SourceSpan& span) {
+    auto it = place.node ? openArraySlots_.find(place.node) : openArraySlots_.end();
+    if (it == openArraySlots_.end()) fail(span, "an ARRAY[*] is read here only by the name of its VAR_IN_OUT");
+    return it->second;
+  }
+
   Expression::Impl& impl_;
+  std::map<const Node*, const Node*> openArraySlots_;  // ARRAY[*] dereference -> its parameter's slot
   std::string_view text_;
   sema::TypeSource& types_;
   std::vector<size_t> lineStarts_;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "vm/exec/arith.h"
 #include "vm/exec/iec_text.h"
@@ -561,6 +562,40 @@ bool placeDeref(const Node& n, Ctx& c, Loc& out) {
   return true;
 }
 
+// An element of an ARRAY[*] parameter: place a is its slot, which holds the REF of the first
+// element and each dimension's lower bound, count and stride (vm/bytecode/open_arrays.h).
+bool placeOpenIndex(const Node& n, Ctx& c, Loc& out) {
+  Loc slot;
+  if (!evalPlace(*n.a, c, slot)) return false;
+  if (!inMemory(n, c, slot.offset, 4 + 12 * n.list.size())) return false;
+  const uint8_t* s = c.mem + slot.offset;
+  uint32_t ref;
+  std::memcpy(&ref, s, 4);
+  if (ref == 0) return fault(n, c, "null reference");
+  uint64_t offset = ref;
+  for (size_t i = 0; i < n.list.size(); ++i) {
+    uint64_t v;
+    if (!evalScalar(*n.list[i], c, v)) return false;
+    const int32_t index = get<int32_t>(v);
+    int32_t lower;
+    uint32_t count, stride;
+    std::memcpy(&lower, s + 4 + 12 * i, 4);
+    std::memcpy(&count, s + 8 + 12 * i, 4);
+    std::memcpy(&stride, s + 12 + 12 * i, 4);
+    const int64_t rel = int64_t{index} - lower;
+    if (static_cast<uint64_t>(rel) >= count)
+      return fault(
+          n, c,
+          fmt::format("array index out of range: index {} outside {}..{}{}", index, lower, int64_t{lower} + count - 1,
+                      n.text.empty() ? std::string() : fmt::format(" ({})", n.text)));
+    offset += static_cast<uint64_t>(rel) * stride;
+  }
+  if (!inMemory(n, c, offset, n.size)) return false;
+  out.offset = offset;
+  out.bit = -1;
+  return true;
+}
+
 bool placeOffset(const Node& n, Ctx& c, Loc& out) {
   if (!evalPlace(*n.a, c, out)) return false;
   out.offset += n.k;
@@ -804,6 +839,7 @@ PlaceFn placeFn(PlaceBase base) {
 PlaceFn placeDerefFn() { return &placeDeref; }
 PlaceFn placeOffsetFn() { return &placeOffset; }
 PlaceFn placeIndexFn() { return &placeIndex; }
+PlaceFn placeOpenIndexFn() { return &placeOpenIndex; }
 PlaceFn placeBitFn() { return &placeBit; }
 PlaceFn selPlaceFn() { return &selPlace; }
 PlaceFn muxPlaceFn() { return &muxPlace; }

@@ -157,6 +157,7 @@ PlaceFn placeFn(PlaceBase base);  // base + k
 PlaceFn placeDerefFn();           // REF a (U32) + k; NULL and outside memory fault
 PlaceFn placeOffsetFn();          // place a + k
 PlaceFn placeIndexFn();           // place a + sum((list[i] - lower) * stride), bounds checked
+PlaceFn placeOpenIndexFn();       // ARRAY[*] element: slot a's REF + sum((list[i] - lower) * stride), its bounds
 PlaceFn placeBitFn();             // bit k of the word at place a
 PlaceFn selPlaceFn();             // a (BOOL) ? place c : place b
 PlaceFn muxPlaceFn();             // place list[a]

@@ -66,6 +66,7 @@ std::string_view faultText(FaultCode code) {
     case FaultCode::Unreachable: return "unreachable code";
     case FaultCode::AssertionFailed: return "assertion failed";
     case FaultCode::BadTimeAdvance: return "ADVANCE_TIME out of range";
+    case FaultCode::OutsideVariable: return "pointer outside its variable";
   }
   return "unknown fault";
 }
@@ -418,6 +419,21 @@ L_STN : {
   if (RD(uint32_t, 0) == 0) FAULT(NullReference, "");
   REF_CHECK_ZERO_OK(a, OPND(3));
   std::memmove(mem + a, ADR(OPND(2)), OPND(3));
+  NEXT(5);
+}
+// Pointer dereferences (docs/language.md, "Pointers"): the area search is in vm/exec/pointers.cpp.
+L_PCHK : {
+  // NULL is left to the load or store that reads through it, where the evaluator faults too.
+  const uint32_t ref = RD(uint32_t, 0);
+  if (ref != 0) {
+    REF_CHECK_ZERO_OK(ref, OPND(1));
+    if (!insideVariable(ref, OPND(1), OPND(2) != 0)) FAULT(OutsideVariable, outsideVariableDetail(ref, OPND(1)));
+  }
+  NEXT(4);
+}
+L_PVALID : {
+  const uint32_t ref = RD(uint32_t, 1);
+  WR(uint8_t, 0, static_cast<uint8_t>(ref != 0 && uint64_t{ref} + OPND(2) <= memSize && insideVariable(ref, OPND(2), OPND(3) != 0)));
   NEXT(5);
 }
 

@@ -130,6 +130,10 @@ class Analyzer {
   const Type* stringType(bool wide, uint64_t capacity);
   // ---- bounds.cpp: LOWER_BOUND and UPPER_BOUND; null for any other name
   Expr* boundsBuiltin(const ast::Expr& call, const std::string& upperName);
+  // ---- pointer_builtins.cpp: __ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER; null for any other name
+  Expr* pointerBuiltin(const ast::Expr& call, const std::string& upperName);
+  // Why the reference `from` does not convert to the reference `to`.
+  static std::string referenceMismatch(const Type* from, const Type* to);
   // ---- statements.cpp
   const Stmt* statement(const ast::Stmt& s);
   const Stmt* assignment(const ast::Stmt& s);

@@ -588,6 +588,7 @@ Expr* BuiltinAnalysis::times() {
 Expr* Analyzer::builtin(const ast::Expr& call, const std::string& upperName, const Type* hint) {
   if (Expr* t = testBuiltin(call, upperName)) return t;
   if (Expr* b = boundsBuiltin(call, upperName)) return b;
+  if (Expr* b = pointerBuiltin(call, upperName)) return b;
   return BuiltinAnalysis(*this, call, upperName, hint).run();
 }
 

@@ -211,6 +211,8 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
     else if (from->kind == TypeKind::String && to->kind == TypeKind::String)
       error(span, fmt::format("cannot convert {} to {}; use {}_TO_{}", from->name, to->name,
                               from->wide ? "WSTRING" : "STRING", to->wide ? "WSTRING" : "STRING"));
+    else if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref && !from->isInterface())
+      error(span, referenceMismatch(from, to));
     else
       error(span, fmt::format("cannot convert {} to {}", from->name, to->name));
     return invalid(to, span);

@@ -90,6 +90,13 @@ enum class Op : uint8_t {
   AdvanceTime,
   // LOWER_BOUND and UPPER_BOUND (DINT) of dimension `bit` (from 0) of the ARRAY[*] variable a[0]
   LowerBound, UpperBound,
+  // CODESYS's operators (pointer_builtins.cpp), BOOL:
+  // __ISVALIDREF(a[0]): the REF_TO, POINTER TO or interface a[0] is not NULL and its `size` bytes
+  // lie inside one variable (an instance, for a function block or an interface: `bit` 1);
+  // __QUERYINTERFACE(a[0], a[1]): the instance the interface a[0] designates implements the
+  // interface of the place a[1], which then designates it; __QUERYPOINTER(a[0], a[1]): a[0] is
+  // not NULL, and the pointer place a[1] designates its instance.
+  IsValidRef, QueryInterface, QueryPointer,
 };
 // clang-format on
 

@@ -39,8 +39,16 @@ bool implicitlyConvertible(const Type* from, const Type* to) {
   // STRING and WSTRING do not mix (IEC has no implicit conversion): STRING_TO_WSTRING and
   // WSTRING_TO_STRING.
   if (from->kind == TypeKind::String && to->kind == TypeKind::String) return from->wide == to->wide;
-  if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref)
-    return from->base == to->base || (from->pointer && to->pointer);
+  if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref) {
+    if (from->base == to->base) return true;
+    if (from->isInterface() || to->isInterface()) return false;
+    // A pointer converts to every pointer and REF_TO type (its dereference is checked), and a
+    // REF_TO to every pointer type; a REF_TO holds its own type or a block that extends it, as in
+    // CODESYS (docs/language.md, "Pointers").
+    if (from->pointer || to->pointer) return true;
+    return from->base && to->base && from->base->kind == TypeKind::FunctionBlock &&
+           to->base->kind == TypeKind::FunctionBlock && from->base->derivesFrom(to->base);
+  }
   // A pointer is an image offset: it converts to and from the unsigned types that hold one.
   auto holdsAddress = [](const Type* t) {
     return t->kind == TypeKind::DWord || t->kind == TypeKind::UDInt || t->kind == TypeKind::LWord ||

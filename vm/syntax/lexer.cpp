@@ -490,7 +490,9 @@ class Lexer {
       emit(it->second);
       return;
     }
-    if (word.find("__") != std::string_view::npos || word.back() == '_')
+    // CODESYS's operators (__ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER) begin with two.
+    const bool codesysOperator = upper == "__ISVALIDREF" || upper == "__QUERYINTERFACE" || upper == "__QUERYPOINTER";
+    if (!codesysOperator && (word.find("__") != std::string_view::npos || word.back() == '_'))
       error(tokenSpan(), "invalid identifier '" + std::string(word) + "' (double or trailing underscore)");
     emit(TokenKind::Identifier);
   }
