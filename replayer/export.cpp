@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "vm/base/version.h"
+#include "vm/runtime/wide_values.h"
 
 namespace scanback::replay {
 
@@ -50,6 +51,7 @@ std::string vcdText(std::string_view text) {
 
 // A STRING's bytes as stored (its length, capped at its capacity).
 std::string stringBytes(const uint8_t* image, uint32_t offset, const Type& type) {
+  if (type.isWideString() || type.kind == TypeKind::WChar) return wideText(image + offset, type);  // as UTF-8
   uint16_t length;
   std::memcpy(&length, image + offset, 2);
   length = static_cast<uint16_t>(std::min<uint32_t>(length, type.capacity));

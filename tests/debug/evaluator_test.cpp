@@ -79,6 +79,9 @@ VAR_GLOBAL
   gDt : DT := DT#2024-01-15-08:30:00;
   gS : STRING := 'Hello, World';
   gS5 : STRING[5] := 'abc';
+  gWs : WSTRING[12] := "Grüße €";
+  gWs3 : WSTRING[3] := "a😀";
+  gWc : WCHAR := WCHAR#"ß";
   gColor : Color := Green;
   gLevel : Level := High;
   gPct : Pct := 42;
@@ -400,7 +403,7 @@ struct Item {
 // inside type (`SIN(SHR(ABS(16#FF), 1))`). A conversion to the expression's own type passes no
 // hint and changes nothing: `zr := TO_LREAL(SIN(...))`.
 std::string conversionName(const Type* t) {
-  if (t->kind == TypeKind::String) return "STRING";
+  if (t->kind == TypeKind::String) return t->wide ? "WSTRING" : "STRING";
   if (!t->isScalar() || t->kind == TypeKind::Ref) return "";
   if (t->name.find_first_of(" [(") != std::string::npos) return "";
   return t->name;
@@ -735,6 +738,25 @@ TEST(EvaluatorDifferential, ProgramScopeExpressions) {
   EXPECT_EQ(r.rejected, 0u);
   EXPECT_TRUE(r.faulted.empty()) << r.faulted.front();
   std::printf("[ Main ] %zu expressions compared with the VM, %zu faults\n", r.compared, r.faults);
+}
+
+TEST(EvaluatorDifferential, WideStrings) {
+  // clang-format off
+  const std::vector<std::string> exprs = {
+      "gWs", "gWs3", "gWc", "\"é€😀\"", "WSTRING#\"\"", "\"$\"q$\" $$ $N$0041\"", "LEN(gWs)", "LEN(gWs3)",
+      "LEFT(gWs, 3)", "RIGHT(gWs, 2)", "MID(gWs, 2, 3)", "CONCAT(gWs, \"!\", gWs3)", "INSERT(gWs, \"<>\", 2)",
+      "DELETE(gWs, 2, 1)", "REPLACE(gWs, \"ss\", 1, 4)", "FIND(gWs, \"ß\")", "FIND(gWs, \"x\")",
+      "gWs = \"Grüße €\"", "gWs <> gWs3", "gWs < gWs3", "gWs3 <= \"a\"", "\"é\" < \"$0100\"", "gWs > \"Gr\"",
+      "gWc = WCHAR#\"ß\"", "gWc < WCHAR#\"A\"", "WSTRING_TO_STRING(gWs)", "STRING_TO_WSTRING(gS)",
+      "STRING_TO_WSTRING('hé')", "WSTRING_TO_DINT(\"42\")", "DINT_TO_WSTRING(di)", "TO_WSTRING(r)",
+      "WCHAR_TO_WSTRING(gWc)", "WSTRING_TO_WCHAR(gWs)", "WCHAR_TO_WORD(gWc)", "WORD_TO_WCHAR(16#20AC)",
+      "SEL(gBo, gWs, gWs3)", "MUX(1, gWs3, gWs, \"x\")", "LEN(CONCAT(gWs, gWs))", "SIZEOF(gWs)",
+  };
+  // clang-format on
+  Report r = differential(kMain, exprs);
+  EXPECT_EQ(r.rejected, 0u);
+  EXPECT_TRUE(r.faulted.empty()) << r.faulted.front();
+  EXPECT_EQ(r.compared, exprs.size());
 }
 
 TEST(EvaluatorDifferential, FunctionBlockBody) {
@@ -1072,7 +1094,11 @@ TEST(EvaluatorErrors, TypeErrors) {
   EXPECT_EQ(compileError(m, "SINT#1.5"), "column 1: a SINT literal cannot have a fraction or exponent");
   EXPECT_EQ(compileError(m, "REF(5)"), "column 5: REF needs a variable");
   EXPECT_EQ(compileError(m, "REF(b.1)"), "column 5: a single bit has no address");
-  EXPECT_EQ(compileError(m, "WSTRING#x"), "column 1: WSTRING is not supported");
+  EXPECT_EQ(compileError(m, "WCHAR#\"ab\""), "column 1: WCHAR#\"...\" holds one UTF-16 code unit, not 2");
+  EXPECT_EQ(compileError(m, "gWs = gS"),
+            "column 1: cannot compare WSTRING[12] and STRING; convert one with STRING_TO_WSTRING or WSTRING_TO_STRING");
+  EXPECT_EQ(compileError(m, "CONCAT(gWs, gS)"), "column 13: CONCAT needs a WSTRING here, not STRING; convert with "
+                                                "STRING_TO_WSTRING");
 }
 
 TEST(EvaluatorErrors, StandardFunctionArguments) {
@@ -1083,7 +1109,7 @@ TEST(EvaluatorErrors, StandardFunctionArguments) {
   EXPECT_EQ(compileError(m, "SQRT(IN => r)"), "column 6: SQRT has no outputs");
   EXPECT_EQ(compileError(m, "SQRT('a')"), "column 6: SQRT needs a number");
   EXPECT_EQ(compileError(m, "SQRT(t)"), "column 6: SQRT needs a number, not TIME");
-  EXPECT_EQ(compileError(m, "LEN(5)"), "column 5: LEN needs a STRING here");
+  EXPECT_EQ(compileError(m, "LEN(5)"), "column 5: LEN needs a STRING or WSTRING here");
   EXPECT_EQ(compileError(m, "LEFT(s, r)"), "column 9: LEFT needs an integer here");
   EXPECT_EQ(compileError(m, "MID(s, 1)"), "column 1: MID needs its argument P");
   EXPECT_EQ(compileError(m, "SHL(r, 1)"), "column 5: SHL needs a bit string or integer");
@@ -1726,6 +1752,55 @@ TEST(EvaluatorPointers, ArithmeticSizeofAndQualifiedEnumValues) {
   EXPECT_EQ(value("(p + 4) - p"), 4);
   EXPECT_EQ(value("SIZEOF(arr)"), 8);
   EXPECT_EQ(value("BOOL_TO_INT(m = Mode.Run)"), 1);
+}
+
+// An ARRAY[*] parameter: its elements and bounds come from its slot, as the compiled code reads
+// them (one and two dimensions, a lower bound other than 0, an index out of its bounds).
+TEST(EvaluatorOpenArrays, ElementsAndBoundsComeFromTheSlot) {
+  const std::string source =
+      "FUNCTION Total : DINT\n"
+      "VAR_IN_OUT xs : ARRAY[*] OF INT; grid : ARRAY[*, *] OF INT; END_VAR\n"
+      "VAR i : DINT; END_VAR\n"
+      "FOR i := LOWER_BOUND(xs, 1) TO UPPER_BOUND(xs, 1) DO Total := Total + xs[i]; END_FOR\n"
+      "Total := Total + grid[2, 1];\n"
+      "END_FUNCTION\n"
+      "PROGRAM Main\n"
+      "VAR a : ARRAY[3..6] OF INT := [10, 20, 30, 40]; g : ARRAY[1..2, 0..1] OF INT := [1, 2, 3, 4]; t : DINT; "
+      "END_VAR\n"
+      "t := Total(a, g);\n"
+      "END_PROGRAM\n";
+  test::Compiled c = test::compile(source);
+  ASSERT_TRUE(c.program) << c.messages();
+  const Program& p = *c.program;
+  Runtime rt(c.program);
+  PauseAt observer(test::statementOnLine(p, 5));
+  rt.vm().setObserver(&observer);
+  ASSERT_EQ(rt.runCycle(), RunStatus::Paused);
+  const Vm& vm = rt.vm();
+  const std::vector<Frame> frames = vm.frames();
+  ASSERT_EQ(frames.size(), 2u);
+  const Frame& f = frames[1];
+  auto value = [&](const std::string& text) {
+    const Evaluated ev = evaluate(p, f.pou, text, vm.memory(), vm.memorySize(), contextOf(f));
+    return ev.ok ? formatValue(p, ev.result.bytes.data(), 0, -1, *ev.type) : "<" + ev.error + ">";
+  };
+  EXPECT_EQ(value("xs[3]"), "10");
+  EXPECT_EQ(value("xs[6] + xs[4]"), "60");
+  EXPECT_EQ(value("LOWER_BOUND(xs, 1)"), "3");
+  EXPECT_EQ(value("UPPER_BOUND(xs, 1)"), "6");
+  EXPECT_EQ(value("UPPER_BOUND(grid, 2)"), "1");
+  EXPECT_EQ(value("grid[2, 1]"), "4");
+  EXPECT_EQ(value("grid[1, 0]"), "1");
+  EXPECT_EQ(value("Total"), "100");
+  EXPECT_NE(value("xs[7]").find("array index out of range: index 7 outside 3..6 (xs)"), std::string::npos)
+      << value("xs[7]");
+  // Writing an element through the evaluator's place lands in the caller's array.
+  const Evaluated ev = evaluate(p, f.pou, "xs[5]", vm.memory(), vm.memorySize(), contextOf(f));
+  ASSERT_TRUE(ev.ok && ev.result.offset) << ev.error;
+  std::string error;
+  auto loc = findVariable(p, "Main.a[5]", error);
+  ASSERT_TRUE(loc) << error;
+  EXPECT_EQ(*ev.result.offset, loc->offset);
 }
 
 }  // namespace

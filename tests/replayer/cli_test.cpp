@@ -241,8 +241,9 @@ std::vector<Project> projects() {
 
 class ReplayEqualsRun : public ::testing::TestWithParam<Project> {};
 
-// `replay --to end --print-state` prints what the recording run printed, and `replay --to K
-// --print-state` what `run --cycles K+1 --print-state` prints. For a program that faults, both
+// `trace verify` finds the trace faithful, `replay --to end --print-state` prints what the
+// recording run printed, and `replay --to K --print-state` what `run --cycles K+1 --print-state`
+// prints. For a program that faults, both
 // the run and `--to end` show the state at the faulting statement: before it ran (the replay
 // pauses there) on one side, after it faulted on the other. A statement that faults writes
 // nothing before the fault in every golden program, so the two are compared as equal too.
@@ -261,6 +262,11 @@ TEST_P(ReplayEqualsRun, AtTheEndAndAfterEarlierCycles) {
   ASSERT_EQ(end.exitCode, 0) << describe(end);
   EXPECT_EQ(end.out, recorded.out) << firstDifference(recorded.out, end.out);
   EXPECT_EQ(end.err.find("diverge"), std::string::npos) << end.err;
+
+  // Every cycle re-executes to its recorded digest, and every keyframe to its image.
+  const CliResult verified = scanback("trace verify " + q(tracePath));
+  EXPECT_EQ(verified.exitCode, 0) << describe(verified);
+  EXPECT_NE(verified.out.find("result              faithful"), std::string::npos) << verified.out;
 
   uint64_t cycles = 0;
   {

@@ -321,3 +321,45 @@ TEST_F(Export, BadArgumentsAreUsageErrorsNamingWhatIsWrong) {
 }
 
 }  // namespace
+
+namespace {
+
+// WSTRING and WCHAR signals: a VCD string of the text's UTF-8 bytes (escaped as the VCD needs),
+// and in the CSV the text as the Variables view shows it ("..." in double quotes).
+TEST(ExportWString, VcdAndCsvCarryTheTextAsUtf8) {
+  trace::testing::TempDir dir;
+  const std::string golden = (fs::path(SCANBACK_SOURCE_DIR) / "tests" / "golden" / "wstring_basic.st").string();
+  const std::string tracePath = (dir.path / "w.trace").string();
+  const Result run = scanback("run " + quote(golden) + " --cycles 3 --quiet --record " + quote(tracePath));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+
+  const std::string csv = (dir.path / "w.csv").string();
+  Result r = scanback("trace export " + quote(tracePath) + " --csv " + quote(csv) + " --vars 'Main.grow,Main.c'");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::istringstream lines(readText(csv));
+  std::string line;
+  ASSERT_TRUE(std::getline(lines, line));
+  EXPECT_EQ(splitCsv(line), (std::vector<std::string>{"cycle", "time", "Main.grow", "Main.c"}));
+  std::vector<std::string> grow;
+  while (std::getline(lines, line)) {
+    const std::vector<std::string> row = splitCsv(line);
+    ASSERT_EQ(row.size(), 4u) << line;
+    grow.push_back(row[2]);
+    EXPECT_EQ(row[3], "\"€\"");
+  }
+  EXPECT_EQ(grow, (std::vector<std::string>{"\"é\"", "\"éé\"", "\"ééé\""}));
+
+  const std::string vcd = (dir.path / "w.vcd").string();
+  r = scanback("trace export " + quote(tracePath) + " --vcd " + quote(vcd) + " --vars 'Main.grow'");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::string text = readText(vcd);
+  EXPECT_NE(text.find("$var string 1 "), std::string::npos) << text;
+  std::vector<std::string> values;
+  std::istringstream in(text);
+  std::string change;
+  while (std::getline(in, change))  // a string value change: s<text> <id>
+    if (change.size() > 1 && change[0] == 's') values.push_back(vcdString(change.substr(1, change.find(' ') - 1)));
+  EXPECT_EQ(values, (std::vector<std::string>{"é", "éé", "ééé"})) << text;
+}
+
+}  // namespace

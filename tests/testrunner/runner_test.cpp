@@ -121,6 +121,18 @@ TEST(TestRunner, EachAssertionFailsWithItsMessage) {
   EXPECT_EQ(outcome(vars, "ASSERT_GREATER(x, 7);"), "tests.st:3:1: T: ASSERT_GREATER failed: expected 2 > 7");
 }
 
+TEST(TestRunner, WStringAssertionsShowTheTextInDoubleQuotes) {
+  const std::string vars = "VAR w : WSTRING := \"Grüße\"; c : WCHAR := WCHAR#\"€\"; END_VAR";
+  EXPECT_EQ(outcome(vars, "ASSERT_EQUAL(\"Grüße\", w);\nASSERT_NOT_EQUAL(\"x\", w);\nASSERT_LESS(\"A\", w);"),
+            "passed");
+  EXPECT_EQ(outcome(vars, "ASSERT_EQUAL(\"Grüsse\", w);"),
+            "tests.st:3:1: T: ASSERT_EQUAL failed: expected \"Grüsse\", got \"Grüße\"");
+  EXPECT_EQ(outcome(vars, "ASSERT_GREATER(\"A\", LEFT(w, 2));"),
+            "tests.st:3:1: T: ASSERT_GREATER failed: expected \"A\" > \"Gr\"");
+  EXPECT_EQ(outcome(vars, "ASSERT_EQUAL(WCHAR#\"A\", c);"),
+            "tests.st:3:1: T: ASSERT_EQUAL failed: expected \"A\", got \"€\"");
+}
+
 TEST(TestRunner, AFailedAssertionEndsTheTest) {
   // The second assertion would fail too, and the assignment after the first would change x: the
   // test stops at the first failure, like a fault.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -337,12 +338,48 @@ TEST(Lexer, StringErrorsAreLocatedAndLexingContinues) {
   EXPECT_EQ(u.tokens[3].span.line, 2u);
 }
 
-TEST(Lexer, WStringIsRejected) {
-  Lexed l = lexText("s := \"wide\";");
-  EXPECT_EQ(l.diag.errorCount(), 1u);
-  EXPECT_NE(l.errors().find("t.st:1:6: error: WSTRING is not supported"), std::string::npos) << l.errors();
-  EXPECT_EQ(l.tokens[2].kind, TokenKind::StringLiteral);
-  EXPECT_EQ(l.tokens[3].kind, TokenKind::Semicolon);
+// The UTF-16 units of a WSTRING literal token, little-endian as stringValue holds them.
+std::u16string unitsOf(const Token& t) {
+  std::u16string u(t.stringValue.size() / 2, u'\0');
+  std::memcpy(u.data(), t.stringValue.data(), u.size() * 2);
+  return u;
+}
+
+TEST(Lexer, WStringLiteralsAreUtf16Units) {
+  Lexed l = lexText("s := \"wide\" \"$\"$$$N$L$R$T$P'$'\" \"$00e9$D83D$de00\" \"é€😀\";");
+  EXPECT_EQ(l.diag.errorCount(), 0u) << l.errors();
+  ASSERT_EQ(l.tokens[2].kind, TokenKind::StringLiteral);
+  EXPECT_EQ(l.tokens[2].typePrefix, "WSTRING");
+  EXPECT_EQ(unitsOf(l.tokens[2]), u"wide");
+  EXPECT_EQ(unitsOf(l.tokens[3]), u"\"$\n\n\r\t\f''");
+  EXPECT_EQ(unitsOf(l.tokens[4]), u"\u00e9\U0001F600");        // $XXXX is one unit: a surrogate pair by hand
+  EXPECT_EQ(unitsOf(l.tokens[5]), u"\u00e9\u20ac\U0001F600");  // UTF-8 source to UTF-16
+  EXPECT_EQ(l.tokens[6].kind, TokenKind::Semicolon);
+}
+
+TEST(Lexer, TypedStringLiterals) {
+  Lexed l = lexText("WSTRING#\"a\" WCHAR#\"b\" STRING#'c' wstring#\"d\"");
+  EXPECT_EQ(l.diag.errorCount(), 0u) << l.errors();
+  EXPECT_EQ(l.tokens[0].typePrefix, "WSTRING");
+  EXPECT_EQ(unitsOf(l.tokens[0]), u"a");
+  EXPECT_EQ(l.tokens[1].typePrefix, "WCHAR");
+  EXPECT_EQ(unitsOf(l.tokens[1]), u"b");
+  EXPECT_EQ(l.tokens[2].typePrefix, "STRING");
+  EXPECT_EQ(l.tokens[2].stringValue, "c");
+  EXPECT_EQ(l.tokens[3].typePrefix, "WSTRING");
+}
+
+TEST(Lexer, WStringLiteralErrors) {
+  Lexed bad = lexText("s := \"a$Qb\";");
+  EXPECT_NE(bad.errors().find("t.st:1:8: error: invalid escape '$Q' in WSTRING"), std::string::npos) << bad.errors();
+  EXPECT_EQ(bad.tokens[3].kind, TokenKind::Semicolon);
+  Lexed open = lexText("s := \"abc\nx");
+  EXPECT_NE(open.errors().find("t.st:1:6: error: unterminated WSTRING literal"), std::string::npos) << open.errors();
+  Lexed quotes = lexText("WSTRING#'a' STRING#\"b\"");
+  EXPECT_NE(quotes.errors().find("WSTRING# takes a \"...\" literal"), std::string::npos) << quotes.errors();
+  EXPECT_NE(quotes.errors().find("STRING# takes a '...' literal"), std::string::npos) << quotes.errors();
+  Lexed utf8 = lexText("s := \"a\xff\";");
+  EXPECT_NE(utf8.errors().find("invalid UTF-8 in a WSTRING literal"), std::string::npos) << utf8.errors();
 }
 
 TEST(Lexer, DirectAddresses) {

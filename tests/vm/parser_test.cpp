@@ -110,7 +110,10 @@ std::string dumpType(const TypeRef* t) {
   if (!t) return "<null>";
   switch (t->kind) {
     case TypeRefKind::Named: return t->name;
-    case TypeRefKind::String: return t->length ? "STRING[" + dump(t->length.get()) + "]" : "STRING";
+    case TypeRefKind::String: {
+      const std::string name = t->wide ? "WSTRING" : "STRING";
+      return t->length ? name + "[" + dump(t->length.get()) + "]" : name;
+    }
     case TypeRefKind::Array: {
       std::string s = "ARRAY[";
       for (size_t i = 0; i < t->dims.size(); ++i)
@@ -759,11 +762,15 @@ TEST(ParserDecl, TypeBlock) {
   EXPECT_EQ(t[11].name, "Second");
 }
 
-TEST(ParserDecl, WStringTypeIsRejected) {
-  auto p = parse("PROGRAM P VAR w : WSTRING[10]; x : INT; END_VAR END_PROGRAM");
-  EXPECT_EQ(p->diag.errorCount(), 1u) << p->errors();
-  EXPECT_TRUE(hasError(*p, "t.st:1:19: error: WSTRING is not supported"));
-  EXPECT_EQ(p->unit.pous.at(0).vars.size(), 2u);
+TEST(ParserDecl, WStringTypes) {
+  auto p = parse("PROGRAM P VAR w : WSTRING[10]; v, u : WSTRING; s : STRING(4); END_VAR END_PROGRAM");
+  EXPECT_EQ(p->diag.errorCount(), 0u) << p->errors();
+  const auto& vars = p->unit.pous.at(0).vars;
+  ASSERT_EQ(vars.size(), 4u);
+  EXPECT_EQ(dumpType(vars[0].type.get()), "WSTRING[10]");
+  EXPECT_EQ(dumpType(vars[1].type.get()), "WSTRING");  // each name of a list has its own copy
+  EXPECT_EQ(dumpType(vars[2].type.get()), "WSTRING");
+  EXPECT_EQ(dumpType(vars[3].type.get()), "STRING[4]");
 }
 
 TEST(ParserDecl, StructAndEnumOnlyInTypeBlocks) {

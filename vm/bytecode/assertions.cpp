@@ -38,9 +38,9 @@ std::optional<AssertKind> assertKindNamed(std::string_view upperName) {
 }
 
 std::string assertionMessage(AssertKind kind, bool quoted, std::string_view expected, std::string_view actual,
-                             std::string_view tolerance) {
-  const std::string e = quoted ? fmt::format("'{}'", expected) : std::string(expected);
-  const std::string a = quoted ? fmt::format("'{}'", actual) : std::string(actual);
+                             std::string_view tolerance, char quote) {
+  const std::string e = quoted ? fmt::format("{0}{1}{0}", quote, expected) : std::string(expected);
+  const std::string a = quoted ? fmt::format("{0}{1}{0}", quote, actual) : std::string(actual);
   const std::string_view name = assertName(kind);
   switch (kind) {
     case AssertKind::True: return fmt::format("{} failed: expected TRUE, got FALSE", name);

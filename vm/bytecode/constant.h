@@ -16,7 +16,8 @@ struct ConstValue {
   Kind kind = Kind::None;
   Int128 i = 0;
   double r = 0.0;
-  std::string s;
+  std::string s;      // String: the bytes of a STRING; of a WSTRING (`wide`), its UTF-16 units, little-endian
+  bool wide = false;  // String: a WSTRING
 
   static ConstValue ofInt(Int128 v) {
     ConstValue c;
@@ -42,6 +43,13 @@ struct ConstValue {
     c.s = std::move(v);
     return c;
   }
+  static ConstValue ofWideString(std::string utf16le) {
+    ConstValue c = ofString(std::move(utf16le));
+    c.wide = true;
+    return c;
+  }
+  // String: its length in characters (bytes, or UTF-16 units when wide).
+  size_t stringUnits() const { return wide ? s.size() / 2 : s.size(); }
 };
 
 // The decimal text of a 128-bit integer ("-170141183460469231731687303715884105728" included).

@@ -67,6 +67,8 @@
   X(ST1, "oko", "1 byte at ref + k = s") X(ST2, "oko", "2 bytes at ref + k = s")              \
   X(ST4, "oko", "4 bytes at ref + k = s") X(ST8, "oko", "8 bytes at ref + k = s")             \
   X(STN, "okok", "k bytes at ref + k = s")                                                    \
+  X(PCHK, "okk", "a dereference: fault unless ref a is NULL or its k bytes lie inside one variable (an instance if k2)") \
+  X(PVALID, "ookk", "d (BOOL) = ref a is not NULL and its k bytes lie inside one variable (an instance if k2)") \
   X(ELD1, "oookk", "d = base[idx - lo] (1-byte elements, count k)")                           \
   X(ELD2, "oookk", "d = base[idx - lo] (2-byte elements)")                                    \
   X(ELD4, "oookk", "d = base[idx - lo] (4-byte elements)")                                    \
@@ -185,7 +187,23 @@
   X(AFAIL, "kooo", "a test's failed assertion k: fault with the texts (STRING) of its operands") \
   X(ELEMPD, "ookoo", "d (REF) = ref+k + (idx - lo) * stride, lo/count/stride at e (ARRAY[*]); fault when out of range") \
   X(FAULT, "k", "raise fault k (reached code that must not run)") \
-  X(CALLV, "kko", "call method slot k, frame k bytes up, THIS = the instance referenced by o")
+  X(CALLV, "kko", "call method slot k, frame k bytes up, THIS = the instance referenced by o") \
+  X(WSMOV, "oko", "WSTRING d (capacity k) = s, truncated")                                    \
+  X(WSCAT, "okoo", "WSTRING d = CONCAT(a, b)")                                                \
+  X(WSLEN, "oo", "d (INT) = LEN(WSTRING s)")                                                  \
+  X(WSLEFT, "okoo", "WSTRING d = LEFT(s, n (I64))")                                          \
+  X(WSRIGHT, "okoo", "WSTRING d = RIGHT(s, n (I64))")                                        \
+  X(WSMID, "okooo", "WSTRING d = MID(s, len, pos) (I64)")                                    \
+  X(WSINS, "okooo", "WSTRING d = INSERT(a, b, pos)")                                         \
+  X(WSDEL, "okooo", "WSTRING d = DELETE(s, len, pos)")                                       \
+  X(WSREPL, "okoooo", "WSTRING d = REPLACE(a, b, len, pos)")                                 \
+  X(WSFIND, "ooo", "d (INT) = FIND(a, b) (WSTRING)")                                          \
+  X(WSEQ, "ooo", "d = a = b (WSTRING)") X(WSNE, "ooo", "d = a <> b (WSTRING)")               \
+  X(WSLT, "ooo", "d = a < b (WSTRING, by code units)") X(WSLE, "ooo", "d = a <= b (WSTRING)") \
+  X(WSWIDEN, "oko", "WSTRING d = STRING s (UTF-8 decoded)")                                   \
+  X(WSNARROW, "okko", "STRING d = WSTRING s: k 0 non-ASCII as '?', 1 UTF-8")                 \
+  X(WSFROMC, "oko", "WSTRING d = the WCHAR s")                                                \
+  X(WSTOC, "oo", "d (WCHAR) = first unit of WSTRING s, 0 when empty")
 // clang-format on
 
 namespace scanback {
@@ -258,7 +276,12 @@ enum class FaultCode : uint32_t {
   Unreachable,
   AssertionFailed,  // a unit test's ASSERT_* (the detail is its message)
   BadTimeAdvance,   // a unit test's ADVANCE_TIME by a negative time, or past the clock's end
+  OutsideVariable,  // a dereferenced pointer's bytes are not all inside one variable
 };
 std::string_view faultText(FaultCode code);
+
+// WSNARROW's k operand: how a WSTRING becomes a STRING. Ascii: every character outside ASCII
+// becomes '?' (WSTRING_TO_STRING); Utf8: its UTF-8 encoding (how scanback shows a WSTRING).
+enum class Narrowing : uint32_t { Ascii = 0, Utf8 = 1 };
 
 }  // namespace scanback

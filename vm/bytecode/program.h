@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "vm/bytecode/areas.h"
 #include "vm/bytecode/constant.h"
 #include "vm/bytecode/opcodes.h"
 #include "vm/bytecode/symbols.h"
@@ -95,6 +96,8 @@ struct Program {
   std::vector<uint32_t> dispatch;
   uint32_t dispatchSlots = 0;
   std::vector<const Type*> classes;  // index 0 unused
+  // The variables' areas, where a dereferenced pointer may reach (PCHK, docs/language.md).
+  ProgramAreas areas;
 
   uint32_t imageSize() const { return static_cast<uint32_t>(initialImage.size()); }
   // The statement owning the code at pc, or UINT32_MAX.

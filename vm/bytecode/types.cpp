@@ -58,6 +58,7 @@ Prim primOf(const Type& t) {
     case TypeKind::USInt:
     case TypeKind::Byte: return Prim::U8;
     case TypeKind::UInt:
+    case TypeKind::WChar:
     case TypeKind::Word: return Prim::U16;
     case TypeKind::UDInt:
     case TypeKind::DWord:
@@ -90,7 +91,7 @@ constexpr ElementaryDef kElementary[] = {
     {TypeKind::Byte, "BYTE", 1},       {TypeKind::Word, "WORD", 2},        {TypeKind::DWord, "DWORD", 4},
     {TypeKind::LWord, "LWORD", 8},     {TypeKind::Real, "REAL", 4},        {TypeKind::LReal, "LREAL", 8},
     {TypeKind::Time, "TIME", 8},       {TypeKind::LTime, "LTIME", 8},      {TypeKind::Date, "DATE", 8},
-    {TypeKind::Tod, "TIME_OF_DAY", 8}, {TypeKind::Dt, "DATE_AND_TIME", 8},
+    {TypeKind::Tod, "TIME_OF_DAY", 8}, {TypeKind::Dt, "DATE_AND_TIME", 8}, {TypeKind::WChar, "WCHAR", 2},
 };
 }  // namespace
 
@@ -129,6 +130,20 @@ Type TypeTable::makeString(uint32_t capacity) {
   return t;
 }
 
+// [u16 length in units][capacity + 1 units]: the unit after the text is kept 0, as CODESYS
+// terminates a WSTRING.
+Type TypeTable::makeWideString(uint32_t capacity) {
+  Type t;
+  t.kind = TypeKind::String;
+  t.wide = true;
+  t.capacity = capacity;
+  t.name = capacity == 80 ? "WSTRING" : fmt::format("WSTRING[{}]", capacity);
+  t.size = 2 + 2 * (capacity + 1);
+  t.align = 2;
+  t.init.assign(t.size, 0);
+  return t;
+}
+
 Type TypeTable::makeRef(const Type* target) {
   Type t;
   t.kind = TypeKind::Ref;
@@ -155,6 +170,11 @@ const Type* TypeTable::pointerTo(const Type* target) {
 const Type* TypeTable::string(uint32_t capacity) {
   if (auto it = strings_.find(capacity); it != strings_.end()) return it->second;
   return strings_[capacity] = add(makeString(capacity));
+}
+
+const Type* TypeTable::wideString(uint32_t capacity) {
+  if (auto it = wideStrings_.find(capacity); it != wideStrings_.end()) return it->second;
+  return wideStrings_[capacity] = add(makeWideString(capacity));
 }
 
 const Type* TypeTable::refTo(const Type* target) {

@@ -37,7 +37,8 @@ enum class TypeKind : uint8_t {
   Date,
   Tod,
   Dt,
-  String,
+  WChar,   // one UTF-16 code unit (Ed.3): 2 bytes, no arithmetic
+  String,  // STRING, or WSTRING when `wide`
   Enum,
   Subrange,
   Struct,
@@ -84,7 +85,8 @@ struct Type {
   uint32_t size = 0;
   uint32_t align = 1;
   const Type* base = nullptr;       // Enum/Subrange: underlying elementary type; Array: element; Ref: target
-  uint32_t capacity = 0;            // String: maximum length in bytes
+  uint32_t capacity = 0;            // String: maximum length in characters (bytes; UTF-16 units when wide)
+  bool wide = false;                // String: a WSTRING (UTF-16 code units of 2 bytes)
   int64_t lower = 0, upper = 0;     // Subrange bounds
   std::vector<EnumMember> members;  // Enum
   std::vector<Variable> fields;     // Struct fields; FunctionBlock instance variables (add with addField)
@@ -105,6 +107,8 @@ struct Type {
   bool isClass = false;                 // FunctionBlock: a CLASS (no body, never called)
   std::vector<const Type*> interfaces;  // FunctionBlock: every interface it implements (inherited ones too);
                                         // interface: itself and every interface it extends
+  bool isWideString() const { return kind == TypeKind::String && wide; }
+  uint32_t unitBytes() const { return wide ? 2 : 1; }  // String: bytes per character
   bool isInterface() const { return kind == TypeKind::Ref && interface; }
   // This FunctionBlock type is `other` or extends it (directly or not).
   bool derivesFrom(const Type* other) const {
@@ -127,7 +131,7 @@ struct Type {
   bool isTimeLike() const { return kind >= TypeKind::Time && kind <= TypeKind::Dt; }
   // Stored as one machine value (integer, real, time, enum, subrange, BOOL, REF).
   bool isScalar() const {
-    return kind <= TypeKind::Dt || kind == TypeKind::Enum || kind == TypeKind::Subrange || kind == TypeKind::Ref;
+    return kind <= TypeKind::WChar || kind == TypeKind::Enum || kind == TypeKind::Subrange || kind == TypeKind::Ref;
   }
   uint64_t elementCount() const;                       // Array: product of dims
   std::vector<uint64_t> strides() const;               // Array: bytes per step of each dimension (row-major)
@@ -149,12 +153,14 @@ class TypeTable {
  public:
   // The types string() and refTo() hold, for tables of types kept elsewhere.
   static Type makeString(uint32_t capacity);
+  static Type makeWideString(uint32_t capacity);
   static Type makeRef(const Type* target);
   static Type makePointer(const Type* target);
   TypeTable();
   const Type* elementary(TypeKind kind) const { return elementary_[static_cast<size_t>(kind)]; }
   const Type* findElementary(std::string_view upperName) const;  // "INT", "TOD", ... or null
   const Type* string(uint32_t capacity);
+  const Type* wideString(uint32_t capacity);
   const Type* refTo(const Type* target);
   const Type* pointerTo(const Type* target);
   const Type* array(const Type* element, std::vector<ArrayDim> dims);
@@ -164,6 +170,7 @@ class TypeTable {
   std::deque<std::unique_ptr<Type>> owned_;
   const Type* elementary_[static_cast<size_t>(TypeKind::Void) + 1] = {};
   std::map<uint32_t, const Type*> strings_;        // by capacity
+  std::map<uint32_t, const Type*> wideStrings_;    // by capacity
   std::map<const Type*, const Type*> references_;  // by target
   std::map<const Type*, const Type*> pointers_;    // by target
   // by element and bounds

@@ -173,6 +173,7 @@ class CompilerTypes : public sema::TypeSource {
   explicit CompilerTypes(Compiler& c) : c_(c) {}
   const Type* elementary(TypeKind kind) const override;
   const Type* string(uint32_t capacity) override;
+  const Type* wideString(uint32_t capacity) override;
   const Type* refTo(const Type* target) override;
   const Type* pointerTo(const Type* target) override;
   const Type* errorType() const override;
@@ -320,6 +321,24 @@ class Compiler {
   bool jumpOnElements(const sema::Expr& cond, const Value& a, const Value& b, bool jumpIf, Label target);
   bool jumpOnElement(const Value& element, bool jumpIf, Label target);  // IF flags[i] THEN
   Value lowerBit(const sema::Expr& e);
+  // ---- pointers.cpp
+  // `e` (a Deref): the place its REF designates, checked to lie inside one variable (PCHK)
+  // unless `checked` is false or the compiler can prove it.
+  Value lowerDeref(const sema::Expr& e, bool checked);
+  // A dereference's area check (PCHK) that an operand of SEL or MUX emits only once chosen.
+  struct DeferredCheck {
+    uint32_t ref = 0;
+    uint32_t size = 0;  // 0: none
+    bool instance = false;
+  };
+  static const sema::Expr* outermostDeref(const sema::Expr* e);
+  // lowerBase(operand), its outermost dereference's check left in `check` (for emitCheck()).
+  Value lowerDeferringCheck(const sema::Expr& operand, DeferredCheck& check);
+  void emitCheck(const DeferredCheck& check);
+  const sema::Expr* deferredDeref_ = nullptr;
+  DeferredCheck deferredCheck_;
+  // __ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER (sema::Op): a BOOL.
+  Value lowerPointerOperation(const sema::Expr& e);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);
   Place subPlace(const Place& base, const Variable& field);
   Place absolutePlace(const Variable& v);

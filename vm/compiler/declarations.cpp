@@ -240,7 +240,7 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
         }
         cap = *n;
       }
-      return types_->string(static_cast<uint32_t>(cap));
+      return ref.wide ? types_->wideString(static_cast<uint32_t>(cap)) : types_->string(static_cast<uint32_t>(cap));
     }
     case ast::TypeRefKind::Array: {
       if (ref.open) return openArrayType(ref);
@@ -705,9 +705,13 @@ void Compiler::writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type
       error(span, fmt::format("expected a string for {}", type->name));
       return;
     }
-    const uint16_t n = static_cast<uint16_t>(std::min<size_t>(c.s.size(), type->capacity));
+    if (c.wide != type->wide) {
+      error(span, fmt::format("expected a {} for {}", type->wide ? "WSTRING" : "STRING", type->name));
+      return;
+    }
+    const uint16_t n = static_cast<uint16_t>(std::min<size_t>(c.stringUnits(), type->capacity));
     std::memcpy(p, &n, 2);
-    std::memcpy(p + 2, c.s.data(), n);
+    std::memcpy(p + 2, c.s.data(), size_t{n} * type->unitBytes());
     return;
   }
   if (!type->isScalar()) {

@@ -43,11 +43,12 @@ uint32_t Compiler::constBytes(const std::vector<uint8_t>& bytes, uint32_t align)
 uint32_t Compiler::constOperand(const Type* type, const ConstValue& c, const SourceSpan& span) {
   std::vector<uint8_t> bytes(type->size, 0);
   if (type->kind == TypeKind::String) {
-    // A string constant needs only its own length of capacity.
-    bytes.assign(2 + c.s.size(), 0);
-    const uint16_t n = static_cast<uint16_t>(std::min<size_t>(c.s.size(), 65535));
+    // A string constant needs only its own length of capacity (and a WSTRING its terminating 0).
+    const uint32_t unit = type->unitBytes();
+    const uint16_t n = static_cast<uint16_t>(std::min<size_t>(c.stringUnits(), 65535));
+    bytes.assign(2 + n * unit + (unit == 2 ? 2 : 0), 0);
     std::memcpy(bytes.data(), &n, 2);
-    std::memcpy(bytes.data() + 2, c.s.data(), n);
+    std::memcpy(bytes.data() + 2, c.s.data(), size_t{n} * unit);
   } else {
     writeConst(bytes, 0, type, c, span);
   }
@@ -308,12 +309,12 @@ void Compiler::store(const Place& dst, Value c) {
   if (type->kind == TypeKind::String) {
     const uint32_t src = readOperand(c, {});
     if (dst.kind == Place::Kind::Direct) {
-      if (src != dst.operand) emit(Op::SMOV, {o(dst.operand), o(type->capacity), o(src)});
+      if (src != dst.operand) emit(stringOp(Op::SMOV, type->wide), {o(dst.operand), o(type->capacity), o(src)});
       return;
     }
     // Through a reference: truncate into a temporary of the target's size, then copy it.
     const uint32_t t = allocTemp(type);
-    emit(Op::SMOV, {o(t), o(type->capacity), o(src)});
+    emit(stringOp(Op::SMOV, type->wide), {o(t), o(type->capacity), o(src)});
     c = directValue(type, t);
   }
   if (dst.kind == Place::Kind::Direct && c.place.kind == Place::Kind::Element && !c.isConst && c.type &&
@@ -538,7 +539,8 @@ Value Compiler::lowerOperation(const sema::Expr& e, const Place* dest) {
     case sema::Op::StrGt:
     case sema::Op::StrGe: {
       const Comparison cmp = comparison(e.op);
-      emit(cmp.family, {o(out), o(x[cmp.swap ? 1 : 0]), o(x[cmp.swap ? 0 : 1])});
+      emit(stringOp(cmp.family, sema::valueBase(e.a[0]->type)->wide),
+           {o(out), o(x[cmp.swap ? 1 : 0]), o(x[cmp.swap ? 0 : 1])});
       break;
     }
     case sema::Op::And:
@@ -555,8 +557,19 @@ Value Compiler::lowerOperation(const sema::Expr& e, const Place* dest) {
     case sema::Op::Trunc: emit(fltOp(Op::TRUNC_F32, p), {o(out), o(x[0])}); break;
     case sema::Op::Idx64: emit(Op::IDX64, {o(out), o(x[0])}); break;
     case sema::Op::Now: emit(Op::NOW, {o(out)}); break;
-    case sema::Op::StrLen: emit(Op::SLEN, {o(out), o(x[0])}); break;
-    case sema::Op::StrFind: emit(Op::SFIND, {o(out), o(x[0]), o(x[1])}); break;
+    case sema::Op::StrLen: emit(stringOp(Op::SLEN, sema::valueBase(e.a[0]->type)->wide), {o(out), o(x[0])}); break;
+    case sema::Op::StrFind:
+      emit(stringOp(Op::SFIND, sema::valueBase(e.a[0]->type)->wide), {o(out), o(x[0]), o(x[1])});
+      break;
+    case sema::Op::WideFromStr: emit(Op::WSWIDEN, {o(out), o(sema::valueBase(e.type)->capacity), o(x[0])}); break;
+    case sema::Op::StrFromWide:
+    case sema::Op::Utf8FromWide: {
+      const Narrowing how = e.op == sema::Op::Utf8FromWide ? Narrowing::Utf8 : Narrowing::Ascii;
+      emit(Op::WSNARROW, {o(out), o(sema::valueBase(e.type)->capacity), o(static_cast<uint32_t>(how)), o(x[0])});
+      break;
+    }
+    case sema::Op::WideFromWChar: emit(Op::WSFROMC, {o(out), o(sema::valueBase(e.type)->capacity), o(x[0])}); break;
+    case sema::Op::WCharFromWide: emit(Op::WSTOC, {o(out), o(x[0])}); break;
     case sema::Op::ToI64: emit(Op::STO_I64, {o(out), o(x[0])}); break;
     case sema::Op::ToU64: emit(Op::STO_U64, {o(out), o(x[0])}); break;
     case sema::Op::ToF64: emit(Op::STO_F64, {o(out), o(x[0])}); break;
@@ -602,17 +615,11 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
     }
     case sema::ExprKind::Element: return lowerElement(e);
     case sema::ExprKind::Bit: return lowerBit(e);
-    case sema::ExprKind::Deref: {
-      const Value v = lower(*e.a[0]);
-      Value r;
-      r.type = e.type;
-      r.place.kind = Place::Kind::Indirect;
-      r.place.type = e.type;
-      r.place.operand = readOperand(v, e.span);
-      return r;
-    }
+    case sema::ExprKind::Deref: return lowerDeref(e, true);
     case sema::ExprKind::AddressOf: {
-      const Value v = lower(*e.a[0]);
+      // ADR(p^) is p: nothing is read or written through it.
+      const sema::Expr& of = *e.a[0];
+      const Value v = of.kind == sema::ExprKind::Deref ? lowerDeref(of, false) : lower(of);
       return directValue(e.type, addressOf(v.place));
     }
     case sema::ExprKind::Convert:
@@ -633,6 +640,8 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
     case sema::ExprKind::Operation:
       if (e.op == sema::Op::Idx64 && e.atRead) return applyConversion(lower(*e.a[0]), e);
       if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound) return lowerOpenBound(e);
+      if (e.op == sema::Op::IsValidRef || e.op == sema::Op::QueryInterface || e.op == sema::Op::QueryPointer)
+        return lowerPointerOperation(e);
       if (e.op == sema::Op::AdvanceTime) {
         lowerAdvanceTime(e);
         return Value{};

@@ -91,14 +91,18 @@ Value Compiler::lowerMinMax(const sema::Expr& e, const Place* dest) {
 
 Value Compiler::lowerSelect(const sema::Expr& e) {
   std::vector<Value> vals;
-  for (const sema::Expr* a : e.a) vals.push_back(lowerBase(*a));
+  std::vector<DeferredCheck> checks(e.a.size());  // only the chosen operand is read
+  for (size_t i = 0; i < e.a.size(); ++i) vals.push_back(lowerDeferringCheck(*e.a[i], checks[i]));
+  emitCheck(checks[0]);
   const uint32_t choice = readConverted(*e.a[0], vals[0], e.span);
   Value r = tempValue(e.type);
   Label second = newLabel(), done = newLabel();
   emit(Op::JT, {o(choice), lab(second)});
+  emitCheck(checks[1]);
   store(r.place, converted(*e.a[1], vals[1]));
   emit(Op::JMP, {lab(done)});
   bind(second);
+  emitCheck(checks[2]);
   store(r.place, converted(*e.a[2], vals[2]));
   bind(done);
   return r;
@@ -106,7 +110,9 @@ Value Compiler::lowerSelect(const sema::Expr& e) {
 
 Value Compiler::lowerMux(const sema::Expr& e) {
   std::vector<Value> vals;
-  for (const sema::Expr* a : e.a) vals.push_back(lowerBase(*a));
+  std::vector<DeferredCheck> checks(e.a.size());  // only the chosen input is read
+  for (size_t i = 0; i < e.a.size(); ++i) vals.push_back(lowerDeferringCheck(*e.a[i], checks[i]));
+  emitCheck(checks[0]);
   const Type* dint = types_->elementary(TypeKind::DInt);
   const uint32_t inputs = static_cast<uint32_t>(e.a.size() - 1);
   const uint32_t k = readConverted(*e.a[0], vals[0], e.span);
@@ -123,6 +129,7 @@ Value Compiler::lowerMux(const sema::Expr& e) {
   emitVec(Op::JTAB, ops);
   for (uint32_t i = 0; i < inputs; ++i) {
     bind(cases[i]);
+    emitCheck(checks[i + 1]);
     store(r.place, converted(*e.a[i + 1], vals[i + 1]));
     emit(Op::JMP, {lab(done)});
   }
@@ -143,13 +150,15 @@ Value Compiler::lowerString(const sema::Expr& e, const std::vector<uint32_t>& x,
   }
   const uint32_t out = r.place.operand;
   const uint32_t cap = sema::valueBase(r.type)->capacity;
+  const bool wide = sema::valueBase(r.type)->wide;
+  auto op = [wide](Op narrow) { return stringOp(narrow, wide); };
   switch (e.op) {
-    case sema::Op::StrLeft: emit(Op::SLEFT, {o(out), o(cap), o(x[0]), o(x[1])}); break;
-    case sema::Op::StrRight: emit(Op::SRIGHT, {o(out), o(cap), o(x[0]), o(x[1])}); break;
-    case sema::Op::StrMid: emit(Op::SMID, {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
-    case sema::Op::StrDelete: emit(Op::SDEL, {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
-    case sema::Op::StrInsert: emit(Op::SINS, {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
-    case sema::Op::StrReplace: emit(Op::SREPL, {o(out), o(cap), o(x[0]), o(x[1]), o(x[2]), o(x[3])}); break;
+    case sema::Op::StrLeft: emit(op(Op::SLEFT), {o(out), o(cap), o(x[0]), o(x[1])}); break;
+    case sema::Op::StrRight: emit(op(Op::SRIGHT), {o(out), o(cap), o(x[0]), o(x[1])}); break;
+    case sema::Op::StrMid: emit(op(Op::SMID), {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
+    case sema::Op::StrDelete: emit(op(Op::SDEL), {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
+    case sema::Op::StrInsert: emit(op(Op::SINS), {o(out), o(cap), o(x[0]), o(x[1]), o(x[2])}); break;
+    case sema::Op::StrReplace: emit(op(Op::SREPL), {o(out), o(cap), o(x[0]), o(x[1]), o(x[2]), o(x[3])}); break;
     default: {  // CONCAT: pairwise, through temporaries as long as all the parts
       uint64_t total = 0;
       for (const sema::Expr* a : e.a) total += capacityOf(a);
@@ -157,11 +166,11 @@ Value Compiler::lowerString(const sema::Expr& e, const std::vector<uint32_t>& x,
       uint32_t acc = x[0];
       for (size_t i = 1; i < x.size(); ++i) {
         const bool last = i + 1 == x.size();
-        const uint32_t next = last ? out : allocTemp(types_->string(inner));
-        emit(Op::SCAT, {o(next), o(last ? cap : inner), o(acc), o(x[i])});
+        const uint32_t next = last ? out : allocTemp(wide ? types_->wideString(inner) : types_->string(inner));
+        emit(op(Op::SCAT), {o(next), o(last ? cap : inner), o(acc), o(x[i])});
         acc = next;
       }
-      if (x.size() == 1) emit(Op::SMOV, {o(out), o(cap), o(acc)});
+      if (x.size() == 1) emit(op(Op::SMOV), {o(out), o(cap), o(acc)});
       break;
     }
   }

@@ -99,6 +99,28 @@ inline std::optional<Op> fromStringOp(sema::Op op) {
   }
 }
 
+// The STRING opcode, or its WSTRING twin (the same operands, in UTF-16 units) when `wide`.
+inline Op stringOp(Op narrow, bool wide) {
+  if (!wide) return narrow;
+  switch (narrow) {
+    case Op::SMOV: return Op::WSMOV;
+    case Op::SCAT: return Op::WSCAT;
+    case Op::SLEN: return Op::WSLEN;
+    case Op::SLEFT: return Op::WSLEFT;
+    case Op::SRIGHT: return Op::WSRIGHT;
+    case Op::SMID: return Op::WSMID;
+    case Op::SINS: return Op::WSINS;
+    case Op::SDEL: return Op::WSDEL;
+    case Op::SREPL: return Op::WSREPL;
+    case Op::SFIND: return Op::WSFIND;
+    case Op::SEQ: return Op::WSEQ;
+    case Op::SNE: return Op::WSNE;
+    case Op::SLT: return Op::WSLT;
+    case Op::SLE: return Op::WSLE;
+    default: return narrow;
+  }
+}
+
 // A string function whose result is a string (written into the destination when that is one).
 inline bool isStringResult(sema::Op op) {
   return op == sema::Op::StrLeft || op == sema::Op::StrRight || op == sema::Op::StrMid || op == sema::Op::StrConcat ||

@@ -10,6 +10,7 @@ namespace scanback::compiler {
 
 const Type* CompilerTypes::elementary(TypeKind kind) const { return c_.types_->elementary(kind); }
 const Type* CompilerTypes::string(uint32_t capacity) { return c_.types_->string(capacity); }
+const Type* CompilerTypes::wideString(uint32_t capacity) { return c_.types_->wideString(capacity); }
 const Type* CompilerTypes::refTo(const Type* target) { return c_.types_->refTo(target); }
 const Type* CompilerTypes::pointerTo(const Type* target) { return c_.types_->pointerTo(target); }
 const Type* CompilerTypes::errorType() const { return c_.errorType_; }

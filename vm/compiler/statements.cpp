@@ -402,6 +402,7 @@ void Compiler::finishProgram() {
       dedup.push_back(e);
   }
   p.lineTable = std::move(dedup);
+  p.areas = buildProgramAreas(p);
 
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);

@@ -48,7 +48,7 @@ Value Compiler::lowerAssertion(const sema::Expr& e) {
   }
   const Label holds = newLabel();
   lowerCondJump(*a.condition, true, holds);
-  std::vector<Opnd> operands{o(assertWord(a.kind, a.quoted))};
+  std::vector<Opnd> operands{o(assertWord(a.kind, a.quoted, a.wide))};
   for (const sema::Expr* text : a.texts) operands.push_back(o(lowerRead(*text)));
   while (operands.size() < 4) operands.push_back(o(0));  // texts the kind has not: never read
   emitVec(Op::AFAIL, operands);

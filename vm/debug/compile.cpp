@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include "vm/debug/expression_impl.h"
@@ -101,14 +102,15 @@ class Lowering {
     return n;
   }
 
-  Node* stringNode(StringFn fn, uint32_t cap, const SourceSpan& span, bool buffer) {
+  Node* stringNode(StringFn fn, uint32_t cap, const SourceSpan& span, bool buffer, bool wide = false) {
     Node* n = newNode(NodeKind::String, span);
     n->string = fn;
     n->cap = cap;
+    n->wide = wide;
     if (buffer) {
       impl_.scratchSize = (impl_.scratchSize + 1) & ~1u;
       n->buf = impl_.scratchSize;
-      impl_.scratchSize += kStringHeaderBytes + cap;
+      impl_.scratchSize += kStringHeaderBytes + (wide ? 2 * (cap + 1) : cap);
     }
     return n;
   }
@@ -123,8 +125,9 @@ class Lowering {
   const Node* constNode(const Type* type, const ConstValue& c, const SourceSpan& span) {
     const Type* base = valueBase(type);
     if (base->kind == TypeKind::String) {
-      Node* n = stringNode(strConstFn(), static_cast<uint32_t>(std::min<size_t>(c.s.size(), 65535)), span, false);
-      n->text = c.s.substr(0, 65535);
+      const size_t units = std::min<size_t>(c.stringUnits(), 65535);
+      Node* n = stringNode(strConstFn(), static_cast<uint32_t>(units), span, false, c.wide);
+      n->text = c.s.substr(0, c.wide ? 2 * units : units);
       return n;
     }
     const Prim prim = primOf(*base);
@@ -164,7 +167,7 @@ class Lowering {
     if (!v.isPlace) return v.node;
     const Type* t = valueBase(v.type);
     if (t->kind == TypeKind::String) {
-      Node* n = stringNode(strLoadFn(), t->capacity, span, false);
+      Node* n = stringNode(strLoadFn(), t->capacity, span, false, t->wide);
       n->a = v.node;
       return n;
     }
@@ -252,6 +255,7 @@ class Lowering {
       if (v.byReference) {
         Val ref = valueOf(slot.node, elem(TypeKind::UDInt));
         r = valueOf(derefPlace(read(ref, span), 0, v.type, span), v.type);
+        if (isOpenArray(v.type)) openArraySlots_[r.node] = slot.node;
       } else {
         r = slot;
       }
@@ -268,6 +272,7 @@ class Lowering {
     if (field.byReference) {
       Val slot = valueOf(offsetPlace(base.node, field.offset, elem(TypeKind::UDInt), span), elem(TypeKind::UDInt));
       r = valueOf(derefPlace(read(slot, span), 0, field.type, span), field.type);
+      if (isOpenArray(field.type)) openArraySlots_[r.node] = slot.node;
     } else {
       r = valueOf(offsetPlace(base.node, field.offset, field.type, span), field.type);
     }
@@ -279,10 +284,16 @@ class Lowering {
     const Val base = lower(*e.a[0]);
     const Type* t = e.a[0]->type;
     if (!base.isPlace) fail(e.span, "internal error: an element of a value that is not in memory");
-    // Its bounds are in the parameter's slot, which these nodes do not read (not supported yet).
-    if (isOpenArray(t)) fail(e.span, "an element of an ARRAY[*] cannot be evaluated here yet");
     std::vector<Val> idx;
     for (size_t i = 1; i < e.a.size(); ++i) idx.push_back(lowerBase(*e.a[i]));
+    if (isOpenArray(t)) {  // its bounds arrive with each call, in the parameter's slot
+      Node* n = placeNode(placeOpenIndexFn(), e.span);
+      n->a = openArraySlot(base, e.span);
+      n->size = t->base->size;
+      n->text = sourceText(e.a[0]->span);
+      for (size_t i = 0; i < idx.size(); ++i) n->list.push_back(readConverted(*e.a[i + 1], idx[i]));
+      return valueOf(n, t->base);
+    }
     Node* n = placeNode(placeIndexFn(), e.span);
     n->a = base.node;
     n->lazy = idx.size() == 1 && isDirect(base.node);
@@ -365,7 +376,7 @@ class Lowering {
     Val c = converted(operand, base);
     const Type* type = operand.type;
     if (type->kind == TypeKind::String) {
-      Node* n = stringNode(strTruncFn(), type->capacity, operand.span, false);
+      Node* n = stringNode(strTruncFn(), type->capacity, operand.span, false, valueBase(type)->wide);
       n->a = read(c, operand.span);
       return n;
     }
@@ -374,15 +385,27 @@ class Lowering {
 
   // ---------------------------------------------------------------- operations
 
-  const Node* stringResult(StrFn fn, uint64_t capacity, const SourceSpan& span) {
+  const Node* stringResult(StrFn fn, uint64_t capacity, const SourceSpan& span, bool wide) {
     impl_.stringFunctions = true;
-    return stringNode(strFuncFn(fn), static_cast<uint32_t>(std::clamp<uint64_t>(capacity, 1, 65535)), span, true);
+    return stringNode(strFuncFn(fn), static_cast<uint32_t>(std::clamp<uint64_t>(capacity, 1, 65535)), span, true, wide);
   }
 
   Val operation(const sema::Expr& e) {
     const SourceSpan& span = e.span;
-    if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound)
-      fail(span, "the bounds of an ARRAY[*] cannot be evaluated here yet");
+    if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound) {
+      // From the slot: the dimension's lower bound (DINT) and its count (UDINT).
+      const Node* slot = openArraySlot(lower(*e.a[0]), span);
+      const Type* dint = elem(TypeKind::DInt);
+      const uint64_t at = 4 + 12 * uint64_t{e.bit};
+      const Node* lowerBound = read(valueOf(offsetPlace(slot, at, dint, span), dint), span);
+      if (e.op == sema::Op::LowerBound) return valueOf(lowerBound, dint);
+      const Node* count = read(valueOf(offsetPlace(slot, at + 4, dint, span), dint), span);
+      const Node* end = scalarNode(arithFn(Arith::Add, Prim::I32), Prim::I32, lowerBound, count, span);
+      const Node* minusOne = constNode(dint, ConstValue::ofInt(-1), span);
+      return valueOf(scalarNode(arithFn(Arith::Add, Prim::I32), Prim::I32, end, minusOne, span), dint);
+    }
+    if (e.op == sema::Op::IsValidRef || e.op == sema::Op::QueryInterface || e.op == sema::Op::QueryPointer)
+      fail(span, "__ISVALIDREF, __QUERYINTERFACE and __QUERYPOINTER cannot be evaluated here yet");
     std::vector<Val> bases;
     std::vector<const Node*> x;
     for (const sema::Expr* a : e.a) {
@@ -448,6 +471,7 @@ class Lowering {
       case sema::Op::ToU64: return unary(stoFn(STo::U64), Prim::U64);
       case sema::Op::ToF64: return unary(stoFn(STo::F64), Prim::F64);
       case sema::Op::ToBool: return unary(stoFn(STo::Bool), Prim::U8);
+      case sema::Op::WCharFromWide: return unary(wcharFromWideFn(), Prim::U16);
       default: return text(e, x);
     }
   }
@@ -461,8 +485,9 @@ class Lowering {
     const SourceSpan& span = e.span;
     auto capacityOf = [&](size_t i) -> uint64_t { return valueBase(e.a[i]->type)->capacity; };
     auto result = [&](const Node* n) { return valueOf(n, e.type); };
+    const bool wide = valueBase(e.type)->wide;
     auto function = [&](StrFn fn, uint64_t capacity, std::initializer_list<const Node*> args) {
-      Node* r = const_cast<Node*>(stringResult(fn, capacity, span));
+      Node* r = const_cast<Node*>(stringResult(fn, capacity, span, wide));
       auto it = args.begin();
       r->a = *it++;
       if (it != args.end()) r->b = *it++;
@@ -487,17 +512,31 @@ class Lowering {
         const uint32_t inner = static_cast<uint32_t>(std::min<uint64_t>(cap, 65535));
         const Node* acc = x[0];
         for (size_t i = 1; i < x.size(); ++i) {
-          Node* r = const_cast<Node*>(stringResult(StrFn::Concat, i + 1 == x.size() ? cap : inner, span));
+          Node* r = const_cast<Node*>(stringResult(StrFn::Concat, i + 1 == x.size() ? cap : inner, span, wide));
           r->a = acc;
           r->b = x[i];
           acc = r;
         }
         if (x.size() == 1) {
-          Node* r = stringNode(strTruncFn(), static_cast<uint32_t>(std::clamp<uint64_t>(cap, 1, 65535)), span, false);
+          Node* r =
+              stringNode(strTruncFn(), static_cast<uint32_t>(std::clamp<uint64_t>(cap, 1, 65535)), span, false, wide);
           r->a = acc;
           acc = r;
         }
         return result(acc);
+      }
+      case sema::Op::WideFromStr:
+      case sema::Op::StrFromWide:
+      case sema::Op::Utf8FromWide:
+      case sema::Op::WideFromWChar: {
+        const StringFn fn = e.op == sema::Op::WideFromStr ? wideFromStrFn()
+                            : e.op == sema::Op::WideFromWChar
+                                ? wideFromWCharFn()
+                                : strFromWideFn(e.op == sema::Op::Utf8FromWide ? Narrowing::Utf8 : Narrowing::Ascii);
+        impl_.stringFunctions = true;
+        Node* n = stringNode(fn, valueBase(e.type)->capacity, span, true, wide);
+        n->a = x[0];
+        return result(n);
       }
       default: break;
     }
@@ -596,6 +635,7 @@ class Lowering {
       n = newNode(NodeKind::String, span);
       n->string = mux ? muxStringFn() : selStringFn();
       n->cap = base->capacity;
+      n->wide = base->wide;
     } else if (base->isScalar()) {
       n = newNode(NodeKind::Scalar, span);
       n->scalar = mux ? muxScalarFn() : selScalarFn();
@@ -757,7 +797,15 @@ class Lowering {
     fail(e.span, "unsupported expression");
   }
 
+  // The slot of an ARRAY[*] parameter whose dereference `place` is (its REF and bounds).
+  const Node* openArraySlot(const Val& place, const SourceSpan& span) {
+    auto it = place.node ? openArraySlots_.find(place.node) : openArraySlots_.end();
+    if (it == openArraySlots_.end()) fail(span, "an ARRAY[*] is read here only by the name of its VAR_IN_OUT");
+    return it->second;
+  }
+
   Expression::Impl& impl_;
+  std::map<const Node*, const Node*> openArraySlots_;  // ARRAY[*] dereference -> its parameter's slot
   std::string_view text_;
   sema::TypeSource& types_;
   std::vector<size_t> lineStarts_;

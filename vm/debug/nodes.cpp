@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "vm/exec/arith.h"
 #include "vm/exec/iec_text.h"
@@ -300,19 +301,39 @@ bool addr(const Node& n, Ctx& c, uint64_t& out) {
   return true;
 }
 
+// A string node's value is bytes; a WSTRING's are its UTF-16 units (2-aligned wherever they are:
+// memory, scratch, a node's text).
+inline std::u16string_view unitsOf(std::string_view bytes) {
+  return {reinterpret_cast<const char16_t*>(bytes.data()), bytes.size() / 2};
+}
+inline std::string_view bytesOf(std::u16string_view units) {
+  return {reinterpret_cast<const char*>(units.data()), units.size() * 2};
+}
+template <class C>
+std::basic_string_view<C> charsOf(std::string_view bytes) {
+  if constexpr (sizeof(C) == 1)
+    return bytes;
+  else
+    return unitsOf(bytes);
+}
+
+template <StrCmp op, class C>
+bool compareStrings(std::basic_string_view<C> x, std::basic_string_view<C> y) {
+  if constexpr (op == StrCmp::Eq)
+    return x == y;
+  else if constexpr (op == StrCmp::Ne)
+    return x != y;
+  else if constexpr (op == StrCmp::Lt)
+    return x < y;
+  else
+    return x <= y;
+}
+
 template <StrCmp op>
 bool strCmp(const Node& n, Ctx& c, uint64_t& out) {
   std::string_view x, y;
   if (!evalString(*n.a, c, x) || !evalString(*n.b, c, y)) return false;
-  bool r;
-  if constexpr (op == StrCmp::Eq)
-    r = x == y;
-  else if constexpr (op == StrCmp::Ne)
-    r = x != y;
-  else if constexpr (op == StrCmp::Lt)
-    r = x < y;
-  else
-    r = x <= y;
+  const bool r = n.a->wide ? compareStrings<op>(unitsOf(x), unitsOf(y)) : compareStrings<op>(x, y);
   out = r ? 1 : 0;
   return true;
 }
@@ -320,14 +341,22 @@ bool strCmp(const Node& n, Ctx& c, uint64_t& out) {
 bool strLen(const Node& n, Ctx& c, uint64_t& out) {
   std::string_view s;
   if (!evalString(*n.a, c, s)) return false;
-  out = put<int16_t>(static_cast<int16_t>(s.size()));
+  out = put<int16_t>(static_cast<int16_t>(n.a->wide ? s.size() / 2 : s.size()));
   return true;
 }
 
 bool strFind(const Node& n, Ctx& c, uint64_t& out) {
   std::string_view x, y;
   if (!evalString(*n.a, c, x) || !evalString(*n.b, c, y)) return false;
-  out = put<int16_t>(static_cast<int16_t>(stringFind(x, y)));
+  out = put<int16_t>(static_cast<int16_t>(n.a->wide ? stringFind(unitsOf(x), unitsOf(y)) : stringFind(x, y)));
+  return true;
+}
+
+bool wcharFromWide(const Node& n, Ctx& c, uint64_t& out) {
+  std::string_view s;
+  if (!evalString(*n.a, c, s)) return false;
+  const std::u16string_view u = unitsOf(s);
+  out = u.empty() ? 0 : u[0];
   return true;
 }
 
@@ -357,32 +386,46 @@ bool strLoad(const Node& n, Ctx& c, std::string_view& out) {
   Loc l;
   if (!evalPlace(*n.a, c, l)) return false;
   if (!inMemory(n, c, l.offset, kStringHeaderBytes)) return false;
+  // A WSTRING is 2-aligned wherever the program puts it; only a pointer moved by an odd number
+  // of bytes reaches one at an odd address.
+  if (n.wide && l.offset % 2 != 0) return fault(n, c, fmt::format("a WSTRING at an odd address ({})", l.offset));
   uint16_t len;
   std::memcpy(&len, c.mem + l.offset, 2);
-  if (!inMemory(n, c, l.offset + kStringHeaderBytes, len)) return false;
-  out = std::string_view(reinterpret_cast<const char*>(c.mem + l.offset + kStringHeaderBytes), len);
+  const size_t bytes = n.wide ? size_t{len} * 2 : len;
+  if (!inMemory(n, c, l.offset + kStringHeaderBytes, bytes)) return false;
+  out = std::string_view(reinterpret_cast<const char*>(c.mem + l.offset + kStringHeaderBytes), bytes);
   return true;
 }
 
-inline std::string_view truncated(std::string_view s, uint32_t cap) {
-  return s.substr(0, std::min<size_t>({s.size(), cap, 65535}));
+inline std::string_view truncated(std::string_view s, const Node& n) {
+  const size_t unit = n.wide ? 2 : 1;
+  return s.substr(0, std::min<size_t>({s.size(), n.cap * unit, 65535 * unit}));
 }
 
 bool strTrunc(const Node& n, Ctx& c, std::string_view& out) {
   if (!evalString(*n.a, c, out)) return false;
-  out = truncated(out, n.cap);
+  out = truncated(out, n);
   return true;
 }
 
+template <StrFn fn, class C>
+bool strFuncOf(const Node& n, Ctx& c, std::string_view& out);
+
 template <StrFn fn>
 bool strFunc(const Node& n, Ctx& c, std::string_view& out) {
+  return n.wide ? strFuncOf<fn, char16_t>(n, c, out) : strFuncOf<fn, char>(n, c, out);
+}
+
+template <StrFn fn, class C>
+bool strFuncOf(const Node& n, Ctx& c, std::string_view& out) {
   uint8_t* d = c.scratch + n.buf;
-  std::string_view s;
-  if (!evalString(*n.a, c, s)) return false;
+  std::string_view sBytes;
+  if (!evalString(*n.a, c, sBytes)) return false;
+  const std::basic_string_view<C> s = charsOf<C>(sBytes);
   if constexpr (fn == StrFn::Concat) {
     std::string_view t;
     if (!evalString(*n.b, c, t)) return false;
-    stringConcat(d, n.cap, s, t, c.fnScratch);
+    stringConcat(d, n.cap, s, charsOf<C>(t), c.fnScratch);
   } else if constexpr (fn == StrFn::Left || fn == StrFn::Right) {
     uint64_t k;
     if (!evalScalar(*n.b, c, k)) return false;
@@ -401,14 +444,46 @@ bool strFunc(const Node& n, Ctx& c, std::string_view& out) {
     std::string_view t;
     uint64_t pos;
     if (!evalString(*n.b, c, t) || !evalScalar(*n.c, c, pos)) return false;
-    stringInsert(d, n.cap, s, t, get<int64_t>(pos), c.fnScratch);
+    stringInsert(d, n.cap, s, charsOf<C>(t), get<int64_t>(pos), c.fnScratch);
   } else {  // Replace: a, b, list[0] = L, list[1] = P
     std::string_view t;
     uint64_t len, pos;
     if (!evalString(*n.b, c, t) || !evalScalar(*n.list[0], c, len) || !evalScalar(*n.list[1], c, pos)) return false;
-    stringReplace(d, n.cap, s, t, get<int64_t>(len), get<int64_t>(pos), c.fnScratch);
+    stringReplace(d, n.cap, s, charsOf<C>(t), get<int64_t>(len), get<int64_t>(pos), c.fnScratch);
   }
+  if constexpr (sizeof(C) == 1)
+    out = stringView(d);
+  else
+    out = bytesOf(wideStringView(d));
+  return true;
+}
+
+bool wideFromStr(const Node& n, Ctx& c, std::string_view& out) {
+  std::string_view s;
+  if (!evalString(*n.a, c, s)) return false;
+  uint8_t* d = c.scratch + n.buf;
+  wideFromString(d, n.cap, s, c.fnScratch);
+  out = bytesOf(wideStringView(d));
+  return true;
+}
+
+template <Narrowing how>
+bool strFromWide(const Node& n, Ctx& c, std::string_view& out) {
+  std::string_view s;
+  if (!evalString(*n.a, c, s)) return false;
+  uint8_t* d = c.scratch + n.buf;
+  stringFromWide(d, n.cap, unitsOf(s), how, c.fnScratch);
   out = stringView(d);
+  return true;
+}
+
+bool wideFromWChar(const Node& n, Ctx& c, std::string_view& out) {
+  uint64_t unit;
+  if (!evalScalar(*n.a, c, unit)) return false;
+  uint8_t* d = c.scratch + n.buf;
+  const char16_t u = static_cast<char16_t>(unit);
+  stringAssign(d, n.cap, std::u16string_view(&u, 1));
+  out = bytesOf(wideStringView(d));
   return true;
 }
 
@@ -448,7 +523,7 @@ bool selString(const Node& n, Ctx& c, std::string_view& out) {
   uint64_t g;
   if (!evalScalar(*n.a, c, g)) return false;
   if (!evalString(get<uint8_t>(g) ? *n.c : *n.b, c, out)) return false;
-  out = truncated(out, n.cap);
+  out = truncated(out, n);
   return true;
 }
 
@@ -458,7 +533,7 @@ bool muxString(const Node& n, Ctx& c, std::string_view& out) {
   const int32_t i = get<int32_t>(k);
   if (i < 0 || static_cast<size_t>(i) >= n.list.size()) return fault(n, c, "MUX selector out of range");
   if (!evalString(*n.list[static_cast<size_t>(i)], c, out)) return false;
-  out = truncated(out, n.cap);
+  out = truncated(out, n);
   return true;
 }
 
@@ -483,6 +558,40 @@ bool placeDeref(const Node& n, Ctx& c, Loc& out) {
                  fmt::format("dangling reference: {} + {} bytes is past the end of memory ({} bytes)", ref,
                              n.k + n.size, c.size));
   out.offset = uint64_t{ref} + n.k;
+  out.bit = -1;
+  return true;
+}
+
+// An element of an ARRAY[*] parameter: place a is its slot, which holds the REF of the first
+// element and each dimension's lower bound, count and stride (vm/bytecode/open_arrays.h).
+bool placeOpenIndex(const Node& n, Ctx& c, Loc& out) {
+  Loc slot;
+  if (!evalPlace(*n.a, c, slot)) return false;
+  if (!inMemory(n, c, slot.offset, 4 + 12 * n.list.size())) return false;
+  const uint8_t* s = c.mem + slot.offset;
+  uint32_t ref;
+  std::memcpy(&ref, s, 4);
+  if (ref == 0) return fault(n, c, "null reference");
+  uint64_t offset = ref;
+  for (size_t i = 0; i < n.list.size(); ++i) {
+    uint64_t v;
+    if (!evalScalar(*n.list[i], c, v)) return false;
+    const int32_t index = get<int32_t>(v);
+    int32_t lower;
+    uint32_t count, stride;
+    std::memcpy(&lower, s + 4 + 12 * i, 4);
+    std::memcpy(&count, s + 8 + 12 * i, 4);
+    std::memcpy(&stride, s + 12 + 12 * i, 4);
+    const int64_t rel = int64_t{index} - lower;
+    if (static_cast<uint64_t>(rel) >= count)
+      return fault(
+          n, c,
+          fmt::format("array index out of range: index {} outside {}..{}{}", index, lower, int64_t{lower} + count - 1,
+                      n.text.empty() ? std::string() : fmt::format(" ({})", n.text)));
+    offset += static_cast<uint64_t>(rel) * stride;
+  }
+  if (!inMemory(n, c, offset, n.size)) return false;
+  out.offset = offset;
   out.bit = -1;
   return true;
 }
@@ -711,6 +820,12 @@ StringFn sfromFn(SFrom from) {
   return nullptr;
 }
 StringFn selStringFn() { return &selString; }
+StringFn wideFromStrFn() { return &wideFromStr; }
+StringFn strFromWideFn(Narrowing how) {
+  return how == Narrowing::Utf8 ? &strFromWide<Narrowing::Utf8> : &strFromWide<Narrowing::Ascii>;
+}
+StringFn wideFromWCharFn() { return &wideFromWChar; }
+ScalarFn wcharFromWideFn() { return &wcharFromWide; }
 StringFn muxStringFn() { return &muxString; }
 
 PlaceFn placeFn(PlaceBase base) {
@@ -724,6 +839,7 @@ PlaceFn placeFn(PlaceBase base) {
 PlaceFn placeDerefFn() { return &placeDeref; }
 PlaceFn placeOffsetFn() { return &placeOffset; }
 PlaceFn placeIndexFn() { return &placeIndex; }
+PlaceFn placeOpenIndexFn() { return &placeOpenIndex; }
 PlaceFn placeBitFn() { return &placeBit; }
 PlaceFn selPlaceFn() { return &selPlace; }
 PlaceFn muxPlaceFn() { return &muxPlace; }

@@ -60,7 +60,8 @@ struct Node {
   uint64_t k = 0;                 // constant bits, offset, bit number, immediate
   int64_t lo = 0, hi = 0;         // CHK bounds
   uint32_t size = 0;              // bytes a place designates (dereference checks)
-  uint32_t cap = 0;               // String: capacity of the result
+  uint32_t cap = 0;               // String: capacity of the result (in characters)
+  bool wide = false;              // String: a WSTRING, its value the bytes of its UTF-16 units
   uint32_t buf = 0;               // String: scratch offset of the result
   uint32_t column = 0;            // 1-based column in the expression text, for runtime errors
   bool lazy = false;              // index: the compiler computes this address only when it reads
@@ -139,19 +140,24 @@ ScalarFn strCmpFn(StrCmp op);        // BOOL = a op b (strings)
 ScalarFn strLenFn();                 // I16 = LEN(a)
 ScalarFn strFindFn();                // I16 = FIND(a, b)
 ScalarFn stoFn(STo to);              // number in string a
+ScalarFn wcharFromWideFn();          // U16 = first unit of WSTRING a, 0 when empty
 
-StringFn strConstFn();         // text
-StringFn strLoadFn();          // a = place
-StringFn strTruncFn();         // a, truncated to cap (SMOV)
-StringFn strFuncFn(StrFn fn);  // a, b, c, list per function, into buf
-StringFn sfromFn(SFrom from);  // text of scalar a, into buf
-StringFn selStringFn();        // a (BOOL) ? c : b, truncated to cap
-StringFn muxStringFn();        // list[a], truncated to cap
+StringFn strConstFn();                  // text
+StringFn strLoadFn();                   // a = place
+StringFn strTruncFn();                  // a, truncated to cap (SMOV)
+StringFn strFuncFn(StrFn fn);           // a, b, c, list per function, into buf
+StringFn sfromFn(SFrom from);           // text of scalar a, into buf
+StringFn selStringFn();                 // a (BOOL) ? c : b, truncated to cap
+StringFn muxStringFn();                 // list[a], truncated to cap
+StringFn wideFromStrFn();               // WSTRING of STRING a (UTF-8 decoded), into buf
+StringFn strFromWideFn(Narrowing how);  // STRING of WSTRING a, into buf
+StringFn wideFromWCharFn();             // WSTRING of the WCHAR a (scalar), into buf
 
 PlaceFn placeFn(PlaceBase base);  // base + k
 PlaceFn placeDerefFn();           // REF a (U32) + k; NULL and outside memory fault
 PlaceFn placeOffsetFn();          // place a + k
 PlaceFn placeIndexFn();           // place a + sum((list[i] - lower) * stride), bounds checked
+PlaceFn placeOpenIndexFn();       // ARRAY[*] element: slot a's REF + sum((list[i] - lower) * stride), its bounds
 PlaceFn placeBitFn();             // bit k of the word at place a
 PlaceFn selPlaceFn();             // a (BOOL) ? place c : place b
 PlaceFn muxPlaceFn();             // place list[a]

@@ -5,28 +5,70 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
+
+#include "vm/bytecode/opcodes.h"
 
 namespace scanback {
 
+// Big enough for the longest result: 65535 units of 2 bytes (a result is built no longer than the
+// capacity it is truncated to).
 inline constexpr size_t kStringScratchBytes = 2 * 65536 + 64;
 inline constexpr uint32_t kStringHeaderBytes = 2;
 
+// The characters of a STRING (bytes) or a WSTRING (UTF-16 code units) at s. Each function below is
+// one template over the character type, instantiated for both, so STRING and WSTRING behave alike;
+// a WSTRING result also gets its terminating 0 unit (its capacity has room for it).
 inline std::string_view stringView(const uint8_t* s) {
   uint16_t n;
   std::memcpy(&n, s, 2);
   return {reinterpret_cast<const char*>(s + kStringHeaderBytes), n};
 }
-void stringAssign(uint8_t* d, uint32_t capacity, std::string_view value);
-void stringConcat(uint8_t* d, uint32_t capacity, std::string_view a, std::string_view b, char* scratch);
-void stringLeft(uint8_t* d, uint32_t capacity, std::string_view s, int64_t n, char* scratch);
-void stringRight(uint8_t* d, uint32_t capacity, std::string_view s, int64_t n, char* scratch);
-void stringMid(uint8_t* d, uint32_t capacity, std::string_view s, int64_t len, int64_t pos, char* scratch);
-void stringInsert(uint8_t* d, uint32_t capacity, std::string_view a, std::string_view b, int64_t pos, char* scratch);
-void stringDelete(uint8_t* d, uint32_t capacity, std::string_view s, int64_t len, int64_t pos, char* scratch);
-void stringReplace(uint8_t* d, uint32_t capacity, std::string_view a, std::string_view b, int64_t len, int64_t pos,
-                   char* scratch);
-int64_t stringFind(std::string_view haystack, std::string_view needle);  // 1-based, 0 when absent
+inline std::u16string_view wideStringView(const uint8_t* s) {
+  uint16_t n;
+  std::memcpy(&n, s, 2);
+  // A WSTRING is 2-aligned wherever it is stored (image, frame, constant pool).
+  return {reinterpret_cast<const char16_t*>(s + kStringHeaderBytes), n};
+}
+template <class C>
+std::basic_string_view<C> unitsView(const uint8_t* s) {
+  if constexpr (sizeof(C) == 1)
+    return stringView(s);
+  else
+    return wideStringView(s);
+}
+
+template <class C>
+void stringAssign(uint8_t* d, uint32_t capacity, std::basic_string_view<C> value);
+template <class C>
+void stringConcat(uint8_t* d, uint32_t capacity, std::basic_string_view<C> a, std::basic_string_view<C> b,
+                  char* scratch);
+template <class C>
+void stringLeft(uint8_t* d, uint32_t capacity, std::basic_string_view<C> s, int64_t n, char* scratch);
+template <class C>
+void stringRight(uint8_t* d, uint32_t capacity, std::basic_string_view<C> s, int64_t n, char* scratch);
+template <class C>
+void stringMid(uint8_t* d, uint32_t capacity, std::basic_string_view<C> s, int64_t len, int64_t pos, char* scratch);
+template <class C>
+void stringInsert(uint8_t* d, uint32_t capacity, std::basic_string_view<C> a, std::basic_string_view<C> b, int64_t pos,
+                  char* scratch);
+template <class C>
+void stringDelete(uint8_t* d, uint32_t capacity, std::basic_string_view<C> s, int64_t len, int64_t pos, char* scratch);
+template <class C>
+void stringReplace(uint8_t* d, uint32_t capacity, std::basic_string_view<C> a, std::basic_string_view<C> b, int64_t len,
+                   int64_t pos, char* scratch);
+template <class C>
+int64_t stringFind(std::basic_string_view<C> haystack, std::basic_string_view<C> needle);  // 1-based, 0 when absent
+
+// STRING (UTF-8 bytes) to WSTRING: each UTF-8 character becomes its UTF-16 units; a byte that is
+// not valid UTF-8 becomes '?'.
+void wideFromString(uint8_t* d, uint32_t capacity, std::string_view s, char* scratch);
+// WSTRING to STRING. Ascii: every character outside ASCII becomes '?' (WSTRING_TO_STRING); Utf8:
+// UTF-8 (how scanback shows a WSTRING: messages, the debugger; a lone surrogate becomes U+FFFD).
+void stringFromWide(uint8_t* d, uint32_t capacity, std::u16string_view s, Narrowing how, char* scratch);
+std::string utf8FromWide(std::u16string_view s);  // as Narrowing::Utf8
+std::u16string wideFromUtf8(std::string_view s);  // as wideFromString
 
 size_t formatInteger(char* buf, int64_t v);
 size_t formatUnsigned(char* buf, uint64_t v);

@@ -184,6 +184,7 @@ std::string_view faultText(FaultCode code) {
     case FaultCode::Unreachable: return "unreachable code";
     case FaultCode::AssertionFailed: return "assertion failed";
     case FaultCode::BadTimeAdvance: return "ADVANCE_TIME out of range";
+    case FaultCode::OutsideVariable: return "pointer outside its variable";
   }
   return "unknown fault";
 }
@@ -591,6 +592,21 @@ L_STN : {
   std::memmove(mem + a, ADR(OPND(2)), OPND(3));
   NEXT(5);
 }
+// Pointer dereferences (docs/language.md, "Pointers"): the area search is in vm/exec/pointers.cpp.
+L_PCHK : {
+  // NULL is left to the load or store that reads through it, where the evaluator faults too.
+  const uint32_t ref = RD(uint32_t, 0);
+  if (ref != 0) {
+    REF_CHECK_ZERO_OK(ref, OPND(1));
+    if (!insideVariable(ref, OPND(1), OPND(2) != 0)) FAULT(OutsideVariable, outsideVariableDetail(ref, OPND(1)));
+  }
+  NEXT(4);
+}
+L_PVALID : {
+  const uint32_t ref = RD(uint32_t, 1);
+  WR(uint8_t, 0, static_cast<uint8_t>(ref != 0 && uint64_t{ref} + OPND(2) <= memSize && insideVariable(ref, OPND(2), OPND(3) != 0)));
+  NEXT(5);
+}
 
 #define SB_ELD(N)                                                                        \
   L_ELD##N : {                                                                           \
@@ -978,7 +994,7 @@ L_AFAIL: {
   const int texts = kind == AssertKind::True || kind == AssertKind::False ? 0 : assertOperandCount(kind);
   std::string_view text[3];
   for (int i = 0; i < texts; ++i) text[i] = stringView(ADR(OPND(1 + i)));
-  FAULT(AssertionFailed, assertionMessage(kind, assertQuoted(OPND(0)), text[0], text[1], text[2]));
+  FAULT(AssertionFailed, assertionMessage(kind, assertQuoted(OPND(0)), text[0], text[1], text[2], assertQuote(OPND(0))));
 }
 L_FAULT:
   FAULT(Unreachable, fmt::format("code {}", OPND(0)));
@@ -991,6 +1007,67 @@ L_CALLV : {
   const uint32_t target = entry < prog.dispatch.size() ? prog.dispatch[entry] : UINT32_MAX;
   if (target == UINT32_MAX) FAULT(Unreachable, fmt::format("no method in slot {} for class {}", OPND(0), classId));
   SB_DO_CALL_TO(target, ref, 4)
+}
+// WSTRING: the STRING functions' templates at UTF-16 units (vm/exec/strings.h).
+L_WSMOV:
+  stringAssign(ADR(OPND(0)), OPND(1), wideStringView(ADR(OPND(2))));
+  NEXT(4);
+L_WSCAT:
+  stringConcat(ADR(OPND(0)), OPND(1), wideStringView(ADR(OPND(2))), wideStringView(ADR(OPND(3))), scratch);
+  NEXT(5);
+L_WSLEN:
+  WR(int16_t, 0, static_cast<int16_t>(wideStringView(ADR(OPND(1))).size()));
+  NEXT(3);
+L_WSLEFT:
+  stringLeft(ADR(OPND(0)), OPND(1), wideStringView(ADR(OPND(2))), RD(int64_t, 3), scratch);
+  NEXT(5);
+L_WSRIGHT:
+  stringRight(ADR(OPND(0)), OPND(1), wideStringView(ADR(OPND(2))), RD(int64_t, 3), scratch);
+  NEXT(5);
+L_WSMID:
+  stringMid(ADR(OPND(0)), OPND(1), wideStringView(ADR(OPND(2))), RD(int64_t, 3), RD(int64_t, 4), scratch);
+  NEXT(6);
+L_WSINS:
+  stringInsert(ADR(OPND(0)), OPND(1), wideStringView(ADR(OPND(2))), wideStringView(ADR(OPND(3))), RD(int64_t, 4),
+               scratch);
+  NEXT(6);
+L_WSDEL:
+  stringDelete(ADR(OPND(0)), OPND(1), wideStringView(ADR(OPND(2))), RD(int64_t, 3), RD(int64_t, 4), scratch);
+  NEXT(6);
+L_WSREPL:
+  stringReplace(ADR(OPND(0)), OPND(1), wideStringView(ADR(OPND(2))), wideStringView(ADR(OPND(3))), RD(int64_t, 4),
+                RD(int64_t, 5), scratch);
+  NEXT(7);
+L_WSFIND:
+  WR(int16_t, 0, static_cast<int16_t>(stringFind(wideStringView(ADR(OPND(1))), wideStringView(ADR(OPND(2))))));
+  NEXT(4);
+L_WSEQ:
+  WR(uint8_t, 0, static_cast<uint8_t>(wideStringView(ADR(OPND(1))) == wideStringView(ADR(OPND(2)))));
+  NEXT(4);
+L_WSNE:
+  WR(uint8_t, 0, static_cast<uint8_t>(wideStringView(ADR(OPND(1))) != wideStringView(ADR(OPND(2)))));
+  NEXT(4);
+L_WSLT:
+  WR(uint8_t, 0, static_cast<uint8_t>(wideStringView(ADR(OPND(1))) < wideStringView(ADR(OPND(2)))));
+  NEXT(4);
+L_WSLE:
+  WR(uint8_t, 0, static_cast<uint8_t>(wideStringView(ADR(OPND(1))) <= wideStringView(ADR(OPND(2)))));
+  NEXT(4);
+L_WSWIDEN:
+  wideFromString(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))), scratch);
+  NEXT(4);
+L_WSNARROW:
+  stringFromWide(ADR(OPND(0)), OPND(1), wideStringView(ADR(OPND(3))), static_cast<Narrowing>(OPND(2)), scratch);
+  NEXT(5);
+L_WSFROMC: {
+  const char16_t unit = RD(char16_t, 2);
+  stringAssign(ADR(OPND(0)), OPND(1), std::u16string_view(&unit, 1));
+  NEXT(4);
+}
+L_WSTOC: {
+  const std::u16string_view s = wideStringView(ADR(OPND(1)));
+  WR(uint16_t, 0, s.empty() ? uint16_t{0} : static_cast<uint16_t>(s[0]));
+  NEXT(3);
 }
 
 // A FOR's back edge that also runs the next iterations of a one-instruction body (runLoopAhead):

@@ -115,6 +115,11 @@ class Vm {
   RunStatus raise(FaultCode code, uint32_t pc, std::string detail);
   // Out of line and cold, so that the many element handlers of run() stay small.
   RunStatus indexFault(uint32_t pc, int64_t index, int32_t lower, uint32_t count);
+  // Whether the `size` bytes at `addr` (inside VM memory) lie inside one variable: of the image,
+  // or of an active call's frame (vm/exec/pointers.cpp). A whole function block instance counts
+  // only for a dereference of an instance (`instance`).
+  bool insideVariable(uint64_t addr, uint32_t size, bool instance) const;
+  std::string outsideVariableDetail(uint64_t addr, uint32_t size) const;
 
   std::shared_ptr<const Program> program_;
   std::vector<uint8_t> memory_;

@@ -15,7 +15,7 @@ std::string typeText(const Type& t) { return t.name.empty() ? "?" : t.name; }
 bool sameValueType(const Type& a, const Type& b) {
   if (a.kind != b.kind || a.size != b.size) return false;
   switch (a.kind) {
-    case TypeKind::String: return a.capacity == b.capacity;
+    case TypeKind::String: return a.capacity == b.capacity && a.wide == b.wide;
     case TypeKind::Enum:
       if (!equalsIgnoreCase(a.name, b.name) || a.members.size() != b.members.size()) return false;
       for (size_t i = 0; i < a.members.size(); ++i)

@@ -1,4 +1,5 @@
 #include "vm/runtime/state_json.h"
+#include "vm/runtime/wide_values.h"
 
 #include <fmt/format.h>
 
@@ -125,7 +126,9 @@ nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image,
     case TypeKind::Date: return formatDate(get<int64_t>(p));
     case TypeKind::Tod: return formatTimeOfDay(get<int64_t>(p));
     case TypeKind::Dt: return formatDateAndTime(get<int64_t>(p));
+    case TypeKind::WChar: return wideText(p, *type);
     case TypeKind::String: {
+      if (type->wide) return wideText(p, *type);
       const uint16_t n =
           std::min<uint16_t>(get<uint16_t>(p), static_cast<uint16_t>(std::min<uint32_t>(type->capacity, 65535)));
       return std::string(reinterpret_cast<const char*>(p + 2), n);

@@ -8,6 +8,7 @@
 
 #include "vm/base/int128.h"
 #include "vm/exec/iec_text.h"
+#include "vm/runtime/wide_values.h"
 #include "vm/sema/analyzer.h"
 #include "vm/sema/program_scope.h"
 #include "vm/syntax/parser.h"
@@ -203,7 +204,7 @@ SignalKind signalKind(const Type& declared) {
   if (t->kind == TypeKind::Bool) return SignalKind::Bool;
   if (t->isReal()) return SignalKind::Real;
   if (t->kind == TypeKind::Enum) return SignalKind::Enum;
-  if (t->kind == TypeKind::String) return SignalKind::String;
+  if (t->kind == TypeKind::String || t->kind == TypeKind::WChar) return SignalKind::String;
   return SignalKind::Integer;  // integers, bit strings, TIME and dates (their nanoseconds)
 }
 
@@ -229,7 +230,7 @@ std::optional<double> numericValue(const uint8_t* memory, uint32_t offset, int b
   if (t->kind == TypeKind::Bool) return p[0] ? 1 : 0;
   if (t->kind == TypeKind::Real) return get(float{});
   if (t->kind == TypeKind::LReal) return get(double{});
-  if (t->kind == TypeKind::String || t->kind == TypeKind::Ref) return std::nullopt;
+  if (t->kind == TypeKind::String || t->kind == TypeKind::WChar || t->kind == TypeKind::Ref) return std::nullopt;
   const Type* storage = t->kind == TypeKind::Enum ? t->base : t;
   if (t->isTimeLike()) return static_cast<double>(get(int64_t{}));
   switch (primOf(*storage)) {
@@ -398,6 +399,7 @@ bool encodeValue(const Program& program, std::string_view text, const Type& decl
                  std::string& error) {
   const Type* type = scalarBase(&declared);
   const std::string t = trim(text);
+  if (type->isWideString() || type->kind == TypeKind::WChar) return encodeWideValue(text, *type, bytes, error);
   if (type->kind == TypeKind::String) {
     std::string s = t;
     if (s.size() >= 2 && s.front() == '\'' && s.back() == '\'') {
@@ -527,6 +529,7 @@ std::string formatValue(const Program& program, const uint8_t* memory, uint32_t 
     std::memcpy(&v, p, sizeof v);
     return v;
   };
+  if (type->isWideString() || type->kind == TypeKind::WChar) return wideLiteralText(p, *type);
   switch (type->kind) {
     case TypeKind::Bool: return p[0] ? "TRUE" : "FALSE";
     case TypeKind::Real: return formatReal(get(float{}), true);

@@ -122,8 +122,18 @@ class Analyzer {
   Expr* conversion(const ast::Expr& call, Expr* arg, const Type* from, const Type* to);
   // ---- assertions.cpp: ASSERT_* and ADVANCE_TIME of unit tests; null for any other name
   Expr* testBuiltin(const ast::Expr& call, const std::string& upperName);
+  // ---- wide_strings.cpp: WSTRING and WCHAR
+  Expr* stringLiteral(const ast::Expr& e);
+  // A conversion to or from WSTRING or WCHAR (conversion() for the rest); null when neither is.
+  Expr* wideConversion(const ast::Expr& call, Expr* arg, const Type* from, const Type* to);
+  // A string of either width: the type of that width and capacity.
+  const Type* stringType(bool wide, uint64_t capacity);
   // ---- bounds.cpp: LOWER_BOUND and UPPER_BOUND; null for any other name
   Expr* boundsBuiltin(const ast::Expr& call, const std::string& upperName);
+  // ---- pointer_builtins.cpp: __ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER; null for any other name
+  Expr* pointerBuiltin(const ast::Expr& call, const std::string& upperName);
+  // Why the reference `from` does not convert to the reference `to`.
+  static std::string referenceMismatch(const Type* from, const Type* to);
   // ---- statements.cpp
   const Stmt* statement(const ast::Stmt& s);
   const Stmt* assignment(const ast::Stmt& s);

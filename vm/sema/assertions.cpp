@@ -127,9 +127,23 @@ Expr* Analyzer::testBuiltin(const ast::Expr& call, const std::string& upperName)
     const Type* text = types().string(80);
     for (Expr* read : reads) {
       const Type* t = read->type ? valueBase(read->type) : nullptr;
-      if (t && t->kind == TypeKind::String) {
-        info->texts.push_back(read);
+      if (t && (t->kind == TypeKind::String || t->kind == TypeKind::WChar)) {
+        // Strings in quotes, a WSTRING or WCHAR in double quotes and as UTF-8.
         info->quoted = true;
+        info->wide = t->kind == TypeKind::WChar || t->wide;
+        if (!info->wide) {
+          info->texts.push_back(read);
+          continue;
+        }
+        Expr* wide = read;
+        if (t->kind == TypeKind::WChar) {
+          wide = operation(Op::WideFromWChar, stringType(true, 1), span, {read});
+          wide->fresh = true;
+        }
+        const uint32_t units = valueBase(wide->type)->capacity;
+        Expr* utf8 = operation(Op::Utf8FromWide, stringType(false, uint64_t{units} * 3), span, {wide});
+        utf8->fresh = true;
+        info->texts.push_back(utf8);
         continue;
       }
       Expr* shown = read;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "vm/sema/analyzer.h"
 
@@ -104,16 +105,26 @@ class BuiltinAnalysis {
     return implicitlyConvertible(t, elem(TypeKind::Real)) ? elem(TypeKind::Real) : elem(TypeKind::LReal);
   }
 
-  // A STRING argument (read where it is computed).
+  // A STRING or WSTRING argument (read where it is computed); a function's string arguments all
+  // have the width of its first.
   Expr* stringArg(const ast::Expr* e) {
     Expr* v = an_.expression(*e);
     const Type* t = v->type ? valueBase(v->type) : nullptr;
-    if (!t || t->kind != TypeKind::String) {
-      an_.error(e->span, fmt::format("{} needs a STRING here", name_));
-      return an_.constantNode(an_.types().string(1), ConstValue::ofString(""), e->span);
+    const bool wide = wide_.value_or(t && t->wide);
+    if (!t || t->kind != TypeKind::String || t->wide != wide) {
+      an_.error(e->span,
+                t && t->kind == TypeKind::String
+                    ? fmt::format("{} needs a {} here, not {}; convert with {}", name_, wide ? "WSTRING" : "STRING",
+                                  t->name, wide ? "STRING_TO_WSTRING" : "WSTRING_TO_STRING")
+                    : fmt::format("{} needs a STRING or WSTRING here", name_));
+      wide_ = wide;
+      return an_.constantNode(an_.stringType(wide, 1), wide ? ConstValue::ofWideString("") : ConstValue::ofString(""),
+                              e->span);
     }
+    wide_ = wide;
     return v;
   }
+  std::optional<bool> wide_;  // the width of the string arguments seen so far
 
   // An integer argument, as LINT.
   Expr* intArg(const ast::Expr* e) {
@@ -129,7 +140,7 @@ class BuiltinAnalysis {
   // A string function's result: STRING[capacity] (the compiler writes it into the destination
   // when that is a string).
   Expr* stringResult(Op op, uint64_t capacity, std::initializer_list<const Expr*> operands) {
-    const Type* t = an_.types().string(static_cast<uint32_t>(std::clamp<uint64_t>(capacity, 1, 65535)));
+    const Type* t = an_.stringType(wide_.value_or(false), capacity);
     Expr* r = an_.operation(op, t, span_, operands);
     r->readEach = true;
     return r;
@@ -181,11 +192,13 @@ Expr* BuiltinAnalysis::conversion() {
   const Type* from = nullptr;
   const Type* to = nullptr;
   auto elementaryOrString = [&](const std::string& n) {
-    return n == "STRING" ? an_.types().string(80) : an_.typeNamedQuietly(n, true);
+    return n == "STRING"    ? an_.types().string(80)
+           : n == "WSTRING" ? an_.types().wideString(80)
+                            : an_.typeNamedQuietly(n, true);
   };
   if (name_.rfind("TO_", 0) == 0) {
     to = an_.typeNamedQuietly(name_.substr(3));
-    if (!to && name_.substr(3) == "STRING") to = an_.types().string(80);
+    if (!to && (name_.substr(3) == "STRING" || name_.substr(3) == "WSTRING")) to = elementaryOrString(name_.substr(3));
   } else {
     for (size_t at = name_.find("_TO_"); at != std::string::npos; at = name_.find("_TO_", at + 1)) {
       const Type* l = elementaryOrString(name_.substr(0, at));
@@ -203,7 +216,7 @@ Expr* BuiltinAnalysis::conversion() {
   Expr* v = an_.expression(*a[0], from);
   if (from && v->type && valueBase(v->type) != from) {
     const Type* vt = valueBase(v->type);
-    const bool stringsMatch = vt->kind == TypeKind::String && from->kind == TypeKind::String;
+    const bool stringsMatch = vt->kind == TypeKind::String && from->kind == TypeKind::String && vt->wide == from->wide;
     const bool enumOk = vt->kind == TypeKind::Enum && vt->base == from;
     if (!stringsMatch && !enumOk && !implicitlyConvertible(vt, from)) {
       an_.error(a[0]->span, fmt::format("{} expects a {}, not {}", name_, from->name, v->type->name));
@@ -344,6 +357,7 @@ Expr* BuiltinAnalysis::numeric() {
       const std::string upper = upperCase(a[0]->text);
       t = an_.typeNamedQuietly(upper);
       if (!t && upper == "STRING") t = an_.types().string(80);
+      if (!t && upper == "WSTRING") t = an_.types().wideString(80);
       if (!t) t = an_.scope().declarations().functionBlockType(upper);
     }
     if (!t) {
@@ -378,8 +392,8 @@ Expr* BuiltinAnalysis::selection() {
                                                       : an_.commonType(x, y, span_));
     if (const Type* h = literalsFitHint({x, y})) t = h;
     if (valueBase(t)->kind == TypeKind::String)
-      t = an_.types().string(
-          std::max(x->type ? valueBase(x->type)->capacity : 1u, y->type ? valueBase(y->type)->capacity : 1u));
+      t = an_.stringType(valueBase(t)->wide, std::max(x->type ? valueBase(x->type)->capacity : 1u,
+                                                      y->type ? valueBase(y->type)->capacity : 1u));
     Expr* r = an_.make(ExprKind::Select, t, span_);
     r->a = {choice, an_.stored(x, t, span_), an_.stored(y, t, span_)};
     return r;
@@ -397,7 +411,7 @@ Expr* BuiltinAnalysis::selection() {
       if (v->type) t = t ? an_.commonType(an_.invalid(t, span_), v, span_) : v->type;
     if (const Type* h = literalsFitHint(vals)) t = h;
     if (!t) t = an_.literalType(vals[0]->constant);
-    if (valueBase(t)->kind == TypeKind::String) t = an_.types().string(80);
+    if (valueBase(t)->kind == TypeKind::String) t = an_.stringType(valueBase(t)->wide, 80);
     Expr* r = an_.make(ExprKind::Mux, t, span_);
     r->a = {an_.operandAs(k, dint, span_, true)};
     for (Expr* v : vals) r->a.push_back(an_.stored(v, t, span_));
@@ -442,7 +456,7 @@ Expr* BuiltinAnalysis::strings() {
       r->a.push_back(stringArg(x));
       cap += capacityOf(r->a.back());
     }
-    r->type = an_.types().string(static_cast<uint32_t>(std::clamp<uint64_t>(cap, 1, 65535)));
+    r->type = an_.stringType(wide_.value_or(false), cap);
     return r;
   }
   if (name_ == "INSERT") {
@@ -574,6 +588,7 @@ Expr* BuiltinAnalysis::times() {
 Expr* Analyzer::builtin(const ast::Expr& call, const std::string& upperName, const Type* hint) {
   if (Expr* t = testBuiltin(call, upperName)) return t;
   if (Expr* b = boundsBuiltin(call, upperName)) return b;
+  if (Expr* b = pointerBuiltin(call, upperName)) return b;
   return BuiltinAnalysis(*this, call, upperName, hint).run();
 }
 
@@ -597,11 +612,13 @@ Expr* Analyzer::conversion(const ast::Expr& call, Expr* arg, const Type* from, c
   from = from ? valueBase(from) : nullptr;
   const Type* toBase = valueBase(to);
   if (!from) {  // an untyped literal
-    if (!toBase->isTimeLike() && toBase->kind != TypeKind::String) return convert(arg, to, span, true);
+    if (!toBase->isTimeLike() && toBase->kind != TypeKind::String && toBase->kind != TypeKind::WChar)
+      return convert(arg, to, span, true);
     from = literalType(arg->constant);
     arg = convert(arg, from, span, true);
   }
   if (from->kind == TypeKind::Enum) from = from->base;
+  if (Expr* r = wideConversion(call, arg, from, to)) return r;
   // to STRING
   if (toBase->kind == TypeKind::String) {
     Op op;

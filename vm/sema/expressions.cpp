@@ -133,10 +133,7 @@ const Type* Analyzer::typeNamed(const std::string& name, const SourceSpan& span)
   const std::string key = upperCase(name);
   if (const Type* t = typeNamedQuietly(key, true)) return t;
   if (key == "STRING") return types().string(80);
-  if (key == "WSTRING") {
-    error(span, "WSTRING is not supported");
-    return nullptr;
-  }
+  if (key == "WSTRING") return types().wideString(80);
   Declarations& d = scope_.declarations();
   if (std::optional<const Type*> declared = d.declaredType(key, span)) return *declared;
   if (std::optional<PouKind> kind = d.pouKind(key)) {
@@ -165,6 +162,10 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
     const ConstValue& c = v->constant;
     if (!v->type) {  // an untyped literal
       const Type* target = valueBase(to);
+      if (target->kind == TypeKind::WChar && !explicitConversion) {
+        error(span, "a number is not a WCHAR; write WCHAR#\"x\" or use WORD_TO_WCHAR");
+        return constantNode(to, ConstValue::ofInt(0), span);
+      }
       if (target->kind == TypeKind::Enum) {
         if (!explicitConversion) {
           error(span, fmt::format("a number is not a value of {}; use its names", to->name));
@@ -188,7 +189,7 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
       return constantNode(to, convertConst(c, to), span);
     }
     if (c.kind == ConstValue::Kind::String) {
-      if (to->kind == TypeKind::String) return constantNode(to, c, span);
+      if (to->kind == TypeKind::String && to->wide == c.wide) return constantNode(to, c, span);
     } else if (to->isScalar() && v->type->isScalar() && !v->type->isTimeLike() && !to->isTimeLike() &&
                to->kind != TypeKind::Ref && v->type->kind != TypeKind::Ref &&
                (explicitConversion || implicitlyConvertible(v->type, to) || codesysImplicit(v->type, to, span))) {
@@ -207,12 +208,17 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
     if (from->isInteger() && to->isInteger())
       error(span, fmt::format("implicit conversion from {} to {} may lose data; use {}_TO_{}", from->name, to->name,
                               valueBase(from)->name, valueBase(to)->name));
+    else if (from->kind == TypeKind::String && to->kind == TypeKind::String)
+      error(span, fmt::format("cannot convert {} to {}; use {}_TO_{}", from->name, to->name,
+                              from->wide ? "WSTRING" : "STRING", to->wide ? "WSTRING" : "STRING"));
+    else if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref && !from->isInterface())
+      error(span, referenceMismatch(from, to));
     else
       error(span, fmt::format("cannot convert {} to {}", from->name, to->name));
     return invalid(to, span);
   }
   const bool strings = to->kind == TypeKind::String || from->kind == TypeKind::String;
-  if (strings && !(to->kind == TypeKind::String && from->kind == TypeKind::String)) {
+  if (strings && !(to->kind == TypeKind::String && from->kind == TypeKind::String && to->wide == from->wide)) {
     error(span, fmt::format("cannot convert {} to {}", from->name, to->name));
     return invalid(to, span);
   }
@@ -553,9 +559,7 @@ Expr* Analyzer::literal(const ast::Expr& e) {
     }
     case ast::ExprKind::BoolLiteral:
       return constantNode(elementary(TypeKind::Bool), ConstValue::ofBool(e.boolValue), e.span);
-    case ast::ExprKind::StringLiteral:
-      return constantNode(types().string(static_cast<uint32_t>(std::clamp<size_t>(e.text.size(), 1, 65535))),
-                          ConstValue::ofString(e.text), e.span);
+    case ast::ExprKind::StringLiteral: return stringLiteral(e);
     case ast::ExprKind::TimeLiteral:
       return constantNode(elementary(e.typePrefix == "LTIME" ? TypeKind::LTime : TypeKind::Time),
                           ConstValue::ofInt(static_cast<int64_t>(e.intValue)), e.span);
@@ -764,6 +768,12 @@ Expr* Analyzer::binaryOperation(const ast::Expr& e, Expr* a, Expr* b) {
   if ((ta && ta->kind == TypeKind::String) || (tb && tb->kind == TypeKind::String) ||
       (a->kind == ExprKind::Constant && a->constant.kind == ConstValue::Kind::String) ||
       (b->kind == ExprKind::Constant && b->constant.kind == ConstValue::Kind::String)) {
+    if (isComparison(op) && ta && tb && ta->kind == TypeKind::String && tb->kind == TypeKind::String &&
+        ta->wide != tb->wide) {
+      error(span, fmt::format("cannot compare {} and {}; convert one with STRING_TO_WSTRING or WSTRING_TO_STRING",
+                              ta->name, tb->name));
+      return invalid(boolType, span);
+    }
     if (!isComparison(op) || !ta || !tb || ta->kind != TypeKind::String || tb->kind != TypeKind::String) {
       error(span, fmt::format("operator {} cannot be applied to {} and {}", opText(op), ta ? ta->name : "?",
                               tb ? tb->name : "?"));

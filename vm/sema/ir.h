@@ -80,6 +80,9 @@ enum class Op : uint8_t {
   // to and from STRING
   FromI64, FromU64, FromF32, FromF64, FromBool, FromTime, FromLTime, FromDate, FromTod, FromDt,
   ToI64, ToU64, ToF64, ToBool,
+  // STRING to WSTRING (UTF-8 decoded); WSTRING to STRING (non-ASCII as '?'; or as UTF-8, for
+  // messages); WCHAR to WSTRING (one unit); WSTRING to WCHAR (the first unit, 0 when empty)
+  WideFromStr, StrFromWide, Utf8FromWide, WideFromWChar, WCharFromWide,
   // no operands: the virtual start time of the current cycle (TIME() and LTIME())
   Now,
   // a unit test's ADVANCE_TIME(a): the current cycle's virtual time moves forward by the TIME or
@@ -87,6 +90,13 @@ enum class Op : uint8_t {
   AdvanceTime,
   // LOWER_BOUND and UPPER_BOUND (DINT) of dimension `bit` (from 0) of the ARRAY[*] variable a[0]
   LowerBound, UpperBound,
+  // CODESYS's operators (pointer_builtins.cpp), BOOL:
+  // __ISVALIDREF(a[0]): the REF_TO, POINTER TO or interface a[0] is not NULL and its `size` bytes
+  // lie inside one variable (an instance, for a function block or an interface: `bit` 1);
+  // __QUERYINTERFACE(a[0], a[1]): the instance the interface a[0] designates implements the
+  // interface of the place a[1], which then designates it; __QUERYPOINTER(a[0], a[1]): a[0] is
+  // not NULL, and the pointer place a[1] designates its instance.
+  IsValidRef, QueryInterface, QueryPointer,
 };
 // clang-format on
 
@@ -134,6 +144,7 @@ struct AssertInfo {
   const Expr* condition = nullptr;    // BOOL: TRUE when the assertion holds
   std::vector<const Expr*> texts;     // STRING: each operand's value as text (none for TRUE/FALSE)
   bool quoted = false;                // the texts are STRING values: shown in quotes
+  bool wide = false;                  // ... WSTRING values (their texts UTF-8): in double quotes
 };
 
 struct Expr {

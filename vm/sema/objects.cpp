@@ -59,9 +59,12 @@ bool Analyzer::accessible(const Callee& m, const std::string& what, const Source
 
 Expr* Analyzer::methodCall(const ast::Expr& e, const Callee& m, Expr* self, bool onThis) {
   Expr* r = functionCall(e, m, self);
+  // Through a dereferenced REF_TO or POINTER TO, the instance may be a block that extends the
+  // reference's type: the call dispatches as one on THIS does.
+  const bool mayExtend = onThis || (self && self->kind == ExprKind::Deref);
   if (m.slot != UINT32_MAX) {
     r->call->slot = m.slot;
-  } else if (onThis && self && self->type) {
+  } else if (mayExtend && self && self->type) {
     if (std::optional<uint32_t> slot = scope_.declarations().virtualSlot(self->type, upperCase(e.operand->text)))
       r->call->slot = *slot;
   }
@@ -88,7 +91,7 @@ Expr* Analyzer::propertyGet(const ast::Expr& e, Expr* self, const std::string& n
   Expr* r = functionCall(call, *get, self);
   if (get->slot != UINT32_MAX) {
     r->call->slot = get->slot;
-  } else if (onThis) {
+  } else if (onThis || self->kind == ExprKind::Deref) {  // as methodCall()
     if (std::optional<uint32_t> slot = d.virtualSlot(t, upperCase(name) + ".GET")) r->call->slot = *slot;
   }
   return r;
@@ -127,7 +130,7 @@ const Stmt* Analyzer::propertySet(const ast::Stmt& s) {
         return nullptr;
     }
     self = expression(operand);
-    onThis = self->kind == ExprKind::This;
+    onThis = self->kind == ExprKind::This || self->kind == ExprKind::Deref;  // may be an extending block
     name = target.text;
   } else {
     return nullptr;

@@ -22,6 +22,7 @@ const Type* intern(const Type& t) {
 }  // namespace
 
 const Type* InternedTypes::string(uint32_t capacity) { return intern(TypeTable::makeString(capacity)); }
+const Type* InternedTypes::wideString(uint32_t capacity) { return intern(TypeTable::makeWideString(capacity)); }
 
 const Type* InternedTypes::refTo(const Type* target) { return intern(TypeTable::makeRef(target)); }
 const Type* InternedTypes::pointerTo(const Type* target) { return intern(TypeTable::makePointer(target)); }

@@ -20,6 +20,7 @@ class InternedTypes : public TypeSource {
   explicit InternedTypes(const TypeTable& table) : table_(table) {}
   const Type* elementary(TypeKind kind) const override { return table_.elementary(kind); }
   const Type* string(uint32_t capacity) override;
+  const Type* wideString(uint32_t capacity) override;
   const Type* refTo(const Type* target) override;
   const Type* pointerTo(const Type* target) override;
   const Type* errorType() const override;

@@ -1,7 +1,9 @@
 #include "vm/sema/rules.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <string>
 
 namespace scanback::sema {
 
@@ -34,9 +36,19 @@ bool implicitlyConvertible(const Type* from, const Type* to) {
   if (to->kind == TypeKind::Subrange) return implicitlyConvertible(from, to->base);
   if (from->kind == TypeKind::Subrange) return implicitlyConvertible(from->base, to);
   if (from->kind == TypeKind::Enum) return to->kind == TypeKind::Enum ? false : implicitlyConvertible(from->base, to);
-  if (from->kind == TypeKind::String && to->kind == TypeKind::String) return true;
-  if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref)
-    return from->base == to->base || (from->pointer && to->pointer);
+  // STRING and WSTRING do not mix (IEC has no implicit conversion): STRING_TO_WSTRING and
+  // WSTRING_TO_STRING.
+  if (from->kind == TypeKind::String && to->kind == TypeKind::String) return from->wide == to->wide;
+  if (from->kind == TypeKind::Ref && to->kind == TypeKind::Ref) {
+    if (from->base == to->base) return true;
+    if (from->isInterface() || to->isInterface()) return false;
+    // A pointer converts to every pointer and REF_TO type (its dereference is checked), and a
+    // REF_TO to every pointer type; a REF_TO holds its own type or a block that extends it, as in
+    // CODESYS (docs/language.md, "Pointers").
+    if (from->pointer || to->pointer) return true;
+    return from->base && to->base && from->base->kind == TypeKind::FunctionBlock &&
+           to->base->kind == TypeKind::FunctionBlock && from->base->derivesFrom(to->base);
+  }
   // A pointer is an image offset: it converts to and from the unsigned types that hold one.
   auto holdsAddress = [](const Type* t) {
     return t->kind == TypeKind::DWord || t->kind == TypeKind::UDInt || t->kind == TypeKind::LWord ||
@@ -197,8 +209,15 @@ std::optional<ConstValue> foldBinary(ast::BinaryOp op, const ConstValue& a, cons
   using K = ConstValue::Kind;
   error = FoldError::None;
   if (a.kind == K::String || b.kind == K::String) {
-    if (a.kind != b.kind) return std::nullopt;
-    return compareConst(op, a.s, b.s);
+    if (a.kind != b.kind || a.wide != b.wide) return std::nullopt;
+    if (!a.wide) return compareConst(op, a.s, b.s);
+    // WSTRINGs compare by code units, not by the bytes of their little-endian units.
+    auto units = [](const std::string& s) {
+      std::u16string u(s.size() / 2, u'\0');
+      std::memcpy(u.data(), s.data(), u.size() * 2);
+      return u;
+    };
+    return compareConst(op, units(a.s), units(b.s));
   }
   const bool real = a.kind == K::Real || b.kind == K::Real || (t && valueBase(t)->isReal());
   const double xr = a.kind == K::Real ? a.r : static_cast<double>(a.i);

@@ -53,6 +53,7 @@ class TypeSource {
   virtual ~TypeSource() = default;
   virtual const Type* elementary(TypeKind kind) const = 0;
   virtual const Type* string(uint32_t capacity) = 0;
+  virtual const Type* wideString(uint32_t capacity) = 0;  // WSTRING[capacity]
   virtual const Type* refTo(const Type* target) = 0;
   virtual const Type* pointerTo(const Type* target) = 0;
   // The type of an expression whose error was reported: later checks stay quiet about it.

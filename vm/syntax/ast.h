@@ -27,7 +27,8 @@ enum class ExprKind {
   IntLiteral,     // intValue/negative; typePrefix optional ("INT", "BYTE", ...)
   RealLiteral,    // realValue; typePrefix optional ("REAL", "LREAL")
   BoolLiteral,    // boolValue; TRUE/FALSE or BOOL#1
-  StringLiteral,  // text holds the decoded bytes ($ escapes resolved)
+  StringLiteral,  // text holds the decoded bytes ($ escapes resolved); typePrefix "WSTRING" or "WCHAR":
+                  // "...", text holds UTF-16 code units, little-endian
   TimeLiteral,    // intValue = signed nanoseconds; typePrefix "TIME" or "LTIME"
   DateLiteral,    // intValue = ns since 1970-01-01 (midnight)
   TodLiteral,     // intValue = ns since midnight
@@ -107,7 +108,7 @@ struct Initializer {
 
 enum class TypeRefKind {
   Named,      // name: elementary or user type (INT, MyStruct, TON)
-  String,     // STRING or STRING[length] / STRING(length); length may be null
+  String,     // STRING or STRING[length] / STRING(length), or WSTRING (wide); length may be null
   Array,      // ARRAY[lo..hi, ...] OF element
   RefTo,      // REF_TO element
   PointerTo,  // POINTER TO element (CODESYS)
@@ -134,6 +135,7 @@ struct TypeRef {
   SourceSpan span;
   std::string name;                   // Named
   ExprPtr length;                     // String
+  bool wide = false;                  // String: WSTRING
   std::vector<ArrayDim> dims;         // Array; Subrange uses dims[0]
   TypeRefPtr element;                 // Array element, RefTo target, Subrange/Enum base type
   std::vector<VarDecl> fields;        // Struct

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "vm/base/int128.h"
@@ -458,6 +459,18 @@ class Lexer {
     std::string_view word = src_.substr(startI_, i_ - startI_);
     std::string upper = upperCase(word);
 
+    if (cur() == '#' && (upper == "STRING" || upper == "WSTRING" || upper == "WCHAR") &&
+        (peekChar(1) == '\'' || peekChar(1) == '"')) {
+      // STRING#'...', WSTRING#"...", WCHAR#"x": the quotes must match the type.
+      const bool wideQuote = peekChar(1) == '"';
+      bump();  // '#'
+      if (wideQuote == (upper == "STRING"))
+        error(tokenSpan(), upper + "# takes a " + (upper == "STRING" ? "'...'" : "\"...\"") + " literal");
+      if (wideQuote) return lexWString(upper == "STRING" ? "WSTRING" : upper);
+      lexString();
+      tokens_.back().typePrefix = "STRING";
+      return;
+    }
     if (cur() == '#') {
       std::string normalised;
       PrefixClass pc = classifyPrefix(upper, normalised);
@@ -477,7 +490,9 @@ class Lexer {
       emit(it->second);
       return;
     }
-    if (word.find("__") != std::string_view::npos || word.back() == '_')
+    // CODESYS's operators (__ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER) begin with two.
+    const bool codesysOperator = upper == "__ISVALIDREF" || upper == "__QUERYINTERFACE" || upper == "__QUERYPOINTER";
+    if (!codesysOperator && (word.find("__") != std::string_view::npos || word.back() == '_'))
       error(tokenSpan(), "invalid identifier '" + std::string(word) + "' (double or trailing underscore)");
     emit(TokenKind::Identifier);
   }
@@ -818,17 +833,104 @@ class Lexer {
     t.stringValue = std::move(value);
   }
 
-  void lexWString() {
+  // `"..."`: a WSTRING literal. The source is UTF-8; stringValue receives the UTF-16 code units,
+  // little-endian (a character beyond U+FFFF becomes a surrogate pair). `$XXXX` is one code unit.
+  void lexWString(const std::string& prefix = "WSTRING") {
+    bump();  // opening quote
+    std::string units;
+    auto put = [&](uint32_t u) {
+      units += static_cast<char>(u & 0xFF);
+      units += static_cast<char>(u >> 8);
+    };
+    for (;;) {
+      const char c = cur();
+      if (i_ >= src_.size() || c == '\n' || c == '\r') {
+        error(tokenSpan(), "unterminated WSTRING literal");
+        break;
+      }
+      if (c == '"') {
+        bump();
+        break;
+      }
+      if (c == '$') {
+        lexWideEscape(put);
+        continue;
+      }
+      const SourceSpan at = here();
+      const std::optional<uint32_t> cp = decodeUtf8();
+      if (!cp) {
+        error(at, "invalid UTF-8 in a WSTRING literal");
+        continue;
+      }
+      if (*cp >= 0x10000) {
+        put(0xD800 + ((*cp - 0x10000) >> 10));
+        put(0xDC00 + ((*cp - 0x10000) & 0x3FF));
+      } else {
+        put(*cp);
+      }
+    }
+    Token& t = emit(TokenKind::StringLiteral);
+    t.stringValue = std::move(units);
+    t.typePrefix = prefix;
+  }
+
+  template <class Put>
+  void lexWideEscape(Put& put) {
+    const SourceSpan escSpan = here(2);
+    const char e = peekChar(1);
+    if (i_ + 1 >= src_.size() || e == '\n' || e == '\r') {
+      bump();
+      return;  // reported as unterminated
+    }
+    uint32_t unit = 0;
+    switch (toUpper(e)) {
+      case '$': unit = '$'; break;
+      case '"': unit = '"'; break;
+      case '\'': unit = '\''; break;
+      case 'L':
+      case 'N': unit = '\n'; break;
+      case 'P': unit = '\f'; break;
+      case 'R': unit = '\r'; break;
+      case 'T': unit = '\t'; break;
+      default: {
+        int digits[4];
+        bool hex = true;
+        for (int k = 0; k < 4; ++k) hex = hex && (digits[k] = hexValue(peekChar(1 + k))) >= 0;
+        if (hex) {
+          put(static_cast<uint32_t>(((digits[0] * 16 + digits[1]) * 16 + digits[2]) * 16 + digits[3]));
+          for (int k = 0; k < 5; ++k) bump();
+          return;
+        }
+        std::string shown(1, e);
+        if (static_cast<unsigned char>(e) < 0x20 || static_cast<unsigned char>(e) >= 0x7f) shown = "?";
+        error(escSpan, "invalid escape '$" + shown + "' in WSTRING (use $$ $\" $L $N $P $R $T or $hhhh)");
+        bump();
+        bump();
+        return;
+      }
+    }
+    put(unit);
     bump();
-    std::string value;
-    while (i_ < src_.size() && cur() != '"' && cur() != '\n') {
-      value += cur();
+    bump();
+  }
+
+  // One UTF-8 encoded code point at the cursor, consumed; nullopt (one byte consumed) when malformed.
+  std::optional<uint32_t> decodeUtf8() {
+    const auto lead = static_cast<unsigned char>(cur());
+    bump();
+    if (lead < 0x80) return lead;
+    int more = lead >= 0xF0 && lead < 0xF5 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC2 && lead < 0xE0 ? 1 : -1;
+    if (more < 0) return std::nullopt;
+    uint32_t cp = lead & (0x3F >> more);
+    for (int k = 0; k < more; ++k) {
+      const auto next = static_cast<unsigned char>(cur());
+      if ((next & 0xC0) != 0x80) return std::nullopt;
+      cp = (cp << 6) | (next & 0x3F);
       bump();
     }
-    if (cur() == '"') bump();
-    error(tokenSpan(), "WSTRING is not supported (\"...\" is a WSTRING literal; use '...')");
-    Token& t = emit(TokenKind::StringLiteral);
-    t.stringValue = std::move(value);
+    const uint32_t smallest[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < smallest[more] || cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000)) return std::nullopt;
+    return cp;
   }
 
   void lexDirectAddress() {

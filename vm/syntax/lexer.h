@@ -108,7 +108,8 @@ enum class TokenKind {
   IntLiteral,     // intValue (magnitude), negative, typePrefix ("" or "INT", "BYTE", ...)
   RealLiteral,    // realValue (signed), typePrefix ("" or "REAL"/"LREAL")
   BoolLiteral,    // boolValue; TRUE/FALSE (typePrefix "") or BOOL#... (typePrefix "BOOL")
-  StringLiteral,  // stringValue = decoded bytes
+  StringLiteral,  // stringValue = decoded bytes; typePrefix "" or "STRING", or "WSTRING"/"WCHAR" for
+                  // "..." (stringValue = UTF-16 code units, little-endian)
   TimeLiteral,    // intValue = signed ns (two's complement); typePrefix "TIME" or "LTIME"
   DateLiteral,    // intValue = ns since 1970-01-01; typePrefix "DATE"
   TodLiteral,     // intValue = ns since midnight; typePrefix "TOD"

@@ -1025,10 +1025,10 @@ class Parser {
           break;
         }
         const Token& name = advance();
-        bool wide = equalsIgnoreCase(name.text, "WSTRING");
-        if (wide) errorAt(pos_ - 1, "WSTRING is not supported");
+        const bool wide = equalsIgnoreCase(name.text, "WSTRING");
         if (wide || equalsIgnoreCase(name.text, "STRING")) {
           t->kind = TypeRefKind::String;
+          t->wide = wide;
           if (accept(K::LBracket)) {
             t->length = parseExpr();
             expect(K::RBracket, "after the STRING length");
@@ -1997,6 +1997,7 @@ TypeRefPtr cloneType(const TypeRef& type) {
   t->name = type.name;
   t->open = type.open;
   t->length = cloneExpr(type.length);
+  t->wide = type.wide;
   for (const ArrayDim& d : type.dims) {
     ArrayDim c;
     c.lower = cloneExpr(d.lower);
