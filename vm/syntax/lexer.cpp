@@ -37,6 +37,32 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
+// The named escapes STRING and WSTRING literals share ($$ $' $" $L $N $P $R $T), or 0.
+char namedEscape(char e) {
+  switch (e) {
+    case '$': return '$';
+    case '\'': return '\'';
+    case '"': return '"';
+    case 'L':
+    case 'l':
+    case 'N':
+    case 'n': return '\n';
+    case 'P':
+    case 'p': return '\f';
+    case 'R':
+    case 'r': return '\r';
+    case 'T':
+    case 't': return '\t';
+    default: return 0;
+  }
+}
+
+// How an invalid escape's character is quoted in its error: control and non-ASCII bytes as '?'.
+std::string shownEscape(char e) {
+  const auto byte = static_cast<unsigned char>(e);
+  return byte < 0x20 || byte >= 0x7f ? std::string("?") : std::string(1, e);
+}
+
 bool isLeapYear(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 unsigned daysInMonth(int64_t y, unsigned m) {
   static const unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -800,31 +826,21 @@ class Lexer {
         bump();
         continue;  // reported as unterminated
       }
-      switch (toUpper(e)) {
-        case '$': value += '$'; break;
-        case '\'': value += '\''; break;
-        case '"': value += '"'; break;
-        case 'L':
-        case 'N': value += '\n'; break;
-        case 'P': value += '\f'; break;
-        case 'R': value += '\r'; break;
-        case 'T': value += '\t'; break;
-        default: {
-          int hi = hexValue(e), lo = hexValue(peekChar(2));
-          if (hi >= 0 && lo >= 0) {
-            value += static_cast<char>(hi * 16 + lo);
-            bump();
-            bump();
-            bump();
-            continue;
-          }
-          std::string shown(1, e);
-          if (static_cast<unsigned char>(e) < 0x20 || static_cast<unsigned char>(e) >= 0x7f) shown = "?";
-          error(escSpan, "invalid escape '$" + shown + "' in string (use $$ $' $L $N $P $R $T or $hh)");
+      if (const char named = namedEscape(e)) {
+        value += named;
+      } else {
+        int hi = hexValue(e), lo = hexValue(peekChar(2));
+        if (hi >= 0 && lo >= 0) {
+          value += static_cast<char>(hi * 16 + lo);
+          bump();
           bump();
           bump();
           continue;
         }
+        error(escSpan, "invalid escape '$" + shownEscape(e) + "' in string (use $$ $' $L $N $P $R $T or $hh)");
+        bump();
+        bump();
+        continue;
       }
       bump();
       bump();
@@ -882,34 +898,22 @@ class Lexer {
       bump();
       return;  // reported as unterminated
     }
-    uint32_t unit = 0;
-    switch (toUpper(e)) {
-      case '$': unit = '$'; break;
-      case '"': unit = '"'; break;
-      case '\'': unit = '\''; break;
-      case 'L':
-      case 'N': unit = '\n'; break;
-      case 'P': unit = '\f'; break;
-      case 'R': unit = '\r'; break;
-      case 'T': unit = '\t'; break;
-      default: {
-        int digits[4];
-        bool hex = true;
-        for (int k = 0; k < 4; ++k) hex = hex && (digits[k] = hexValue(peekChar(1 + k))) >= 0;
-        if (hex) {
-          put(static_cast<uint32_t>(((digits[0] * 16 + digits[1]) * 16 + digits[2]) * 16 + digits[3]));
-          for (int k = 0; k < 5; ++k) bump();
-          return;
-        }
-        std::string shown(1, e);
-        if (static_cast<unsigned char>(e) < 0x20 || static_cast<unsigned char>(e) >= 0x7f) shown = "?";
-        error(escSpan, "invalid escape '$" + shown + "' in WSTRING (use $$ $\" $L $N $P $R $T or $hhhh)");
-        bump();
-        bump();
+    const char named = namedEscape(e);
+    if (!named) {
+      int digits[4];
+      bool hex = true;
+      for (int k = 0; k < 4; ++k) hex = hex && (digits[k] = hexValue(peekChar(1 + k))) >= 0;
+      if (hex) {
+        put(static_cast<uint32_t>(((digits[0] * 16 + digits[1]) * 16 + digits[2]) * 16 + digits[3]));
+        for (int k = 0; k < 5; ++k) bump();
         return;
       }
+      error(escSpan, "invalid escape '$" + shownEscape(e) + "' in WSTRING (use $$ $\" $L $N $P $R $T or $hhhh)");
+      bump();
+      bump();
+      return;
     }
-    put(unit);
+    put(static_cast<uint32_t>(named));
     bump();
     bump();
   }
