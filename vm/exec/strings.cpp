@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "vm/base/text.h"
+
 namespace scanback {
 
 template <class C>
@@ -202,16 +204,8 @@ size_t copyText(char* buf, std::string_view text) {
   return n;
 }
 
-namespace {
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-}  // namespace
-
 int64_t parseStringInteger(std::string_view s) {
-  s = trim(s);
+  s = trimBlanks(s);
   std::string digits;
   for (char c : s)
     if (c != '_') digits += c;
@@ -227,7 +221,7 @@ int64_t parseStringInteger(std::string_view s) {
 }
 
 double parseStringReal(std::string_view s) {
-  std::string text(trim(s));
+  std::string text(trimBlanks(s));
   std::erase(text, '_');
   if (text.empty()) return 0.0;
   char* end = nullptr;
@@ -236,7 +230,7 @@ double parseStringReal(std::string_view s) {
 }
 
 bool parseStringBool(std::string_view s) {
-  s = trim(s);
+  s = trimBlanks(s);
   if (s.size() == 4 && (s[0] == 'T' || s[0] == 't') && (s[1] == 'R' || s[1] == 'r') && (s[2] == 'U' || s[2] == 'u') &&
       (s[3] == 'E' || s[3] == 'e'))
     return true;

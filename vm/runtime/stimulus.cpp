@@ -2,21 +2,15 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <fstream>
 #include <sstream>
 
+#include "vm/base/text.h"
 #include "vm/runtime/values.h"
 
 namespace scanback {
 
 namespace {
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
 
 // Splits a CSV line; commas inside '...' or "..." belong to the value.
 std::vector<std::string> splitCells(std::string_view line) {
@@ -37,13 +31,13 @@ std::vector<std::string> splitCells(std::string_view line) {
       quote = c;
       cur += c;
     } else if (c == ',') {
-      cells.push_back(trim(cur));
+      cells.emplace_back(trimSpace(cur));
       cur.clear();
     } else {
       cur += c;
     }
   }
-  cells.push_back(trim(cur));
+  cells.emplace_back(trimSpace(cur));
   return cells;
 }
 
@@ -70,7 +64,7 @@ std::optional<Stimulus> Stimulus::parse(std::string_view text, const std::string
     pos = end + 1;
     ++lineNo;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string t = trim(line);
+    const std::string t(trimSpace(line));
     if (t.empty() || t[0] == '#') {
       if (end == text.size()) break;
       continue;

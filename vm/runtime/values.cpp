@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "vm/base/int128.h"
+#include "vm/base/text.h"
 #include "vm/exec/iec_text.h"
 #include "vm/runtime/wide_values.h"
 #include "vm/sema/analyzer.h"
@@ -20,12 +21,6 @@ namespace {
 const Type* scalarBase(const Type* t) {
   while (t && t->kind == TypeKind::Subrange) t = t->base;
   return t;
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
 }
 
 template <class T>
@@ -109,7 +104,7 @@ std::optional<VariableLocation> staticLocation(const Program& program, const sem
 }  // namespace
 
 std::optional<VariableLocation> findVariable(const Program& program, std::string_view pathText, std::string& error) {
-  const std::string path = trim(pathText);
+  const std::string path(trimSpace(pathText));
   SourceSet sources;
   sources.add("<variable>", path);
   Diagnostics diags;
@@ -283,7 +278,7 @@ std::vector<VariableLocation> selectScalars(const Program& program, std::string_
       open = list.find('[', close);
     }
     if (comma == std::string_view::npos) comma = list.size();
-    const std::string item = trim(list.substr(start, comma - start));
+    const std::string item(trimSpace(list.substr(start, comma - start)));
     start = comma + 1;
     if (item.empty()) {
       if (comma == list.size() && start > list.size()) break;
@@ -323,7 +318,7 @@ std::vector<VariableLocation> selectScalars(const Program& program, std::string_
 }
 
 std::optional<VariableLocation> findAddress(const Program& program, std::string_view text, std::string& error) {
-  const std::string a = trim(text);
+  const std::string a(trimSpace(text));
   if (a.size() < 3 || a[0] != '%') {
     error = fmt::format("'{}' is not an address like %IX0.0", a);
     return std::nullopt;
@@ -398,7 +393,7 @@ std::optional<VariableLocation> findAddress(const Program& program, std::string_
 bool encodeValue(const Program& program, std::string_view text, const Type& declared, std::vector<uint8_t>& bytes,
                  std::string& error) {
   const Type* type = scalarBase(&declared);
-  const std::string t = trim(text);
+  const std::string t(trimSpace(text));
   if (type->isWideString() || type->kind == TypeKind::WChar) return encodeWideValue(text, *type, bytes, error);
   if (type->kind == TypeKind::String) {
     std::string s = t;

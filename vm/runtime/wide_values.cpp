@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "vm/base/text.h"
 #include "vm/exec/strings.h"
 #include "vm/source/source.h"
 #include "vm/syntax/parser.h"
@@ -26,12 +27,6 @@ std::u16string unitsOf(const uint8_t* p, const Type& type) {
   std::u16string units(n, u'\0');
   std::memcpy(units.data(), p + kStringHeaderBytes, size_t{n} * 2);
   return units;
-}
-
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace
@@ -68,7 +63,7 @@ std::string wideLiteralText(const uint8_t* p, const Type& type) {
 }
 
 bool encodeWideValue(std::string_view text, const Type& type, std::vector<uint8_t>& bytes, std::string& error) {
-  const std::string_view t = trimmed(text);
+  const std::string_view t = trimBlanks(text);
   std::u16string units;
   // "...", WSTRING#"..." or WCHAR#"...": parsed as ST; anything else is the text itself.
   const size_t quote = t.find('"');
