@@ -50,7 +50,7 @@ END_CONFIGURATION
 )";
 
 // Faults with a division by zero at line 8 in its 20th cycle.
-const char* kFaulty = R"(PROGRAM Faulty
+const char* kAttachFaulty = R"(PROGRAM Faulty
 VAR
   count : DINT;
   zero : DINT;
@@ -89,8 +89,7 @@ std::string validateControl(const control::json& value, const std::string& defin
 using test::shellQuote;
 using CliResult = test::ShellResult;
 
-// `scanback ARGS` (quoted for the shell), its stdout and stderr.
-CliResult scanback(const std::string& args) { return test::runShell(shellQuote(SCANBACK_BINARY) + " " + args); }
+using test::runScanback;
 
 // `scanback run FILE --realtime --control unix://DIR/rt.sock EXTRA...` in a child process.
 class Runtime {
@@ -164,7 +163,7 @@ class Runtime {
 
 class Attach : public ::testing::Test {
  protected:
-  TempProject project_{{{"counter.st", kCounter}, {"faulty.st", kFaulty}, {"token", "s3cret-token\n"}}};
+  TempProject project_{{{"counter.st", kCounter}, {"faulty.st", kAttachFaulty}, {"token", "s3cret-token\n"}}};
   fs::path dir() const { return project_.dir(); }
 
   // The runtime's status, through the control protocol.
@@ -203,7 +202,7 @@ TEST_F(Attach, CtlStatusReportsTheRuntimeWhileItsCycleCountGrows) {
   EXPECT_EQ(fs::status(dir() / "rt.sock").permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
   ASSERT_TRUE(cyclesGrowBeyond(rt, 0));
-  const CliResult first = scanback("ctl " + shellQuote(rt.endpoint()) + " status --json");
+  const CliResult first = runScanback("ctl " + shellQuote(rt.endpoint()) + " status --json");
   ASSERT_EQ(first.exitCode, 0) << first.err;
   const control::json s = control::json::parse(first.out);
   EXPECT_EQ(validateControl(s, "Status"), "");
@@ -218,14 +217,14 @@ TEST_F(Attach, CtlStatusReportsTheRuntimeWhileItsCycleCountGrows) {
   const uint64_t before = s["cycles"].get<uint64_t>();
   ASSERT_TRUE(test::eventually(
       [&] {
-        const CliResult again = scanback("ctl " + shellQuote(rt.endpoint()) + " status --json");
+        const CliResult again = runScanback("ctl " + shellQuote(rt.endpoint()) + " status --json");
         return again.exitCode == 0 && control::json::parse(again.out)["cycles"].get<uint64_t>() > before;
       },
       std::chrono::seconds(20)));
-  const CliResult human = scanback("ctl " + shellQuote(rt.endpoint()) + " status");
+  const CliResult human = runScanback("ctl " + shellQuote(rt.endpoint()) + " status");
   EXPECT_EQ(human.exitCode, 0);
   EXPECT_NE(human.out.find("state: running"), std::string::npos) << human.out;
-  const CliResult stop = scanback("ctl " + shellQuote(rt.endpoint()) + " stop");
+  const CliResult stop = runScanback("ctl " + shellQuote(rt.endpoint()) + " stop");
   EXPECT_EQ(stop.exitCode, 0) << stop.err;
   EXPECT_EQ(rt.exitCode(), 0);
   EXPECT_FALSE(fs::exists(dir() / "rt.sock"));  // removed at the end
@@ -235,19 +234,19 @@ TEST_F(Attach, CtlAndAttachWithAWrongTokenAreRefusedAndTheSessionStaysDisconnect
   fs::permissions(project_.path("token"), fs::perms::owner_read | fs::perms::owner_write);
   Runtime rt(project_.path("counter.st"), dir(), {"--auth-token-file", project_.path("token")});
   ASSERT_TRUE(rt.ready());
-  const CliResult none = scanback("ctl " + shellQuote(rt.endpoint()) + " status");
+  const CliResult none = runScanback("ctl " + shellQuote(rt.endpoint()) + " status");
   EXPECT_EQ(none.exitCode, 2);
   EXPECT_NE(none.err.find("requires a token"), std::string::npos) << none.err;
   const TempProject wrong{{{"token", "not-the-token\n"}}};
   fs::permissions(wrong.path("token"), fs::perms::owner_read | fs::perms::owner_write);
-  const CliResult bad = scanback("ctl " + shellQuote(rt.endpoint()) + " --auth-token-file " +
-                                 shellQuote(wrong.path("token")) + " status");
+  const CliResult bad = runScanback("ctl " + shellQuote(rt.endpoint()) + " --auth-token-file " +
+                                    shellQuote(wrong.path("token")) + " status");
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("wrong token"), std::string::npos) << bad.err;
-  const CliResult good = scanback("ctl " + shellQuote(rt.endpoint()) + " --auth-token-file " +
-                                  shellQuote(project_.path("token")) + " status");
+  const CliResult good = runScanback("ctl " + shellQuote(rt.endpoint()) + " --auth-token-file " +
+                                     shellQuote(project_.path("token")) + " status");
   EXPECT_EQ(good.exitCode, 0) << good.err;
-  const CliResult unreachable = scanback("ctl unix://" + shellQuote((dir() / "none.sock").string()) + " status");
+  const CliResult unreachable = runScanback("ctl unix://" + shellQuote((dir() / "none.sock").string()) + " status");
   EXPECT_EQ(unreachable.exitCode, 2);
   EXPECT_NE(unreachable.err.find("cannot connect"), std::string::npos) << unreachable.err;
 
@@ -319,22 +318,22 @@ TEST_F(Attach, BreakpointAndStepBackWhileTheRuntimeRunsOnAndWritesAreRefused) {
 }
 
 TEST_F(Attach, ATcpEndpointListensOnLoopbackAndAnotherInterfaceNeedsAToken) {
-  const CliResult refused = scanback("run " + shellQuote(project_.path("counter.st")) +
-                                     " --cycles 5 --control tcp://127.0.0.1:0 --control-bind 0.0.0.0");
+  const CliResult refused = runScanback("run " + shellQuote(project_.path("counter.st")) +
+                                        " --cycles 5 --control tcp://127.0.0.1:0 --control-bind 0.0.0.0");
   EXPECT_EQ(refused.exitCode, 2);
   EXPECT_NE(refused.err.find("needs a token"), std::string::npos) << refused.err;
   const CliResult elsewhere =
-      scanback("run " + shellQuote(project_.path("counter.st")) + " --cycles 5 --control tcp://0.0.0.0:0");
+      runScanback("run " + shellQuote(project_.path("counter.st")) + " --cycles 5 --control tcp://0.0.0.0:0");
   EXPECT_EQ(elsewhere.exitCode, 2);
   EXPECT_NE(elsewhere.err.find("--control-bind"), std::string::npos) << elsewhere.err;
   const CliResult badEndpoint =
-      scanback("run " + shellQuote(project_.path("counter.st")) + " --cycles 5 --control http://x");
+      runScanback("run " + shellQuote(project_.path("counter.st")) + " --cycles 5 --control http://x");
   EXPECT_EQ(badEndpoint.exitCode, 2);
   EXPECT_NE(badEndpoint.err.find("expected unix:///path.sock or tcp://127.0.0.1:PORT"), std::string::npos)
       << badEndpoint.err;
   // A runtime on a free loopback port answers there, and ends by its cycle limit.
-  const CliResult finite =
-      scanback("run " + shellQuote(project_.path("counter.st")) + " --cycles 50 --quiet --control tcp://127.0.0.1:0");
+  const CliResult finite = runScanback("run " + shellQuote(project_.path("counter.st")) +
+                                       " --cycles 50 --quiet --control tcp://127.0.0.1:0");
   EXPECT_EQ(finite.exitCode, 0) << finite.err;
   EXPECT_NE(finite.err.find("scanback: control endpoint tcp://127.0.0.1:"), std::string::npos) << finite.err;
 }
@@ -358,7 +357,7 @@ TEST_F(Attach, DisconnectWithTerminateDebuggeeStopsTheRuntime) {
 TEST_F(Attach, ARuntimeWithoutDebuggingAnswersStatusAndRefusesAttach) {
   Runtime rt(project_.path("counter.st"), dir(), {"--no-debug"});
   ASSERT_TRUE(rt.ready());
-  const CliResult st = scanback("ctl " + shellQuote(rt.endpoint()) + " status --json");
+  const CliResult st = runScanback("ctl " + shellQuote(rt.endpoint()) + " status --json");
   ASSERT_EQ(st.exitCode, 0) << st.err;
   EXPECT_EQ(control::json::parse(st.out)["debugEnabled"], false);
   SessionClient c;
@@ -398,13 +397,13 @@ TEST_F(Attach, AFaultedRuntimeStaysUpForAPostMortemAttachAndItsSnapshotReplaysTo
   c.request("disconnect");
 
   const std::string snapshot = (dir() / "post-mortem.trace").string();
-  const CliResult snap = scanback("ctl " + shellQuote(rt.endpoint()) + " snapshot " + shellQuote(snapshot));
+  const CliResult snap = runScanback("ctl " + shellQuote(rt.endpoint()) + " snapshot " + shellQuote(snapshot));
   ASSERT_EQ(snap.exitCode, 0) << snap.err;
-  const CliResult replay = scanback("replay " + shellQuote(snapshot));
+  const CliResult replay = runScanback("replay " + shellQuote(snapshot));
   EXPECT_EQ(replay.exitCode, 0) << replay.err;
   EXPECT_NE(replay.out.find("faulty.st:8"), std::string::npos) << replay.out;
   EXPECT_NE(replay.out.find("division by zero"), std::string::npos) << replay.out;
-  const CliResult verify = scanback("trace verify " + shellQuote(snapshot));
+  const CliResult verify = runScanback("trace verify " + shellQuote(snapshot));
   EXPECT_EQ(verify.exitCode, 0) << verify.out << verify.err;
   EXPECT_TRUE(rt.running());
   ::kill(rt.pid(), SIGTERM);
@@ -416,7 +415,7 @@ TEST_F(Attach, AnOperatorsPauseHoldsTheTaskAndAnAttachReportsItAtOnce) {
   ASSERT_TRUE(rt.ready());
   ASSERT_TRUE(cyclesGrowBeyond(rt, 3));
   const std::string endpoint = shellQuote(rt.endpoint());
-  const CliResult pause = scanback("ctl " + endpoint + " pause");
+  const CliResult pause = runScanback("ctl " + endpoint + " pause");
   ASSERT_EQ(pause.exitCode, 0) << pause.err;
   EXPECT_NE(pause.out.find("paused"), std::string::npos) << pause.out;
   // The pause is answered once the task holds: the very next status says so.
@@ -441,7 +440,7 @@ TEST_F(Attach, AnOperatorsPauseHoldsTheTaskAndAnAttachReportsItAtOnce) {
   // All that took many task intervals; the task held through them.
   EXPECT_EQ(cycles(rt), heldAt);
 
-  const CliResult resume = scanback("ctl " + endpoint + " resume");
+  const CliResult resume = runScanback("ctl " + endpoint + " resume");
   ASSERT_EQ(resume.exitCode, 0) << resume.err;
   EXPECT_TRUE(cyclesGrowBeyond(rt, heldAt));
   EXPECT_EQ(status(rt)["state"], "running");

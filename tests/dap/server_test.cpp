@@ -28,6 +28,7 @@
 #include "dap/transport/message_writer.h"
 #include "dap/transport/stream.h"
 #include "dap/transport/tcp_listener.h"
+#include "tests/support/files.h"
 
 namespace scanback::dap {
 namespace {
@@ -53,10 +54,7 @@ struct TempDir {
   std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
-std::string readText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using test::readText;
 
 // `scanback dap ARGS` in a child process; its stderr is read line by line.
 class ServerProcess {

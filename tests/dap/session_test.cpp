@@ -13,7 +13,7 @@ using namespace scanback::dap::testing;
 
 namespace {
 
-const char* kMain = R"(CONFIGURATION Cfg
+const char* kSessionMain = R"(CONFIGURATION Cfg
   VAR_GLOBAL
     gTotal : DINT;
     gStart AT %IX0.0 : BOOL;
@@ -44,7 +44,7 @@ ticks := ticks + 1;
 END_PROGRAM
 )";
 
-const char* kLib = R"(FUNCTION Twice : INT
+const char* kSessionLib = R"(FUNCTION Twice : INT
 VAR_INPUT x : INT; END_VAR
 Twice := x * 2;
 END_FUNCTION
@@ -59,7 +59,7 @@ END_FUNCTION_BLOCK
 )";
 
 // Faults with a division by zero in its third cycle.
-const char* kFaulty = R"(PROGRAM Faulty
+const char* kSessionFaulty = R"(PROGRAM Faulty
 VAR n : INT; d : INT; END_VAR
 n := n + 1;
 d := 10 / (3 - n);
@@ -81,7 +81,7 @@ class DapSession : public ::testing::Test {
   }
   // main.st with `from` replaced by `to` (the file as the user edits it for a reload).
   void editMain(const std::string& from, const std::string& to) {
-    std::string text = kMain;
+    std::string text = kSessionMain;
     const size_t at = text.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     text.replace(at, from.size(), to);
@@ -95,7 +95,7 @@ class DapSession : public ::testing::Test {
   json stackTrace(int64_t thread = 1) { return client_.request("stackTrace", json{{"threadId", thread}}); }
   json topFrame() { return stackTrace()["body"]["stackFrames"][0]; }
 
-  TempProject project_{{{"main.st", kMain}, {"lib.st", kLib}, {"faulty.st", kFaulty}}};
+  TempProject project_{{{"main.st", kSessionMain}, {"lib.st", kSessionLib}, {"faulty.st", kSessionFaulty}}};
   SessionClient client_;
 };
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/files.h"
 #include "tests/support/trace_support.h"
 #include "tests/support/wait.h"
 #include "traces/trace_reader.h"
@@ -46,12 +47,7 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& errFile) {
   return pid;
 }
 
-std::string readText(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::readText;
 
 TEST(RunRing, Sigusr1WritesASnapshotAndTheRunGoesOn) {
   const fs::path binary = scanbackBinary();

@@ -42,18 +42,12 @@ using trace::testing::TempDir;
 
 // ---------------------------------------------------------------- helpers
 
-std::string readText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::readText;
 
 using test::shellQuote;
 using CliResult = test::ShellResult;
 
-// Runs `scanback ARGS` (already quoted for the shell), capturing stdout and stderr.
-CliResult scanback(const std::string& args) { return test::runShell(shellQuote(SCANBACK_BINARY) + " " + args); }
+using test::runScanback;
 
 std::string q(const std::string& s) { return shellQuote(s); }
 
@@ -164,8 +158,9 @@ std::string recordText(const TempDir& dir, const std::string& name, const std::s
   const std::string st = dir.file(name + ".st");
   std::ofstream(st) << text;
   const std::string tracePath = dir.file(name + ".trace");
-  const CliResult r = scanback("run --quiet " + q(st) + " --cycles " + std::to_string(cycles) + " --keyframe-every " +
-                               std::to_string(keyframeEvery) + " --record " + q(tracePath) + extra);
+  const CliResult r =
+      runScanback("run --quiet " + q(st) + " --cycles " + std::to_string(cycles) + " --keyframe-every " +
+                  std::to_string(keyframeEvery) + " --record " + q(tracePath) + extra);
   EXPECT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_TRUE(fs::exists(tracePath)) << describe(r);
   return tracePath;
@@ -253,18 +248,18 @@ TEST_P(ReplayEqualsRun, AtTheEndAndAfterEarlierCycles) {
   const std::string tracePath = dir.file("t.trace");
   const std::string inputs = p.inputs.empty() ? "" : " --inputs " + q(p.inputs);
   const CliResult recorded =
-      scanback("run --quiet --print-state" + joinQuoted(p.files) + " " + p.runLength + inputs + " --keyframe-every " +
-               std::to_string(p.keyframeEvery) + " --record " + q(tracePath));
+      runScanback("run --quiet --print-state" + joinQuoted(p.files) + " " + p.runLength + inputs +
+                  " --keyframe-every " + std::to_string(p.keyframeEvery) + " --record " + q(tracePath));
   ASSERT_EQ(recorded.exitCode, p.expectExit) << describe(recorded);
   ASSERT_TRUE(fs::exists(tracePath)) << describe(recorded);
 
-  const CliResult end = scanback("replay " + q(tracePath) + " --to end --print-state");
+  const CliResult end = runScanback("replay " + q(tracePath) + " --to end --print-state");
   ASSERT_EQ(end.exitCode, 0) << describe(end);
   EXPECT_EQ(end.out, recorded.out) << firstDifference(recorded.out, end.out);
   EXPECT_EQ(end.err.find("diverge"), std::string::npos) << end.err;
 
   // Every cycle re-executes to its recorded digest, and every keyframe to its image.
-  const CliResult verified = scanback("trace verify " + q(tracePath));
+  const CliResult verified = runScanback("trace verify " + q(tracePath));
   EXPECT_EQ(verified.exitCode, 0) << describe(verified);
   EXPECT_NE(verified.out.find("result              faithful"), std::string::npos) << verified.out;
 
@@ -285,15 +280,15 @@ TEST_P(ReplayEqualsRun, AtTheEndAndAfterEarlierCycles) {
     if (k + 1 == cycles) continue;  // that is the end, compared above
     SCOPED_TRACE("K = " + std::to_string(k));
     const CliResult run =
-        scanback("run --quiet --print-state" + joinQuoted(p.files) + " --cycles " + std::to_string(k + 1) + inputs);
+        runScanback("run --quiet --print-state" + joinQuoted(p.files) + " --cycles " + std::to_string(k + 1) + inputs);
     ASSERT_EQ(run.exitCode, 0) << describe(run);
-    const CliResult replayed = scanback("replay " + q(tracePath) + " --to " + std::to_string(k) + " --print-state");
+    const CliResult replayed = runScanback("replay " + q(tracePath) + " --to " + std::to_string(k) + " --print-state");
     ASSERT_EQ(replayed.exitCode, 0) << describe(replayed);
     EXPECT_EQ(replayed.out, run.out) << firstDifference(run.out, replayed.out);
   }
 
   // The summary at the end names the faulting statement for a trace that ends in a fault.
-  const CliResult summary = scanback("replay " + q(tracePath));
+  const CliResult summary = runScanback("replay " + q(tracePath));
   ASSERT_EQ(summary.exitCode, 0) << describe(summary);
   EXPECT_NE(summary.out.find("position"), std::string::npos) << summary.out;
   if (p.expectExit == 3) {
@@ -366,7 +361,7 @@ const WhyTrace& whyTrace() {
 TEST(ReplayCli, SummaryShowsPositionStatementAndCallStack) {
   const WhyTrace& w = whyTrace();
   // Cycle 0, step 4: inside Acc, called from Main's line 21.
-  CliResult r = scanback("replay " + q(w.trace) + " --to 0:4");
+  CliResult r = runScanback("replay " + q(w.trace) + " --to 0:4");
   ASSERT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_NE(r.out.find("cycle 0, step 4 of 5 (0:4)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("task       Main"), std::string::npos) << r.out;
@@ -381,13 +376,13 @@ TEST(ReplayCli, SummaryShowsPositionStatementAndCallStack) {
   EXPECT_NE(r.out.find(w.source + ":" + std::to_string(kLineAccCall) + ":1", outer), std::string::npos) << r.out;
 
   // The end of a cycle: no statement, no frames; the virtual time of cycle 3 is 30 ms.
-  r = scanback("replay " + q(w.trace) + " --to 3");
+  r = runScanback("replay " + q(w.trace) + " --to 3");
   ASSERT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_NE(r.out.find("end of cycle 3 (after its 6 steps)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("time       T#30ms"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("call stack empty"), std::string::npos) << r.out;
 
-  r = scanback("replay " + q(w.trace) + " --to 5:0");
+  r = runScanback("replay " + q(w.trace) + " --to 5:0");
   ASSERT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_NE(r.out.find(w.source + ":" + std::to_string(kLineN) + ":1  n := n + 1;"), std::string::npos) << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;
@@ -397,24 +392,24 @@ TEST(ReplayCli, BadPositionsAreUsageErrors) {
   const WhyTrace& w = whyTrace();
   for (const char* to : {"10", "99:0", "0:6", "x", "1:", ":3", "-1", "end:2"}) {
     SCOPED_TRACE(to);
-    const CliResult r = scanback("replay " + q(w.trace) + " --to " + q(to) + " --print-state");
+    const CliResult r = runScanback("replay " + q(w.trace) + " --to " + q(to) + " --print-state");
     EXPECT_EQ(r.exitCode, 2) << describe(r);
     EXPECT_TRUE(r.out.empty()) << r.out;
     EXPECT_NE(r.err.find("scanback: "), std::string::npos) << r.err;
   }
-  CliResult r = scanback("replay " + q(w.trace) + " --to 10");
+  CliResult r = runScanback("replay " + q(w.trace) + " --to 10");
   EXPECT_NE(r.err.find("cycle 10 is after the end of the recording (last cycle 9)"), std::string::npos) << r.err;
-  r = scanback("replay " + q(w.trace) + " --to 0:6");
+  r = runScanback("replay " + q(w.trace) + " --to 0:6");
   EXPECT_NE(r.err.find("cycle 0 has 5 steps"), std::string::npos) << r.err;
-  r = scanback("replay " + q(w.trace) + " --to x");
+  r = runScanback("replay " + q(w.trace) + " --to x");
   EXPECT_NE(r.err.find("--to x: expected CYCLE, CYCLE:STEP or end"), std::string::npos) << r.err;
-  r = scanback("replay " + q(w.trace + ".missing"));
+  r = runScanback("replay " + q(w.trace + ".missing"));
   EXPECT_EQ(r.exitCode, 2) << describe(r);
   EXPECT_NE(r.err.find(w.trace + ".missing"), std::string::npos) << r.err;
   // Every position of a cycle, its end included, is reachable; the one after it is not.
-  r = scanback("replay " + q(w.trace) + " --to 0:5 --print-state");
+  r = runScanback("replay " + q(w.trace) + " --to 0:5 --print-state");
   EXPECT_EQ(r.exitCode, 0) << describe(r);
-  EXPECT_EQ(r.out, scanback("replay " + q(w.trace) + " --to 0 --print-state").out);
+  EXPECT_EQ(r.out, runScanback("replay " + q(w.trace) + " --to 0 --print-state").out);
 }
 
 // ---------------------------------------------------------------- trace why
@@ -450,7 +445,7 @@ std::vector<WhyLine> whyLines(const std::string& out) {
 TEST(TraceWhy, ChangesOfAVariableWithPositionsStatementsAndValues) {
   const WhyTrace& w = whyTrace();
   const std::string xLine = w.source + ":" + std::to_string(kLineX) + ":3";
-  CliResult r = scanback("trace why " + q(w.trace) + " Main.x");
+  CliResult r = runScanback("trace why " + q(w.trace) + " Main.x");
   ASSERT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_NE(r.out.find("Main.x = 110 at 9:5 (the end of the recording)"), std::string::npos) << r.out;
   std::vector<WhyLine> lines = whyLines(r.out);
@@ -476,25 +471,25 @@ TEST(TraceWhy, ChangesOfAVariableWithPositionsStatementsAndValues) {
   EXPECT_NE(r.out.find("x := x + 10;"), std::string::npos) << r.out;
 
   // --count, and --at: a change at the position itself is part of the value there.
-  r = scanback("trace why " + q(w.trace) + " Main.x --count 2");
+  r = runScanback("trace why " + q(w.trace) + " Main.x --count 2");
   ASSERT_EQ(r.exitCode, 0) << describe(r);
   lines = whyLines(r.out);
   ASSERT_EQ(lines.size(), 2u) << r.out;
   EXPECT_EQ(lines[1].position, "6:0");
-  r = scanback("trace why " + q(w.trace) + " Main.x --at 5:3");
+  r = runScanback("trace why " + q(w.trace) + " Main.x --at 5:3");
   lines = whyLines(r.out);
   ASSERT_EQ(lines.size(), 2u) << r.out;
   EXPECT_EQ(lines[0].position, "5:3");
   EXPECT_NE(r.out.find("Main.x = 20 at 5:3\n"), std::string::npos) << r.out;
-  r = scanback("trace why " + q(w.trace) + " Main.x --at 5:2");
+  r = runScanback("trace why " + q(w.trace) + " Main.x --at 5:2");
   lines = whyLines(r.out);
   ASSERT_EQ(lines.size(), 1u) << r.out;
   EXPECT_EQ(lines[0].position, "2:3");
-  r = scanback("trace why " + q(w.trace) + " Main.x --at 6");
+  r = runScanback("trace why " + q(w.trace) + " Main.x --at 6");
   lines = whyLines(r.out);
   ASSERT_EQ(lines.size(), 3u) << r.out;
   EXPECT_EQ(lines[0].position, "6:0");
-  r = scanback("trace why " + q(w.trace) + " Main.x --at 2:2");
+  r = runScanback("trace why " + q(w.trace) + " Main.x --at 2:2");
   ASSERT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_TRUE(whyLines(r.out).empty()) << r.out;
   EXPECT_NE(r.out.find("no change recorded"), std::string::npos) << r.out;
@@ -506,7 +501,7 @@ TEST(TraceWhy, BitsAddressesAndFunctionBlockMembers) {
   // against its keyframe) and cleared at cycle 7; the address and the variable are one range.
   for (const char* name : {"%IX0.1", "Main.b"}) {
     SCOPED_TRACE(name);
-    const CliResult r = scanback("trace why " + q(w.trace) + " " + q(name));
+    const CliResult r = runScanback("trace why " + q(w.trace) + " " + q(name));
     ASSERT_EQ(r.exitCode, 0) << describe(r);
     const std::vector<WhyLine> lines = whyLines(r.out);
     ASSERT_EQ(lines.size(), 2u) << r.out;
@@ -520,7 +515,7 @@ TEST(TraceWhy, BitsAddressesAndFunctionBlockMembers) {
   }
   // acc.total is written by the FB body, the last statement of each cycle: the change is at the
   // cycle's end (6 steps in cycles where an IF body runs, 5 otherwise).
-  const CliResult r = scanback("trace why " + q(w.trace) + " Main.acc.total --count 3");
+  const CliResult r = runScanback("trace why " + q(w.trace) + " Main.acc.total --count 3");
   ASSERT_EQ(r.exitCode, 0) << describe(r);
   const std::vector<WhyLine> lines = whyLines(r.out);
   ASSERT_EQ(lines.size(), 3u) << r.out;
@@ -537,17 +532,17 @@ TEST(TraceWhy, BitsAddressesAndFunctionBlockMembers) {
 
 TEST(TraceWhy, UnknownVariablesAndBadOptionsAreUsageErrors) {
   const WhyTrace& w = whyTrace();
-  CliResult r = scanback("trace why " + q(w.trace) + " Main.nope");
+  CliResult r = runScanback("trace why " + q(w.trace) + " Main.nope");
   EXPECT_EQ(r.exitCode, 2) << describe(r);
   EXPECT_NE(r.err.find("unknown variable Main.nope"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
-  r = scanback("trace why " + q(w.trace) + " %QX9.9");
+  r = runScanback("trace why " + q(w.trace) + " %QX9.9");
   EXPECT_EQ(r.exitCode, 2) << describe(r);
   EXPECT_NE(r.err.find("%QX9.9"), std::string::npos) << r.err;
-  r = scanback("trace why " + q(w.trace) + " Main.x --at 42");
+  r = runScanback("trace why " + q(w.trace) + " Main.x --at 42");
   EXPECT_EQ(r.exitCode, 2) << describe(r);
   EXPECT_NE(r.err.find("cycle 42"), std::string::npos) << r.err;
-  r = scanback("trace why " + q(w.trace) + " Main.x --count 0");
+  r = runScanback("trace why " + q(w.trace) + " Main.x --count 0");
   EXPECT_EQ(r.exitCode, 2) << describe(r);
 }
 
@@ -556,7 +551,7 @@ TEST(TraceWhy, UnknownVariablesAndBadOptionsAreUsageErrors) {
 TEST(TraceVerify, AGoodTraceIsFaithful) {
   TempDir dir;
   const std::string tracePath = recordText(dir, "good", kCounter, 20, 5);
-  const CliResult r = scanback("trace verify " + q(tracePath));
+  const CliResult r = runScanback("trace verify " + q(tracePath));
   EXPECT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_NE(r.out.find("20 checked of the 20 recorded in cycles 0..19, in 4 chunks"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("result              faithful: every cycle replays as recorded"), std::string::npos) << r.out;
@@ -572,7 +567,7 @@ TEST(TraceVerify, AnAlteredImageHashIsADivergenceNamingItsCycle) {
   const std::string bad = dir.file("bad.trace");
   writeTrace(bad, t);
 
-  const CliResult r = scanback("trace verify " + q(bad));
+  const CliResult r = runScanback("trace verify " + q(bad));
   EXPECT_EQ(r.exitCode, 4) << describe(r);
   EXPECT_NE(r.out.find("divergences         1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cycle 7 (at 7:"), std::string::npos) << r.out;
@@ -589,7 +584,7 @@ TEST(TraceVerify, AnAlteredImageHashIsADivergenceNamingItsCycle) {
   EXPECT_EQ(found[0].position.cycle, 7u);
 
   // Replaying over the altered cycle warns but still shows the state.
-  const CliResult replayed = scanback("replay " + q(bad) + " --to 9 --print-state");
+  const CliResult replayed = runScanback("replay " + q(bad) + " --to 9 --print-state");
   EXPECT_EQ(replayed.exitCode, 0) << describe(replayed);
   EXPECT_NE(replayed.err.find("diverges from the recording at cycle 7"), std::string::npos) << replayed.err;
 }
@@ -606,7 +601,7 @@ TEST(TraceVerify, AnAlteredKeyframeIsAKeyframeMismatch) {
   std::get<trace::ChunkData>(t.blocks[2]).keyframe[n->offset] ^= 0x40;  // before cycle 10
   const std::string bad = dir.file("bad.trace");
   writeTrace(bad, t);
-  const CliResult r = scanback("trace verify " + q(bad));
+  const CliResult r = runScanback("trace verify " + q(bad));
   EXPECT_EQ(r.exitCode, 4) << describe(r);
   // Chunk 2's cycles replay from the altered image, so they diverge too and so does the end of the
   // chunk from chunk 3's keyframe.
@@ -657,13 +652,13 @@ TEST_F(DamageFixture, ACutOffTraceReplaysUpToItsLastCompleteChunk) {
   EXPECT_FALSE(r->seek({15, 0}, error));
   EXPECT_NE(error.find("cycle 15 is after the end of the recording (last cycle 14)"), std::string::npos) << error;
 
-  const CliResult end = scanback("replay " + q(cutPath) + " --print-state");
+  const CliResult end = runScanback("replay " + q(cutPath) + " --print-state");
   EXPECT_EQ(end.exitCode, 0) << describe(end);
   EXPECT_EQ(end.out, liveState(program, 15) + "\n");
   EXPECT_NE(end.err.find("warning"), std::string::npos) << end.err;
-  const CliResult run = scanback("run --quiet --print-state " + q(dir.file("counter.st")) + " --cycles 15");
+  const CliResult run = runScanback("run --quiet --print-state " + q(dir.file("counter.st")) + " --cycles 15");
   EXPECT_EQ(end.out, run.out);
-  const CliResult verify = scanback("trace verify " + q(cutPath));
+  const CliResult verify = runScanback("trace verify " + q(cutPath));
   // Every complete chunk checks out, and the result says the trace was not closed.
   EXPECT_EQ(verify.exitCode, 0) << describe(verify);
   EXPECT_NE(verify.out.find("15 checked of the 15 recorded in cycles 0..14, in 3 chunks"), std::string::npos)
@@ -699,18 +694,18 @@ TEST_F(DamageFixture, ACorruptMiddleChunkFailsNamingItsOffsetWhileEarlierPositio
   ASSERT_TRUE(r->seek({12, 3}, error)) << error;
   EXPECT_EQ(replayedState(*r), liveState(program, 13));
 
-  CliResult c = scanback("replay " + q(badPath) + " --to 7:1 --print-state");
+  CliResult c = runScanback("replay " + q(badPath) + " --to 7:1 --print-state");
   EXPECT_EQ(c.exitCode, 2) << describe(c);
   EXPECT_TRUE(c.out.empty()) << c.out;
   EXPECT_NE(c.err.find(offset), std::string::npos) << c.err;
-  c = scanback("replay " + q(badPath) + " --to 3 --print-state");
+  c = runScanback("replay " + q(badPath) + " --to 3 --print-state");
   EXPECT_EQ(c.exitCode, 0) << describe(c);
   EXPECT_EQ(c.out, liveState(program, 4) + "\n");
-  c = scanback("trace why " + q(badPath) + " Main.n --at 8");
+  c = runScanback("trace why " + q(badPath) + " Main.n --at 8");
   EXPECT_EQ(c.exitCode, 2) << describe(c);
   EXPECT_NE(c.err.find(offset), std::string::npos) << c.err;
   // verify cannot get past it: not faithful, not a divergence either, but a damaged trace.
-  c = scanback("trace verify " + q(badPath));
+  c = runScanback("trace verify " + q(badPath));
   EXPECT_EQ(c.exitCode, 5) << describe(c);
   EXPECT_NE(c.err.find(offset), std::string::npos) << c.err;
   EXPECT_NE(c.out.find("DAMAGED: not verified to the end; the 5 cycles checked replay as recorded"), std::string::npos)
@@ -721,15 +716,15 @@ TEST_F(DamageFixture, ACorruptMiddleChunkFailsNamingItsOffsetWhileEarlierPositio
   const std::string scannedPath = dir.file("corrupt_scanned.trace");
   std::ofstream(scannedPath, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size() - 8));
-  c = scanback("replay " + q(scannedPath) + " --to 12");
+  c = runScanback("replay " + q(scannedPath) + " --to 12");
   EXPECT_EQ(c.exitCode, 2) << describe(c);
   EXPECT_NE(c.err.find("cycle 12 is unreachable: the trace is corrupt at " + offset), std::string::npos) << c.err;
-  c = scanback("replay " + q(scannedPath) + " --print-state");
+  c = runScanback("replay " + q(scannedPath) + " --print-state");
   EXPECT_EQ(c.exitCode, 0) << describe(c);
   EXPECT_EQ(c.out, liveState(program, 5) + "\n");
   EXPECT_NE(c.err.find("warning"), std::string::npos) << c.err;
   // verify checks the 5 cycles before it and says that the rest could not be read.
-  c = scanback("trace verify " + q(scannedPath));
+  c = runScanback("trace verify " + q(scannedPath));
   EXPECT_EQ(c.exitCode, 5) << describe(c);
   EXPECT_NE(c.out.find("DAMAGED: what follows the corrupt block is unreadable; the 5 cycles checked replay as "
                        "recorded"),
@@ -758,13 +753,13 @@ TEST(TraceDamage, AMissingMiddleChunkIsReportedByInfoVerifyAndReplay) {
   trace::testing::writeBytes(path, damaged);
   const std::string missing = "cycles 1000..1999 are missing before offset " + std::to_string(from);
 
-  CliResult c = scanback("trace info " + q(path));
+  CliResult c = runScanback("trace info " + q(path));
   EXPECT_EQ(c.exitCode, 0) << describe(c);
   EXPECT_NE(c.out.find("3000 recorded (cycles 0..3999, 1000 of them missing)"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("damage            1 part missing or repeated, 1000 cycles lost"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find(missing), std::string::npos) << c.out;
 
-  c = scanback("trace verify " + q(path));
+  c = runScanback("trace verify " + q(path));
   EXPECT_EQ(c.exitCode, 5) << describe(c);
   EXPECT_EQ(c.out.find("faithful"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("damage              " + missing), std::string::npos) << c.out;
@@ -772,14 +767,14 @@ TEST(TraceDamage, AMissingMiddleChunkIsReportedByInfoVerifyAndReplay) {
             std::string::npos)
       << c.out;
 
-  c = scanback("replay " + q(path) + " --to 1500");
+  c = runScanback("replay " + q(path) + " --to 1500");
   EXPECT_EQ(c.exitCode, 2) << describe(c);
   EXPECT_NE(c.err.find("cycle 1500 is in a damaged part of the trace: " + missing), std::string::npos) << c.err;
   EXPECT_EQ(c.err.find("after the end"), std::string::npos) << c.err;
   // The cycles on both sides of the hole replay.
-  c = scanback("replay " + q(path) + " --to 2500 --print-state");
+  c = runScanback("replay " + q(path) + " --to 2500 --print-state");
   EXPECT_EQ(c.exitCode, 0) << describe(c);
-  const CliResult run = scanback("run --quiet --print-state " + q(dir.file("counter.st")) + " --cycles 2501");
+  const CliResult run = runScanback("run --quiet --print-state " + q(dir.file("counter.st")) + " --cycles 2501");
   EXPECT_EQ(c.out, run.out);
 }
 
@@ -794,7 +789,7 @@ TEST(TraceDamage, ATraceWithoutCyclesIsNotFaithful) {
   const std::string path = dir.file("header-only.trace");
   trace::testing::writeBytes(path, trace::testing::readBytes(good),
                              static_cast<size_t>(header.offset + trace::kFrameHeaderBytes + header.storedSize + 20));
-  const CliResult c = scanback("trace verify " + q(path));
+  const CliResult c = runScanback("trace verify " + q(path));
   EXPECT_EQ(c.exitCode, 5) << describe(c);
   EXPECT_NE(c.out.find("cycles              none recorded"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("NOTHING CHECKED: the trace holds no complete chunk"), std::string::npos) << c.out;
@@ -808,7 +803,7 @@ TEST(RunRecord, NeverOverwritesAFileThatIsNoTrace) {
   std::ofstream(st) << kCounter;
   const std::string notes = dir.file("notes.txt");
   std::ofstream(notes) << "my notes";
-  CliResult r = scanback("run --quiet " + q(st) + " --cycles 5 --record " + q(notes));
+  CliResult r = runScanback("run --quiet " + q(st) + " --cycles 5 --record " + q(notes));
   EXPECT_EQ(r.exitCode, 2) << describe(r);
   EXPECT_EQ(r.err, "scanback: cannot record to " + notes +
                        ": the file exists and is not a scanback trace: a recording only ever replaces a trace\n");
@@ -816,16 +811,16 @@ TEST(RunRecord, NeverOverwritesAFileThatIsNoTrace) {
   EXPECT_FALSE(fs::exists(notes + ".partial"));
   // A trace is replaced.
   const std::string trace = dir.file("run.trace");
-  r = scanback("run --quiet " + q(st) + " --cycles 5 --record " + q(trace));
+  r = runScanback("run --quiet " + q(st) + " --cycles 5 --record " + q(trace));
   EXPECT_EQ(r.exitCode, 0) << describe(r);
-  r = scanback("run --quiet " + q(st) + " --cycles 7 --record " + q(trace));
+  r = runScanback("run --quiet " + q(st) + " --cycles 7 --record " + q(trace));
   EXPECT_EQ(r.exitCode, 0) << describe(r);
-  r = scanback("trace info " + q(trace));
+  r = runScanback("trace info " + q(trace));
   EXPECT_NE(r.out.find("7 recorded"), std::string::npos) << r.out;
   // Errors name the trace once.
-  r = scanback("trace info " + q(dir.file("missing.trace")));
+  r = runScanback("trace info " + q(dir.file("missing.trace")));
   EXPECT_EQ(r.err, "scanback: " + dir.file("missing.trace") + ": cannot open: No such file or directory\n");
-  r = scanback("replay " + q(notes));
+  r = runScanback("replay " + q(notes));
   EXPECT_EQ(r.err, "scanback: " + notes + ": not a scanback trace (no SCANBACK magic at the start)\n");
 }
 
@@ -838,7 +833,7 @@ TEST(TraceVerify, ManyDivergencesShowTheFirstFewAndTheTotal) {
   for (uint32_t& hash : std::get<trace::ChunkData>(t.blocks[0]).imageHashes) hash ^= 1;
   const std::string bad = dir.file("bad.trace");
   writeTrace(bad, t);
-  const CliResult r = scanback("trace verify " + q(bad));
+  const CliResult r = runScanback("trace verify " + q(bad));
   EXPECT_EQ(r.exitCode, 4) << describe(r);
   EXPECT_NE(r.out.find("divergences         40"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  cycle 9 (at 9:"), std::string::npos) << r.out;
@@ -866,19 +861,19 @@ TEST_F(DamageFixture, AGapFailsToSeekIntoAndTheCycleAfterItReplaysFromItsKeyfram
   ASSERT_TRUE(r->seek({9, 3}, error)) << error;
   EXPECT_EQ(replayedState(*r), liveState(program, 10));
 
-  CliResult c = scanback("replay " + q(gapPath) + " --to 12");
+  CliResult c = runScanback("replay " + q(gapPath) + " --to 12");
   EXPECT_EQ(c.exitCode, 2) << describe(c);
   EXPECT_NE(c.err.find("gap"), std::string::npos) << c.err;
-  c = scanback("replay " + q(gapPath) + " --to 15 --print-state");
+  c = runScanback("replay " + q(gapPath) + " --to 15 --print-state");
   EXPECT_EQ(c.exitCode, 0) << describe(c);
-  const CliResult run = scanback("run --quiet --print-state " + q(dir.file("counter.st")) + " --cycles 16");
+  const CliResult run = runScanback("run --quiet --print-state " + q(dir.file("counter.st")) + " --cycles 16");
   EXPECT_EQ(c.out, run.out);
-  c = scanback("trace verify " + q(gapPath));
+  c = runScanback("trace verify " + q(gapPath));
   EXPECT_EQ(c.exitCode, 0) << describe(c);  // dropped cycles are no damage: the trace says where they were
   EXPECT_NE(c.out.find("gaps                1 (5 cycles were not recorded)"), std::string::npos) << c.out;
   // Changes inside the gap are unknown: before cycle 15's n := n + 1 (against its keyframe), the
   // last change known is cycle 9's.
-  c = scanback("trace why " + q(gapPath) + " Main.n --at 15 --count 2");
+  c = runScanback("trace why " + q(gapPath) + " Main.n --at 15 --count 2");
   EXPECT_EQ(c.exitCode, 0) << describe(c);
   const std::vector<WhyLine> lines = whyLines(c.out);
   ASSERT_EQ(lines.size(), 2u) << c.out;

@@ -26,19 +26,14 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string readText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::readText;
 
 std::string quote(const std::string& s) { return test::shellQuote(s); }
 
 using Result = test::ShellResult;
 Result shell(const std::string& command) { return test::runShell(command); }
 
-Result scanback(const std::string& args) { return shell(quote(SCANBACK_BINARY) + " " + args); }
+using test::runScanback;
 
 std::vector<std::string> splitCsv(const std::string& line) {
   std::vector<std::string> out(1);
@@ -112,8 +107,8 @@ class Export : public ::testing::Test {
     std::string files;
     for (const std::string& f : test::stFilesIn(plant)) files += " " + quote(f);
     // Short chunks, so that the export crosses many of them and the write index skips some.
-    const Result run = scanback("run" + files + " --inputs " + quote(plant + "/stimulus.csv") +
-                                " --cycles 1200 --keyframe-every 50 --quiet --record " + quote(trace_));
+    const Result run = runScanback("run" + files + " --inputs " + quote(plant + "/stimulus.csv") +
+                                   " --cycles 1200 --keyframe-every 50 --quiet --record " + quote(trace_));
     ASSERT_EQ(run.exitCode, 0) << run.err;
   }
   static void TearDownTestSuite() {
@@ -121,7 +116,7 @@ class Export : public ::testing::Test {
     dir_ = nullptr;
   }
   static json stateAt(uint64_t cycle) {
-    const Result r = scanback("replay " + quote(trace_) + " --to " + std::to_string(cycle) + " --print-state");
+    const Result r = runScanback("replay " + quote(trace_) + " --to " + std::to_string(cycle) + " --print-state");
     EXPECT_EQ(r.exitCode, 0) << r.err;
     return json::parse(r.out);
   }
@@ -132,8 +127,8 @@ class Export : public ::testing::Test {
 
 TEST_F(Export, CsvRowsAreTheValuesAtTheEndOfEachCycle) {
   const std::string csv = (dir_->path / "line.csv").string();
-  const Result r = scanback("trace export " + quote(trace_) + " --csv " + quote(csv) +
-                            " --vars 'Line.*,Tank.level,Tank.levelFilt,gLineState,gHorn'");
+  const Result r = runScanback("trace export " + quote(trace_) + " --csv " + quote(csv) +
+                               " --vars 'Line.*,Tank.level,Tank.levelFilt,gLineState,gHorn'");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::istringstream lines(readText(csv));
   std::string line;
@@ -174,7 +169,7 @@ TEST_F(Export, CsvRowsAreTheValuesAtTheEndOfEachCycle) {
 
 TEST_F(Export, VcdOpensInGtkwaveAndItsChangesAreTheReplayedValues) {
   const std::string vcd = (dir_->path / "plant.vcd").string();
-  const Result r = scanback("trace export " + quote(trace_) + " --vcd " + quote(vcd));
+  const Result r = runScanback("trace export " + quote(trace_) + " --vcd " + quote(vcd));
   ASSERT_EQ(r.exitCode, 0) << r.err;
   // GTKWave's converter reads it (Debian: gtkwave).
   const Result converted = shell("vcd2fst " + quote(vcd) + " " + quote((dir_->path / "plant.fst").string()));
@@ -231,7 +226,7 @@ TEST_F(Export, VcdOpensInGtkwaveAndItsChangesAreTheReplayedValues) {
 
   // The cycle start times, from the CSV export of the same trace.
   const std::string csv = (dir_->path / "times.csv").string();
-  ASSERT_EQ(scanback("trace export " + quote(trace_) + " --csv " + quote(csv) + " --vars Line.batches").exitCode, 0);
+  ASSERT_EQ(runScanback("trace export " + quote(trace_) + " --csv " + quote(csv) + " --vars Line.batches").exitCode, 0);
   std::istringstream csvLines(readText(csv));
   std::vector<int64_t> startOf;
   std::getline(csvLines, line);
@@ -280,8 +275,8 @@ TEST_F(Export, VcdOpensInGtkwaveAndItsChangesAreTheReplayedValues) {
 
 TEST_F(Export, ARangeOfCyclesAndStructuredVariables) {
   const std::string csv = (dir_->path / "range.csv").string();
-  const Result r = scanback("trace export " + quote(trace_) + " --csv " + quote(csv) +
-                            " --cycles 100..149 --vars 'gAlarms[2],Tank.level'");
+  const Result r = runScanback("trace export " + quote(trace_) + " --csv " + quote(csv) +
+                               " --cycles 100..149 --vars 'gAlarms[2],Tank.level'");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::istringstream lines(readText(csv));
   std::string line;
@@ -301,21 +296,21 @@ TEST_F(Export, ARangeOfCyclesAndStructuredVariables) {
 
 TEST_F(Export, BadArgumentsAreUsageErrorsNamingWhatIsWrong) {
   const std::string out = (dir_->path / "bad.csv").string();
-  Result r = scanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --vars Line.nosuch");
+  Result r = runScanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --vars Line.nosuch");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("Line.nosuch"), std::string::npos) << r.err;
-  r = scanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --vars 'Nothing.*'");
+  r = runScanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --vars 'Nothing.*'");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("matches no variable"), std::string::npos) << r.err;
-  r = scanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --cycles 5000..6000");
+  r = runScanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --cycles 5000..6000");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("outside the recorded cycles 0..1199"), std::string::npos) << r.err;
-  r = scanback("trace export " + quote(trace_));
+  r = runScanback("trace export " + quote(trace_));
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("--vcd FILE and --csv FILE"), std::string::npos) << r.err;
-  r = scanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --vcd " + quote(out));
+  r = runScanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --vcd " + quote(out));
   EXPECT_EQ(r.exitCode, 2);
-  r = scanback("trace export " + quote((dir_->path / "missing.trace").string()) + " --csv " + quote(out));
+  r = runScanback("trace export " + quote((dir_->path / "missing.trace").string()) + " --csv " + quote(out));
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("missing.trace"), std::string::npos) << r.err;
 }
@@ -330,11 +325,11 @@ TEST(ExportWString, VcdAndCsvCarryTheTextAsUtf8) {
   trace::testing::TempDir dir;
   const std::string golden = (fs::path(SCANBACK_SOURCE_DIR) / "tests" / "golden" / "wstring_basic.st").string();
   const std::string tracePath = (dir.path / "w.trace").string();
-  const Result run = scanback("run " + quote(golden) + " --cycles 3 --quiet --record " + quote(tracePath));
+  const Result run = runScanback("run " + quote(golden) + " --cycles 3 --quiet --record " + quote(tracePath));
   ASSERT_EQ(run.exitCode, 0) << run.err;
 
   const std::string csv = (dir.path / "w.csv").string();
-  Result r = scanback("trace export " + quote(tracePath) + " --csv " + quote(csv) + " --vars 'Main.grow,Main.c'");
+  Result r = runScanback("trace export " + quote(tracePath) + " --csv " + quote(csv) + " --vars 'Main.grow,Main.c'");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   std::istringstream lines(readText(csv));
   std::string line;
@@ -350,7 +345,7 @@ TEST(ExportWString, VcdAndCsvCarryTheTextAsUtf8) {
   EXPECT_EQ(grow, (std::vector<std::string>{"\"é\"", "\"éé\"", "\"ééé\""}));
 
   const std::string vcd = (dir.path / "w.vcd").string();
-  r = scanback("trace export " + quote(tracePath) + " --vcd " + quote(vcd) + " --vars 'Main.grow'");
+  r = runScanback("trace export " + quote(tracePath) + " --vcd " + quote(vcd) + " --vars 'Main.grow'");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const std::string text = readText(vcd);
   EXPECT_NE(text.find("$var string 1 "), std::string::npos) << text;

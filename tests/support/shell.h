@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/files.h"
+
 namespace scanback::test {
 
 // `s` as one word for /bin/sh.
@@ -44,14 +46,15 @@ inline ShellResult runShell(const std::string& command) {
   while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
   const int status = pclose(pipe);
   r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(errFile, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  r.err = text.str();
-  in.close();
+  r.err = readText(errFile);
   std::error_code ignored;
   std::filesystem::remove(errFile, ignored);
   return r;
 }
+
+#ifdef SCANBACK_BINARY
+// Runs `scanback ARGS` (ARGS already quoted for the shell): the command built beside the tests.
+inline ShellResult runScanback(const std::string& args) { return runShell(shellQuote(SCANBACK_BINARY) + " " + args); }
+#endif
 
 }  // namespace scanback::test

@@ -465,12 +465,7 @@ END_TEST_FUNCTION_BLOCK
 
 // ---------------------------------------------------------------- the command
 
-std::string readText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::readText;
 
 // `scanback ARGS` (quoted for the shell) run in `dir`.
 test::ShellResult scanback(const std::string& args, const fs::path& dir) {

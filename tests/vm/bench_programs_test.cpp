@@ -7,13 +7,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -26,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/shell.h"
 #include "vm/compiler/compiler.h"
 #include "vm/runtime/runtime.h"
 #include "vm/runtime/state_json.h"
@@ -62,23 +61,6 @@ std::string findLua() {
     if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
   }
   return "";
-}
-
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// Runs `command` through the shell; stdout (and stderr) in `output`. True on exit status 0.
-bool runCommand(const std::string& command, std::string& output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return false;
-  std::array<char, 4096> buffer{};
-  size_t got = 0;
-  while ((got = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), got);
-  const int status = pclose(pipe);
-  return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // Splits "[a, b, 'c, d']" into its top-level elements (quotes and nested brackets respected).
@@ -256,11 +238,12 @@ TEST_P(BenchProgramTest, MatchesLuaTwin) {
   ASSERT_TRUE(state.contains(instanceInfo.name)) << state.dump(2);
   const Json& instance = state[instanceInfo.name];
 
-  std::string output;
-  const std::string command = shellQuote(lua) + " " +
-                              shellQuote((kSourceDir / "bench" / "lua" / (c.name + ".lua")).string()) + " " +
+  const std::string command = test::shellQuote(lua) + " " +
+                              test::shellQuote((kSourceDir / "bench" / "lua" / (c.name + ".lua")).string()) + " " +
                               std::to_string(c.cycles);
-  ASSERT_TRUE(runCommand(command, output)) << command << " failed:\n" << output;
+  const test::ShellResult twin = test::runShell(command);
+  ASSERT_EQ(twin.exitCode, 0) << command << " failed:\n" << twin.out << twin.err;
+  const std::string& output = twin.out;
 
   std::istringstream lines(output);
   std::string line;

@@ -15,21 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/files.h"
 #include "tests/vm/test_support.h"
 
 namespace scanback {
 namespace {
 
 namespace fs = std::filesystem;
+using test::readText;
 
 const fs::path kCodegenDir = fs::path(SCANBACK_SOURCE_DIR) / "tests" / "codegen";
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> listingNames() {
   std::vector<std::string> out;
@@ -65,7 +60,7 @@ TEST_P(CodegenListing, MatchesGolden) {
   const std::string name = GetParam();
   const fs::path st = kCodegenDir / (name + ".st");
   const fs::path golden = kCodegenDir / (name + ".disasm");
-  test::Compiled c = test::compileFiles({{name + ".st", readFile(st)}});
+  test::Compiled c = test::compileFiles({{name + ".st", readText(st)}});
   ASSERT_TRUE(c.program) << c.messages();
   const std::string actual = disassemble(*c.program);
   if (updating()) {
@@ -75,7 +70,7 @@ TEST_P(CodegenListing, MatchesGolden) {
     return;
   }
   ASSERT_TRUE(fs::exists(golden)) << golden << " is missing; run with SCANBACK_UPDATE_GOLDEN=1 to create it";
-  const std::string expected = readFile(golden);
+  const std::string expected = readText(golden);
   EXPECT_EQ(expected, actual) << name << ": " << firstDifference(expected, actual)
                               << "\n(SCANBACK_UPDATE_GOLDEN=1 rewrites the listing)";
 }
@@ -104,7 +99,7 @@ struct Decoded {
 
 Decoded decodeListing(const std::string& name) {
   Decoded d;
-  test::Compiled c = test::compileFiles({{name + ".st", readFile(kCodegenDir / (name + ".st"))}});
+  test::Compiled c = test::compileFiles({{name + ".st", readText(kCodegenDir / (name + ".st"))}});
   EXPECT_TRUE(c.program) << c.messages();
   if (!c.program) return d;
   d.program = c.program;
@@ -244,7 +239,7 @@ TEST(OpcodeTable, OperandEncodingRoundTrips) {
 // the end of the code, and every jump target is the start of an instruction.
 TEST(OpcodeTable, CompiledCodeDecodesCleanly) {
   std::vector<std::string> sources;
-  for (const std::string& n : listingNames()) sources.push_back(readFile(kCodegenDir / (n + ".st")));
+  for (const std::string& n : listingNames()) sources.push_back(readText(kCodegenDir / (n + ".st")));
   ASSERT_FALSE(sources.empty());
   for (size_t si = 0; si < sources.size(); ++si) {
     test::Compiled c = test::compile(sources[si]);

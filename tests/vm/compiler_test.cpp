@@ -18,7 +18,7 @@ using test::mustCompile;
 
 // This file pins down IEC's rules, so it compiles as `--strict` does; CompilerCodesys below tests
 // the implicit conversions CODESYS accepts (the default).
-Compiled compile(std::string_view text, std::string path = "main.st") {
+Compiled compileIec(std::string_view text, std::string path = "main.st") {
   return test::compileStrict(text, std::move(path));
 }
 
@@ -33,7 +33,7 @@ bool hasError(const Compiled& c, uint32_t line, std::string_view needle) {
 
 // Compiles `text`, which must fail with an error on `line` containing `needle`.
 void expectError(std::string_view text, uint32_t line, std::string_view needle) {
-  Compiled c = compile(text);
+  Compiled c = compileIec(text);
   EXPECT_FALSE(c.program) << "expected an error on line " << line << " (" << needle << ") in:\n" << text;
   EXPECT_TRUE(hasError(c, line, needle)) << "expected an error on line " << line << " containing '" << needle
                                          << "', got:\n"
@@ -65,7 +65,7 @@ TEST(CompilerDiagnostics, FormatIsFileLineColumnErrorMessage) {
       "  x := TRUE;\n"     // 5: the value at column 8
       "  nothere := 1;\n"  // 6: the name at column 3
       "END_PROGRAM\n";
-  Compiled c = compile(src, "dir/prog.st");
+  Compiled c = compileIec(src, "dir/prog.st");
   ASSERT_FALSE(c.program);
   ASSERT_EQ(c.errorCount(), 2u) << c.messages();
   EXPECT_EQ(c.messages(),
@@ -97,7 +97,7 @@ TEST(CompilerDiagnostics, SeveralErrorsInSeveralPousAreAllReported) {
       "r := r + 1.0;\n"               // 14 fine
       "i := r;\n"                     // 15 REAL to INT
       "END_PROGRAM\n";
-  Compiled c = compile(src);
+  Compiled c = compileIec(src);
   ASSERT_FALSE(c.program);
   EXPECT_EQ(c.errorCount(), 3u) << c.messages();
   const std::vector<std::string> got = lines(c.messages());
@@ -124,7 +124,7 @@ TEST(CompilerDiagnostics, ErrorsNameTheirOwnFile) {
 }
 
 TEST(CompilerDiagnostics, ValidProgramHasNoDiagnostics) {
-  Compiled c = compile(program("x : INT;", "x := x + 1;"));
+  Compiled c = compileIec(program("x : INT;", "x := x + 1;"));
   ASSERT_TRUE(c.program) << c.messages();
   EXPECT_TRUE(c.diags.items().empty()) << c.messages();
 }
@@ -141,7 +141,7 @@ TEST(CompilerNames, UndeclaredIdentifier) {
 // the expression it stands in.
 TEST(CompilerNames, UndeclaredIdentifierReportsOneError) {
   for (const char* body : {"x := nothere;", "x := x + nothere;", "IF nothere > x THEN x := 1; END_IF;"}) {
-    Compiled c = compile(program("x : INT;", body));
+    Compiled c = compileIec(program("x : INT;", body));
     EXPECT_FALSE(c.program);
     EXPECT_EQ(c.errorCount(), 1u) << body << "\n" << c.messages();
     EXPECT_TRUE(hasError(c, 5, "undeclared identifier 'nothere'")) << c.messages();
@@ -251,7 +251,7 @@ TEST(CompilerTypes, EveryDocumentedWideningIsAccepted) {
       {"BOOL", "LWORD"},
   };
   for (const Pair& p : widening) {
-    Compiled c = compile(assignProgram(p));
+    Compiled c = compileIec(assignProgram(p));
     EXPECT_TRUE(c.program) << p.from << " -> " << p.to << " should be accepted:\n" << c.messages();
   }
 }
@@ -268,7 +268,7 @@ TEST(CompilerTypes, NonWideningPairsAreRejected) {
       {"DATE", "TIME"},   {"TOD", "TIME"},   {"REAL", "TIME"},  {"LTIME", "TIME"},
   };
   for (const Pair& p : narrowing) {
-    Compiled c = compile(assignProgram(p));
+    Compiled c = compileIec(assignProgram(p));
     EXPECT_FALSE(c.program) << p.from << " -> " << p.to << " should be rejected";
     EXPECT_TRUE(hasError(c, 6, "")) << p.from << " -> " << p.to << ": expected an error on line 6:\n" << c.messages();
   }
@@ -283,7 +283,7 @@ TEST(CompilerTypes, UnsignedIntegersAndBitStringsDoNotConvertImplicitly) {
       {"DWORD", "UDINT"}, {"ULINT", "LWORD"}, {"LWORD", "ULINT"}, {"USINT", "WORD"}, {"BYTE", "UDINT"},
   };
   for (const Pair& p : pairs) {
-    Compiled c = compile(assignProgram(p));
+    Compiled c = compileIec(assignProgram(p));
     EXPECT_FALSE(c.program) << p.from << " -> " << p.to << " is not an IEC widening and should be rejected";
   }
 }
@@ -597,14 +597,14 @@ TEST(CompilerConfiguration, UnknownTaskAndMissingWith) {
                   "  PROGRAM P1 WITH Fast : Main;\n"
                   "END_CONFIGURATION\n",
               8, "positive");
-  Compiled ok = compile(prog +
-                        "CONFIGURATION C\n"
-                        "  RESOURCE R ON PLC\n"
-                        "    TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n"
-                        "    PROGRAM P1 WITH Fast : Main;\n"
-                        "    PROGRAM P2 WITH Fast : Main;\n"
-                        "  END_RESOURCE\n"
-                        "END_CONFIGURATION\n");
+  Compiled ok = compileIec(prog +
+                           "CONFIGURATION C\n"
+                           "  RESOURCE R ON PLC\n"
+                           "    TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n"
+                           "    PROGRAM P1 WITH Fast : Main;\n"
+                           "    PROGRAM P2 WITH Fast : Main;\n"
+                           "  END_RESOURCE\n"
+                           "END_CONFIGURATION\n");
   ASSERT_TRUE(ok.program) << ok.messages();
   ASSERT_EQ(ok.program->instances.size(), 2u);
   EXPECT_EQ(ok.program->instances[0].name, "P1");
@@ -616,29 +616,29 @@ TEST(CompilerConfiguration, OpenAddressNeedsVarConfig) {
       "PROGRAM Main\nVAR\n  x AT %I* : BOOL;\n  y : BOOL;\nEND_VAR\ny := x;\nEND_PROGRAM\n";  // 7 lines
   // A configuration without VAR_CONFIG for the open address.
   {
-    Compiled c = compile(prog +
-                         "CONFIGURATION C\n"
-                         "  TASK T (INTERVAL := T#10ms, PRIORITY := 1);\n"
-                         "  PROGRAM P WITH T : Main;\n"
-                         "END_CONFIGURATION\n");
+    Compiled c = compileIec(prog +
+                            "CONFIGURATION C\n"
+                            "  TASK T (INTERVAL := T#10ms, PRIORITY := 1);\n"
+                            "  PROGRAM P WITH T : Main;\n"
+                            "END_CONFIGURATION\n");
     EXPECT_FALSE(c.program);
     EXPECT_NE(c.messages().find("VAR_CONFIG"), std::string::npos) << c.messages();
   }
   // No configuration at all.
   {
-    Compiled c = compile(prog);
+    Compiled c = compileIec(prog);
     EXPECT_FALSE(c.program) << "an AT %I* variable without VAR_CONFIG must be rejected";
     EXPECT_NE(c.messages().find("VAR_CONFIG"), std::string::npos) << c.messages();
   }
   // With VAR_CONFIG it compiles and the variable is located.
-  Compiled ok = compile(prog +
-                        "CONFIGURATION C\n"
-                        "  TASK T (INTERVAL := T#10ms, PRIORITY := 1);\n"
-                        "  PROGRAM P WITH T : Main;\n"
-                        "  VAR_CONFIG\n"
-                        "    P.x AT %IX2.5 : BOOL;\n"
-                        "  END_VAR\n"
-                        "END_CONFIGURATION\n");
+  Compiled ok = compileIec(prog +
+                           "CONFIGURATION C\n"
+                           "  TASK T (INTERVAL := T#10ms, PRIORITY := 1);\n"
+                           "  PROGRAM P WITH T : Main;\n"
+                           "  VAR_CONFIG\n"
+                           "    P.x AT %IX2.5 : BOOL;\n"
+                           "  END_VAR\n"
+                           "END_CONFIGURATION\n");
   ASSERT_TRUE(ok.program) << ok.messages();
   std::string err;
   auto a = findVariable(*ok.program, "P.x", err);
@@ -692,7 +692,7 @@ TEST(CompilerConfiguration, LocatedVariablesFollowCodesysAddressing) {
 }
 
 TEST(CompilerConfiguration, ProjectWithoutProgram) {
-  Compiled c = compile("FUNCTION F : INT\nF := 1;\nEND_FUNCTION\n");
+  Compiled c = compileIec("FUNCTION F : INT\nF := 1;\nEND_FUNCTION\n");
   EXPECT_FALSE(c.program);
   EXPECT_NE(c.messages().find("no PROGRAM"), std::string::npos) << c.messages();
 }

@@ -4,18 +4,19 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/support/shell.h"
+
 namespace fs = std::filesystem;
+using scanback::test::readText;
+using scanback::test::shellQuote;
 
 namespace {
 
@@ -56,13 +57,6 @@ std::vector<GoldenCase> discover() {
   return out;
 }
 
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 struct Directives {
   std::string cycles = "1";
   std::string forText;
@@ -74,7 +68,7 @@ struct Directives {
 
 Directives readDirectives(const fs::path& first) {
   Directives d;
-  std::istringstream in(readFile(first));
+  std::istringstream in(readText(first));
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("// @", 0) != 0) break;
@@ -149,12 +143,6 @@ bool sameJson(const nlohmann::json& expected, const nlohmann::json& actual, cons
   return true;
 }
 
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 class Golden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(Golden, FinalStateExitCodeAndDiagnostics) {
@@ -168,23 +156,14 @@ TEST_P(Golden, FinalStateExitCodeAndDiagnostics) {
   else
     cmd += " --cycles " + shellQuote(d.cycles);
   if (!d.inputs.empty()) cmd += " --inputs " + shellQuote((c.dir / d.inputs).string());
-  const fs::path errFile = fs::temp_directory_path() / ("golden_" + c.name + ".stderr");
-  cmd += " 2>" + shellQuote(errFile.string());
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  const int exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  const std::string err = readFile(errFile);
-  fs::remove(errFile);
-  EXPECT_EQ(exitCode, d.exitCode) << "stderr:\n" << err;
+  const scanback::test::ShellResult run = scanback::test::runShell(cmd);
+  const std::string& out = run.out;
+  const std::string& err = run.err;
+  EXPECT_EQ(run.exitCode, d.exitCode) << "stderr:\n" << err;
   for (const std::string& part : d.stderrParts)
     EXPECT_NE(err.find(part), std::string::npos) << "stderr lacks '" << part << "':\n" << err;
   if (fs::exists(c.expectJson)) {
-    nlohmann::json expected = nlohmann::json::parse(readFile(c.expectJson));
+    nlohmann::json expected = nlohmann::json::parse(readText(c.expectJson));
     nlohmann::json actual;
     try {
       actual = nlohmann::json::parse(out);

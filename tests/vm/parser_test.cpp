@@ -9,6 +9,9 @@ namespace scanback {
 namespace {
 
 using namespace ast;
+// The AST's own kinds, not the bytecode's of the same names (vm/bytecode/types.h, symbols.h).
+using ast::PouKind;
+using ast::VarSection;
 
 // ------------------------------------------------------------------ helpers
 

@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "tests/support/files.h"
 #include "vm/compiler/compiler.h"
 #include "vm/runtime/runtime.h"
 
@@ -15,12 +16,7 @@ using namespace scanback;
 
 namespace {
 
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::readText;
 
 std::string mutate(std::string text, std::mt19937& rng) {
   static const char* const kTokens[] = {"(",      ")",
@@ -65,7 +61,7 @@ TEST(Robustness, MutatedProgramsCompileOrReportErrorsAndNeverCrash) {
   std::mt19937 rng(20261121);
   size_t compiled = 0, rejected = 0;
   for (const fs::path& f : files) {
-    const std::string original = readFile(f);
+    const std::string original = readText(f);
     for (int i = 0; i < 150; ++i) {
       SourceSet sources;
       sources.add(f.filename().string(), mutate(original, rng));
