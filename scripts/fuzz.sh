@@ -15,7 +15,7 @@ jobs="$(nproc)"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCANBACK_FUZZ=ON \
-  -DSCANBACK_BENCH=OFF -DSCANBACK_WERROR=ON "${launcher[@]}" >/dev/null
+  -DSCANBACK_BENCH=OFF -DSCANBACK_WERROR=ON -DCMAKE_UNITY_BUILD=ON "${launcher[@]}" >/dev/null
 build=()
 for t in $targets; do build+=("fuzz_$t"); done
 cmake --build build-fuzz -j"$jobs" --target "${build[@]}"
