@@ -36,7 +36,7 @@ bool hasOp(const Program& p, Op op) {
   return false;
 }
 
-struct Outcome {
+struct RunOutcome {
   RunStatus status = RunStatus::CycleDone;
   std::vector<uint8_t> image;
   uint64_t steps = 0;
@@ -49,15 +49,15 @@ struct Outcome {
 };
 
 // Runs `cycles` cycles (stopping at a fault) with a statement log of `logSize` entries.
-Outcome runVm(const std::shared_ptr<const Program>& p, bool observed, uint64_t budget, int cycles = 2,
-              size_t logSize = 1 << 16) {
+RunOutcome runVm(const std::shared_ptr<const Program>& p, bool observed, uint64_t budget, int cycles = 2,
+                 size_t logSize = 1 << 16) {
   Vm vm(p);
   Passive observer;
   if (observed) vm.setObserver(&observer);
   vm.setStatementBudget(budget);
   std::vector<uint32_t> log(logSize);
   vm.setStatementLog(log.data(), log.data() + log.size());
-  Outcome out;
+  RunOutcome out;
   for (int c = 0; c < cycles; ++c) {
     vm.rewindStatementLog();
     vm.beginCycle(0, c * 10'000'000LL);
@@ -75,7 +75,7 @@ Outcome runVm(const std::shared_ptr<const Program>& p, bool observed, uint64_t b
   return out;
 }
 
-void expectSame(const Outcome& a, const Outcome& b, const std::string& what) {
+void expectSame(const RunOutcome& a, const RunOutcome& b, const std::string& what) {
   EXPECT_EQ(a.status, b.status) << what;
   EXPECT_TRUE(a.image == b.image) << what << ": the images differ";
   EXPECT_EQ(a.steps, b.steps) << what;
@@ -95,8 +95,8 @@ void expectEquivalent(const std::string& source, Op expectedOp, int cycles = 2) 
   auto p = mustCompile(source);
   ASSERT_TRUE(p);
   EXPECT_TRUE(hasOp(*p, expectedOp)) << "not run ahead:\n" << disassemble(*p);
-  const Outcome fast = runVm(p, false, Vm::kDefaultStatementBudget, cycles);
-  const Outcome slow = runVm(p, true, Vm::kDefaultStatementBudget, cycles);
+  const RunOutcome fast = runVm(p, false, Vm::kDefaultStatementBudget, cycles);
+  const RunOutcome slow = runVm(p, true, Vm::kDefaultStatementBudget, cycles);
   expectSame(fast, slow, "default budget");
   const uint64_t total = runVm(p, false, Vm::kDefaultStatementBudget, 1).steps;
   for (uint64_t budget = 1; budget <= total + 1; ++budget)

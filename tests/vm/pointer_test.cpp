@@ -16,15 +16,15 @@ using test::decode;
 using test::mustCompile;
 using test::valueOf;
 
-struct Outcome {
+struct CycleOutcome {
   RunStatus status = RunStatus::CycleDone;
   FaultCode code = FaultCode::None;
   uint32_t line = 0;
   std::string message;
 };
 
-Outcome runOnce(Runtime& rt) {
-  Outcome r;
+CycleOutcome runOnce(Runtime& rt) {
+  CycleOutcome r;
   r.status = rt.runCycle();
   if (r.status == RunStatus::Faulted) {
     const FaultInfo& f = rt.vm().fault();
@@ -45,7 +45,7 @@ void expectOutside(const std::string& src, uint32_t line) {
   auto p = mustCompile(src);
   ASSERT_TRUE(p);
   Runtime rt(p);
-  const Outcome o = runOnce(rt);
+  const CycleOutcome o = runOnce(rt);
   ASSERT_EQ(o.status, RunStatus::Faulted);
   EXPECT_EQ(o.code, FaultCode::OutsideVariable) << o.message;
   EXPECT_EQ(o.line, line) << o.message;
@@ -57,7 +57,7 @@ std::shared_ptr<const Program> runsClean(const std::string& src, Runtime*& out) 
   auto p = mustCompile(src);
   if (!p) return p;
   keep = std::make_unique<Runtime>(p);
-  const Outcome o = runOnce(*keep);
+  const CycleOutcome o = runOnce(*keep);
   EXPECT_EQ(o.status, RunStatus::CycleDone) << o.message << "\n" << src;
   out = keep.get();
   return p;

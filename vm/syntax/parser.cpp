@@ -15,6 +15,11 @@ namespace scanback {
 namespace {
 
 using namespace ast;
+// The AST's kinds, not the bytecode's of the same names (vm/bytecode), when both are visible (a
+// unity build).
+using ast::ArrayDim;
+using ast::PouKind;
+using ast::VarSection;
 using K = TokenKind;
 
 struct SyntaxError {};
