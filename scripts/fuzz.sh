@@ -20,18 +20,34 @@ build=()
 for t in $targets; do build+=("fuzz_$t"); done
 cmake --build build-fuzz -j"$jobs" --target "${build[@]}"
 mkdir -p build-fuzz/crashes
-failed=()
-for t in $targets; do
-  work="build-fuzz/corpus/$t"
+# One target per core at a time: each fuzzer is a single process.
+fuzz_one() {
+  local t="$1" work="build-fuzz/corpus/$1"
   mkdir -p "$work"
-  log="build-fuzz/fuzz_$t.log"
-  echo "-- fuzz_$t for ${seconds}s"
   # Leaks are reported at exit by LeakSanitizer; -timeout catches hangs (a DAP request that never
   # gets its response, a replay that never ends).
-  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "build-fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2560 -print_final_stats=1 \
-      -artifact_prefix="build-fuzz/crashes/$t-" "$work" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" \
-      >"$log" 2>&1; then
+    -artifact_prefix="build-fuzz/crashes/$t-" "$work" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" \
+    >"build-fuzz/fuzz_$t.log" 2>&1
+}
+echo "-- fuzzing $targets for ${seconds}s each, $jobs at a time"
+declare -A pids
+running=0
+for t in $targets; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  pids[$t]=$!
+  running=$((running + 1))
+done
+failed=()
+for t in $targets; do
+  log="build-fuzz/fuzz_$t.log"
+  echo "-- fuzz_$t"
+  if ! wait "${pids[$t]}"; then
     failed+=("$t")
     tail -n 60 "$log"
   fi
