@@ -54,11 +54,13 @@ struct RecorderOptions {
                                   // (a flight recorder may have none: its history stays in memory)
   uint32_t keyframeEvery = 1000;  // cycles per chunk
   int zstdLevel = 3;
-  bool statements = true;                     // record statement paths
-  bool writeIndex = true;                     // record each chunk's write index (trace::ChunkData)
-  uint64_t ringBytes = 0;                     // flight recorder: keep this many bytes of compressed chunks (0: off)
-  int64_t ringDurationNs = 0;                 // flight recorder: keep about this much virtual time (0: off)
-  size_t queueBytes = 4u << 20;               // capacity of the scan -> writer queue (small: stays in cache)
+  bool statements = true;      // record statement paths
+  bool writeIndex = true;      // record each chunk's write index (trace::ChunkData)
+  uint64_t ringBytes = 0;      // flight recorder: keep this many bytes of compressed chunks (0: off)
+  int64_t ringDurationNs = 0;  // flight recorder: keep about this much virtual time (0: off)
+  // Capacity of the scan -> writer queue; 0: sized from the image (recorderQueueBytes). Never below
+  // what a keyframe needs.
+  size_t queueBytes = 0;
   uint32_t maxStatementsPerCycle = 1u << 20;  // longer paths are recorded as "not recorded"
   // For a reader following the trace as it grows (a debugger beside a task that never stops): the
   // scan thread hands its staged cycles over once they span this much virtual time, and the
@@ -68,6 +70,11 @@ struct RecorderOptions {
   int64_t handOverEveryNs = 0;
   int64_t flushEveryNs = 0;
 };
+
+// The queue between the scan thread and the writer: `requested` bytes (0: 256 KiB, small enough to
+// stay in the two cores' caches), and at least room for four keyframes of an image of `imageSize`
+// bytes (a record may take half the queue).
+size_t recorderQueueBytes(size_t requested, uint32_t imageSize);
 
 struct RecorderStats {
   uint64_t cyclesRecorded = 0;
@@ -257,6 +264,10 @@ class Recorder final : public CycleHooks {
   bool haveKeyframe_ = false;  // keyframe_ holds the image before the current cycle
   uint32_t cyclesInChunk_ = 0;
   uint64_t droppedRun_ = 0;  // cycles dropped since the last recorded one
+  // The cycle of the last record staged or queued, and its start: a ShortRecord follows it. (The
+  // first cycle recorded starts a chunk, a full record, whatever these say.)
+  uint64_t queuedCycle_ = UINT64_MAX;
+  int64_t queuedStartNs_ = 0;
   std::atomic<uint64_t> recorded_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> gaps_{0};
@@ -290,6 +301,10 @@ class Recorder final : public CycleHooks {
   Vm vm_;  // re-executes the recorded cycles
   std::vector<uint32_t> statementLog_;
   bool vmValid_ = false;  // vm_ holds the image at the end of the last record
+  // The cycle of the last cycle record taken from the queue, and its start (what a ShortRecord
+  // counts from).
+  uint64_t takenCycle_ = 0;
+  int64_t takenStartNs_ = 0;
   trace::ChunkData chunk_;
   std::vector<size_t> pathHashes_;
   // The write index of chunk_ (trace::ChunkData::writeIndex): the image at the last cycle

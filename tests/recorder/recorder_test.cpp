@@ -353,7 +353,7 @@ TEST(Recorder, SlowWriterDropsCyclesWithGapsAndNeverBlocksTheScan) {
   recorder::RecorderOptions options;
   options.path = path.string();
   options.keyframeEvery = 50;
-  options.queueBytes = 64 * 1024;  // room for a few dozen cycles
+  options.queueBytes = 16 * 1024;  // room for several hundred cycles
   std::string error;
   auto rec = recorder::Recorder::start(rt, options, error);
   ASSERT_TRUE(rec) << error;
@@ -391,6 +391,92 @@ TEST(Recorder, SlowWriterDropsCyclesWithGapsAndNeverBlocksTheScan) {
   EXPECT_EQ(droppedInGaps, s.cyclesDropped);
   // Every chunk, including those right after a gap, starts from the image its first cycle saw.
   for (const trace::ChunkData& c : chunks) EXPECT_EQ(c.keyframe, imagesBefore[c.firstCycle]) << c.firstCycle;
+}
+
+// An image of megabytes (buffers, recipes, logs) is recorded with the default options: the queue
+// between the scan thread and the writer is sized to hold its keyframes, so none is dropped for
+// being larger than the queue.
+TEST(Recorder, ImageOfMegabytesIsRecordedWithTheDefaultOptions) {
+  auto program = mustCompile(R"(
+PROGRAM Main
+VAR
+  samples : ARRAY[0..599999] OF DINT;
+  n : DINT;
+END_VAR
+n := n + 1;
+samples[n * 7919 MOD 600000] := n;
+END_PROGRAM
+)");
+  ASSERT_TRUE(program);
+  ASSERT_GT(program->imageSize(), 2u << 20);
+  const uint64_t kCycles = 40;
+  const std::vector<Observed> expected = referenceRun(program, kCycles, nullptr);
+  const TempTrace path("megabytes");
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 8;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  std::vector<std::vector<uint8_t>> imagesBefore;
+  for (uint64_t c = 0; c < kCycles; ++c) {
+    while (rec->backlogged()) rec->waitUntilNotBacklogged(std::chrono::seconds(1));
+    imagesBefore.emplace_back(rt.vm().image(), rt.vm().image() + rt.vm().imageSize());
+    ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  }
+  ASSERT_TRUE(rec->finish(error)) << error;
+  EXPECT_EQ(rec->stats().cyclesRecorded, kCycles);
+  EXPECT_EQ(rec->stats().cyclesDropped, 0u);
+  const std::vector<trace::ChunkData> chunks = readChunks(path);
+  EXPECT_EQ(chunks.size(), kCycles / 8);
+  expectContiguous(chunks, 0, kCycles);
+  expectChunksAsRan(chunks, expected, imagesBefore);
+}
+
+// Most cycles are queued as a short record that stores its start as the time since the cycle
+// before it; cycles further apart than that field holds (about 4.3 s: here the two tasks' cycles
+// are 0 to 5 s apart) are queued in full, and every start time in the trace is the one the cycle
+// ran at.
+TEST(Recorder, CyclesSecondsApartKeepTheirStartTimes) {
+  auto program = mustCompile(R"(CONFIGURATION Cfg
+  RESOURCE Cpu ON PLC
+    TASK Fast (INTERVAL := T#5s, PRIORITY := 1);
+    TASK Slow (INTERVAL := T#7s, PRIORITY := 2);
+    PROGRAM S WITH Slow : Count;
+    PROGRAM F WITH Fast : Count;
+  END_RESOURCE
+END_CONFIGURATION
+
+PROGRAM Count
+VAR
+  n : DINT;
+END_VAR
+n := n + 1;
+END_PROGRAM
+)");
+  ASSERT_TRUE(program);
+  const uint64_t kCycles = 60;
+  const std::vector<Observed> expected = referenceRun(program, kCycles, nullptr);
+  ASSERT_GT(expected.back().startNs, int64_t{100} * 1000 * 1000 * 1000);
+  const TempTrace path("seconds_apart");
+  Runtime rt(program);
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = 25;
+  std::string error;
+  auto rec = recorder::Recorder::start(rt, options, error);
+  ASSERT_TRUE(rec) << error;
+  std::vector<std::vector<uint8_t>> imagesBefore;
+  for (uint64_t c = 0; c < kCycles; ++c) {
+    imagesBefore.emplace_back(rt.vm().image(), rt.vm().image() + rt.vm().imageSize());
+    ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  }
+  ASSERT_TRUE(rec->finish(error)) << error;
+  EXPECT_EQ(rec->stats().cyclesRecorded, kCycles);
+  const std::vector<trace::ChunkData> chunks = readChunks(path);
+  expectContiguous(chunks, 0, kCycles);
+  expectChunksAsRan(chunks, expected, imagesBefore);
 }
 
 TEST(Recorder, PartialTraceIsReadableWhileRecording) {
@@ -721,11 +807,11 @@ TEST(Recorder, FlightRecorderKeepsTheGapsInsideItsHistory) {
     std::string error;
     auto rec = recorder::Recorder::start(rt, options, error);
     ASSERT_TRUE(rec) << error;
-    // Phases in which the writer falls far behind (the queue holds a few hundred cycles), each
-    // followed by one in which it catches up: several gaps, spread over the run.
+    // Phases in which the writer falls far behind (the queue holds a few thousand of the plant's
+    // cycles), each followed by one in which it catches up: several gaps, spread over the run.
     for (int phase = 0; phase < 6; ++phase) {
       rec->setWriterDelayForTesting(std::chrono::milliseconds(50));
-      for (int c = 0; c < 1000; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+      for (int c = 0; c < 8000; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
       rec->setWriterDelayForTesting(std::chrono::microseconds(0));
       ASSERT_TRUE(rec->waitForWriter(0, std::chrono::seconds(30)));
       for (int c = 0; c < 100; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);

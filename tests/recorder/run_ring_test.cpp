@@ -65,9 +65,15 @@ TEST(RunRing, Sigusr1WritesASnapshotAndTheRunGoesOn) {
   args.push_back(trace.string());
   const pid_t pid = spawn(args, errFile);
   ASSERT_GT(pid, 0);
-  // The handler is installed before the trace is created.
+  // The handler is installed before the trace is created, and the writer thread is started once
+  // its header is written (which takes a sanitizer build a good part of a second).
+  const auto threads = [&] {
+    std::error_code ignored;
+    const fs::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ignored);
+    return std::distance(fs::begin(tasks), fs::end(tasks));
+  };
   const bool started = test::whileRunning(
-      pid, [&] { return fs::exists(trace.string() + ".partial"); }, 10s);
+      pid, [&] { return fs::exists(trace.string() + ".partial") && threads() >= 2; }, 10s);
   // Some history: the run has been scanning for a while (50 ms of its CPU time since then).
   const auto cpuAtStart = test::cpuTime(std::to_string(pid));
   const bool scanned =
