@@ -62,6 +62,14 @@ constexpr uint8_t kSnapshotMark = 16;
 // No cycle: every cycle before `cycle` has been handed over or dropped (`droppedBefore` of them
 // right before it); the writer closes its chunk and fulfils syncDone_.
 constexpr uint8_t kSyncMark = 32;
+constexpr uint8_t kNoCycle = kGapOnly | kSnapshotMark | kSyncMark;
+
+// The queue's capacity (RecorderOptions::queueBytes): as asked, or 256 KiB, and room for at least
+// four keyframe records of an image of `imageSize` bytes.
+size_t queueBytesFor(size_t requested, uint32_t imageSize) {
+  const size_t keyframeRecord = sizeof(RecordHeader) + size_t{imageSize} + kBatchBytes;
+  return std::max(requested ? requested : size_t{256} << 10, 4 * keyframeRecord);
+}
 
 // A counter only the scan thread writes: a plain load and store, not a locked read-modify-write.
 inline void bump(std::atomic<uint64_t>& counter) {
@@ -131,15 +139,10 @@ struct Recorder::SnapshotRequest {
 
 Recorder::SnapshotRequest Recorder::closedStack_;
 
-size_t recorderQueueBytes(size_t requested, uint32_t imageSize) {
-  const size_t keyframeRecord = sizeof(RecordHeader) + size_t{imageSize} + kBatchBytes;
-  return std::max(requested ? requested : size_t{256} << 10, 4 * keyframeRecord);
-}
-
 Recorder::Recorder(Runtime& runtime, const RecorderOptions& options)
     : runtime_(runtime),
       options_(options),
-      ring_(recorderQueueBytes(options.queueBytes, runtime.vm().imageSize())),
+      ring_(queueBytesFor(options.queueBytes, runtime.vm().imageSize())),
       vm_(runtime.vm().programPtr()) {}
 
 std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOptions& options, std::string& error) {
@@ -539,7 +542,7 @@ void Recorder::writerLoop() {
         std::memcpy(&h, rec.data() + at, sizeof h);
         at += sizeof h;
       }
-      if (!(h.flags & (kSnapshotMark | kSyncMark | kGapOnly))) {
+      if (!(h.flags & kNoCycle)) {
         takenCycle_ = h.cycle;
         takenStartNs_ = h.startNs;
       }

@@ -58,8 +58,9 @@ struct RecorderOptions {
   bool writeIndex = true;      // record each chunk's write index (trace::ChunkData)
   uint64_t ringBytes = 0;      // flight recorder: keep this many bytes of compressed chunks (0: off)
   int64_t ringDurationNs = 0;  // flight recorder: keep about this much virtual time (0: off)
-  // Capacity of the scan -> writer queue; 0: sized from the image (recorderQueueBytes). Never below
-  // what a keyframe needs.
+  // Capacity of the scan -> writer queue; 0: 256 KiB, small enough to stay in the two cores'
+  // caches. Whatever is asked, at least four keyframe records of the image (a record may take at
+  // most half the queue).
   size_t queueBytes = 0;
   uint32_t maxStatementsPerCycle = 1u << 20;  // longer paths are recorded as "not recorded"
   // For a reader following the trace as it grows (a debugger beside a task that never stops): the
@@ -70,11 +71,6 @@ struct RecorderOptions {
   int64_t handOverEveryNs = 0;
   int64_t flushEveryNs = 0;
 };
-
-// The queue between the scan thread and the writer: `requested` bytes (0: 256 KiB, small enough to
-// stay in the two cores' caches), and at least room for four keyframes of an image of `imageSize`
-// bytes (a record may take half the queue).
-size_t recorderQueueBytes(size_t requested, uint32_t imageSize);
 
 struct RecorderStats {
   uint64_t cyclesRecorded = 0;
