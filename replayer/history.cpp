@@ -131,10 +131,14 @@ bool History::contiguous(size_t index) const {
 std::shared_ptr<const trace::ChunkData> History::chunk(size_t index, std::string& error) {
   if (open_ && index + 1 == chunks_.size()) return open_;
   for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-    if (it->first == index) {
-      cache_.splice(cache_.begin(), cache_, it);
-      return cache_.front().second;
+    if (it->first != index) continue;
+    // A chunk of a trace being recorded grows by its continuations: decoded before, it is read again.
+    if (it->second->cycleCount() != chunks_[index].cycleCount) {
+      cache_.erase(it);
+      break;
     }
+    cache_.splice(cache_.begin(), cache_, it);
+    return cache_.front().second;
   }
   auto data = std::make_shared<trace::ChunkData>();
   if (!reader_->readChunk(chunks_[index], *data, error)) {

@@ -19,14 +19,20 @@
 
 namespace scanback::trace {
 
-// One chunk block, encoded: frame header + payload, exactly as in a trace file. Only
-// BlockEncoder::encodeChunk fills one, and only with a chunk that passed validateChunk against
-// limits(), so a writer may append it without decoding it again.
+// One chunk block, or one continuation of a chunk, encoded: frame header + payload, exactly as in
+// a trace file. Only BlockEncoder::encodeChunk fills one, and only with a chunk that passed
+// validateChunk against limits(), so a writer may append it without decoding it again.
 class EncodedChunk {
  public:
   EncodedChunk() = default;
 
   bool empty() const { return bytes_.empty(); }
+  // Chunk (the chunk's first block, with its keyframe) or Continuation.
+  BlockKind kind() const { return kind_; }
+  bool continuation() const { return kind_ == BlockKind::Continuation; }
+  // The chunk's paths this block numbers: pathBase() .. pathEnd() - 1 (its pathTable).
+  uint32_t pathBase() const { return pathBase_; }
+  uint32_t pathEnd() const { return pathEnd_; }
   uint64_t firstCycle() const { return firstCycle_; }
   uint32_t cycleCount() const { return cycleCount_; }
   uint32_t rawSize() const { return rawSize_; }  // the capnp message before compression
@@ -41,6 +47,9 @@ class EncodedChunk {
  private:
   friend class BlockEncoder;
   std::vector<uint8_t> bytes_;
+  BlockKind kind_ = BlockKind::Chunk;
+  uint32_t pathBase_ = 0;
+  uint32_t pathEnd_ = 0;
   uint64_t firstCycle_ = 0;
   uint32_t cycleCount_ = 0;
   uint32_t rawSize_ = 0;
@@ -64,12 +73,18 @@ class BlockEncoder {
   // header, then the zstd-compressed message, or the message itself when it does not compress.
   // The bytes live in this encoder until its next call. Empty, with `error` set, when the block is
   // over the size limits of framing.h.
+  // With a `prefix` (a continuation: the message of its chunk's block before it), compressed against it.
   std::span<const uint8_t> frame(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
-                                 std::span<const uint8_t> message, std::string& error);
+                                 std::span<const uint8_t> message, std::string& error,
+                                 std::span<const uint8_t> prefix = {});
 
   // validateChunk against `limits`, encodeChunk and frame, into `out` (which owns exactly the
-  // block's bytes). False with `error` set ("chunk at cycle N: ...") and `out` unchanged.
-  bool encodeChunk(const ChunkData& chunk, const ChunkLimits& limits, EncodedChunk& out, std::string& error);
+  // block's bytes): a chunk block, or a continuation block when chunk.continuation is set. False
+  // with `error` set ("chunk at cycle N: ...") and `out` unchanged.
+  // A continuation is compressed against `prefix`, the message of its chunk's block before it; every
+  // block leaves its message in `message` (when given) for the next.
+  bool encodeChunk(const ChunkData& chunk, const ChunkLimits& limits, EncodedChunk& out, std::string& error,
+                   std::span<const uint8_t> prefix = {}, std::vector<uint8_t>* message = nullptr);
 
  private:
   int zstdLevel_;

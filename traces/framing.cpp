@@ -38,12 +38,13 @@ const char* blockKindName(BlockKind kind) {
     case BlockKind::Fault: return "fault";
     case BlockKind::Index: return "index";
     case BlockKind::OpenCycle: return "open cycle";
+    case BlockKind::Continuation: return "continuation";
   }
   return "unknown";
 }
 
 bool validBlockKind(uint8_t kind) {
-  return kind >= static_cast<uint8_t>(BlockKind::Header) && kind <= static_cast<uint8_t>(BlockKind::OpenCycle);
+  return kind >= static_cast<uint8_t>(BlockKind::Header) && kind <= static_cast<uint8_t>(BlockKind::Continuation);
 }
 
 uint64_t payloadHash(const void* data, size_t size) { return XXH3_64bits(data, size); }
@@ -86,8 +87,12 @@ std::optional<FrameHeader> decodeFrameHeader(const uint8_t in[kFrameHeaderBytes]
   FrameHeader h;
   h.kind = static_cast<BlockKind>(in[4]);
   h.compression = in[5];
-  if (h.compression > 1) {
+  if (h.compression > kZstdWithChunkPrefix) {
     error = fmt::format("unknown compression {}", h.compression);
+    return std::nullopt;
+  }
+  if (h.compression == kZstdWithChunkPrefix && h.kind != BlockKind::Continuation) {
+    error = fmt::format("a {} block compressed against the block before it", blockKindName(h.kind));
     return std::nullopt;
   }
   if (in[6] != 0 || in[7] != 0) {

@@ -4,7 +4,8 @@
 //   offset size field
 //   0      4    magic 0x4B425342 ("SBBK")
 //   4      1    kind (BlockKind)
-//   5      1    compression (0 none, 1 zstd)
+//   5      1    compression (0 none, 1 zstd, 2 zstd with the decompressed payload of the block
+//                                before it, of its chunk, as a prefix: continuations only, format 3)
 //   6      2    reserved (0)
 //   8      4    storedSize
 //   12     4    rawSize            (after decompression; <= kMaxRawBlockBytes)
@@ -38,9 +39,15 @@ inline constexpr size_t kTrailerBytes = 32;
 inline constexpr uint32_t kMaxStoredBlockBytes = 512u << 20;
 inline constexpr uint32_t kMaxRawBlockBytes = 1024u << 20;
 
+inline constexpr uint8_t kStored = 0;
+inline constexpr uint8_t kZstd = 1;
+// A continuation compressed against the message of its chunk's block before it (a small block
+// compresses better with the context of the one before): it is read only after that block anyway.
+inline constexpr uint8_t kZstdWithChunkPrefix = 2;
+
 struct FrameHeader {
   BlockKind kind = BlockKind::Chunk;
-  uint8_t compression = 1;
+  uint8_t compression = kZstd;
   uint32_t storedSize = 0;
   uint32_t rawSize = 0;
   uint64_t firstCycle = 0;

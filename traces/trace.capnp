@@ -5,13 +5,15 @@
 #   Block*                    -- framed, independently checked and zstd-compressed (traces/framing.h)
 #   Trailer (32 bytes)        -- points at the Index block; optional (absent after a crash)
 #
-# The first block is always a Header. Every other block is a Chunk, Gap, ProgramChange, Fault or
-# Index. Blocks are self-delimiting, so the index can always be rebuilt by scanning; a file cut
+# The first block is always a Header. Every other block is a Chunk (with its continuations),
+# Gap, ProgramChange, Fault, OpenCycle or Index. Blocks are self-delimiting, so the index can always be rebuilt by scanning; a file cut
 # off at any byte yields every block before the cut.
 #
 # Invariants (docs/architecture.md: determinism, one flat image, self-contained traces, replay checks itself):
 # - A chunk starts with a keyframe: the full state image at the cycle boundary before its first
-#   cycle. Replaying chunk k needs only the program (from the header) and chunk k.
+#   cycle. Replaying chunk k needs only the program (from the header) and chunk k. A chunk may be
+#   stored as one Chunk block followed directly by Continuation blocks (format version 3), so that
+#   a recorder puts its cycles on disk as they end without a keyframe each time.
 # - Cycles are numbered from 0 across all tasks in execution order. Within a trace, cycle numbers
 #   increase; a Gap block marks cycles that were not recorded. The chunk after a gap starts with
 #   its own keyframe.
@@ -102,6 +104,11 @@ struct Chunk {
   # (hasWriteIndex false): not recorded, every chunk must be searched.
   writeIndex @11 :List(UInt32);
   hasWriteIndex @12 :Bool;
+  # A continuation (Block.continuation, format version 3) holds more cycles of the chunk before it:
+  # no keyframe, firstCycle where that chunk's cycles end, cycleIndex of its scan inputs counted
+  # from its own firstCycle, and pathTable the paths it adds to the chunk's, numbered from pathBase
+  # on (paths index the chunk's whole table). Its writeIndex covers its own cycles.
+  pathBase @13 :UInt32;
 }
 
 # Cycles that were not recorded (the writer fell behind and the scan thread never waits).
@@ -179,5 +186,6 @@ struct Block {
     fault @4 :Fault;
     index @5 :Index;
     openCycle @6 :OpenCycle;
+    continuation @7 :Chunk;  # format version 3: more cycles of the chunk before it
   }
 }

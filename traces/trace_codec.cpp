@@ -93,6 +93,7 @@ const char* whichName(Block::Which which) {
     case Block::FAULT: return "fault";
     case Block::INDEX: return "index";
     case Block::OPEN_CYCLE: return "open cycle";
+    case Block::CONTINUATION: return "continuation";
   }
   return "unknown";
 }
@@ -219,11 +220,13 @@ std::vector<uint8_t> encodeChunk(const ChunkData& c) {
   for (const auto& w : c.writes) estimate += w.bytes.size() + 32;
   if (c.writeIndex) estimate += c.writeIndex->size() * 4;
   capnp::MallocMessageBuilder builder(words(estimate));
-  auto m = builder.initRoot<Block>().initChunk();
+  auto root = builder.initRoot<Block>();
+  auto m = c.continuation ? root.initContinuation() : root.initChunk();
   const unsigned n = c.cycleCount();
   m.setFirstCycle(c.firstCycle);
   m.setCycleCount(n);
-  m.setKeyframe(kj::arrayPtr(c.keyframe.data(), c.keyframe.size()));
+  if (!c.continuation) m.setKeyframe(kj::arrayPtr(c.keyframe.data(), c.keyframe.size()));
+  m.setPathBase(c.pathBase);
   auto tasks = m.initTasks(n);
   for (unsigned i = 0; i < n; ++i) tasks.set(i, c.tasks[i]);
   auto times = m.initStartTimes(static_cast<unsigned>(c.startTimes.size()));
@@ -335,10 +338,17 @@ bool validateChunk(const ChunkData& c, const ChunkLimits& limits, std::string& e
     error = fmt::format("first cycle {} + cycle count {} overflows", c.firstCycle, n);
     return false;
   }
-  if (c.keyframe.size() != limits.imageSize) {
-    error = fmt::format("keyframe size {} != image size {}", c.keyframe.size(), limits.imageSize);
+  if (c.continuation ? !c.keyframe.empty() : c.keyframe.size() != limits.imageSize) {
+    error = c.continuation ? fmt::format("a continuation with a keyframe of {} bytes", c.keyframe.size())
+                           : fmt::format("keyframe size {} != image size {}", c.keyframe.size(), limits.imageSize);
     return false;
   }
+  if (!c.continuation && c.pathBase != 0) {
+    error = fmt::format("a chunk whose paths number from {}", c.pathBase);
+    return false;
+  }
+  // A continuation's paths may also be ones of the blocks of its chunk before it.
+  const uint64_t pathCount = uint64_t{c.pathBase} + c.pathTable.size();
   // The virtual clock starts at 0 and never goes back; timers subtract start times, so a trace
   // that says otherwise is refused here rather than replayed.
   for (size_t i = 0; i < n; ++i) {
@@ -354,8 +364,8 @@ bool validateChunk(const ChunkData& c, const ChunkLimits& limits, std::string& e
     }
   }
   for (size_t i = 0; i < c.paths.size(); ++i) {
-    if (c.paths[i] != kNoPath && c.paths[i] >= c.pathTable.size()) {
-      error = fmt::format("cycle index {}: path index {} >= path table size {}", i, c.paths[i], c.pathTable.size());
+    if (c.paths[i] != kNoPath && c.paths[i] >= pathCount) {
+      error = fmt::format("cycle index {}: path index {} >= path table size {}", i, c.paths[i], pathCount);
       return false;
     }
   }
@@ -432,8 +442,21 @@ bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData&
 
 bool decodeChunk(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, ChunkData& out,
                  std::string& error) {
-  return withBlock(message, offset, Block::CHUNK, error, [&](Block::Reader block, std::string& inner) {
-    auto m = block.getChunk();
+  return decodeChunkOrContinuation(message, offset, limits, false, out, error);
+}
+
+bool decodeContinuation(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, ChunkData& out,
+                        std::string& error) {
+  return decodeChunkOrContinuation(message, offset, limits, true, out, error);
+}
+
+bool decodeChunkOrContinuation(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits,
+                               bool continuation, ChunkData& out, std::string& error) {
+  const Block::Which which = continuation ? Block::CONTINUATION : Block::CHUNK;
+  return withBlock(message, offset, which, error, [&](Block::Reader block, std::string& inner) {
+    auto m = continuation ? block.getContinuation() : block.getChunk();
+    out.continuation = continuation;
+    out.pathBase = m.getPathBase();
     out.firstCycle = m.getFirstCycle();
     const uint32_t cycleCount = m.getCycleCount();
     capnp::Data::Reader keyframe = m.getKeyframe();

@@ -24,6 +24,7 @@ struct ChunkLimits {
 };
 
 std::vector<uint8_t> encodeHeader(const HeaderData& header);
+// A chunk's first block, or with chunk.continuation one of its continuations.
 std::vector<uint8_t> encodeChunk(const ChunkData& chunk);
 std::vector<uint8_t> encodeGap(const GapData& gap);
 std::vector<uint8_t> encodeProgramChange(const ProgramChangeData& change);
@@ -48,6 +49,12 @@ bool validateWriteIndex(const WriteIndex& index, uint32_t imageSize, std::string
 bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData& out, std::string& error);
 bool decodeChunk(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, ChunkData& out,
                  std::string& error);
+// A continuation (ChunkData::continuation set), checked on its own: its paths against its path
+// base and table; appendContinuation checks that it follows on.
+bool decodeContinuation(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, ChunkData& out,
+                        std::string& error);
+bool decodeChunkOrContinuation(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits,
+                               bool continuation, ChunkData& out, std::string& error);
 bool decodeGap(std::span<const uint8_t> message, uint64_t offset, GapData& out, std::string& error);
 bool decodeProgramChange(std::span<const uint8_t> message, uint64_t offset, ProgramChangeData& out, std::string& error);
 bool decodeFault(std::span<const uint8_t> message, uint64_t offset, FaultData& out, std::string& error);

@@ -16,8 +16,11 @@ namespace scanback::trace {
 // Version 2 numbers the blocks in their frame headers (traces/framing.h); version 1 traces, whose
 // blocks are not numbered, are still read (cycle continuity alone finds a missing chunk there).
 // A version 1 reader refuses any frame whose sequence bytes are not zero, hence the minimum.
-inline constexpr uint32_t kFormatVersion = 2;
-inline constexpr uint32_t kMinReaderVersion = 2;
+// Version 3 adds continuations (a chunk stored as several blocks, so that a recording reaches the
+// disk within its flush window without a keyframe each time); a version 2 reader would take one
+// for an unknown block, so version 3 traces need a version 3 reader.
+inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kMinReaderVersion = 3;
 inline constexpr uint32_t kFirstNumberedVersion = 2;
 inline constexpr uint32_t kNoPath = 0xFFFFFFFFu;
 
@@ -29,6 +32,9 @@ enum class BlockKind : uint8_t {
   Fault = 5,
   Index = 6,
   OpenCycle = 7,
+  // More cycles of the chunk before it (format version 3): no keyframe of its own, it replays from
+  // that chunk's. A chunk is its first block and the continuations right after it.
+  Continuation = 8,
 };
 const char* blockKindName(BlockKind kind);
 
@@ -91,9 +97,21 @@ struct ChunkData {
   // The bytes of the image whose value changed at any cycle boundary of the chunk, as sorted,
   // disjoint (offset, size) ranges (traces/trace.capnp: writeIndex); nullopt: not recorded.
   std::optional<WriteIndex> writeIndex;
+  // A continuation (BlockKind::Continuation): more cycles of the chunk before it, with no keyframe.
+  // Its scan inputs' cycleIndex counts from its own first cycle; its pathTable holds the paths it
+  // adds to the chunk's, which number from pathBase on, and its paths index the chunk's table.
+  bool continuation = false;
+  uint32_t pathBase = 0;
   uint32_t cycleCount() const { return static_cast<uint32_t>(tasks.size()); }
   bool operator==(const ChunkData&) const = default;
 };
+
+// Appends continuation `part` to `chunk` (its chunk so far): columns, paths, scan inputs (their
+// cycleIndex made the chunk's) and write index (the union; none when either has none). False with
+// `error` when `part` does not follow on: its first cycle or path base is not where `chunk` ends.
+bool appendContinuation(ChunkData& chunk, const ChunkData& part, std::string& error);
+// The union of two write indexes.
+WriteIndex mergeWriteIndexes(const WriteIndex& a, const WriteIndex& b);
 
 // (cycle, times the statement(s) ran in it) for every cycle of `chunk` that executed one of
 // `statementIds` at least once, ascending. Computed from the path table: each distinct path is
@@ -148,15 +166,27 @@ struct DamageData {
   std::string what;         // says what is missing or repeated, with the cycle range
 };
 
+// A continuation block of a chunk, in the file.
+struct ContinuationInfo {
+  uint64_t offset = 0;
+  uint64_t firstCycle = 0;
+  uint64_t cycleCount = 0;
+  uint32_t storedSize = 0;
+  uint32_t rawSize = 0;
+};
+
 // Where a block is in the file (from the index or a scan).
 struct BlockInfo {
   uint64_t offset = 0;
   BlockKind kind = BlockKind::Chunk;
   uint64_t firstCycle = 0;
-  uint64_t cycleCount = 0;
+  uint64_t cycleCount = 0;               // a chunk's: its continuations' cycles included
   uint32_t storedSize = 0;               // bytes after the frame header
   uint32_t rawSize = 0;                  // bytes after decompression
   std::optional<WriteIndex> writeIndex;  // a chunk's, when the index block carries it
+  // A chunk read through TraceReader: its continuation blocks, in order (their cycles follow on
+  // from firstCycle). Empty everywhere else, and in what a writer lists.
+  std::vector<ContinuationInfo> continuations;
 };
 
 }  // namespace scanback::trace

@@ -80,7 +80,9 @@ ZSTD_DCtx* decompressContext() {
   return context.ctx;
 }
 
-bool isCycleBlock(BlockKind kind) { return kind == BlockKind::Chunk || kind == BlockKind::Gap; }
+bool isCycleBlock(BlockKind kind) {
+  return kind == BlockKind::Chunk || kind == BlockKind::Gap || kind == BlockKind::Continuation;
+}
 
 }  // namespace
 
@@ -105,7 +107,7 @@ TraceReader::TraceReader(std::unique_ptr<Source> source) : source_(std::move(sou
 TraceReader::~TraceReader() = default;
 
 bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_t>& words, size_t& size,
-                            FrameHeader* frame, std::string& error) const {
+                            FrameHeader* frame, std::string& error, std::span<const uint8_t> prefix) const {
   uint8_t raw[kFrameHeaderBytes];
   if (offset > fileSize_ || fileSize_ - offset < kFrameHeaderBytes || !source_->read(offset, raw, sizeof raw)) {
     error = fmt::format("block at offset {}: frame header past the end of the file ({} bytes)", offset, fileSize_);
@@ -128,7 +130,13 @@ bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_
                         h->storedSize, available);
     return false;
   }
-  if (h->compression == 1 && static_cast<uint64_t>(h->rawSize) > static_cast<uint64_t>(h->storedSize) * kMaxZstdRatio) {
+  if (h->compression == kZstdWithChunkPrefix && prefix.empty()) {
+    error = fmt::format("block at offset {}: compressed against the block before it, read without it", offset);
+    return false;
+  }
+  // (Against a prefix, zstd may expand further: it copies from it; the raw size limit still holds.)
+  if (h->compression == kZstd &&
+      static_cast<uint64_t>(h->rawSize) > static_cast<uint64_t>(h->storedSize) * kMaxZstdRatio) {
     error = fmt::format("block at offset {}: raw size {} is impossible for {} compressed bytes", offset, h->rawSize,
                         h->storedSize);
     return false;
@@ -137,7 +145,7 @@ bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_
   // most zstd can expand.
   std::vector<uint64_t> stored;
   uint8_t* payload;
-  if (h->compression == 0) {
+  if (h->compression == kStored) {
     words.assign(h->storedSize / 8, 0);  // rawSize == storedSize, a multiple of 8 (decodeFrameHeader)
     payload = reinterpret_cast<uint8_t*>(words.data());
   } else {
@@ -154,7 +162,7 @@ bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_
                         offset, hash, h->payloadHash);
     return false;
   }
-  if (h->compression == 1) {
+  if (h->compression != kStored) {
     const unsigned long long content = ZSTD_getFrameContentSize(payload, h->storedSize);
     if (content != h->rawSize) {
       error = fmt::format("block at offset {}: zstd frame content size {} != raw size {}", offset,
@@ -165,7 +173,10 @@ bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_
       return false;
     }
     words.assign(h->rawSize / 8, 0);
-    const size_t n = ZSTD_decompressDCtx(decompressContext(), words.data(), h->rawSize, payload, h->storedSize);
+    ZSTD_DCtx* dctx = decompressContext();
+    if (h->compression == kZstdWithChunkPrefix)
+      ZSTD_DCtx_refPrefix(dctx, prefix.data(), prefix.size());  // this frame only
+    const size_t n = ZSTD_decompressDCtx(dctx, words.data(), h->rawSize, payload, h->storedSize);
     if (ZSTD_isError(n) || n != h->rawSize) {
       error = fmt::format("block at offset {}: zstd: {}", offset,
                           ZSTD_isError(n) ? ZSTD_getErrorName(n) : fmt::format("{} bytes, expected {}", n, h->rawSize));
@@ -223,7 +234,7 @@ bool TraceReader::init(std::string& error) {
         header_.formatVersion, header_.minReaderVersion, kFormatVersion);
     return false;
   }
-  headerBlock_ = BlockInfo{at, BlockKind::Header, 0, 0, frame->storedSize, frame->rawSize, {}};
+  headerBlock_ = BlockInfo{at, BlockKind::Header, 0, 0, frame->storedSize, frame->rawSize, {}, {}};
   numbered_ = header_.formatVersion >= kFirstNumberedVersion;
   limits_.push_back({0, ChunkLimits{header_.imageSize, header_.statementCount}});
   scanEnd_ = at + kFrameHeaderBytes + frame->storedSize;
@@ -314,9 +325,9 @@ bool TraceReader::tryIndex(std::string& why) {
         break;
       }
     }
-    blocks_.push_back(entries[i]);
+    addBlock(entries[i]);
   }
-  indexBlock_ = BlockInfo{trailer->indexOffset, BlockKind::Index, 0, 0, frame.storedSize, frame.rawSize, {}};
+  indexBlock_ = BlockInfo{trailer->indexOffset, BlockKind::Index, 0, 0, frame.storedSize, frame.rawSize, {}, {}};
   scanEnd_ = end;
   usedIndex_ = true;
   complete_ = true;
@@ -401,7 +412,7 @@ void TraceReader::scan(uint64_t from) {
                           hash, h->payloadHash));
       break;
     }
-    const BlockInfo info{off, h->kind, h->firstCycle, h->cycleCount, h->storedSize, h->rawSize, {}};
+    const BlockInfo info{off, h->kind, h->firstCycle, h->cycleCount, h->storedSize, h->rawSize, {}, {}};
     if (h->kind == BlockKind::Header) {
       corrupt(fmt::format("block at offset {}: a second header block", off));
       break;
@@ -418,7 +429,7 @@ void TraceReader::scan(uint64_t from) {
         corrupt(why);
         break;
       }
-      blocks_.push_back(info);
+      addBlock(info);
     }
     off += kFrameHeaderBytes + h->storedSize;
     scanEnd_ = off;
@@ -501,6 +512,32 @@ bool TraceReader::admit(const BlockInfo& block, uint32_t sequence) {
   return true;
 }
 
+void TraceReader::addBlock(const BlockInfo& block) {
+  ++physicalBlocks_;
+  if (block.kind != BlockKind::Continuation) {
+    blocks_.push_back(block);
+    blocks_.back().continuations.clear();
+    return;
+  }
+  // A continuation belongs to the chunk right before it; without it, its cycles cannot replay.
+  BlockInfo* chunk = blocks_.empty() ? nullptr : &blocks_.back();
+  if (!chunk || chunk->kind != BlockKind::Chunk || chunk->firstCycle + chunk->cycleCount != block.firstCycle) {
+    damage_.push_back(DamageData{
+        block.firstCycle, block.cycleCount, block.offset,
+        fmt::format("the continuation block at offset {} ({}) follows no chunk: the chunk it continues is missing, "
+                    "so its cycles cannot be replayed",
+                    block.offset, cycleRange(block.firstCycle, block.cycleCount))});
+    return;
+  }
+  chunk->continuations.push_back(
+      ContinuationInfo{block.offset, block.firstCycle, block.cycleCount, block.storedSize, block.rawSize});
+  chunk->cycleCount += block.cycleCount;
+  if (chunk->writeIndex && block.writeIndex)
+    chunk->writeIndex = mergeWriteIndexes(*chunk->writeIndex, *block.writeIndex);
+  else
+    chunk->writeIndex.reset();
+}
+
 void TraceReader::rebuildWarnings() {
   warnings_ = notes_;
   for (const DamageData& d : damage_) warnings_.push_back(d.what);
@@ -512,11 +549,11 @@ bool TraceReader::refresh() {
   const uint64_t size = source_->size();
   if (size <= fileSize_) return false;
   fileSize_ = size;
-  const size_t before = blocks_.size();
+  const size_t before = physicalBlocks_;
   tailWarning_.clear();
   scan(scanEnd_);
   rebuildWarnings();
-  return blocks_.size() > before;
+  return physicalBlocks_ > before;
 }
 
 ChunkLimits TraceReader::limitsAt(uint64_t offset) const {
@@ -541,18 +578,55 @@ bool sameFrame(const BlockInfo& b, const FrameHeader& h) {
 }  // namespace
 
 bool TraceReader::readChunk(const BlockInfo& block, ChunkData& out, std::string& error) const {
+  // The chunk's first block, then each continuation appended to it.
+  uint64_t continued = 0;
+  for (const ContinuationInfo& c : block.continuations) continued += c.cycleCount;
+  BlockInfo first = block;
+  first.cycleCount -= continued;
+  std::vector<uint64_t> firstMessage;  // what the next continuation is compressed against
+  size_t firstSize = 0;
+  if (!readBlockOfChunk(first, BlockKind::Chunk, out, error, firstMessage, firstSize, {})) return false;
+  ChunkData part;
   std::vector<uint64_t> words;
   size_t size = 0;
+  for (const ContinuationInfo& c : block.continuations) {
+    const BlockInfo info{c.offset, BlockKind::Continuation, c.firstCycle, c.cycleCount, c.storedSize, c.rawSize, {},
+                         {}};
+    if (!readBlockOfChunk(info, BlockKind::Continuation, part, error, words, size, bytesOf(firstMessage, firstSize)))
+      return false;
+    std::swap(words, firstMessage);  // the next block is compressed against this one's message
+    firstSize = size;
+    std::string why;
+    if (!appendContinuation(out, part, why)) {
+      error = fmt::format("block at offset {}: {}", c.offset, why);
+      return false;
+    }
+  }
+  if (!block.continuations.empty()) {
+    std::string why;
+    if (!validateChunk(out, limitsAt(block.offset), why)) {
+      error = fmt::format("chunk at offset {} with its {} continuations: {}", block.offset, block.continuations.size(),
+                          why);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool TraceReader::readBlockOfChunk(const BlockInfo& block, BlockKind kind, ChunkData& out, std::string& error,
+                                   std::vector<uint64_t>& words, size_t& size, std::span<const uint8_t> prefix) const {
   FrameHeader h;
-  if (!loadBlock(block.offset, BlockKind::Chunk, words, size, &h, error)) return false;
+  if (!loadBlock(block.offset, kind, words, size, &h, error, prefix)) return false;
   if (!sameFrame(block, h)) {
     error = mismatch(block, h);
     return false;
   }
-  if (!decodeChunk(bytesOf(words, size), block.offset, limitsAt(block.offset), out, error)) return false;
+  if (!decodeChunkOrContinuation(bytesOf(words, size), block.offset, limitsAt(block.offset),
+                                 kind == BlockKind::Continuation, out, error))
+    return false;
   if (out.firstCycle != h.firstCycle || out.cycleCount() != h.cycleCount) {
-    error = fmt::format("block at offset {}: chunk holds cycles {}+{}, its frame says {}+{}", block.offset,
-                        out.firstCycle, out.cycleCount(), h.firstCycle, h.cycleCount);
+    error = fmt::format("block at offset {}: {} holds cycles {}+{}, its frame says {}+{}", block.offset,
+                        blockKindName(kind), out.firstCycle, out.cycleCount(), h.firstCycle, h.cycleCount);
     return false;
   }
   return true;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,12 @@ class TraceReader {
   const HeaderData& header() const { return header_; }
   const BlockInfo& headerBlock() const { return headerBlock_; }
   // Every block after the header in file order (chunks, gaps, program changes, faults), up to the
-  // end, the cut or the first corrupt block. The Index block is not listed (see indexBlock()).
+  // end, the cut or the first corrupt block. The Index block is not listed (see indexBlock()). A
+  // chunk stored as several blocks is listed once, by its first block, its cycle count that of all
+  // of them and its continuation blocks in BlockInfo::continuations.
   const std::vector<BlockInfo>& blocks() const { return blocks_; }
+  // The blocks behind blocks(), continuations counted one by one.
+  size_t physicalBlockCount() const { return physicalBlocks_; }
   // The Index block, when the file has one (found through the trailer or by the scan).
   const std::optional<BlockInfo>& indexBlock() const { return indexBlock_; }
   // True when the blocks came from a valid trailer + index (a trace closed cleanly).
@@ -57,7 +62,8 @@ class TraceReader {
   const std::string& corruptError() const { return corruptError_; }
 
   // Each reads and checks the block's frame (kind, payload hash), decompresses it, decodes and
-  // validates it. On failure, `error` names the block's offset.
+  // validates it. On failure, `error` names the block's offset. readChunk reads a chunk with its
+  // continuations (one ChunkData).
   bool readChunk(const BlockInfo& block, ChunkData& out, std::string& error) const;
   bool readGap(const BlockInfo& block, GapData& out, std::string& error) const;
   bool readFault(const BlockInfo& block, FaultData& out, std::string& error) const;
@@ -68,8 +74,8 @@ class TraceReader {
   ChunkLimits limitsAt(uint64_t offset) const;
 
   // Picks up blocks appended since the last scan (a recorder still writing): scans on from the
-  // end of the last complete block. Returns true when blocks() grew. Does nothing for a complete
-  // trace or after a corrupt block.
+  // end of the last complete block. Returns true when blocks() grew, or its last chunk did (a
+  // continuation). Does nothing for a complete trace or after a corrupt block.
   bool refresh();
   // The file size as of open() or the last refresh().
   uint64_t fileSize() const { return fileSize_; }
@@ -84,8 +90,13 @@ class TraceReader {
   // Reads and checks the block at `offset` (whose frame must be of `kind`), returning its
   // decompressed message in `words`.
   bool loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_t>& words, size_t& size, FrameHeader* frame,
-                 std::string& error) const;
+                 std::string& error, std::span<const uint8_t> prefix = {}) const;
   bool addProgramChange(const BlockInfo& block, std::string& error);
+  // Lists an admitted block: a continuation goes to its chunk (or is damage without one).
+  void addBlock(const BlockInfo& block);
+  // `words` and `size` receive the block's message; a continuation is read against `prefix`.
+  bool readBlockOfChunk(const BlockInfo& block, BlockKind kind, ChunkData& out, std::string& error,
+                        std::vector<uint64_t>& words, size_t& size, std::span<const uint8_t> prefix) const;
   // Checks a block's number (format version 2: one more than the block before it) and its cycles
   // (following on from the chunks and gaps before it), recording damage. False when the block is
   // left out: a copy of an earlier one.
@@ -97,6 +108,7 @@ class TraceReader {
   HeaderData header_;
   BlockInfo headerBlock_;
   std::vector<BlockInfo> blocks_;
+  size_t physicalBlocks_ = 0;
   std::optional<BlockInfo> indexBlock_;
   std::vector<std::pair<uint64_t, ChunkLimits>> limits_;  // (block offset, program from there on)
   uint64_t fileSize_ = 0;

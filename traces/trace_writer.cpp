@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -82,6 +83,16 @@ bool replaceable(const std::string& path, const char* what, std::string& error) 
   return false;
 }
 
+// Whether a recording in progress holds the file at `path` (its .partial, locked while written:
+// TraceWriter::create). Such a file is never replaced, by another recording or by a snapshot.
+bool lockedByARecording(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  const bool locked = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return locked;
+}
+
 std::string directoryOf(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -104,6 +115,16 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
   }
   const std::string partial = path + ".partial";
   if (!replaceable(path, "the file", error) || !replaceable(partial, "its .partial file", error)) return nullptr;
+  // A recording in progress keeps its .partial locked: another one (or a snapshot) to the same
+  // path, or to that .partial itself, would destroy its cycles.
+  if (lockedByARecording(partial)) {
+    error = fmt::format("another recording is writing to it ({} is locked by a running scanback)", partial);
+    return nullptr;
+  }
+  if (lockedByARecording(path)) {
+    error = "it is the .partial file of a recording in progress";
+    return nullptr;
+  }
   // A .partial left by a crashed recording is a trace: it goes. The new one is created exclusively
   // and never through a link, so nothing that appeared in between is written to.
   if (::unlink(partial.c_str()) != 0 && errno != ENOENT) {
@@ -112,7 +133,19 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
   }
   const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
-    error = fmt::format("cannot create its .partial file: {}", errnoText());
+    error = errno == EEXIST ? "another recording created its .partial file at the same moment"
+                            : fmt::format("cannot create its .partial file: {}", errnoText());
+    return nullptr;
+  }
+  // Held until the writer closes: the file is this recording's. Another recording that removed
+  // the new file between its creation and the lock would leave the lock on a file nobody sees, so
+  // the name must still lead to the file locked.
+  struct stat mine {
+  }, named{};
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &mine) != 0 || ::stat(partial.c_str(), &named) != 0 ||
+      mine.st_ino != named.st_ino || mine.st_dev != named.st_dev) {
+    ::close(fd);
+    error = "another recording took its .partial file at the same moment";
     return nullptr;
   }
   std::unique_ptr<TraceWriter> writer(new TraceWriter(path, fd, header));
@@ -158,9 +191,9 @@ bool TraceWriter::usable() {
 }
 
 bool TraceWriter::writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
-                             const std::vector<uint8_t>& message, BlockInfo* info) {
+                             const std::vector<uint8_t>& message, BlockInfo* info, std::span<const uint8_t> prefix) {
   std::string why;
-  const std::span<const uint8_t> block = encoder_.frame(kind, firstCycle, cycleCount, message, why);
+  const std::span<const uint8_t> block = encoder_.frame(kind, firstCycle, cycleCount, message, why, prefix);
   if (block.empty()) return fail(std::move(why));
   return appendBlock(block, kind, firstCycle, cycleCount, static_cast<uint32_t>(message.size()), info);
 }
@@ -175,10 +208,10 @@ bool TraceWriter::appendBlock(std::span<const uint8_t> block, BlockKind kind, ui
   if (!writeAll(fd_, frame, sizeof frame, block.data() + kFrameHeaderBytes, block.size() - kFrameHeaderBytes)) {
     const std::string reason = errnoText();
     // Keep the file a valid prefix: drop whatever part of the block reached it.
-    if (::ftruncate(fd_, static_cast<off_t>(bytesWritten_)) == 0) {
-      ::lseek(fd_, static_cast<off_t>(bytesWritten_), SEEK_SET);
-    }
+    recoverable_ = ::ftruncate(fd_, static_cast<off_t>(bytesWritten_)) == 0 &&
+                   ::lseek(fd_, static_cast<off_t>(bytesWritten_), SEEK_SET) == static_cast<off_t>(bytesWritten_);
     failed_ = true;
+    chunkPaths_.reset();  // the block lost may have been part of a chunk: nothing continues it
     return fail(fmt::format("cannot write its .partial file: {}", reason));
   }
   if (info) {
@@ -209,27 +242,53 @@ bool TraceWriter::startsAtNextCycle(const char* what, uint64_t firstCycle) {
   return true;
 }
 
+bool TraceWriter::continues(const char* what, uint64_t firstCycle, uint32_t pathBase) {
+  if (!chunkPaths_) {
+    return fail(fmt::format("{} at cycle {} follows no chunk (a gap, a program change or a lost block is before it)",
+                            what, firstCycle));
+  }
+  if (firstCycle != nextCycle_) {
+    return fail(fmt::format("{} starts at cycle {}, its chunk ends at cycle {}", what, firstCycle, nextCycle_));
+  }
+  if (pathBase != *chunkPaths_)
+    return fail(fmt::format("{} at cycle {} numbers its paths from {}, its chunk has {}", what, firstCycle, pathBase,
+                            *chunkPaths_));
+  return true;
+}
+
 bool TraceWriter::writeChunk(const ChunkData& chunk) {
   if (!usable()) return false;
-  if (endedBy_) return fail(fmt::format("a chunk after the {}: it ends the trace", endedBy_));
-  if (!startsAtNextCycle("chunk", chunk.firstCycle)) return false;
+  const char* what = chunk.continuation ? "continuation" : "chunk";
+  if (endedBy_) return fail(fmt::format("a {} after the {}: it ends the trace", what, endedBy_));
+  if (chunk.continuation ? !continues(what, chunk.firstCycle, chunk.pathBase)
+                         : !startsAtNextCycle(what, chunk.firstCycle))
+    return false;
   std::string why;
   if (!validateChunk(chunk, limits_, why))
-    return fail(fmt::format("invalid chunk at cycle {}: {}", chunk.firstCycle, why));
+    return fail(fmt::format("invalid {} at cycle {}: {}", what, chunk.firstCycle, why));
   BlockInfo info;
-  if (!writeBlock(BlockKind::Chunk, chunk.firstCycle, chunk.cycleCount(), encodeChunk(chunk), &info)) return false;
+  const BlockKind kind = chunk.continuation ? BlockKind::Continuation : BlockKind::Chunk;
+  std::vector<uint8_t> message = encodeChunk(chunk);
+  if (!writeBlock(kind, chunk.firstCycle, chunk.cycleCount(), message, &info,
+                  chunk.continuation ? std::span<const uint8_t>(chunkMessage_) : std::span<const uint8_t>{}))
+    return false;
+  chunkMessage_ = std::move(message);  // what the chunk's next block is compressed against
   info.writeIndex = chunk.writeIndex;  // copied into the index block, read without decompressing
   blocks_.push_back(std::move(info));
   nextCycle_ = chunk.firstCycle + chunk.cycleCount();
   wroteCycles_ = true;
+  chunkPaths_ = chunk.pathBase + static_cast<uint32_t>(chunk.pathTable.size());
   return true;
 }
 
 bool TraceWriter::writeEncodedChunk(const EncodedChunk& chunk) {
   if (!usable()) return false;
   if (chunk.empty()) return fail("an empty encoded chunk (not made by BlockEncoder::encodeChunk)");
-  if (endedBy_) return fail(fmt::format("a chunk after the {}: it ends the trace", endedBy_));
-  if (!startsAtNextCycle("chunk", chunk.firstCycle())) return false;
+  const char* what = chunk.continuation() ? "continuation" : "chunk";
+  if (endedBy_) return fail(fmt::format("a {} after the {}: it ends the trace", what, endedBy_));
+  if (chunk.continuation() ? !continues(what, chunk.firstCycle(), chunk.pathBase())
+                           : !startsAtNextCycle(what, chunk.firstCycle()))
+    return false;
   // Validated when it was encoded: against the program in effect here, or it is not valid here.
   if (chunk.limits().imageSize != limits_.imageSize || chunk.limits().statementCount != limits_.statementCount) {
     return fail(fmt::format(
@@ -243,19 +302,19 @@ bool TraceWriter::writeEncodedChunk(const EncodedChunk& chunk) {
   std::string why;
   std::optional<FrameHeader> h;
   if (block.size() >= kFrameHeaderBytes) h = decodeFrameHeader(block.data(), why);
-  if (!h || h->kind != BlockKind::Chunk || h->firstCycle != chunk.firstCycle() || h->cycleCount != chunk.cycleCount() ||
+  if (!h || h->kind != chunk.kind() || h->firstCycle != chunk.firstCycle() || h->cycleCount != chunk.cycleCount() ||
       h->rawSize != chunk.rawSize() || kFrameHeaderBytes + h->storedSize != block.size() ||
       payloadHash(block.data() + kFrameHeaderBytes, h->storedSize) != h->payloadHash) {
     return fail(
         fmt::format("encoded chunk at cycle {} is damaged{}{}", chunk.firstCycle(), why.empty() ? "" : ": ", why));
   }
   BlockInfo info;
-  if (!appendBlock(block, BlockKind::Chunk, chunk.firstCycle(), chunk.cycleCount(), chunk.rawSize(), &info))
-    return false;
+  if (!appendBlock(block, chunk.kind(), chunk.firstCycle(), chunk.cycleCount(), chunk.rawSize(), &info)) return false;
   info.writeIndex = chunk.writeIndex();
   blocks_.push_back(std::move(info));
   nextCycle_ = chunk.firstCycle() + chunk.cycleCount();
   wroteCycles_ = true;
+  chunkPaths_ = chunk.pathEnd();
   return true;
 }
 
@@ -269,6 +328,7 @@ bool TraceWriter::writeGap(const GapData& gap) {
   BlockInfo info;
   if (!writeBlock(BlockKind::Gap, gap.firstCycle, gap.cycleCount, encodeGap(gap), &info)) return false;
   blocks_.push_back(info);
+  chunkPaths_.reset();
   nextCycle_ = gap.firstCycle + gap.cycleCount;
   wroteCycles_ = true;
   return true;
@@ -284,6 +344,7 @@ bool TraceWriter::writeProgramChange(const ProgramChangeData& change) {
   BlockInfo info;
   if (!writeBlock(BlockKind::ProgramChange, change.atCycle, 0, encodeProgramChange(change), &info)) return false;
   blocks_.push_back(info);
+  chunkPaths_.reset();
   limits_.imageSize = change.imageSize;
   limits_.statementCount = change.statementCount;
   return true;
@@ -323,6 +384,31 @@ bool TraceWriter::flush() {
   return true;
 }
 
+bool TraceWriter::recover() {
+  if (fd_ < 0) return false;
+  if (!failed_) return true;
+  if (!recoverable_) return false;
+  failed_ = false;
+  error_.clear();
+  return true;
+}
+
+bool TraceWriter::replacePartial(const std::string& path) {
+  if (!usable()) return false;
+  const std::string target = path + ".partial";
+  // Durable before it replaces the file that holds the history now.
+  if (::fdatasync(fd_) != 0) return fail(fmt::format("cannot sync its .partial file: {}", errnoText()));
+  if (::rename(partialPath().c_str(), target.c_str()) != 0)
+    return fail(fmt::format("cannot rename its .partial file to {}: {}", target, errnoText()));
+  path_ = path;
+  const int dir = ::open(directoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return true;
+}
+
 bool TraceWriter::close() {
   if (!usable()) {
     if (fd_ >= 0) {
@@ -349,6 +435,11 @@ bool TraceWriter::close() {
   if (!ok) {
     failed_ = true;
     return false;
+  }
+  if (lockedByARecording(path_)) {  // (it became another recording's .partial since create())
+    failed_ = true;
+    return fail(fmt::format("{} is the .partial file of a recording in progress: not replaced; this trace stays {}",
+                            path_, partialPath()));
   }
   if (::rename(partialPath().c_str(), path_.c_str()) != 0) {
     failed_ = true;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,8 +28,10 @@ class TraceWriter {
  public:
   // Creates `path + ".partial"` and writes the file magic and the header block. Refuses (null, with
   // the reason in `error`) when `path` or its .partial exists and is not a scanback trace: a
-  // recording replaces an older trace, never any other file. `error` does not repeat `path`: the
-  // caller names the trace.
+  // recording replaces an older trace, never any other file. The .partial stays locked (flock)
+  // until close(), so that another writer — a second recording to the same path, a snapshot to it
+  // or to the .partial itself — is refused rather than destroying its cycles. `error` does not
+  // repeat `path`: the caller names the trace.
   static std::unique_ptr<TraceWriter> create(const std::string& path, const HeaderData& header, std::string& error);
   // Without close() the `.partial` file stays behind as it is: a readable trace without an index.
   ~TraceWriter();
@@ -40,6 +43,8 @@ class TraceWriter {
   // anything after a fault) is not written and the
   // writer stays usable; an I/O error truncates the file back to the last complete block and
   // leaves the writer failed (every later call returns false).
+  // A chunk, or with chunk.continuation a continuation of the chunk written last (right before it,
+  // nothing in between, its paths numbered on from that chunk's).
   bool writeChunk(const ChunkData& chunk);
   // The same for a chunk encoded earlier, with the same checks: cycle order and no chunk after
   // the fault here; validity through `chunk.limits()`, which must be the limits of the program
@@ -57,6 +62,15 @@ class TraceWriter {
   // Writes the index block and the trailer, fsyncs, closes and renames `*.partial` to the final
   // path. After close() (successful or not) nothing more can be written.
   bool close();
+  // After an I/O error (a full disk, a file size limit): the file was cut back to its last complete
+  // block, so writing may go on from there. True when it may (the cycles of the block that failed
+  // are lost: the caller writes a gap for them), and when it had not failed. False when the writer
+  // is closed, or could not cut the file back.
+  bool recover();
+  // Syncs this writer's .partial and renames it to `path + ".partial"`, replacing the file there,
+  // which from then on is this writer's (its final path is `path`). A flight recorder's file is
+  // rewritten this way, so that a crash at any moment leaves the old file or the new one.
+  bool replacePartial(const std::string& path);
 
   const std::string& path() const { return path_; }  // the final path
   std::string partialPath() const { return path_ + ".partial"; }
@@ -72,7 +86,7 @@ class TraceWriter {
  private:
   TraceWriter(std::string path, int fd, const HeaderData& header);
   bool writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount, const std::vector<uint8_t>& message,
-                  BlockInfo* info);
+                  BlockInfo* info, std::span<const uint8_t> prefix = {});
   // Appends one framed block (frame header + payload).
   bool appendBlock(std::span<const uint8_t> block, BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
                    uint32_t rawSize, BlockInfo* info);
@@ -81,6 +95,8 @@ class TraceWriter {
   // A chunk, gap or open cycle must start where the previous chunk or gap ended (the first one
   // anywhere).
   bool startsAtNextCycle(const char* what, uint64_t firstCycle);
+  // A continuation must follow the chunk written last, with its paths numbered on from there.
+  bool continues(const char* what, uint64_t firstCycle, uint32_t pathBase);
 
   std::string path_;
   int fd_ = -1;
@@ -92,6 +108,11 @@ class TraceWriter {
   uint32_t nextSequence_ = 0;      // the header block is 0
   const char* endedBy_ = nullptr;  // the block that ended the trace (a fault, an open cycle)
   bool failed_ = false;
+  bool recoverable_ = false;  // the failed block was cut off again: writing may go on
+  // The paths of the chunk a continuation may follow (the one written last); none after a gap,
+  // program change or lost block.
+  std::optional<uint32_t> chunkPaths_;
+  std::vector<uint8_t> chunkMessage_;  // the message of the chunk's block written last (writeChunk)
   uint64_t bytesWritten_ = 0;
   uint64_t rawBytes_ = 0;
   std::vector<BlockInfo> blocks_;
