@@ -37,7 +37,9 @@ struct RunArgs {
   uint32_t keyframeEvery = 1000;
   int zstdLevel = 3;
   bool noStatements = false;
-  std::string ring;  // "64MB" or "10min"
+  std::string ring;               // "64MB" or "10min"
+  std::string flushEvery = "1s";  // the flush window ("0": off)
+  bool noFsync = false;
   // control endpoint (control/)
   std::string control;        // unix:///path.sock or tcp://127.0.0.1:PORT; empty: none
   std::string controlBind;    // a tcp endpoint's interface (default 127.0.0.1)

@@ -31,6 +31,17 @@ void printStatus(const control::json& s) {
     else
       std::cout << "history held: none yet\n";
   }
+  if (s.contains("recording")) {
+    const control::json& r = s["recording"];
+    if (r.value("state", "") == "failing")
+      std::cout << fmt::format("recording: failed: {} since cycle {} (to {})\n", r.value("error", "?"),
+                               r.value("sinceCycle", 0), r.value("path", "?"));
+    else
+      std::cout << fmt::format("recording: to {}{}\n", r.value("path", "?"),
+                               r.value("lostCycles", 0)
+                                   ? fmt::format(", {} cycles lost while writing failed", r.value("lostCycles", 0))
+                                   : std::string());
+  }
   if (s.contains("fault")) std::cout << "fault: " << s["fault"].value("message", "?") << "\n";
 }
 

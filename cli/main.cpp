@@ -1,6 +1,7 @@
 // The `scanback` command: argument parsing only; each subcommand lives in its own file.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -11,6 +12,10 @@ using namespace scanback;
 using namespace scanback::cli;
 
 int main(int argc, char** argv) {
+  // A write to a closed pipe (`scanback run ... --print-state | head`) is an error to handle, not
+  // death: the recording still finishes. A file size limit (ulimit -f) likewise.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"scanback: record-and-replay time-travel debugger for IEC 61131-3 Structured Text"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("scanback ") + kScanbackVersion);
@@ -49,13 +54,22 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(-7, 22));
   runCmd->add_flag("--no-statements", run.noStatements, "Do not record statement paths (smaller, no 'trace hits')");
   runCmd->add_option("--ring", run.ring,
-                     "Flight recorder: keep only the last SIZE (64MB, compressed) or DURATION (10min) of history in "
-                     "memory, written to TRACE when the run ends or faults. SIGUSR1 writes a snapshot of it to TRACE "
-                     "with -CYCLE before the extension (plant.trace -> plant-123456.trace) and recording goes on");
+                     "Flight recorder: keep only the last SIZE (64MB, compressed) or DURATION (10min) of history, in "
+                     "memory and in TRACE (at most about twice that on disk while running; exactly the history kept "
+                     "when the run ends). SIGUSR1 writes a snapshot of it to TRACE with -CYCLE before the extension "
+                     "(plant.trace -> plant-123456.trace) and recording goes on");
+  runCmd
+      ->add_option("--flush-every", run.flushEvery,
+                   "Every cycle that has ended is in the trace file within this wall time, so that a crash or kill "
+                   "-9 loses at most that much (default 1s; 0: only whole chunks are written)")
+      ->default_val("1s");
+  runCmd->add_flag("--no-fsync", run.noFsync,
+                   "Do not fdatasync the trace after each flush: a kill -9 still loses at most the flush window, a "
+                   "power cut may lose what the kernel had not written back");
   runCmd->add_option("--control", run.control,
                      "Serve a control endpoint: unix:///path.sock (mode 0600) or tcp://127.0.0.1:PORT (0: a free port, "
-                     "printed). scanback ctl and a debugger's attach connect to it; the runtime keeps a flight "
-                     "recorder (--ring, default 64MB) and stays up, faulted, after a fault (docs/control.md)");
+                     "printed). scanback ctl and a debugger's attach connect to it; the runtime keeps its newest "
+                     "history in memory (--ring, default 64MB) and stays up, faulted, after a fault (docs/control.md)");
   runCmd->add_option("--control-bind", run.controlBind,
                      "Listen for a tcp:// control endpoint on this IPv4 address instead of 127.0.0.1 (needs "
                      "--auth-token-file)");

@@ -55,7 +55,8 @@ void reportSnapshot(const recorder::SnapshotResult& r) {
   }
 }
 
-// `scanback run` is interrupted by SIGINT and SIGTERM only; they end the run at the next cycle.
+// `scanback run` is interrupted by SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session);
+// they end the run at the next cycle, and the recording finishes cleanly.
 class SignalWaits final : public recorder::RunLoopWaits {
  public:
   bool waitUntil(std::chrono::steady_clock::time_point due) override {
@@ -111,12 +112,25 @@ bool parseRing(const std::string& text, recorder::RecorderOptions& options, std:
   return false;
 }
 
-// With --control: a history is always kept, and handed over often enough that an attached
-// debugger sees a cycle about 100 ms after it ends (docs/control.md).
+// With --control: a history is always kept in memory, and while a debugger follows it, written
+// into blocks often enough that it sees a cycle about 100 ms after it ends (docs/control.md).
 using control::json;
-constexpr uint64_t kControlRingBytes = 64'000'000;
-constexpr int64_t kControlHandOverNs = 40'000'000;
-constexpr int64_t kControlFlushNs = 40'000'000;
+constexpr uint64_t kControlHistoryBytes = 64'000'000;
+constexpr int64_t kControlFollowedFlushNs = 80'000'000;
+
+// The recording's events, as they happen (the writer thread): a failure is said at once.
+void reportRecordingEvent(const recorder::RecordingEvent& e) { std::cerr << "scanback: " << e.message << "\n"; }
+
+json recordingStatus(const std::string& path, const recorder::Recorder& rec) {
+  const recorder::RecordingHealth h = rec.health();
+  json r{
+      {"path", path}, {"state", h.failing ? "failing" : "ok"}, {"lostCycles", h.lostCycles}, {"failures", h.failures}};
+  if (h.failing) {
+    r["error"] = h.error;
+    r["sinceCycle"] = h.sinceCycle;
+  }
+  return r;
+}
 
 // What the runtime publishes for its control clients: the scan thread writes (relaxed atomics and
 // the cycle time histograms, which cost it an add), the server's threads read.
@@ -126,7 +140,11 @@ class PublishedRuntime final : public control::ControlledRuntime {
       : program_(program), debugEnabled_(debugEnabled), cycleTimes_(program.tasks.size()) {}
 
   enum class State { Running, Paused, Faulted, Stopped };
-  void setRecorder(recorder::Recorder* rec) { recorder_ = rec; }
+  // `path`: the trace it writes (empty: its history is in memory only).
+  void setRecorder(recorder::Recorder* rec, std::string path) {
+    recorder_ = rec;
+    recordPath_ = std::move(path);
+  }
   // The scan thread:
   void cycleEnded(uint32_t task, uint64_t cycles, uint64_t ns) {
     cycleTimes_[task].record(ns);
@@ -162,8 +180,8 @@ class PublishedRuntime final : public control::ControlledRuntime {
     std::unique_lock lock(pauseMutex_);
     if (!pauseWanted_) return false;
     const uint64_t cyclesRun = cycles_.load(std::memory_order_relaxed);  // this thread stored it
-    // `paused` is said once the history held reaches the hold (the writer closes the chunk being
-    // filled when idle, within ~40 ms), so that a debugger attaching to a paused runtime gets every
+    // `paused` is said once the history held reaches the hold (asked to, the writer puts the cycles
+    // it has into a block at once), so that a debugger attaching to a paused runtime gets every
     // cycle it ran. The task holds meanwhile anyway; the wait is bounded in case cycles were dropped.
     const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (rec && pauseWanted_ && !gInterrupted && rec->held().endCycle < cyclesRun &&
@@ -236,6 +254,7 @@ class PublishedRuntime final : public control::ControlledRuntime {
         ring["lastCycle"] = held.endCycle - 1;
       }
       s["ring"] = std::move(ring);
+      if (!recordPath_.empty()) s["recording"] = recordingStatus(recordPath_, *recorder_);
     }
     if (state == State::Faulted) {
       std::lock_guard lock(mutex_);
@@ -253,6 +272,7 @@ class PublishedRuntime final : public control::ControlledRuntime {
   const Program& program_;
   const bool debugEnabled_;
   recorder::Recorder* recorder_ = nullptr;
+  std::string recordPath_;
   std::vector<CycleTimes> cycleTimes_;
   std::atomic<uint64_t> cycles_{0};
   std::atomic<State> state_{State::Running};
@@ -262,6 +282,7 @@ class PublishedRuntime final : public control::ControlledRuntime {
     if (rec) {
       lock.unlock();
       rec->idle();
+      rec->flushSoon();
       lock.lock();
     }
     changed_.wait_for(lock, wait);
@@ -388,35 +409,48 @@ int runCommand(const RunArgs& args) {
   if (args.statementBudget) rt.vm().setStatementBudget(args.statementBudget);
 
   const bool controlled = !args.control.empty();
+  // Before any trace exists, so that a signal sent once it does is never the default (fatal) one;
+  // for every run, so that a SIGUSR1 sent to the wrong process does not end it.
+  std::signal(SIGUSR1, [](int) { gSnapshotWanted = 1; });
+  std::signal(SIGINT, [](int) { gInterrupted = true; });
+  std::signal(SIGTERM, [](int) { gInterrupted = true; });
+  std::signal(SIGHUP, [](int) { gInterrupted = true; });
   std::unique_ptr<recorder::Recorder> rec;
   if (!args.record.empty() || controlled) {
-    // Before the trace exists, so that a signal sent once it does is never the default (fatal) one.
-    // (With --control and no --record too: a stray SIGUSR1 must not kill a runtime on a line.)
-    std::signal(SIGUSR1, [](int) { gSnapshotWanted = 1; });
     recorder::RecorderOptions options;
     options.path = args.record;
     options.keyframeEvery = args.keyframeEvery;
     options.zstdLevel = args.zstdLevel;
     options.statements = !args.noStatements;
+    options.fsync = !args.noFsync;
     std::string error;
     if (!args.ring.empty() && !parseRing(args.ring, options, error)) {
       std::cerr << "scanback: " << error << "\n";
       return kExitUsage;
     }
-    if (controlled) {
-      // An attaching debugger gets the past from the flight recorder, and the present within ~100 ms.
-      if (!options.ringBytes && !options.ringDurationNs) options.ringBytes = kControlRingBytes;
-      options.handOverEveryNs = kControlHandOverNs;
-      options.flushEveryNs = kControlFlushNs;
+    const std::optional<int64_t> flushEvery = args.flushEvery == "0" ? 0 : parseDuration(args.flushEvery, error);
+    if (!flushEvery || *flushEvery < 0) {
+      std::cerr << fmt::format("scanback: --flush-every {}: expected a duration like 1s or 500ms, or 0\n",
+                               args.flushEvery);
+      return kExitUsage;
     }
-    rec = recorder::Recorder::start(rt, options, error);
+    options.flushEveryNs = *flushEvery;
+    if (controlled) {
+      // An attaching debugger gets the past from memory, and the present within ~100 ms.
+      const bool ring = options.ringBytes || options.ringDurationNs;
+      if (!ring && args.record.empty()) options.ringBytes = kControlHistoryBytes;          // memory only
+      if (!ring && !args.record.empty()) options.keepHistoryBytes = kControlHistoryBytes;  // and the whole file
+      options.followedFlushEveryNs = kControlFollowedFlushNs;
+      if (!options.flushEveryNs) options.flushEveryNs = kControlFollowedFlushNs * 10;
+    }
+    rec = recorder::Recorder::start(rt, options, error, reportRecordingEvent);
     if (!rec) {
       std::cerr << fmt::format("scanback: cannot record to {}: {}\n", args.record, error);
       return kExitUsage;
     }
   }
   PublishedRuntime published(*program, !args.noDebug);
-  published.setRecorder(rec.get());
+  published.setRecorder(rec.get(), args.record);
   std::unique_ptr<control::ControlServer> server;
   if (controlled && !(server = startControl(args, published))) {
     if (rec) {
@@ -426,8 +460,6 @@ int runCommand(const RunArgs& args) {
     return kExitUsage;
   }
 
-  std::signal(SIGINT, [](int) { gInterrupted = true; });
-  std::signal(SIGTERM, [](int) { gInterrupted = true; });
   std::list<std::future<recorder::SnapshotResult>> snapshots;  // requested, not reported yet
   recorder::RunLoop loop(rt, recorder::RunLoopOptions{args.realtime, args.cycles, until});
   loop.setRecorder(rec.get());
@@ -436,11 +468,19 @@ int runCommand(const RunArgs& args) {
   const auto wallStart = std::chrono::steady_clock::now();
   int exitCode = kExitOk;
   while (!gInterrupted) {
-    if (gSnapshotWanted && rec) {
+    if (gSnapshotWanted) {
       gSnapshotWanted = 0;
-      if (args.record.empty())
+      if (!rec)
+        std::cerr << "scanback: SIGUSR1: this run records nothing, so there is no history to write (run --record "
+                     "TRACE --ring 64MB keeps one)\n";
+      else if (args.record.empty())
         std::cerr << "scanback: SIGUSR1: no --record TRACE to name a snapshot after; scanback ctl ENDPOINT snapshot "
                      "FILE writes one\n";
+      else if (args.ring.empty() && !controlled)
+        std::cerr << fmt::format(
+            "scanback: SIGUSR1: the whole recording is in {}.partial already (a snapshot is "
+            "for --ring); the run goes on\n",
+            args.record);
       else
         snapshots.push_back(rec->requestSnapshot(snapshotPath(args.record, rt.cycle())));
     }
@@ -484,6 +524,7 @@ int runCommand(const RunArgs& args) {
                      "ends it)\n";
         while (!gInterrupted) {
           rec->idle();
+          rec->flushSoon();
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
       }
@@ -502,14 +543,30 @@ int runCommand(const RunArgs& args) {
     const bool ok = rec->finish(error);
     for (auto& f : snapshots) reportSnapshot(f.get());  // finish() has served or refused them all
     const recorder::RecorderStats s = rec->stats();
+    const recorder::RecordingHealth health = rec->health();
+    const bool ring = !args.ring.empty() || args.record.empty();
     if (!ok) {
       std::cerr << fmt::format("scanback: recording to {} failed: {}\n", args.record, error);
       if (exitCode == kExitOk) exitCode = kExitUsage;
-    } else if (!args.quiet) {
-      std::cerr << fmt::format("  recorded {} cycles to {} ({} chunks, {} bytes, {:.1f} bytes per cycle)",
-                               s.cyclesRecorded, args.record, s.chunks, s.bytesWritten,
-                               s.cyclesRecorded ? static_cast<double>(s.bytesWritten) / s.cyclesRecorded : 0.0);
+    } else if (!args.quiet && !args.record.empty()) {
+      if (ring) {
+        // The file holds what the flight recorder kept, not every cycle recorded.
+        const recorder::HeldHistory held = rec->held();
+        if (held.chunks)
+          std::cerr << fmt::format("  {} keeps the last {} of {} cycles recorded (cycles {}..{}, {} chunks, {} bytes)",
+                                   args.record, held.endCycle - held.firstCycle, s.cyclesRecorded, held.firstCycle,
+                                   held.endCycle - 1, held.chunks, s.bytesWritten);
+        else
+          std::cerr << fmt::format("  {} keeps no cycle ({} recorded)", args.record, s.cyclesRecorded);
+      } else {
+        std::cerr << fmt::format("  recorded {} cycles to {} ({} chunks, {} bytes, {:.1f} bytes per cycle)",
+                                 s.cyclesRecorded, args.record, s.chunks, s.bytesWritten,
+                                 s.cyclesRecorded ? static_cast<double>(s.bytesWritten) / s.cyclesRecorded : 0.0);
+      }
       if (s.cyclesDropped) std::cerr << fmt::format(", {} cycles dropped in {} gaps", s.cyclesDropped, s.gaps);
+      if (health.lostCycles)
+        std::cerr << fmt::format(", {} cycles lost while writing failed ({} failures)", health.lostCycles,
+                                 health.failures);
       std::cerr << "\n";
     }
   }

@@ -32,12 +32,15 @@ class StreamSink final : public recorder::HistorySink {
 
   void chunk(std::shared_ptr<const trace::EncodedChunk> chunk) override {
     std::lock_guard lock(mutex_);
-    if (queuedBytes_ + chunk->size() > limit_ && !items_.empty()) {
+    // A continuation of a chunk whose earlier block was dropped is of no use without it: dropped too.
+    if ((queuedBytes_ + chunk->size() > limit_ && !items_.empty()) || (chunk->continuation() && droppingChunk_)) {
       if (!droppedFrom_) droppedFrom_ = chunk->firstCycle();
       droppedEnd_ = chunk->firstCycle() + chunk->cycleCount();
       ++droppedChunks_;
+      droppingChunk_ = true;
       return;
     }
+    droppingChunk_ = false;
     closeDroppedRun(chunk->firstCycle());
     queuedBytes_ += chunk->size();
     items_.push_back(Item{Item::Kind::Chunk, std::move(chunk), {}, {}});
@@ -97,6 +100,7 @@ class StreamSink final : public recorder::HistorySink {
   std::deque<Item> items_;
   size_t queuedBytes_ = 0;
   std::optional<uint64_t> droppedFrom_;  // the dropped cycles not yet told: droppedFrom_ .. droppedEnd_ - 1
+  bool droppingChunk_ = false;           // a block of the newest chunk was dropped: its continuations go too
   uint64_t droppedEnd_ = 0;
   uint64_t droppedChunks_ = 0;
 };

@@ -145,13 +145,18 @@ Recorder::Recorder(Runtime& runtime, const RecorderOptions& options)
       ring_(queueBytesFor(options.queueBytes, runtime.vm().imageSize())),
       vm_(runtime.vm().programPtr()) {}
 
-std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOptions& options, std::string& error) {
+std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOptions& options, std::string& error,
+                                          EventHandler onEvent) {
   if (runtime.inCycle()) {
     error = "the recorder attaches between cycles";
     return nullptr;
   }
   std::unique_ptr<Recorder> r(new Recorder(runtime, options));
+  r->onEvent_ = std::move(onEvent);
   if (r->options_.keyframeEvery == 0) r->options_.keyframeEvery = 1;
+  if (r->options_.flushEveryNs < 0) r->options_.flushEveryNs = 0;
+  if (r->options_.handOverEveryNs <= 0) r->options_.handOverEveryNs = r->options_.flushEveryNs / 4;
+  if (r->options_.followedFlushEveryNs <= 0) r->options_.followedFlushEveryNs = r->options_.flushEveryNs;
   const Program& p = runtime.program();
   trace::HeaderData h;
   h.scanbackVersion = kScanbackVersion;
@@ -169,14 +174,12 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   h.imageSize = p.imageSize();
   h.statementCount = static_cast<uint32_t>(p.statements.size());
-  if (r->ringMode()) {
-    r->encoder_ = std::make_unique<trace::BlockEncoder>(options.zstdLevel);
-    if (!r->encoder_->ok()) {
-      error = "cannot create a zstd compression context";
-      return nullptr;
-    }
-    r->limits_ = trace::ChunkLimits{h.imageSize, h.statementCount};
+  r->encoder_ = std::make_unique<trace::BlockEncoder>(options.zstdLevel);
+  if (!r->encoder_->ok()) {
+    error = "cannot create a zstd compression context";
+    return nullptr;
   }
+  r->limits_ = trace::ChunkLimits{h.imageSize, h.statementCount};
   if (!r->ringMode() || !options.path.empty()) {
     r->writer_ = trace::TraceWriter::create(options.path, h, error);
     if (!r->writer_) return nullptr;
@@ -261,9 +264,11 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     std::memcpy(out, &r, sizeof r);
     if (r.inputBytes) std::memcpy(out + sizeof r, inputChanges_.data(), r.inputBytes);
     stagedBytes_ += sizeof r + r.inputBytes;
-    if (stagedCycles_++ == 0) firstStagedNs_ = c.startNs;
-    const bool due = options_.handOverEveryNs && c.startNs - firstStagedNs_ >= options_.handOverEveryNs;
-    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles || due) && !flushStaged(false)) return;
+    ++stagedCycles_;
+    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles ||
+         handOverWanted_.load(std::memory_order_relaxed)) &&
+        !flushStaged(false))
+      return;
     if (++cyclesInChunk_ >= options_.keyframeEvery) needKeyframe_ = true;
     return;
   }
@@ -304,9 +309,10 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     // records never start after a gap).
     put(staging_.get() + stagedBytes_);  // (a vector's resize would zero-fill first: rep stos)
     stagedBytes_ += size;
-    if (stagedCycles_++ == 0) firstStagedNs_ = c.startNs;
-    const bool due = options_.handOverEveryNs && c.startNs - firstStagedNs_ >= options_.handOverEveryNs;
-    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles || faulted || due) && !flushStaged(faulted))
+    ++stagedCycles_;
+    if ((stagedBytes_ >= kBatchBytes || stagedCycles_ >= kBatchCycles || faulted ||
+         handOverWanted_.load(std::memory_order_relaxed)) &&
+        !flushStaged(faulted))
       return;
   } else {
     // Keyframes and big records cross on their own, after the staged cycles that precede them.
@@ -401,47 +407,49 @@ void Recorder::idle() {
 }
 
 bool Recorder::addHistorySink(std::shared_ptr<HistorySink> sink, uint64_t fromCycle, uint64_t maxBytes) {
-  if (!ringMode()) return false;
+  if (!keepsHistory()) return false;
   std::lock_guard lock(historyMutex_);
   // The newest chunks that fit, back to the one that holds fromCycle.
-  size_t first = ringChunks_.size();
+  size_t first = heldChunks_.size();
   uint64_t bytes = 0;
   while (first > 0) {
-    const trace::EncodedChunk& c = *ringChunks_[first - 1].block;
-    if (c.firstCycle() + c.cycleCount() <= fromCycle) break;
-    if (first < ringChunks_.size() && bytes + c.size() > maxBytes) break;
-    bytes += c.size();
+    const HeldChunk& c = heldChunks_[first - 1];
+    if (c.endCycle() <= fromCycle) break;
+    if (first < heldChunks_.size() && bytes + c.bytes > maxBytes) break;
+    bytes += c.bytes;
     --first;
   }
-  const uint64_t from = first < ringChunks_.size() ? ringChunks_[first].block->firstCycle() : fromCycle;
+  const uint64_t from = first < heldChunks_.size() ? heldChunks_[first].firstCycle() : fromCycle;
   size_t g = 0;
   auto gapsUpTo = [&](uint64_t cycle) {
-    for (; g < ringGaps_.size() && ringGaps_[g].firstCycle + ringGaps_[g].cycleCount <= cycle; ++g)
-      if (ringGaps_[g].firstCycle >= from) sink->gap(ringGaps_[g]);
+    for (; g < heldGaps_.size() && heldGaps_[g].firstCycle + heldGaps_[g].cycleCount <= cycle; ++g)
+      if (heldGaps_[g].firstCycle >= from) sink->gap(heldGaps_[g]);
   };
-  for (size_t i = first; i < ringChunks_.size(); ++i) {
-    gapsUpTo(ringChunks_[i].block->firstCycle());
-    sink->chunk(ringChunks_[i].block);
+  for (size_t i = first; i < heldChunks_.size(); ++i) {
+    gapsUpTo(heldChunks_[i].firstCycle());
+    for (const auto& block : heldChunks_[i].blocks) sink->chunk(block);
   }
   gapsUpTo(UINT64_MAX);
   if (fault_) sink->fault(*fault_);
   sinks_.push_back(std::move(sink));
+  sinkCount_.store(sinks_.size(), std::memory_order_relaxed);
   return true;
 }
 
 void Recorder::removeHistorySink(const HistorySink* sink) {
   std::lock_guard lock(historyMutex_);
   std::erase_if(sinks_, [&](const std::shared_ptr<HistorySink>& s) { return s.get() == sink; });
+  sinkCount_.store(sinks_.size(), std::memory_order_relaxed);
 }
 
 HeldHistory Recorder::held() const {
   HeldHistory h;
   std::lock_guard lock(historyMutex_);
-  if (ringChunks_.empty()) return h;
-  h.chunks = ringChunks_.size();
-  h.firstCycle = ringChunks_.front().block->firstCycle();
-  h.endCycle = ringChunks_.back().block->firstCycle() + ringChunks_.back().block->cycleCount();
-  h.bytes = ringChunkBytes_;
+  if (heldChunks_.empty()) return h;
+  h.chunks = heldChunks_.size();
+  h.firstCycle = heldChunks_.front().firstCycle();
+  h.endCycle = heldChunks_.back().endCycle();
+  h.bytes = heldChunkBytes_;
   return h;
 }
 
@@ -480,6 +488,7 @@ void Recorder::dropCycles(uint64_t count) {
 }
 
 bool Recorder::flushStaged(bool mayWait) {
+  if (handOverWanted_.load(std::memory_order_relaxed)) handOverWanted_.store(false, std::memory_order_relaxed);
   if (stagedCycles_ == 0) return true;
   const uint32_t cycles = stagedCycles_;
   stagedCycles_ = 0;
@@ -502,6 +511,7 @@ bool Recorder::flushStaged(bool mayWait) {
 // ---------------------------------------------------------------- writer thread
 
 void Recorder::writerLoop() {
+  lastHandOver_ = lastSync_ = lastRetry_ = std::chrono::steady_clock::now();
   for (;;) {
     std::span<const uint8_t> rec = ring_.front();
     if (rec.empty()) {
@@ -510,10 +520,7 @@ void Recorder::writerLoop() {
         continue;
       }
       serveSnapshots(false);
-      if (options_.flushEveryNs && chunkOpen_ &&
-          std::chrono::steady_clock::now() - chunkOpenedAt_ >= std::chrono::nanoseconds(options_.flushEveryNs)) {
-        flushChunk();  // a reader following the trace sees the cycles so far (the next chunk starts from vm_)
-      }
+      checkFlushWindow();
       // Idle: poll again in a millisecond, or at once when sync() asks (a debugger waits for it).
       std::unique_lock lock(kickMutex_);
       kick_.wait_for(lock, std::chrono::milliseconds(1), [&] { return kicked_; });
@@ -559,16 +566,66 @@ void Recorder::writerLoop() {
       drained_.notify_all();
     }
     serveSnapshots(false);
+    checkFlushWindow();
   }
-  flushChunk();
+  closeChunk();
   // Every cycle has been handed over: the requests still waiting for a mark are served now, and
   // later ones refused.
   serveSnapshots(true);
-  if (ringMode()) writeFinalRing();
+  if (writer_ && fileLostFrom_) {
+    // A last try, whatever the window: what was lost stays a gap, the fault (if any) follows.
+    lastRetry_ = {};
+    if (ringMode()) {
+      std::string why;
+      if (rewriteRingFile(why)) fileLostFrom_.reset();
+    } else if (writer_->recover()) {
+      const uint64_t end = std::max(takenCycle_ + 1, *fileLostFrom_);
+      const uint64_t lost = end - *fileLostFrom_;
+      if (lost == 0 || writer_->writeGap(trace::GapData{*fileLostFrom_, lost})) fileLostFrom_.reset();
+    }
+  }
+  if (writer_ && ringMode() && !fileLostFrom_) {
+    // The file holds exactly the history held (it may hold up to twice as much while recording).
+    std::string why;
+    if (fileBlockBytes_ > heldChunkBytes_ && !rewriteRingFile(why) && writeError_.empty())
+      writeError_ = fmt::format("cannot rewrite the flight recorder's file to the history held: {}", why);
+  }
+  if (fileLostFrom_ && writeError_.empty()) {
+    std::lock_guard lock(healthMutex_);
+    writeError_ = health_.error;
+  }
+}
+
+void Recorder::checkFlushWindow() {
+  if (flushWanted_.load(std::memory_order_relaxed)) {
+    flushWanted_.store(false, std::memory_order_relaxed);
+    flushPart(true);
+  }
+  if (!options_.flushEveryNs) return;
+  const auto now = std::chrono::steady_clock::now();
+  const bool followed = sinkCount_.load(std::memory_order_relaxed) > 0;
+  const std::chrono::nanoseconds window(followed ? options_.followedFlushEveryNs : options_.flushEveryNs);
+  const std::chrono::nanoseconds handOver(
+      followed ? std::min(options_.handOverEveryNs, options_.followedFlushEveryNs / 4) : options_.handOverEveryNs);
+  if (now - lastHandOver_ >= handOver) {
+    // The scan thread hands over at the end of its next cycle (the run loop also does before it
+    // waits for a release), so a cycle reaches the writer at most this long after it ended.
+    handOverWanted_.store(true, std::memory_order_relaxed);
+    lastHandOver_ = now;
+  }
+  // A cycle taken at partOpenedAt_ ended at most `handOver` before: in a block within the window.
+  if (chunkOpen_ && chunk_.cycleCount() > flushedCycles_ && now - partOpenedAt_ >= window - handOver)
+    flushPart(true);
+  else if (unsynced_ && now - lastSync_ >= window)
+    syncFile(true);
 }
 
 void Recorder::noteDivergence(std::string what) {
   if (divergences_.fetch_add(1, std::memory_order_relaxed) == 0) firstDivergence_ = std::move(what);
+}
+
+void Recorder::emit(RecordingEvent event) {
+  if (onEvent_) onEvent_(event);
 }
 
 void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
@@ -577,28 +634,21 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     return;
   }
   if (h.flags & kSyncMark) return serveSync(h);
-  const bool ringMode = this->ringMode();
   if (h.droppedBefore) {
-    flushChunk();
+    closeChunk();
     vmValid_ = false;  // the dropped cycles are not re-executed
-    trace::GapData gap{h.cycle - h.droppedBefore, h.droppedBefore};
-    if (ringMode) {
+    const trace::GapData gap{h.cycle - h.droppedBefore, h.droppedBefore};
+    if (keepsHistory()) {
       std::lock_guard lock(historyMutex_);
-      ringGaps_.push_back(gap);
+      heldGaps_.push_back(gap);
       for (const auto& sink : sinks_) sink->gap(gap);
-    } else if (writer_ && writeError_.empty() && !writer_->writeGap(gap))
-      writeError_ = writer_->lastError();
+    }
+    writeGapToFile(gap);
   }
   if (h.flags & kGapOnly) return;
   const uint32_t imageSize = vm_.imageSize();
   if (h.keyframeBytes) {
-    flushChunk();
-    chunk_ = trace::ChunkData{};
-    chunk_.firstCycle = h.cycle;
-    chunk_.keyframe.assign(p, p + h.keyframeBytes);
-    pathHashes_.clear();
-    chunkOpen_ = true;
-    chunkOpenedAt_ = std::chrono::steady_clock::now();
+    closeChunk();
     if (h.keyframeBytes == imageSize) {
       if (vmValid_ && std::memcmp(vm_.image(), p, imageSize) != 0) {
         uint32_t at = 0;
@@ -609,19 +659,15 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
       std::memcpy(vm_.image(), p, imageSize);  // the live image wins
       vmValid_ = true;
     }
-    startWriteIndex();
+    startChunk(h.cycle, p);
+    restartChunk_ = false;
     p += h.keyframeBytes;
-  }
-  if (!chunkOpen_ && vmValid_) {
-    // The chunk before was closed early by a sync(): this one starts from the re-executed image
-    // (the live image is checked against it again at the next keyframe).
-    chunk_ = trace::ChunkData{};
-    chunk_.firstCycle = h.cycle;
-    chunk_.keyframe.assign(vm_.image(), vm_.image() + imageSize);
-    pathHashes_.clear();
-    chunkOpen_ = true;
-    chunkOpenedAt_ = std::chrono::steady_clock::now();
-    startWriteIndex();
+  } else if (vmValid_ && (!chunkOpen_ || restartChunk_)) {
+    // The chunk before ended early (the file lost one of its blocks): this one starts from the
+    // re-executed image (the live image is checked against it again at the next keyframe).
+    closeChunk();
+    startChunk(h.cycle, vm_.image());
+    restartChunk_ = false;
   }
   if (!chunkOpen_ || !vmValid_) return;  // cannot happen: a chunk after a gap or fault starts with its keyframe
   const uint32_t index = chunk_.cycleCount();
@@ -655,6 +701,7 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
                                liveFaulted ? "faulted" : "ended", h.steps,
                                status == RunStatus::Faulted ? "faulted" : "ended", vm_.steps()));
   }
+  if (index == flushedCycles_) partOpenedAt_ = std::chrono::steady_clock::now();
   chunk_.tasks.push_back(h.task);
   chunk_.startTimes.push_back(h.startNs);
   chunk_.stepCounts.push_back(h.steps);
@@ -688,14 +735,14 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     f.statement = h.faultStatement;
     f.code = h.faultCode;
     f.message.assign(reinterpret_cast<const char*>(p), h.faultMessageBytes);
-    flushChunk();
+    closeChunk();
     vmValid_ = false;
-    if (ringMode) {
+    if (keepsHistory()) {
       std::lock_guard lock(historyMutex_);
       fault_ = f;
       for (const auto& sink : sinks_) sink->fault(f);
-    } else if (writer_ && writeError_.empty() && !writer_->writeFault(f))
-      writeError_ = writer_->lastError();
+    }
+    writeFaultToFile(f);
   } else if (status == RunStatus::Faulted) {
     // Diverged: the live task goes on, so the re-execution does too, from its own image (the next
     // keyframe puts the live image back).
@@ -706,21 +753,297 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
 }
 
 void Recorder::serveSync(const RecordHeader& mark) {
-  flushChunk();
+  // Every cycle taken goes into a block now (a reader may follow the file); the chunk stays open.
+  flushPart(false);
   if (mark.droppedBefore) {
+    closeChunk();
     vmValid_ = false;
-    const trace::GapData gap{mark.cycle - mark.droppedBefore, mark.droppedBefore};
-    if (writer_ && writeError_.empty() && !writer_->writeGap(gap)) writeError_ = writer_->lastError();
+    writeGapToFile(trace::GapData{mark.cycle - mark.droppedBefore, mark.droppedBefore});
   }
   SyncResult result;
   result.endCycle = mark.cycle;
-  if (!writeError_.empty()) {
-    result.error = writeError_;
-  } else {
+  {
+    std::lock_guard lock(healthMutex_);
+    if (health_.failing) result.error = health_.error;
+  }
+  if (result.error.empty() && !writeError_.empty()) result.error = writeError_;
+  if (result.error.empty()) {
     result.ok = true;
     if (vmValid_) result.image.assign(vm_.image(), vm_.image() + vm_.imageSize());
   }
   syncDone_.set_value(std::move(result));
+}
+
+// ---------------------------------------------------------------- writer thread: chunks and blocks
+
+void Recorder::startChunk(uint64_t firstCycle, const uint8_t* keyframe) {
+  chunk_ = trace::ChunkData{};
+  chunk_.firstCycle = firstCycle;
+  chunk_.keyframe.assign(keyframe, keyframe + vm_.imageSize());
+  chunkOpen_ = true;
+  flushedCycles_ = 0;
+  flushedPaths_ = 0;
+  flushedInputs_ = 0;
+  flushedWrites_ = 0;
+  pathHashes_.clear();
+  startWriteIndex();
+}
+
+void Recorder::closeChunk() {
+  if (!chunkOpen_) return;
+  flushPart(false);
+  chunkOpen_ = false;
+  chunk_ = trace::ChunkData{};
+  chunkMessage_.clear();
+  pathHashes_.clear();
+}
+
+void Recorder::flushPart(bool onTime) {
+  if (!chunkOpen_ || chunk_.cycleCount() == flushedCycles_) return;
+  // The cycles not yet in a block: the chunk's first block (with its keyframe), or a continuation.
+  const uint32_t from = flushedCycles_;
+  const uint32_t to = chunk_.cycleCount();
+  trace::ChunkData part;
+  part.continuation = from > 0;
+  part.firstCycle = chunk_.firstCycle + from;
+  part.pathBase = part.continuation ? flushedPaths_ : 0;
+  if (!part.continuation) part.keyframe = std::move(chunk_.keyframe);  // not needed once in a block
+  auto tail = [&](const auto& column) { return std::vector(column.begin() + from, column.begin() + to); };
+  part.tasks = tail(chunk_.tasks);
+  part.startTimes = tail(chunk_.startTimes);
+  part.stepCounts = tail(chunk_.stepCounts);
+  part.imageHashes = tail(chunk_.imageHashes);
+  if (!chunk_.paths.empty()) part.paths = tail(chunk_.paths);
+  part.pathTable.assign(chunk_.pathTable.begin() + flushedPaths_, chunk_.pathTable.end());
+  for (size_t i = flushedInputs_; i < chunk_.inputChanges.size(); ++i) {
+    part.inputChanges.push_back(chunk_.inputChanges[i]);
+    part.inputChanges.back().cycleIndex -= from;
+  }
+  for (size_t i = flushedWrites_; i < chunk_.writes.size(); ++i) {
+    part.writes.push_back(chunk_.writes[i]);
+    part.writes.back().cycleIndex -= from;
+  }
+  if (options_.writeIndex) part.writeIndex = takeWriteIndex();
+  flushedCycles_ = to;
+  flushedPaths_ = static_cast<uint32_t>(chunk_.pathTable.size());
+  flushedInputs_ = chunk_.inputChanges.size();
+  flushedWrites_ = chunk_.writes.size();
+
+  auto block = std::make_shared<trace::EncodedChunk>();
+  std::string why;
+  std::vector<uint8_t> message;
+  if (!encoder_->encodeChunk(part, limits_, *block, why, chunkMessage_, &message)) {
+    // Our own bug (every part is valid by construction): recorded as a failure, not a crash.
+    fileFailed(part.firstCycle, fmt::format("cannot encode cycles {}..{}: {}", part.firstCycle,
+                                            part.firstCycle + part.cycleCount() - 1, why));
+    restartChunk_ = true;
+    return;
+  }
+  chunkMessage_ = std::move(message);  // what the chunk's next block is compressed against
+  if (!part.continuation) chunks_.fetch_add(1, std::memory_order_release);
+  if (keepsHistory()) keepPart(block);
+  if (writer_) {
+    writePart(*block);
+    syncFile(onTime);
+  }
+  publishSizes();
+}
+
+void Recorder::keepPart(std::shared_ptr<const trace::EncodedChunk> block) {
+  // History held in memory: the block as the file holds it; the oldest chunks go beyond the limits
+  // (the newest, being filled, always stays).
+  std::lock_guard lock(historyMutex_);
+  for (const auto& sink : sinks_) sink->chunk(block);
+  if (!block->continuation() || heldChunks_.empty()) heldChunks_.emplace_back();
+  HeldChunk& kept = heldChunks_.back();
+  kept.lastStartNs = chunk_.startTimes.empty() ? kept.lastStartNs : chunk_.startTimes.back();
+  kept.bytes += block->size();
+  heldChunkBytes_ += block->size();
+  kept.blocks.push_back(std::move(block));
+  const uint64_t limit = ringMode() ? options_.ringBytes : options_.keepHistoryBytes;
+  auto tooMuch = [&] {
+    if (heldChunks_.size() <= 1) return false;
+    if (limit && heldChunkBytes_ > limit) return true;
+    // The oldest chunk goes once even its last cycle is older than the limit.
+    return options_.ringDurationNs &&
+           heldChunks_.back().lastStartNs - heldChunks_.front().lastStartNs > options_.ringDurationNs;
+  };
+  bool forgot = false;
+  while (tooMuch()) {
+    heldChunkBytes_ -= heldChunks_.front().bytes;
+    heldChunks_.pop_front();
+    forgot = true;
+  }
+  if (forgot) {
+    // Gaps before the oldest kept chunk are no longer part of the history.
+    const uint64_t first = heldChunks_.front().firstCycle();
+    while (!heldGaps_.empty() && heldGaps_.front().firstCycle + heldGaps_.front().cycleCount <= first)
+      heldGaps_.pop_front();
+  }
+  heldBytes_.store(heldChunkBytes_, std::memory_order_relaxed);
+}
+
+bool Recorder::fileUsable() {
+  if (!fileLostFrom_) return true;
+  // Failed earlier: tried again at most once per flush window (or second).
+  const auto now = std::chrono::steady_clock::now();
+  const std::chrono::nanoseconds every(options_.flushEveryNs ? options_.flushEveryNs : 1'000'000'000);
+  if (now - lastRetry_ < every) return false;
+  lastRetry_ = now;
+  return writer_->recover() || ringMode();  // (a flight recorder rewrites its file instead)
+}
+
+void Recorder::writePart(const trace::EncodedChunk& block) {
+  if (ringMode()) {
+    if (fileLostFrom_) {
+      // Writing failed before: the file is rewritten from the history held, this block included.
+      if (!fileUsable()) return;
+      std::string why;
+      if (!rewriteRingFile(why)) {
+        lastRetry_ = std::chrono::steady_clock::now();
+        return;
+      }
+      const uint64_t lostFrom = *fileLostFrom_;
+      fileLostFrom_.reset();
+      {
+        std::lock_guard lock(healthMutex_);
+        health_.failing = false;
+      }
+      emit(RecordingEvent{RecordingEvent::Kind::Resumed, lostFrom, 0,
+                          fmt::format("writing to {}.partial works again: rewritten from the history held in memory, "
+                                      "nothing of it lost",
+                                      options_.path)});
+      return;
+    }
+    if (!writer_->writeEncodedChunk(block)) return fileFailed(block.firstCycle(), writer_->lastError());
+    fileBlockBytes_ += block.size();
+    // Bounded on disk: about twice the history held (rewriting costs a write of the history per
+    // history's worth of new blocks: twice the bytes written, never more).
+    const uint64_t limit = std::max<uint64_t>(options_.ringBytes ? options_.ringBytes : heldChunkBytes_, 64u << 10);
+    std::string why;
+    if (fileBlockBytes_ > 2 * limit && !rewriteRingFile(why)) fileFailed(block.firstCycle() + block.cycleCount(), why);
+    return;
+  }
+  if (fileLostFrom_) {
+    // A continuation of a chunk whose earlier block was lost cannot follow in the file: while
+    // writing fails, each chunk ends at the next cycle, so that the next block that is tried is a
+    // chunk's first block, with which the file resumes.
+    if (block.continuation() || !fileUsable()) {
+      restartChunk_ = true;
+      return;
+    }
+    const uint64_t lostFrom = *fileLostFrom_;
+    const uint64_t lost = block.firstCycle() - lostFrom;
+    if ((lost && !writer_->writeGap(trace::GapData{lostFrom, lost})) || !writer_->writeEncodedChunk(block)) {
+      writer_->recover();  // (cut back again; the next retry starts from here)
+      lastRetry_ = std::chrono::steady_clock::now();
+      restartChunk_ = true;
+      return;
+    }
+    fileLostFrom_.reset();
+    {
+      std::lock_guard lock(healthMutex_);
+      health_.failing = false;
+      health_.lostCycles += lost;
+    }
+    emit(RecordingEvent{RecordingEvent::Kind::Resumed, block.firstCycle(), lost,
+                        fmt::format("writing to {}.partial works again from cycle {}: cycles {}..{} are a gap in it",
+                                    options_.path, block.firstCycle(), lostFrom, block.firstCycle() - 1)});
+    return;
+  }
+  if (!writer_->writeEncodedChunk(block)) fileFailed(block.firstCycle(), writer_->lastError());
+}
+
+void Recorder::writeGapToFile(const trace::GapData& gap) {
+  if (!writer_ || ringMode() || fileLostFrom_) return;  // (a flight recorder's file gets its gaps when rewritten)
+  if (!writer_->writeGap(gap)) fileFailed(gap.firstCycle, writer_->lastError());
+}
+
+void Recorder::writeFaultToFile(const trace::FaultData& fault) {
+  if (!writer_) return;
+  if (ringMode()) {
+    // The fault ends the history: the file is rewritten with it (and is then exactly the history).
+    std::string why;
+    if (!rewriteRingFile(why)) fileFailed(fault.cycle, why);
+    return;
+  }
+  if (fileLostFrom_ && writer_->recover()) {
+    // The last chance to end the file properly: what was lost is a gap up to the fault's cycle.
+    const uint64_t lost = fault.cycle + 1 - *fileLostFrom_;
+    if (writer_->writeGap(trace::GapData{*fileLostFrom_, lost})) {
+      std::lock_guard lock(healthMutex_);
+      health_.failing = false;
+      health_.lostCycles += lost;
+      fileLostFrom_.reset();
+    } else {
+      writer_->recover();
+    }
+  }
+  if (!fileLostFrom_ && !writer_->writeFault(fault)) fileFailed(fault.cycle, writer_->lastError());
+  syncFile(true);
+}
+
+void Recorder::fileFailed(uint64_t fromCycle, const std::string& why) {
+  if (!ringMode()) restartChunk_ = true;  // the chunk's later blocks cannot follow a lost one
+  lastRetry_ = std::chrono::steady_clock::now();
+  if (fileLostFrom_) return;  // failing still: said already
+  fileLostFrom_ = fromCycle;
+  {
+    std::lock_guard lock(healthMutex_);
+    health_.failing = true;
+    health_.sinceCycle = fromCycle;
+    health_.error = why;
+    ++health_.failures;
+  }
+  emit(RecordingEvent{RecordingEvent::Kind::Failed, fromCycle, 0,
+                      fmt::format("recording to {} failed at cycle {}: {}; the task goes on, and writing is tried "
+                                  "again every {}",
+                                  options_.path, fromCycle, why, ringMode() ? "block kept" : "flush window")});
+}
+
+void Recorder::syncFile(bool onTime) {
+  if (!writer_ || fileLostFrom_) return;
+  unsynced_ = true;
+  if (!options_.fsync) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!onTime && now - lastSync_ < std::chrono::nanoseconds(options_.flushEveryNs)) return;
+  lastSync_ = now;
+  unsynced_ = false;
+  if (!writer_->flush()) {
+    {
+      std::lock_guard lock(healthMutex_);
+      ++health_.failures;
+    }
+    emit(RecordingEvent{RecordingEvent::Kind::Failed, takenCycle_, 0,
+                        fmt::format("recording to {}: {} (the blocks written may not survive a power cut)",
+                                    options_.path, writer_->lastError())});
+  }
+}
+
+bool Recorder::rewriteRingFile(std::string& error) {
+  // Written beside the file, then renamed over it: a crash at any moment leaves one of the two.
+  const std::string beside = options_.path + ".rewrite";
+  std::unique_ptr<trace::TraceWriter> w = trace::TraceWriter::create(beside, header_, error);
+  if (!w) return false;
+  if (!writeHistory(*w) || !w->replacePartial(options_.path)) {
+    error = w->lastError();
+    const std::string partial = w->partialPath();
+    w.reset();
+    std::remove(partial.c_str());
+    return false;
+  }
+  writer_ = std::move(w);  // (the old writer's file is gone: replaced)
+  fileBlockBytes_ = heldChunkBytes_;
+  lastSync_ = std::chrono::steady_clock::now();
+  unsynced_ = false;
+  publishSizes();
+  return true;
+}
+
+void Recorder::publishSizes() {
+  if (!writer_) return;
+  bytesWritten_.store(writer_->bytesWritten(), std::memory_order_relaxed);
+  rawBytes_.store(writer_->rawBytes(), std::memory_order_relaxed);
 }
 
 void Recorder::startWriteIndex() {
@@ -755,10 +1078,10 @@ void Recorder::noteBoundary() {
   }
 }
 
-void Recorder::finishWriteIndex() {
-  if (!options_.writeIndex) return;
+trace::WriteIndex Recorder::takeWriteIndex() {
   // Byte ranges from the changed bits (adjacent bytes form one range); beyond kMaxRanges the ranges
-  // nearest each other are merged (a superset is allowed), so the index stays small per chunk.
+  // nearest each other are merged (a superset is allowed), so the index stays small per block. The
+  // bits start again from zero for the next block of the chunk.
   constexpr uint32_t kMergeGap = 1;
   constexpr size_t kMaxRanges = 256;
   trace::WriteIndex ranges;
@@ -775,6 +1098,7 @@ void Recorder::finishWriteIndex() {
     else
       ranges.insert(ranges.end(), {at, 1u});
   }
+  std::fill(changedBits_.begin(), changedBits_.end(), 0);
   if (ranges.size() / 2 > kMaxRanges) {
     // Too many: merge across the smallest gaps, up to the gap that leaves kMaxRanges.
     std::vector<uint32_t> gaps;
@@ -795,90 +1119,25 @@ void Recorder::finishWriteIndex() {
     }
     ranges = std::move(merged);
   }
-  chunk_.writeIndex = std::move(ranges);
+  return ranges;
 }
 
-void Recorder::flushChunk() {
-  if (!chunkOpen_ || chunk_.cycleCount() == 0) return;
-  chunkOpen_ = false;
-  finishWriteIndex();
-  if (ringMode()) {
-    keepChunk();
-  } else {
-    if (writer_ && writeError_.empty() && !writer_->writeChunk(chunk_)) writeError_ = writer_->lastError();
-    publishSizes();
-  }
-  // Counted once it is in the file (or kept): a reader of the .partial file may rely on it.
-  chunks_.fetch_add(1, std::memory_order_release);
-  chunk_ = trace::ChunkData{};
-}
-
-void Recorder::publishSizes() {
-  if (!writer_) return;
-  bytesWritten_.store(writer_->bytesWritten(), std::memory_order_relaxed);
-  rawBytes_.store(writer_->rawBytes(), std::memory_order_relaxed);
-}
-
-void Recorder::keepChunk() {
-  // Flight recorder: keep the chunk as the block the file will hold, and forget the oldest beyond
-  // the limits (the newest always stays).
-  RingChunk kept;
-  kept.lastStartNs = chunk_.startTimes.back();
-  std::string why;
-  auto block = std::make_shared<trace::EncodedChunk>();
-  if (!encoder_->encodeChunk(chunk_, limits_, *block, why)) {
-    if (writeError_.empty()) writeError_ = fmt::format("flight recorder: {}", why);
-    return;
-  }
-  kept.block = std::move(block);
-  std::lock_guard lock(historyMutex_);
-  for (const auto& sink : sinks_) sink->chunk(kept.block);
-  ringChunkBytes_ += kept.block->size();
-  ringChunks_.push_back(std::move(kept));
-  auto tooMuch = [&] {
-    if (ringChunks_.size() <= 1) return false;
-    if (options_.ringBytes && ringChunkBytes_ > options_.ringBytes) return true;
-    // The oldest chunk goes once even its last cycle is older than the limit.
-    return options_.ringDurationNs &&
-           ringChunks_.back().lastStartNs - ringChunks_.front().lastStartNs > options_.ringDurationNs;
-  };
-  bool forgot = false;
-  while (tooMuch()) {
-    ringChunkBytes_ -= ringChunks_.front().block->size();
-    ringChunks_.pop_front();
-    forgot = true;
-  }
-  if (forgot) {
-    // Gaps before the oldest kept chunk are no longer part of the history.
-    const uint64_t first = ringChunks_.front().block->firstCycle();
-    while (!ringGaps_.empty() && ringGaps_.front().firstCycle + ringGaps_.front().cycleCount <= first)
-      ringGaps_.pop_front();
-  }
-  heldBytes_.store(ringChunkBytes_, std::memory_order_relaxed);
-}
-
-bool Recorder::writeHistory(trace::TraceWriter& w, bool withOpenChunk) {
-  // The kept chunks in cycle order, each after the gaps that precede it; gaps that fall inside the
-  // kept history stay in it.
+bool Recorder::writeHistory(trace::TraceWriter& w) {
+  // The held chunks' blocks in cycle order, each chunk after the gaps that precede it; gaps that
+  // fall inside the held history stay in it.
   size_t g = 0;
   auto gapsUpTo = [&](uint64_t cycle) {
-    for (; g < ringGaps_.size() && ringGaps_[g].firstCycle + ringGaps_[g].cycleCount <= cycle; ++g)
-      if (!w.writeGap(ringGaps_[g])) return false;
+    for (; g < heldGaps_.size() && heldGaps_[g].firstCycle + heldGaps_[g].cycleCount <= cycle; ++g)
+      if (!w.writeGap(heldGaps_[g])) return false;
     return true;
   };
-  for (const RingChunk& c : ringChunks_)
-    if (!gapsUpTo(c.block->firstCycle()) || !w.writeEncodedChunk(*c.block)) return false;
-  // The chunk being filled holds whole cycles and starts with its keyframe: a valid chunk too.
-  const bool open = withOpenChunk && chunkOpen_ && chunk_.cycleCount() > 0;
-  if (!gapsUpTo(open ? chunk_.firstCycle : UINT64_MAX)) return false;
-  if (open) finishWriteIndex();
-  if (open && !w.writeChunk(chunk_)) return false;
+  for (const HeldChunk& c : heldChunks_) {
+    if (!gapsUpTo(c.firstCycle())) return false;
+    for (const auto& block : c.blocks)
+      if (!w.writeEncodedChunk(*block)) return false;
+  }
+  if (!gapsUpTo(UINT64_MAX)) return false;
   return !fault_ || w.writeFault(*fault_);
-}
-
-void Recorder::writeFinalRing() {
-  if (!writer_ || !writeError_.empty()) return;
-  if (!writeHistory(*writer_, false)) writeError_ = writer_->lastError();
 }
 
 std::future<SnapshotResult> Recorder::requestSnapshot(std::string path) {
@@ -892,7 +1151,7 @@ std::future<SnapshotResult> Recorder::requestSnapshot(std::string path) {
     request->done.set_value(std::move(r));
     return std::move(result);
   };
-  if (!ringMode()) {
+  if (!keepsHistory()) {
     return refuse(
         fmt::format("cannot write a snapshot to {}: the recording is no flight recorder (--ring); its "
                     "history is in {}.partial already",
@@ -933,17 +1192,20 @@ SnapshotResult Recorder::writeSnapshot(const std::string& path) {
   r.path = path;
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::absolute(path, ec).lexically_normal() == fs::absolute(options_.path, ec).lexically_normal()) {
+  if (!options_.path.empty() &&
+      fs::absolute(path, ec).lexically_normal() == fs::absolute(options_.path, ec).lexically_normal()) {
     r.error = fmt::format("cannot write a snapshot to {}: it is the recording's own trace", path);
     return r;
   }
+  // Every cycle taken so far into a block: the snapshot holds the chunk being filled too.
+  flushPart(false);
   std::string error;
   std::unique_ptr<trace::TraceWriter> w = trace::TraceWriter::create(path, header_, error);
   if (!w) {
     r.error = fmt::format("cannot write a snapshot to {}: {}", path, error);
     return r;
   }
-  if (!writeHistory(*w, true) || !w->close()) {
+  if (!writeHistory(*w) || !w->close()) {
     r.error = fmt::format("cannot write a snapshot to {}: {}", path, w->lastError());
     const std::string partial = w->partialPath();
     w.reset();
@@ -1007,6 +1269,11 @@ RecorderStats Recorder::stats() const {
   s.divergences = divergences_.load(std::memory_order_relaxed);
   s.heldBytes = heldBytes_.load(std::memory_order_relaxed);
   return s;
+}
+
+RecordingHealth Recorder::health() const {
+  std::lock_guard lock(healthMutex_);
+  return health_;
 }
 
 }  // namespace scanback::recorder

@@ -15,12 +15,27 @@
 // image at every keyframe (the live keyframe must equal the re-executed image). A mismatch is a
 // divergence: it is counted and reported, and the live keyframe wins.
 //
-// Flight recorder (ringBytes / ringDurationNs): the writer keeps each finished chunk in memory as
-// its encoded, compressed block (trace::EncodedChunk: the bytes the file will hold), forgets the
-// oldest beyond the limit, and writes what it holds to `path` when the recording finishes (after
-// a fault too). requestSnapshot() writes the same history to another file while recording goes on,
-// and a HistorySink (a control client streaming it, control/) is handed each chunk as it is kept.
-// A flight recorder needs no `path`: then its history lives in memory only.
+// Bounded loss (docs/architecture.md: traces are self-contained and crash-safe): the writer puts
+// the cycles it has taken into a block of the chunk being filled at least once per flush window
+// (flushEveryNs, 1 s by default: the first block of a chunk holds its keyframe, the later ones are
+// continuations without one), and asks the scan thread, through one flag it reads per cycle, to
+// hand its staged cycles over as often. With fsync, the file is synced after each such block. A
+// kill -9 or a power cut costs at most the window's cycles (plus the time a sync takes).
+//
+// Flight recorder (ringBytes / ringDurationNs): the writer keeps each block of the newest chunks
+// in memory as it will be in the file (trace::EncodedChunk) and forgets the oldest chunks beyond
+// the limit. With a `path`, the blocks also go to the file as they are kept, and the file is
+// rewritten from memory whenever it holds about twice the limit, so its size on disk stays bounded
+// and a crash leaves the history held; when the recording finishes the file holds exactly the
+// history held. requestSnapshot() writes the same history to another file while recording goes
+// on, and a HistorySink (a control client streaming it, control/) is handed each block as it is
+// kept. A flight recorder needs no `path`: then its history lives in memory only. A recording to a
+// file that also keeps its newest chunks in memory (keepHistoryBytes: a runtime with a control
+// endpoint) serves snapshots and sinks the same way.
+//
+// Failures are reported at once (RecorderOptions::onEvent, health()): the task goes on, and the
+// writer tries again once per flush window; when writing works again, the cycles lost meanwhile are
+// a gap (a flight recorder rewrites its file from memory instead, losing nothing it holds).
 #pragma once
 
 #include <atomic>
@@ -28,6 +43,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -63,13 +79,42 @@ struct RecorderOptions {
   // most half the queue).
   size_t queueBytes = 0;
   uint32_t maxStatementsPerCycle = 1u << 20;  // longer paths are recorded as "not recorded"
-  // For a reader following the trace as it grows (a debugger beside a task that never stops): the
-  // scan thread hands its staged cycles over once they span this much virtual time, and the
-  // writer closes a chunk that has been open this long (wall time) when it has nothing else to
-  // do (a flight recorder then keeps it: a history sink gets it). 0: off (cycles are handed over in
-  // batches, chunks closed every keyframeEvery cycles).
+  // The flush window (wall time): every cycle that has ended is in a block of the trace (written to
+  // the file, or kept by a flight recorder and handed to its sinks) at most this long after it
+  // ended. 0: blocks are written when chunks are complete (every keyframeEvery cycles) only.
+  int64_t flushEveryNs = 1'000'000'000;
+  // How often (wall time) the scan thread hands its staged cycles to the writer; 0: four times per
+  // flush window.
   int64_t handOverEveryNs = 0;
-  int64_t flushEveryNs = 0;
+  // The flush window while a history sink follows the recording (an attached debugger wants the
+  // present within ~100 ms; a file alone does not need blocks that small). 0: flushEveryNs.
+  int64_t followedFlushEveryNs = 0;
+  // fdatasync the file after each block written on time (at most once per flush window): a power
+  // cut then costs no more than a kill -9 does. Off: the kernel writes the file back when it will.
+  bool fsync = true;
+  // Keep this many bytes of the newest chunks in memory too (snapshots, history sinks) while
+  // recording everything to `path` (0: only a flight recorder keeps chunks in memory).
+  uint64_t keepHistoryBytes = 0;
+};
+
+// What happened to the recording, as it happens (RecorderOptions::onEvent).
+struct RecordingEvent {
+  enum class Kind {
+    Failed,   // writing failed: cycles from `cycle` on are not in the file until it resumes
+    Resumed,  // writing works again: from `cycle` on; `lostCycles` before it are a gap in the file
+  } kind = Kind::Failed;
+  uint64_t cycle = 0;
+  uint64_t lostCycles = 0;
+  std::string message;  // what failed (the path and the system's reason), or how it resumed
+};
+
+// The recording's state for those who ask (`scanback ctl status`, a debugger's timeline).
+struct RecordingHealth {
+  bool failing = false;     // writing fails now
+  uint64_t sinceCycle = 0;  // (failing) the first cycle not written
+  std::string error;        // (failing) why
+  uint64_t lostCycles = 0;  // cycles lost to failures so far (gaps in the file)
+  uint32_t failures = 0;    // times writing failed
 };
 
 struct RecorderStats {
@@ -115,6 +160,8 @@ struct SnapshotResult {
 class HistorySink {
  public:
   virtual ~HistorySink() = default;
+  // A block of a chunk: its first block, or one of its continuations (chunk->continuation()),
+  // which only ever follows the blocks of its own chunk.
   virtual void chunk(std::shared_ptr<const trace::EncodedChunk> chunk) = 0;
   virtual void gap(const trace::GapData& gap) = 0;
   // The last of the history: nothing follows it while the task stays faulted.
@@ -131,9 +178,12 @@ struct HeldHistory {
 
 class Recorder final : public CycleHooks {
  public:
+  // Called on the writer thread for each event: must return soon (print, queue, notify).
+  using EventHandler = std::function<void(const RecordingEvent&)>;
   // Attaches to `runtime` (between cycles) and starts the writer thread; null with `error` set
   // when the trace cannot be created.
-  static std::unique_ptr<Recorder> start(Runtime& runtime, const RecorderOptions& options, std::string& error);
+  static std::unique_ptr<Recorder> start(Runtime& runtime, const RecorderOptions& options, std::string& error,
+                                         EventHandler onEvent = {});
   ~Recorder() override;
 
   void beforeCycle(const Runtime& runtime) override;
@@ -150,6 +200,7 @@ class Recorder final : public CycleHooks {
   void noteWrite(const ExternalWrite& write, uint64_t step);
 
   RecorderStats stats() const;
+  RecordingHealth health() const;
   // The first divergence, described (cycle, what differed); empty when there was none. Valid
   // after finish().
   const std::string& firstDivergence() const { return firstDivergence_; }
@@ -180,7 +231,7 @@ class Recorder final : public CycleHooks {
   // the recording finishes is taken at the end, with everything. So the future is ready after the
   // next cycle starts and the writer has written the file, or by the end of finish().
   //
-  // Refused (a ready future with `error`) for a recording that is not a flight recorder (its
+  // Refused (a ready future with `error`) for a recording that keeps no history in memory (its
   // history is already in `path.partial`), for the recording's own path, and after finish().
   // While the writer writes a snapshot it processes no records: a long one can make the task drop
   // cycles (counted as usual), never wait.
@@ -200,12 +251,15 @@ class Recorder final : public CycleHooks {
   // and hands the staged cycles to the writer, so that readers of the history get every cycle run.
   // The scan thread, between cycles.
   void idle();
+  // Asks the writer to put every cycle it has taken into a block now rather than at the end of the
+  // flush window (a task that holds for a while: an operator's pause, a fault). Any thread; never waits.
+  void flushSoon() { flushWanted_.store(true, std::memory_order_relaxed); }
 
   // ---- flight recorder: its history, from any thread
   // Hands `sink` the history held from the chunk that holds `fromCycle` on — only the newest
   // chunks whose bytes fit in `maxBytes` (at least one) — with the gaps among and after them and
   // the fault, then each chunk, gap and fault as the writer keeps it, until removeHistorySink().
-  // False for a recording that is no flight recorder.
+  // False for a recording that keeps no history in memory.
   bool addHistorySink(std::shared_ptr<HistorySink> sink, uint64_t fromCycle, uint64_t maxBytes);
   void removeHistorySink(const HistorySink* sink);
   HeldHistory held() const;
@@ -219,27 +273,50 @@ class Recorder final : public CycleHooks {
   void writerLoop();
   void processRecord(const RecordHeader& header, const uint8_t* payload);
   struct SnapshotRequest;
-  struct RingChunk {
-    std::shared_ptr<const trace::EncodedChunk> block;  // shared with the history sinks
-    int64_t lastStartNs = 0;                           // its last cycle's start time (for ringDurationNs)
+  // The blocks of one chunk held in memory: its first block (with the keyframe), then its
+  // continuations; the newest chunk grows while it is being filled.
+  struct HeldChunk {
+    std::vector<std::shared_ptr<const trace::EncodedChunk>> blocks;  // shared with the history sinks
+    int64_t lastStartNs = 0;                                         // its last cycle's start time (for ringDurationNs)
+    uint64_t bytes = 0;
+    uint64_t firstCycle() const { return blocks.front()->firstCycle(); }
+    uint64_t endCycle() const { return blocks.back()->firstCycle() + blocks.back()->cycleCount(); }
   };
   bool ringMode() const { return options_.ringBytes || options_.ringDurationNs; }
+  bool keepsHistory() const { return ringMode() || options_.keepHistoryBytes; }
   void markSnapshot(uint64_t tickets);
   void serveSync(const RecordHeader& mark);
-  void flushChunk();
-  void keepChunk();
-  bool writeHistory(trace::TraceWriter& writer, bool withOpenChunk);
-  void writeFinalRing();
+  // The chunk being filled: its cycles not yet in a block go into one (the chunk's first block, or
+  // a continuation); `onTime`: because the flush window is up.
+  void flushPart(bool onTime);
+  // The chunk being filled is complete (its last part flushed); the next cycle starts another.
+  void closeChunk();
+  void startChunk(uint64_t firstCycle, const uint8_t* keyframe);
+  void keepPart(std::shared_ptr<const trace::EncodedChunk> block);
+  void writePart(const trace::EncodedChunk& block);
+  void writeGapToFile(const trace::GapData& gap);
+  void writeFaultToFile(const trace::FaultData& fault);
+  bool fileUsable();
+  void fileFailed(uint64_t fromCycle, const std::string& why);
+  void syncFile(bool onTime);
+  // Flight recorder with a file: rewrites it from the history held (bounding its size, or after
+  // writing failed); the file then holds exactly that history.
+  bool rewriteRingFile(std::string& error);
+  bool writeHistory(trace::TraceWriter& writer);
   void serveSnapshots(bool all);
   SnapshotResult writeSnapshot(const std::string& path);
   void publishSizes();
   void noteDivergence(std::string what);
+  void emit(RecordingEvent event);
+  void checkFlushWindow();
   uint8_t* reserve(size_t size, bool mayWait);
   void dropCycles(uint64_t count);
   bool flushStaged(bool mayWait);
+  void encodeWrite(const ExternalWrite& write, int64_t atStep);
 
   Runtime& runtime_;
   RecorderOptions options_;
+  EventHandler onEvent_;
   SpscRing ring_;
   std::unique_ptr<trace::TraceWriter> writer_;
   trace::HeaderData header_;  // also the header of snapshots
@@ -255,7 +332,6 @@ class Recorder final : public CycleHooks {
   std::unique_ptr<uint8_t[]> staging_;  // records not yet handed to the writer (stays in L1)
   size_t stagedBytes_ = 0;
   uint32_t stagedCycles_ = 0;
-  int64_t firstStagedNs_ = 0;  // the start time of the first staged cycle
   bool needKeyframe_ = true;
   bool haveKeyframe_ = false;  // keyframe_ holds the image before the current cycle
   uint32_t cyclesInChunk_ = 0;
@@ -268,6 +344,11 @@ class Recorder final : public CycleHooks {
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> gaps_{0};
   uint64_t markedTickets_ = 0;  // snapshot requests covered by the last mark handed over
+
+  // ---- writer -> scan thread: hand the staged cycles over now (the writer sets it twice per
+  // flush window; the scan thread reads it once per cycle, on a line of its own that stays shared)
+  alignas(64) std::atomic<bool> handOverWanted_{false};
+  std::atomic<bool> flushWanted_{false};  // flushSoon()
 
   // ---- any thread: snapshot requests
   // Requests made so far; the scan thread reads it once per cycle (its own cache line: requests
@@ -301,37 +382,58 @@ class Recorder final : public CycleHooks {
   // counts from).
   uint64_t takenCycle_ = 0;
   int64_t takenStartNs_ = 0;
+  // The chunk being filled: its keyframe until its first block is made, and all its cycles. Its
+  // cycles, paths and scan inputs before these counts are in blocks already.
   trace::ChunkData chunk_;
+  bool chunkOpen_ = false;
+  uint32_t flushedCycles_ = 0;
+  uint32_t flushedPaths_ = 0;
+  size_t flushedInputs_ = 0;
+  size_t flushedWrites_ = 0;
+  // The chunk must end at the next cycle, which then starts one from vm_ (the file lost a block of
+  // this one, so its continuations cannot follow in the file).
+  bool restartChunk_ = false;
+  std::vector<uint8_t> chunkMessage_;  // its last block's message: what its next block is compressed against
   std::vector<size_t> pathHashes_;
-  // The write index of chunk_ (trace::ChunkData::writeIndex): the image at the last cycle
-  // boundary, and the bits that differed at any boundary since the chunk began, as 64-bit words.
+  // The write index of the part of chunk_ not yet in a block (trace::ChunkData::writeIndex): the
+  // image at the last cycle boundary, and the bits that differed at any boundary since that part
+  // began, as 64-bit words.
   std::vector<uint64_t> boundaryImage_;
   std::vector<uint64_t> changedBits_;
-  void encodeWrite(const ExternalWrite& write, int64_t atStep);
   void startWriteIndex();
   void noteBoundary();
-  void finishWriteIndex();
-  bool chunkOpen_ = false;
-  std::chrono::steady_clock::time_point chunkOpenedAt_;  // (flushEveryNs)
+  trace::WriteIndex takeWriteIndex();
+  std::chrono::steady_clock::time_point partOpenedAt_;  // the first cycle of the part not yet flushed
+  std::chrono::steady_clock::time_point lastHandOver_;  // the last request to the scan thread
+  std::chrono::steady_clock::time_point lastSync_;
+  bool unsynced_ = false;  // written since the last sync
+  std::unique_ptr<trace::BlockEncoder> encoder_;
+  trace::ChunkLimits limits_;
   std::atomic<uint64_t> chunks_{0};
   std::atomic<uint64_t> bytesWritten_{0};
   std::atomic<uint64_t> rawBytes_{0};
   std::atomic<uint64_t> divergences_{0};
   std::string firstDivergence_;
-  std::string writeError_;
-  // flight recorder: finished chunks kept in memory as encoded blocks, oldest first, with the gaps
-  // among and after them
-  std::unique_ptr<trace::BlockEncoder> encoder_;
-  trace::ChunkLimits limits_;
-  std::deque<RingChunk> ringChunks_;
-  uint64_t ringChunkBytes_ = 0;
+  std::string writeError_;  // a failure the recording did not recover from (finish() reports it)
+  // Writing to the file failed from fileLostFrom_ on (the cycles since are not in it); tried again
+  // once per flush window.
+  std::optional<uint64_t> fileLostFrom_;
+  std::chrono::steady_clock::time_point lastRetry_;
+  uint64_t fileBlockBytes_ = 0;  // flight recorder: bytes of blocks in the file (to bound it)
+  mutable std::mutex healthMutex_;
+  RecordingHealth health_;
+  // History held in memory (flight recorder, keepHistoryBytes): the newest chunks, oldest first,
+  // with the gaps among and after them.
+  std::deque<HeldChunk> heldChunks_;
+  uint64_t heldChunkBytes_ = 0;
   std::atomic<uint64_t> heldBytes_{0};
-  std::deque<trace::GapData> ringGaps_;
+  std::deque<trace::GapData> heldGaps_;
   std::optional<trace::FaultData> fault_;
-  // The writer changes ringChunks_, ringGaps_ and fault_ under it (and reads them without it);
+  // The writer changes heldChunks_, heldGaps_ and fault_ under it (and reads them without it);
   // others read them under it. It also guards the sinks, which are told under it.
   mutable std::mutex historyMutex_;
   std::vector<std::shared_ptr<HistorySink>> sinks_;
+  std::atomic<size_t> sinkCount_{0};  // sinks_.size(), read by the writer without the lock
   // snapshot requests taken from the stack, oldest first, waiting for a mark that covers them
   std::vector<std::unique_ptr<SnapshotRequest>> waitingSnapshots_;
   uint64_t servableTickets_ = 0;  // requests with a ticket below this are covered by a mark

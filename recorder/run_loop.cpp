@@ -19,6 +19,9 @@ RunLoop::Next RunLoop::prepare(RunLoopWaits& waits, CycleStart& next) {
       anchor_ = now - std::chrono::nanoseconds(next.startNs);
       anchored_ = true;
     } else if (const auto due = anchor_ + std::chrono::nanoseconds(next.startNs); due > now) {
+      // The cycles that ended go to the writer before the wait: a task that waits long for its
+      // next release must not keep them (the recording's flush window counts from their end).
+      if (recorder_) recorder_->idle();
       if (waits.waitUntil(due)) anchored_ = false;  // cut short: this cycle now, pacing from here
     }
   } else if (recorder_) {

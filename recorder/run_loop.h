@@ -39,8 +39,9 @@ class RunLoop {
 
   RunLoop(Runtime& runtime, RunLoopOptions options) : runtime_(runtime), options_(options) {}
   const RunLoopOptions& options() const { return options_; }
-  // The recording the loop waits for when not in real time (null: none). Between cycles only.
-  void setRecorder(const Recorder* recorder) { recorder_ = recorder; }
+  // The recording the loop waits for when not in real time, and hands its staged cycles before it
+  // waits for a release in real time (null: none). Between cycles only.
+  void setRecorder(Recorder* recorder) { recorder_ = recorder; }
   void setStimulus(Stimulus* stimulus) { stimulus_ = stimulus; }
 
   // Before the next cycle: checks the limits, waits for its time (real time) or for the recorder,
@@ -56,7 +57,7 @@ class RunLoop {
  private:
   Runtime& runtime_;
   RunLoopOptions options_;
-  const Recorder* recorder_ = nullptr;
+  Recorder* recorder_ = nullptr;
   Stimulus* stimulus_ = nullptr;
   bool anchored_ = false;
   std::chrono::steady_clock::time_point anchor_;  // the wall time of virtual time 0

@@ -203,7 +203,10 @@ class AttachFeed final : public HistoryFeed {
     const std::string kind = event.message.value("event", "");
     if (kind == "chunk") {
       trace::FrameHeader frame;
-      if (std::string bad = checkBlock(event.bytes, trace::BlockKind::Chunk, frame); !bad.empty()) {
+      // A chunk's first block or one of its continuations: either follows on from the cycles before.
+      std::string bad = checkBlock(event.bytes, trace::BlockKind::Chunk, frame);
+      if (!bad.empty() && checkBlock(event.bytes, trace::BlockKind::Continuation, frame).empty()) bad.clear();
+      if (!bad.empty()) {
         error = "a streamed chunk is " + bad;
         return false;
       }

@@ -244,8 +244,9 @@ bool LiveEngine::startRecording(std::string& error) {
   }
   recorder::RecorderOptions options;
   options.path = path;
-  options.handOverEveryNs = options_.recordLatencyNs / 2;
-  options.flushEveryNs = options_.recordLatencyNs / 2;
+  // A replayer following the trace (nonstop) sees a cycle within the latency; otherwise the default
+  // flush window bounds what a crash loses.
+  if (options_.recordLatencyNs > 0) options.flushEveryNs = options_.recordLatencyNs;
   std::unique_ptr<recorder::Recorder> recorder = recorder::Recorder::start(runtime_, options, error);
   if (!recorder) return false;
   loop_.setRecorder(recorder.get());

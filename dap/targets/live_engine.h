@@ -37,7 +37,7 @@ struct LiveOptions {
   // Leave the traces on disk at the end; else they are removed.
   bool keepTraces = true;
   // For a debugger following the trace as it grows: the recorded cycles reach the file within
-  // about this much time (see RecorderOptions::flushEveryNs). 0: in chunks of 1000 cycles.
+  // about this much time (see RecorderOptions::flushEveryNs). 0: the recorder's flush window.
   int64_t recordLatencyNs = 0;
 };
 
