@@ -5,16 +5,23 @@
 //     with statement paths, <= 1.02 without). The writer's re-execution (which produces the
 //     statement paths) runs on its own thread and is measured by BM_WriterThroughput;
 //   trace bytes per cycle of the plant program with its stimulus (target: <= 16);
-//   BM_WriterThroughput — cycles per second the writer thread encodes, compresses and writes.
+//   BM_WriterThroughput — cycles per second the writer thread encodes, compresses and writes;
+//   BM_RecordingMemory — the peak memory a recording adds to a run of a program with a large image,
+//     in images (target: a small multiple; issue 27).
 #include <benchmark/benchmark.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "bench/plant_history.h"
 #include "recorder/recorder.h"
+#include "vm/compiler/compiler.h"
 #include "vm/runtime/stimulus.h"
 
 namespace fs = std::filesystem;
@@ -111,6 +118,9 @@ BENCHMARK(BM_RecordingOverhead)->Arg(1)->Arg(0)->ArgNames({"statements"})->MinTi
 
 // Trace size of a long recording of the plant program with its stimulus.
 // /index:0 records without the write index: the baseline of what the index adds.
+// /index:0 without the write index; /flush:N with a block (a continuation) every N cycles, as the
+// flush window makes in real time (the plant runs 110 cycles per second: a 1 s window writes a
+// block about every 82 cycles, 3/4 of it), 0: whole chunks of 1000 cycles only.
 void BM_TraceBytesPerCycle(benchmark::State& state) {
   for (auto _ : state) {
     Runtime rt(plant());
@@ -118,6 +128,8 @@ void BM_TraceBytesPerCycle(benchmark::State& state) {
     recorder::RecorderOptions options;
     options.path = tracePath("size");
     options.writeIndex = state.range(0) != 0;
+    options.flushEveryNs = 0;  // (this run is far faster than real time: blocks by cycles only)
+    options.flushEveryCycles = static_cast<uint32_t>(state.range(1));
     std::string error;
     auto rec = recorder::Recorder::start(rt, options, error);
     constexpr uint64_t kCycles = 100'000;
@@ -138,7 +150,14 @@ void BM_TraceBytesPerCycle(benchmark::State& state) {
     fs::remove(options.path);
   }
 }
-BENCHMARK(BM_TraceBytesPerCycle)->Arg(1)->Arg(0)->ArgNames({"index"})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TraceBytesPerCycle)
+    ->Args({1, 0})
+    ->Args({0, 0})
+    ->Args({1, 82})
+    ->Args({1, 412})
+    ->ArgNames({"index", "flush"})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 // How fast the writer drains: cycles are produced faster than any writer can keep up with, into a
 // queue large enough to hold them all, and the time to finish is measured. /index:0 without the
@@ -176,6 +195,76 @@ BENCHMARK(BM_WriterThroughput)
     ->Iterations(3)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+
+// The process's peak resident memory (VmHWM), bytes.
+uint64_t peakResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+// In a child process (so that its peak is its own): compiles a program whose image holds
+// `megabytes` of array, runs 50 cycles, recorded or not, and returns the peak resident bytes.
+uint64_t peakOfARun(uint32_t megabytes, bool recorded) {
+  int out[2];
+  if (::pipe(out) != 0) return 0;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(out[0]);
+    const uint32_t words = megabytes * (1u << 20) / 4;
+    std::ostringstream st;
+    st << "PROGRAM Big\nVAR\n  a : ARRAY[0.." << words - 1 << "] OF DWORD;\n  i : DINT;\nEND_VAR\n"
+       << "a[i] := a[i] + 1;\ni := (i + 1) MOD " << words << ";\nEND_PROGRAM\n";
+    Diagnostics d;
+    SourceSet sources;
+    sources.add("big.st", st.str());
+    std::shared_ptr<const Program> program = compileProject(sources, d);
+    uint64_t peak = 0;
+    if (program) {
+      Runtime rt(program);
+      std::unique_ptr<recorder::Recorder> rec;
+      std::string error;
+      recorder::RecorderOptions options;
+      options.path = tracePath(recorded ? "memory" : "memory_plain");
+      if (recorded) rec = recorder::Recorder::start(rt, options, error);
+      for (int i = 0; i < 50; ++i) {
+        rt.runCycle();
+        if (rec) rec->waitUntilNotBacklogged(std::chrono::seconds(10));
+      }
+      if (rec) rec->finish(error);
+      fs::remove(options.path);
+      peak = peakResidentBytes();
+    }
+    [[maybe_unused]] const ssize_t n = ::write(out[1], &peak, sizeof peak);
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  uint64_t peak = 0;
+  if (::read(out[0], &peak, sizeof peak) != static_cast<ssize_t>(sizeof peak)) peak = 0;
+  ::close(out[0]);
+  ::waitpid(child, nullptr, 0);
+  return peak;
+}
+
+// What recording adds to the peak memory of a run whose image is large (state.range(0) MB), in
+// images: the recorder's own buffers (keyframe slot, the writer's VM, its write index, the chunk's
+// keyframe, encoding) against a run of the same program without it.
+void BM_RecordingMemory(benchmark::State& state) {
+  const uint32_t megabytes = static_cast<uint32_t>(state.range(0));
+  for (auto _ : state) {
+    const uint64_t plain = peakOfARun(megabytes, false);
+    const uint64_t recorded = peakOfARun(megabytes, true);
+    const double image = static_cast<double>(megabytes) * (1u << 20);
+    state.counters["plain_peak_mb"] = static_cast<double>(plain) / 1e6;
+    state.counters["recorded_peak_mb"] = static_cast<double>(recorded) / 1e6;
+    state.counters["added_images"] = (static_cast<double>(recorded) - static_cast<double>(plain)) / image;
+    state.counters["peak_ratio"] = static_cast<double>(recorded) / static_cast<double>(plain);
+    state.SetLabel("added_images: target a small multiple (was 12 before issue 27)");
+  }
+}
+BENCHMARK(BM_RecordingMemory)->Arg(64)->ArgNames({"image_mb"})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -39,6 +39,7 @@ struct RunArgs {
   bool noStatements = false;
   std::string ring;               // "64MB" or "10min"
   std::string flushEvery = "1s";  // the flush window ("0": off)
+  uint32_t flushCycles = 0;       // and at most this many cycles a block (0: off)
   bool noFsync = false;
   // control endpoint (control/)
   std::string control;        // unix:///path.sock or tcp://127.0.0.1:PORT; empty: none

@@ -63,6 +63,10 @@ int main(int argc, char** argv) {
                    "Every cycle that has ended is in the trace file within this wall time, so that a crash or kill "
                    "-9 loses at most that much (default 1s; 0: only whole chunks are written)")
       ->default_val("1s");
+  runCmd
+      ->add_option("--flush-cycles", run.flushCycles,
+                   "And once this many cycles have ended since the last flush (default 0: the window alone)")
+      ->check(CLI::Range(0u, 10'000'000u));
   runCmd->add_flag("--no-fsync", run.noFsync,
                    "Do not fdatasync the trace after each flush: a kill -9 still loses at most the flush window, a "
                    "power cut may lose what the kernel had not written back");

@@ -435,6 +435,7 @@ int runCommand(const RunArgs& args) {
       return kExitUsage;
     }
     options.flushEveryNs = *flushEvery;
+    options.flushEveryCycles = args.flushCycles;
     if (controlled) {
       // An attaching debugger gets the past from memory, and the present within ~100 ms.
       const bool ring = options.ringBytes || options.ringDurationNs;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <new>
 
 #include "traces/trace_writer.h"
 #include "vm/base/version.h"
@@ -15,11 +16,14 @@
 
 namespace scanback::recorder {
 
-// One cycle as it crosses the queue. Followed by: keyframe bytes, encoded input changes, encoded
-// writes, fault message. (A snapshot mark is one too, with no cycle: see kSnapshotMark.)
+// One cycle as it crosses the queue. Followed by: encoded input changes, encoded writes, fault
+// message. (A snapshot mark is one too, with no cycle: see kSnapshotMark.)
 struct RecordHeader {
   uint8_t flags;  // first in every record kind
-  uint8_t reserved;
+  // The cycle starts a chunk: its keyframe is in this slot of the keyframe pool, plus one (0: none).
+  // Keyframes never cross the queue: an image of hundreds of megabytes would need a queue of
+  // several times that.
+  uint8_t keyframeSlot;
   uint16_t task;
   uint32_t steps;  // the live task's statement count
   uint64_t cycle;
@@ -27,7 +31,6 @@ struct RecordHeader {
   uint64_t droppedBefore;  // cycles dropped right before this one
   uint32_t inputBytes;
   uint32_t writeBytes;
-  uint32_t keyframeBytes;
   uint32_t faultCode;
   uint32_t faultStatement;
   uint32_t faultMessageBytes;
@@ -63,12 +66,15 @@ constexpr uint8_t kSnapshotMark = 16;
 // right before it); the writer closes its chunk and fulfils syncDone_.
 constexpr uint8_t kSyncMark = 32;
 constexpr uint8_t kNoCycle = kGapOnly | kSnapshotMark | kSyncMark;
+// A continuation is compressed against the block before it only for images up to this size: for
+// larger ones, the keyframe in that block would be kept in memory all through the chunk.
+constexpr uint32_t kLargestPrefix = 1u << 20;
 
 // The queue's capacity (RecorderOptions::queueBytes): as asked, or 256 KiB, and room for at least
-// four keyframe records of an image of `imageSize` bytes.
-size_t queueBytesFor(size_t requested, uint32_t imageSize) {
-  const size_t keyframeRecord = sizeof(RecordHeader) + size_t{imageSize} + kBatchBytes;
-  return std::max(requested ? requested : size_t{256} << 10, 4 * keyframeRecord);
+// four of the largest records that cross it on their own (keyframes do not: the keyframe pool).
+size_t queueBytesFor(size_t requested) {
+  const size_t record = sizeof(RecordHeader) + 2 * kBatchBytes;
+  return std::max(requested ? requested : size_t{256} << 10, 4 * record);
 }
 
 // A counter only the scan thread writes: a plain load and store, not a locked read-modify-write.
@@ -140,10 +146,7 @@ struct Recorder::SnapshotRequest {
 Recorder::SnapshotRequest Recorder::closedStack_;
 
 Recorder::Recorder(Runtime& runtime, const RecorderOptions& options)
-    : runtime_(runtime),
-      options_(options),
-      ring_(queueBytesFor(options.queueBytes, runtime.vm().imageSize())),
-      vm_(runtime.vm().programPtr()) {}
+    : runtime_(runtime), options_(options), ring_(queueBytesFor(options.queueBytes)), vm_(runtime.vm().programPtr()) {}
 
 std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOptions& options, std::string& error,
                                           EventHandler onEvent) {
@@ -187,7 +190,11 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
   r->header_ = std::move(h);
 
   // Everything the scan thread touches per cycle is allocated here, once.
-  r->keyframe_.resize(p.imageSize());
+  // (The other keyframe slots only once the ones before are still in use when a chunk starts: for a
+  // large image, each is another image's worth of memory.)
+  r->keyframeSlots_ = static_cast<uint8_t>(
+      std::clamp<uint64_t>((uint64_t{4} << 20) / std::max<uint32_t>(p.imageSize(), 1), 2, kMaxKeyframeSlots));
+  r->keyframes_[0].reset(new uint8_t[std::max<uint32_t>(p.imageSize(), 1)]);
   r->inputChanges_.reserve(static_cast<size_t>(p.input.size) * 7 + 16);
   r->writes_.reserve(4096);
   r->staging_.reset(new uint8_t[2 * kBatchBytes]);  // below kBatchBytes + one record of at most that
@@ -219,8 +226,18 @@ void Recorder::beforeCycle(const Runtime& rt) {
   const Program& p = rt.program();
   const uint8_t* image = rt.vm().image();
   if (needKeyframe_) {
-    std::memcpy(keyframe_.data(), image, keyframe_.size());
-    haveKeyframe_ = true;
+    // Into a slot the writer is done with (it releases a keyframe as soon as it has copied it); when
+    // both are still in use, this cycle starts no chunk (the next one will).
+    haveKeyframe_ = false;
+    for (uint8_t slot = 0; slot < keyframeSlots_; ++slot) {
+      if (keyframeBusy_[slot].load(std::memory_order_acquire)) continue;
+      if (!keyframes_[slot]) keyframes_[slot].reset(new (std::nothrow) uint8_t[std::max<uint32_t>(p.imageSize(), 1)]);
+      if (!keyframes_[slot]) continue;
+      std::memcpy(keyframes_[slot].get(), image, p.imageSize());
+      keyframeSlot_ = slot;
+      haveKeyframe_ = true;
+      break;
+    }
   }
   inputChanges_.clear();
   const std::vector<uint8_t>& field = rt.inputs();
@@ -272,6 +289,11 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     if (++cyclesInChunk_ >= options_.keyframeEvery) needKeyframe_ = true;
     return;
   }
+  if (droppedRun_ && !startsChunk) {
+    // After dropped cycles the writer has nothing to re-execute this one from: dropped too.
+    dropCycles(1);
+    return;
+  }
   const bool faulted = status == RunStatus::Faulted;
   RecordHeader h{};
   h.cycle = c.cycle;
@@ -281,7 +303,7 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
   h.flags = faulted ? kFaulted : 0;
   h.inputBytes = static_cast<uint32_t>(inputChanges_.size());
   h.writeBytes = static_cast<uint32_t>(writes_.size());
-  h.keyframeBytes = startsChunk ? static_cast<uint32_t>(keyframe_.size()) : 0;
+  h.keyframeSlot = startsChunk ? static_cast<uint8_t>(keyframeSlot_ + 1) : 0;
   h.droppedBefore = droppedRun_;
   std::string faultMessage;
   if (faulted) {
@@ -290,21 +312,19 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
     faultMessage = rt.faultMessage();
     h.faultMessageBytes = static_cast<uint32_t>(faultMessage.size());
   }
-  const size_t size = sizeof h + h.keyframeBytes + h.inputBytes + h.writeBytes + h.faultMessageBytes;
+  const size_t size = sizeof h + h.inputBytes + h.writeBytes + h.faultMessageBytes;
   queuedCycle_ = c.cycle;
   queuedStartNs_ = c.startNs;
   auto put = [&](uint8_t* out) {
     std::memcpy(out, &h, sizeof h);
     out += sizeof h;
-    if (h.keyframeBytes) std::memcpy(out, keyframe_.data(), h.keyframeBytes);
-    out += h.keyframeBytes;
     if (h.inputBytes) std::memcpy(out, inputChanges_.data(), h.inputBytes);
     out += h.inputBytes;
     if (h.writeBytes) std::memcpy(out, writes_.data(), h.writeBytes);
     out += h.writeBytes;
     if (h.faultMessageBytes) std::memcpy(out, faultMessage.data(), h.faultMessageBytes);
   };
-  if (h.keyframeBytes == 0 && size <= kBatchBytes) {
+  if (!h.keyframeSlot && size <= kBatchBytes) {
     // Staged too (a record that follows dropped cycles always carries a keyframe, so staged
     // records never start after a gap).
     put(staging_.get() + stagedBytes_);  // (a vector's resize would zero-fill first: rep stos)
@@ -316,7 +336,7 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
       return;
   } else {
     // Keyframes and big records cross on their own, after the staged cycles that precede them.
-    if (!flushStaged(faulted) && h.keyframeBytes == 0) {
+    if (!flushStaged(faulted) && !h.keyframeSlot) {
       dropCycles(1);  // no keyframe to restart from after the dropped batch
       return;
     }
@@ -327,6 +347,8 @@ void Recorder::afterCycle(const Runtime& rt, RunStatus status) {
       return;
     }
     put(out);
+    if (h.keyframeSlot)
+      keyframeBusy_[keyframeSlot_].store(true, std::memory_order_relaxed);  // (the commit publishes it)
     ring_.commit();
     if (droppedRun_) bump(gaps_);
     droppedRun_ = 0;
@@ -396,7 +418,8 @@ SyncResult Recorder::sync() {
     needKeyframe_ = true;
   }
   SyncResult synced = done.get();
-  if (synced.ok && ownKeyframe) synced.image = keyframe_;
+  if (synced.ok && ownKeyframe)
+    synced.image.assign(keyframes_[keyframeSlot_].get(), keyframes_[keyframeSlot_].get() + runtime_.vm().imageSize());
   return synced;
 }
 
@@ -554,7 +577,7 @@ void Recorder::writerLoop() {
         takenStartNs_ = h.startNs;
       }
       processRecord(h, rec.data() + at);
-      at += size_t{h.keyframeBytes} + h.inputBytes + h.writeBytes + h.faultMessageBytes;
+      at += size_t{h.inputBytes} + h.writeBytes + h.faultMessageBytes;
     }
     ring_.pop();
     // Anyone in waitForWriter() looks at the queue again. (Both sides read-modify-write the count of
@@ -647,21 +670,20 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
   }
   if (h.flags & kGapOnly) return;
   const uint32_t imageSize = vm_.imageSize();
-  if (h.keyframeBytes) {
+  if (h.keyframeSlot) {
     closeChunk();
-    if (h.keyframeBytes == imageSize) {
-      if (vmValid_ && std::memcmp(vm_.image(), p, imageSize) != 0) {
-        uint32_t at = 0;
-        while (vm_.image()[at] == p[at]) ++at;
-        noteDivergence(
-            fmt::format("the image before cycle {} differs from the re-executed one (first at byte {})", h.cycle, at));
-      }
-      std::memcpy(vm_.image(), p, imageSize);  // the live image wins
-      vmValid_ = true;
+    const uint8_t* keyframe = keyframes_[h.keyframeSlot - 1].get();
+    if (vmValid_ && std::memcmp(vm_.image(), keyframe, imageSize) != 0) {
+      uint32_t at = 0;
+      while (vm_.image()[at] == keyframe[at]) ++at;
+      noteDivergence(
+          fmt::format("the image before cycle {} differs from the re-executed one (first at byte {})", h.cycle, at));
     }
-    startChunk(h.cycle, p);
+    std::memcpy(vm_.image(), keyframe, imageSize);  // the live image wins
+    vmValid_ = true;
+    startChunk(h.cycle, keyframe);
+    keyframeBusy_[h.keyframeSlot - 1].store(false, std::memory_order_release);  // the scan thread may reuse it
     restartChunk_ = false;
-    p += h.keyframeBytes;
   } else if (vmValid_ && (!chunkOpen_ || restartChunk_)) {
     // The chunk before ended early (the file lost one of its blocks): this one starts from the
     // re-executed image (the live image is checked against it again at the next keyframe).
@@ -728,6 +750,10 @@ void Recorder::processRecord(const RecordHeader& h, const uint8_t* p) {
     }
     chunk_.paths.push_back(pathIndex);
   }
+  if (options_.flushEveryCycles && chunk_.cycleCount() - flushedCycles_ >= options_.flushEveryCycles) flushPart(false);
+  // A large image's keyframe goes into a block after the chunk's first cycle, so that it is not
+  // held in memory all through the chunk (its later cycles are continuations).
+  if (flushedCycles_ == 0 && imageSize > kLargestPrefix) flushPart(false);
   if (liveFaulted) {
     trace::FaultData f;
     f.cycle = h.cycle;
@@ -832,7 +858,8 @@ void Recorder::flushPart(bool onTime) {
   auto block = std::make_shared<trace::EncodedChunk>();
   std::string why;
   std::vector<uint8_t> message;
-  if (!encoder_->encodeChunk(part, limits_, *block, why, chunkMessage_, &message)) {
+  if (!encoder_->encodeChunk(part, limits_, *block, why, chunkMessage_,
+                             vm_.imageSize() <= kLargestPrefix ? &message : nullptr)) {
     // Our own bug (every part is valid by construction): recorded as a failure, not a crash.
     fileFailed(part.firstCycle, fmt::format("cannot encode cycles {}..{}: {}", part.firstCycle,
                                             part.firstCycle + part.cycleCount() - 1, why));
@@ -1051,29 +1078,42 @@ void Recorder::startWriteIndex() {
   const uint32_t words = (vm_.imageSize() + 7) / 8;
   boundaryImage_.assign(words, 0);
   std::memcpy(boundaryImage_.data(), vm_.image(), vm_.imageSize());
-  changedBits_.assign(words, 0);
+  changedBytes_.assign(words, 0);
 }
+
+namespace {
+// One bit per byte of `diff` that is not zero (bit i: byte i).
+inline uint8_t nonZeroBytes(uint64_t diff) {
+  diff |= diff >> 4;
+  diff |= diff >> 2;
+  diff |= diff >> 1;
+  return static_cast<uint8_t>(((diff & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56);
+}
+}  // namespace
 
 void Recorder::noteBoundary() {
   if (!options_.writeIndex) return;
   // One pass over the image per cycle, on the writer thread (the scan thread never pays for it).
   // It sees the values at cycle boundaries only: a value changed and restored within one cycle
-  // leaves no trace here (docs/replayer.md: the write index).
+  // leaves no trace here (docs/replayer.md: the write index). One bit per byte changed: an eighth
+  // of the image in memory.
   const uint32_t size = vm_.imageSize();
   const uint32_t whole = size / 8;
   const uint8_t* image = vm_.image();
   uint64_t* last = boundaryImage_.data();
-  uint64_t* changed = changedBits_.data();
+  uint8_t* changed = changedBytes_.data();
   for (uint32_t i = 0; i < whole; ++i) {
     uint64_t now;
     std::memcpy(&now, image + 8 * i, 8);
-    changed[i] |= now ^ last[i];
-    last[i] = now;
+    if (const uint64_t diff = now ^ last[i]) {
+      changed[i] |= nonZeroBytes(diff);
+      last[i] = now;
+    }
   }
   if (whole * 8 < size) {
     uint64_t now = 0;
     std::memcpy(&now, image + 8 * whole, size - whole * 8);
-    changed[whole] |= now ^ last[whole];
+    changed[whole] |= nonZeroBytes(now ^ last[whole]);
     last[whole] = now;
   }
 }
@@ -1087,18 +1127,18 @@ trace::WriteIndex Recorder::takeWriteIndex() {
   trace::WriteIndex ranges;
   const uint32_t size = vm_.imageSize();
   for (uint32_t at = 0; at < size; ++at) {
-    const uint64_t word = changedBits_[at / 8];
-    if (word == 0) {
+    const uint8_t bytes = changedBytes_[at / 8];
+    if (bytes == 0) {
       at = at / 8 * 8 + 7;
       continue;
     }
-    if (((word >> (8 * (at % 8))) & 0xFF) == 0) continue;
+    if (((bytes >> (at % 8)) & 1) == 0) continue;
     if (!ranges.empty() && at - (ranges[ranges.size() - 2] + ranges.back()) < kMergeGap)
       ranges.back() = at + 1 - ranges[ranges.size() - 2];
     else
       ranges.insert(ranges.end(), {at, 1u});
   }
-  std::fill(changedBits_.begin(), changedBits_.end(), 0);
+  std::fill(changedBytes_.begin(), changedBytes_.end(), 0);
   if (ranges.size() / 2 > kMaxRanges) {
     // Too many: merge across the smallest gaps, up to the gap that leaves kMaxRanges.
     std::vector<uint32_t> gaps;

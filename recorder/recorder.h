@@ -75,14 +75,16 @@ struct RecorderOptions {
   uint64_t ringBytes = 0;      // flight recorder: keep this many bytes of compressed chunks (0: off)
   int64_t ringDurationNs = 0;  // flight recorder: keep about this much virtual time (0: off)
   // Capacity of the scan -> writer queue; 0: 256 KiB, small enough to stay in the two cores'
-  // caches. Whatever is asked, at least four keyframe records of the image (a record may take at
-  // most half the queue).
+  // caches. (Keyframes do not cross it: two slots of the image's size hold them.)
   size_t queueBytes = 0;
   uint32_t maxStatementsPerCycle = 1u << 20;  // longer paths are recorded as "not recorded"
   // The flush window (wall time): every cycle that has ended is in a block of the trace (written to
   // the file, or kept by a flight recorder and handed to its sinks) at most this long after it
   // ended. 0: blocks are written when chunks are complete (every keyframeEvery cycles) only.
   int64_t flushEveryNs = 1'000'000'000;
+  // And in cycles: a block is written once it holds this many (0: only the window and the chunk's
+  // end, keyframeEvery, bound it).
+  uint32_t flushEveryCycles = 0;
   // How often (wall time) the scan thread hands its staged cycles to the writer; 0: four times per
   // flush window.
   int64_t handOverEveryNs = 0;
@@ -207,7 +209,8 @@ class Recorder final : public CycleHooks {
   // True while the queue to the writer is more than three quarters full. A simulation that runs
   // faster than real time may wait between cycles while this holds (never inside a cycle), so
   // that it records every cycle; a real-time task just lets the recorder drop.
-  bool backlogged() const { return ring_.used() > ring_.capacity() / 4 * 3; }
+  // (Or while the next chunk's keyframe has no free slot: the writer is more than a chunk behind.)
+  bool backlogged() const { return ring_.used() > ring_.capacity() / 4 * 3 || (needKeyframe_ && !keyframeSlotFree()); }
   // Bytes handed to the writer and not yet processed.
   size_t queuedBytes() const { return ring_.used(); }
   // Waits until the writer has processed all but at most `bytes` of what was handed to it, or
@@ -217,6 +220,7 @@ class Recorder final : public CycleHooks {
   bool waitForWriter(size_t bytes, std::chrono::nanoseconds timeout) const;
   // backlogged() no more: the queue half empty, so that the next cycles do not wait again at once.
   bool waitUntilNotBacklogged(std::chrono::nanoseconds timeout) const {
+    if (needKeyframe_ && !keyframeSlotFree()) return waitForWriter(0, timeout);  // (the writer frees it as it goes)
     return waitForWriter(ring_.capacity() / 2, timeout);
   }
   // Flight recorder: asks the writer thread to write the history it holds (the kept chunks, the
@@ -283,6 +287,11 @@ class Recorder final : public CycleHooks {
     uint64_t endCycle() const { return blocks.back()->firstCycle() + blocks.back()->cycleCount(); }
   };
   bool ringMode() const { return options_.ringBytes || options_.ringDurationNs; }
+  bool keyframeSlotFree() const {
+    for (uint8_t slot = 0; slot < keyframeSlots_; ++slot)
+      if (!keyframeBusy_[slot].load(std::memory_order_acquire)) return true;
+    return false;
+  }
   bool keepsHistory() const { return ringMode() || options_.keepHistoryBytes; }
   void markSnapshot(uint64_t tickets);
   void serveSync(const RecordHeader& mark);
@@ -325,15 +334,23 @@ class Recorder final : public CycleHooks {
   std::atomic<int64_t> writerDelayUs_{0};
   bool attached_ = false;
 
+  // ---- keyframes: the scan thread copies the image before a chunk's first cycle into a free slot,
+  // the writer copies it out of there and frees the slot
+  // As many slots as fit in 4 MiB, from 2 to 16: a small image's chunks may start while the writer
+  // is several chunks behind (a fast simulation), a large image's never take more than two images.
+  static constexpr uint8_t kMaxKeyframeSlots = 16;
+  uint8_t keyframeSlots_ = 2;
+  std::unique_ptr<uint8_t[]> keyframes_[kMaxKeyframeSlots];
+  std::atomic<bool> keyframeBusy_[kMaxKeyframeSlots] = {};
   // ---- scan thread
-  std::vector<uint8_t> keyframe_;
+  uint8_t keyframeSlot_ = 0;            // where the keyframe of the cycle under way is (haveKeyframe_)
   std::vector<uint8_t> inputChanges_;   // encoded (offset u32, length u16, bytes)
   std::vector<uint8_t> writes_;         // encoded (offset u32, bit i8, length u16, bytes)
   std::unique_ptr<uint8_t[]> staging_;  // records not yet handed to the writer (stays in L1)
   size_t stagedBytes_ = 0;
   uint32_t stagedCycles_ = 0;
   bool needKeyframe_ = true;
-  bool haveKeyframe_ = false;  // keyframe_ holds the image before the current cycle
+  bool haveKeyframe_ = false;  // keyframes_[keyframeSlot_] holds the image before the current cycle
   uint32_t cyclesInChunk_ = 0;
   uint64_t droppedRun_ = 0;  // cycles dropped since the last recorded one
   // The cycle of the last record staged or queued, and its start: a ShortRecord follows it. (The
@@ -396,10 +413,10 @@ class Recorder final : public CycleHooks {
   std::vector<uint8_t> chunkMessage_;  // its last block's message: what its next block is compressed against
   std::vector<size_t> pathHashes_;
   // The write index of the part of chunk_ not yet in a block (trace::ChunkData::writeIndex): the
-  // image at the last cycle boundary, and the bits that differed at any boundary since that part
-  // began, as 64-bit words.
+  // image at the last cycle boundary, as 64-bit words, and the bytes that differed at any boundary
+  // since that part began, one bit a byte.
   std::vector<uint64_t> boundaryImage_;
-  std::vector<uint64_t> changedBits_;
+  std::vector<uint8_t> changedBytes_;
   void startWriteIndex();
   void noteBoundary();
   trace::WriteIndex takeWriteIndex();

@@ -81,6 +81,9 @@ bool BlockEncoder::encodeChunk(const ChunkData& chunk, const ChunkLimits& limits
   // A fresh vector, so that its capacity is the block's size: a flight recorder's memory limit
   // counts these bytes.
   out.bytes_ = std::vector<uint8_t>(block.begin(), block.end());
+  // The block is out: a buffer grown for a large image's keyframe is not kept for the small blocks
+  // that follow (a recorder's memory stays a small multiple of the image).
+  if (buffer_.capacity() > (16u << 20)) std::vector<uint8_t>().swap(buffer_);
   out.kind_ = kind;
   out.pathBase_ = chunk.pathBase;
   out.pathEnd_ = chunk.pathBase + static_cast<uint32_t>(chunk.pathTable.size());

@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <fmt/format.h>
+#include <kj/io.h>
 
 #include <cstring>
 #include <exception>
@@ -20,9 +21,11 @@ using schema::Block;
 // Encoding
 
 std::vector<uint8_t> toBytes(capnp::MessageBuilder& builder) {
-  kj::Array<capnp::word> flat = capnp::messageToFlatArray(builder);
-  kj::ArrayPtr<const kj::byte> bytes = flat.asBytes();
-  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+  // Written once, straight into the vector (no flat array copied again: a keyframe may be large).
+  std::vector<uint8_t> out(capnp::computeSerializedSizeInWords(builder) * sizeof(capnp::word));
+  kj::ArrayOutputStream stream(kj::arrayPtr(reinterpret_cast<kj::byte*>(out.data()), out.size()));
+  capnp::writeMessage(stream, builder);
+  return out;
 }
 
 uint32_t words(size_t bytes) { return static_cast<uint32_t>(std::min<size_t>((bytes + 7) / 8, 1u << 28)); }
@@ -214,7 +217,11 @@ std::vector<uint8_t> encodeHeader(const HeaderData& h) {
 }
 
 std::vector<uint8_t> encodeChunk(const ChunkData& c) {
-  size_t estimate = c.keyframe.size() + c.cycleCount() * 22 + 256;
+  // A large keyframe is referenced where it is, not copied into the message first (capnp reads an
+  // external blob in whole words: only a keyframe of whole words qualifies).
+  const bool external = c.keyframe.size() >= (64u << 10) && c.keyframe.size() % sizeof(capnp::word) == 0 &&
+                        reinterpret_cast<uintptr_t>(c.keyframe.data()) % sizeof(capnp::word) == 0;
+  size_t estimate = (external ? 0 : c.keyframe.size()) + c.cycleCount() * 22 + 256;
   for (const auto& p : c.pathTable) estimate += p.size() * 4 + 16;
   for (const auto& w : c.inputChanges) estimate += w.bytes.size() + 32;
   for (const auto& w : c.writes) estimate += w.bytes.size() + 32;
@@ -225,7 +232,11 @@ std::vector<uint8_t> encodeChunk(const ChunkData& c) {
   const unsigned n = c.cycleCount();
   m.setFirstCycle(c.firstCycle);
   m.setCycleCount(n);
-  if (!c.continuation) m.setKeyframe(kj::arrayPtr(c.keyframe.data(), c.keyframe.size()));
+  if (external)
+    m.adoptKeyframe(
+        builder.getOrphanage().referenceExternalData(capnp::Data::Reader(c.keyframe.data(), c.keyframe.size())));
+  else if (!c.continuation)
+    m.setKeyframe(kj::arrayPtr(c.keyframe.data(), c.keyframe.size()));
   m.setPathBase(c.pathBase);
   auto tasks = m.initTasks(n);
   for (unsigned i = 0; i < n; ++i) tasks.set(i, c.tasks[i]);
