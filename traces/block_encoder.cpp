@@ -27,8 +27,14 @@ std::span<const uint8_t> BlockEncoder::frame(BlockKind kind, uint64_t firstCycle
     return {};
   }
   const size_t bound = ZSTD_compressBound(message.size());
-  buffer_.resize(kFrameHeaderBytes + std::max(bound, message.size()));
-  uint8_t* payload = buffer_.data() + kFrameHeaderBytes;
+  const size_t needed = kFrameHeaderBytes + std::max(bound, message.size());
+  if (bufferSize_ < needed) {
+    // Not zero-filled: pages the compressor never writes (a large keyframe that compresses well)
+    // cost no memory.
+    buffer_.reset(new uint8_t[needed]);
+    bufferSize_ = needed;
+  }
+  uint8_t* payload = buffer_.get() + kFrameHeaderBytes;
   FrameHeader h;
   h.kind = kind;
   h.rawSize = static_cast<uint32_t>(message.size());
@@ -59,8 +65,8 @@ std::span<const uint8_t> BlockEncoder::frame(BlockKind kind, uint64_t firstCycle
   }
   h.storedSize = static_cast<uint32_t>(stored);
   h.payloadHash = payloadHash(payload, stored);
-  encodeFrameHeader(h, buffer_.data());
-  return {buffer_.data(), kFrameHeaderBytes + stored};
+  encodeFrameHeader(h, buffer_.get());
+  return {buffer_.get(), kFrameHeaderBytes + stored};
 }
 
 bool BlockEncoder::encodeChunk(const ChunkData& chunk, const ChunkLimits& limits, EncodedChunk& out, std::string& error,
@@ -83,7 +89,10 @@ bool BlockEncoder::encodeChunk(const ChunkData& chunk, const ChunkLimits& limits
   out.bytes_ = std::vector<uint8_t>(block.begin(), block.end());
   // The block is out: a buffer grown for a large image's keyframe is not kept for the small blocks
   // that follow (a recorder's memory stays a small multiple of the image).
-  if (buffer_.capacity() > (16u << 20)) std::vector<uint8_t>().swap(buffer_);
+  if (bufferSize_ > (16u << 20)) {
+    buffer_.reset();
+    bufferSize_ = 0;
+  }
   out.kind_ = kind;
   out.pathBase_ = chunk.pathBase;
   out.pathEnd_ = chunk.pathBase + static_cast<uint32_t>(chunk.pathTable.size());

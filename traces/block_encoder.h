@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -88,8 +89,9 @@ class BlockEncoder {
 
  private:
   int zstdLevel_;
-  void* cctx_ = nullptr;         // ZSTD_CCtx
-  std::vector<uint8_t> buffer_;  // the last framed block (grows to the largest one)
+  void* cctx_ = nullptr;               // ZSTD_CCtx
+  std::unique_ptr<uint8_t[]> buffer_;  // the last framed block (grows to the largest one)
+  size_t bufferSize_ = 0;
 };
 
 }  // namespace scanback::trace
