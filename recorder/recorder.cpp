@@ -10,7 +10,9 @@
 #include <filesystem>
 
 #include "traces/trace_writer.h"
+#include "vm/base/assert.h"
 #include "vm/base/version.h"
+#include "vm/exec/natives.h"
 #include "vm/runtime/step_writes.h"
 
 namespace scanback::recorder {
@@ -169,6 +171,7 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   h.imageSize = p.imageSize();
   h.statementCount = static_cast<uint32_t>(p.statements.size());
+  h.writeIndexComplete = options.writeIndex;
   if (r->ringMode()) {
     r->encoder_ = std::make_unique<trace::BlockEncoder>(options.zstdLevel);
     if (!r->encoder_->ok()) {
@@ -190,7 +193,8 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
   r->staging_.reset(new uint8_t[2 * kBatchBytes]);  // below kBatchBytes + one record of at most that
   // The writer's VM: the same program and watchdog as the live one.
   r->vm_.setStatementBudget(runtime.vm().statementBudget());
-  if (options.statements) {
+  // The write index needs the statements that ran, also when their paths are not recorded.
+  if (options.statements || options.writeIndex) {
     r->statementLog_.resize(options.maxStatementsPerCycle);
     r->vm_.setStatementLog(r->statementLog_.data(), r->statementLog_.data() + r->statementLog_.size());
   }
@@ -729,13 +733,19 @@ void Recorder::startWriteIndex() {
   boundaryImage_.assign(words, 0);
   std::memcpy(boundaryImage_.data(), vm_.image(), vm_.imageSize());
   changedBits_.assign(words, 0);
+  if (!writeSets_) {
+    const std::vector<uint32_t> natives = nativeInstanceSizes();
+    writeSets_ = std::make_unique<const WriteSets>(vm_.program(), natives);
+  }
+  ranStatements_.assign(options_.statements ? 0 : writeSets_->statementCount(), 0);
+  ranUnknown_ = false;
 }
 
 void Recorder::noteBoundary() {
   if (!options_.writeIndex) return;
-  // One pass over the image per cycle, on the writer thread (the scan thread never pays for it).
-  // It sees the values at cycle boundaries only: a value changed and restored within one cycle
-  // leaves no trace here (docs/replayer.md: the write index).
+  // One pass over the image per cycle, on the writer thread (the scan thread never pays for it):
+  // what the scan inputs and anything else changed. What statements wrote, also a value changed
+  // and restored within the cycle, comes from their write sets (finishWriteIndex).
   const uint32_t size = vm_.imageSize();
   const uint32_t whole = size / 8;
   const uint8_t* image = vm_.image();
@@ -753,16 +763,25 @@ void Recorder::noteBoundary() {
     changed[whole] |= now ^ last[whole];
     last[whole] = now;
   }
+  // The statements that ran: in the chunk's path table when paths are recorded, else noted here.
+  if (vm_.statementLogOverflowed()) {
+    ranUnknown_ = true;
+  } else if (!options_.statements) {
+    for (const uint32_t* id = vm_.statementLogBegin(); id != vm_.statementLogEnd(); ++id)
+      if (*id < ranStatements_.size()) ranStatements_[*id] = 1;
+  }
 }
 
 void Recorder::finishWriteIndex() {
   if (!options_.writeIndex) return;
-  // Byte ranges from the changed bits (adjacent bytes form one range); beyond kMaxRanges the ranges
-  // nearest each other are merged (a superset is allowed), so the index stays small per chunk.
-  constexpr uint32_t kMergeGap = 1;
+  // Once per chunk: the bytes that differed at its cycle boundaries (adjacent bytes form one
+  // range), every byte the statements that ran in it may write, every byte of its scan inputs
+  // (a stimulus value the cycle overwrites leaves no trace at the boundary). Beyond kMaxRanges
+  // the ranges nearest each other are merged (a superset is allowed), so the index stays small.
   constexpr size_t kMaxRanges = 256;
-  trace::WriteIndex ranges;
+  SB_ASSERT(writeSets_, "the write index of a chunk that startWriteIndex did not start");
   const uint32_t size = vm_.imageSize();
+  std::vector<ImageRange> ranges;
   for (uint32_t at = 0; at < size; ++at) {
     const uint64_t word = changedBits_[at / 8];
     if (word == 0) {
@@ -770,32 +789,33 @@ void Recorder::finishWriteIndex() {
       continue;
     }
     if (((word >> (8 * (at % 8))) & 0xFF) == 0) continue;
-    if (!ranges.empty() && at - (ranges[ranges.size() - 2] + ranges.back()) < kMergeGap)
-      ranges.back() = at + 1 - ranges[ranges.size() - 2];
+    if (!ranges.empty() && ranges.back().offset + ranges.back().size == at)
+      ++ranges.back().size;
     else
-      ranges.insert(ranges.end(), {at, 1u});
+      ranges.push_back({at, 1});
   }
-  if (ranges.size() / 2 > kMaxRanges) {
-    // Too many: merge across the smallest gaps, up to the gap that leaves kMaxRanges.
-    std::vector<uint32_t> gaps;
-    for (size_t r = 2; r < ranges.size(); r += 2) gaps.push_back(ranges[r] - (ranges[r - 2] + ranges[r - 1]));
-    const size_t merges = gaps.size() + 1 - kMaxRanges;
-    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(merges - 1), gaps.end());
-    const uint32_t threshold = gaps[merges - 1];
-    size_t mergesLeft = merges;
-    trace::WriteIndex merged{ranges[0], ranges[1]};
-    for (size_t r = 2; r < ranges.size(); r += 2) {
-      const uint32_t gap = ranges[r] - (merged[merged.size() - 2] + merged.back());
-      if (mergesLeft > 0 && gap <= threshold) {
-        merged.back() = ranges[r] + ranges[r + 1] - merged[merged.size() - 2];
-        --mergesLeft;
-      } else {
-        merged.insert(merged.end(), {ranges[r], ranges[r + 1]});
-      }
-    }
-    ranges = std::move(merged);
+  bool anywhere = ranUnknown_ || writeSets_->unownedAnywhere();
+  const std::span<const ImageRange> unowned = writeSets_->unowned();
+  ranges.insert(ranges.end(), unowned.begin(), unowned.end());
+  std::vector<uint8_t> ran = ranStatements_;
+  ran.resize(writeSets_->statementCount(), 0);
+  for (const std::vector<uint32_t>& path : chunk_.pathTable)
+    for (uint32_t id : path)
+      if (id < ran.size()) ran[id] = 1;
+  for (uint32_t id = 0; id < ran.size() && !anywhere; ++id) {
+    if (!ran[id]) continue;
+    anywhere = writeSets_->anywhere(id);
+    const std::span<const ImageRange> writes = writeSets_->of(id);
+    ranges.insert(ranges.end(), writes.begin(), writes.end());
   }
-  chunk_.writeIndex = std::move(ranges);
+  for (const std::vector<trace::ImageWriteData>* inputs : {&chunk_.inputChanges, &chunk_.writes})
+    for (const trace::ImageWriteData& w : *inputs)
+      ranges.push_back({w.offset, w.bit >= 0 ? 1u : static_cast<uint32_t>(w.bytes.size())});
+  if (anywhere) ranges.assign(1, ImageRange{0, size});
+  normalizeRanges(ranges, size, kMaxRanges);
+  trace::WriteIndex index;
+  for (const ImageRange& r : ranges) index.insert(index.end(), {r.offset, r.size});
+  chunk_.writeIndex = std::move(index);
 }
 
 void Recorder::flushChunk() {

@@ -39,6 +39,7 @@
 #include "recorder/spsc_ring.h"
 #include "traces/block_encoder.h"
 #include "traces/trace_model.h"
+#include "vm/bytecode/write_sets.h"
 #include "vm/runtime/runtime.h"
 
 namespace scanback::trace {
@@ -304,9 +305,14 @@ class Recorder final : public CycleHooks {
   trace::ChunkData chunk_;
   std::vector<size_t> pathHashes_;
   // The write index of chunk_ (trace::ChunkData::writeIndex): the image at the last cycle
-  // boundary, and the bits that differed at any boundary since the chunk began, as 64-bit words.
+  // boundary, and the bits that differed at any boundary since the chunk began, as 64-bit words;
+  // with the write sets of the statements that ran (from the chunk's path table, or, without
+  // statement paths, from the statement log: ranStatements_) and the scan inputs' bytes.
   std::vector<uint64_t> boundaryImage_;
   std::vector<uint64_t> changedBits_;
+  std::unique_ptr<const WriteSets> writeSets_;  // built on the writer thread, once
+  std::vector<uint8_t> ranStatements_;
+  bool ranUnknown_ = false;  // a cycle's statements are not known (its log overflowed)
   void encodeWrite(const ExternalWrite& write, int64_t atStep);
   void startWriteIndex();
   void noteBoundary();

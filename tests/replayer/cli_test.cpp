@@ -495,6 +495,47 @@ TEST(TraceWhy, ChangesOfAVariableWithPositionsStatementsAndValues) {
   EXPECT_NE(r.out.find("no change recorded"), std::string::npos) << r.out;
 }
 
+// Issue 27: a value a cycle changes and restores is changed twice in that cycle, wherever the
+// chunk's write index or a comparison at cycle ends would not see it (every cycle ends with x = 0).
+TEST(TraceWhy, AWriteUndoneWithinItsCycleIsAChange) {
+  TempDir dir;
+  const std::string trace = recordText(dir, "blind", R"(PROGRAM P
+VAR
+  x : INT;
+  n : INT;
+END_VAR
+n := n + 1;
+x := 5;
+x := 0;
+END_PROGRAM
+)",
+                                       20, 4);
+  const std::string source = dir.file("blind.st");
+  const CliResult r = runScanback("trace why " + q(trace) + " P.x --at 5:2");
+  ASSERT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_NE(r.out.find("P.x = 5 at 5:2\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no change recorded"), std::string::npos) << r.out;
+  const std::vector<WhyLine> lines = whyLines(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  // The boundary after x := 5 (line 7) is 5:2; the cycle before ended with x := 0 (line 8).
+  EXPECT_EQ(lines[0].position, "5:2");
+  EXPECT_EQ(lines[0].location, source + ":7:1");
+  EXPECT_EQ(lines[0].before, "0");
+  EXPECT_EQ(lines[0].after, "5");
+  EXPECT_EQ(lines[1].position, "4:3");
+  EXPECT_EQ(lines[1].location, source + ":8:1");
+  EXPECT_EQ(lines[1].before, "5");
+  EXPECT_EQ(lines[1].after, "0");
+  EXPECT_EQ(lines[2].position, "4:2");
+  // At the end of the recording too, 16 cycles and three chunks later.
+  const CliResult atEnd = runScanback("trace why " + q(trace) + " P.x --count 2");
+  ASSERT_EQ(atEnd.exitCode, 0) << describe(atEnd);
+  const std::vector<WhyLine> last = whyLines(atEnd.out);
+  ASSERT_EQ(last.size(), 2u) << atEnd.out;
+  EXPECT_EQ(last[0].position, "19:3");
+  EXPECT_EQ(last[1].position, "19:2");
+}
+
 TEST(TraceWhy, BitsAddressesAndFunctionBlockMembers) {
   const WhyTrace& w = whyTrace();
   // An input bit set by the stimulus at cycle 4 (the first cycle of the second chunk: the change is
