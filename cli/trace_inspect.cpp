@@ -204,6 +204,20 @@ std::vector<std::string> utf8(const std::vector<std::string>& texts) {
 // ----------------------------------------------------------------------------------------------
 // info
 
+std::vector<std::string> damageLines(const TraceReader& reader) {
+  std::vector<std::string> lines;
+  for (const DamageData& d : reader.damage()) lines.push_back(d.what);
+  if (const auto& index = reader.unusableIndex()) {
+    lines.push_back(
+        fmt::format("the index block at offset {} is unusable ({}): the blocks were found by scanning the file{}",
+                    index->offset, index->why, reader.onlyTheIndexIsCorrupt() ? ", every one before it" : ""));
+  }
+  if (reader.corruptOffset() && !reader.onlyTheIndexIsCorrupt())
+    lines.push_back(fmt::format("a corrupt block at offset {}: what follows it is unreadable ({})",
+                                *reader.corruptOffset(), reader.corruptError()));
+  return lines;
+}
+
 std::string traceInfoText(const TraceReader& reader) {
   const HeaderData& h = reader.header();
   const Summary s = summarize(reader);
@@ -236,12 +250,15 @@ std::string traceInfoText(const TraceReader& reader) {
   }
   line("chunks", fmt::format("{}", s.chunks));
   line("gaps", s.gaps ? fmt::format("{} ({} cycles not recorded)", s.gaps, s.gapCycles) : std::string("none"));
-  // Damage is a part missing from the file (or there twice), not cycles the recorder dropped.
-  line("damage", reader.damage().empty()
-                     ? std::string("none")
-                     : fmt::format("{} part{} missing or repeated{} (see the warnings)", reader.damage().size(),
-                                   reader.damage().size() == 1 ? "" : "s",
-                                   missing ? fmt::format(", {} cycles lost", missing) : std::string()));
+  // Damage is a part missing from the file (or there twice), a corrupt block or an unusable index:
+  // not cycles the recorder dropped.
+  const std::vector<std::string> damage = damageLines(reader);
+  if (damage.empty()) line("damage", "none");
+  if (!reader.damage().empty())
+    line("damage", fmt::format("{} part{} missing or repeated{} (see the warnings)", reader.damage().size(),
+                               reader.damage().size() == 1 ? "" : "s",
+                               missing ? fmt::format(", {} cycles lost", missing) : std::string()));
+  for (size_t i = reader.damage().size(); i < damage.size(); ++i) line("damage", damage[i]);
   if (s.programChanges) line("program changes", fmt::format("{}", s.programChanges));
   if (s.endsInFault && s.fault) {
     line("end", fmt::format("fault in cycle {} (step {}): {}", s.fault->cycle, s.fault->step, s.fault->message));
@@ -250,6 +267,9 @@ std::string traceInfoText(const TraceReader& reader) {
   } else if (s.open) {
     line("end", fmt::format("inside cycle {} (task {}), paused at step {}: the recording finished there", s.open->cycle,
                             taskName(h, static_cast<uint16_t>(s.open->task)), s.open->untilStep));
+  } else if (reader.onlyTheIndexIsCorrupt()) {
+    line("end", fmt::format("closed (it has a trailer), but its index block at offset {} is corrupt",
+                            *reader.corruptOffset()));
   } else if (reader.corruptOffset()) {
     line("end", fmt::format("unknown: a corrupt block at offset {} stops the trace there", *reader.corruptOffset()));
   } else if (reader.complete()) {
@@ -309,6 +329,16 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
     damage.push_back(
         {{"firstCycle", d.firstCycle}, {"cycleCount", d.cycleCount}, {"offset", d.offset}, {"what", utf8(d.what)}});
   j["damage"] = damage;
+  if (reader.corruptOffset())
+    j["corruptBlock"] = {{"offset", *reader.corruptOffset()},
+                         {"index", reader.onlyTheIndexIsCorrupt()},
+                         {"why", utf8(reader.corruptError())}};
+  else
+    j["corruptBlock"] = nullptr;
+  if (const auto& index = reader.unusableIndex())
+    j["unusableIndex"] = {{"offset", index->offset}, {"why", utf8(index->why)}, {"fallback", "scan"}};
+  else
+    j["unusableIndex"] = nullptr;
   j["programChanges"] = s.programChanges;
   j["endsInFault"] = s.endsInFault;
   if (s.fault) {

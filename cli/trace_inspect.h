@@ -23,6 +23,12 @@ namespace scanback::cli {
 std::string traceInfoText(const trace::TraceReader& reader);
 nlohmann::ordered_json traceInfoJson(const trace::TraceReader& reader);
 
+// What is damaged in the file, one line each: parts missing or repeated, a corrupt block (what
+// follows it is unreadable), an index that could not be used (with its offset, and that the blocks
+// were found by scanning instead). Empty: nothing is. `trace info` and `trace verify` both report
+// these, so that they agree.
+std::vector<std::string> damageLines(const trace::TraceReader& reader);
+
 // `scanback trace dump`: the header, then every block in file order with the cycles in
 // fromCycle..toCycle (inclusive) of each chunk: number, task, start time, steps, image hash, path,
 // input changes and writes as offset=hex (offset.bit=v for single bits). Unreadable blocks are

@@ -773,6 +773,56 @@ TEST_F(DamageFixture, ACorruptMiddleChunkFailsNamingItsOffsetWhileEarlierPositio
       << c.out;
 }
 
+// Issue 27: `trace info` said "damage none" for a corrupt index block that `trace verify` called
+// DAMAGED. Both name the index block, its offset and what the reader fell back to (a scan, which
+// finds every block before it); the trace replays whole.
+TEST_F(DamageFixture, ACorruptIndexBlockIsDamageForInfoAndVerifyAlike) {
+  std::vector<uint8_t> bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::string error;
+  const auto reader = trace::TraceReader::open(good, error);
+  ASSERT_TRUE(reader) << error;
+  ASSERT_TRUE(reader->indexBlock());
+  const trace::BlockInfo index = *reader->indexBlock();
+  bytes[static_cast<size_t>(index.offset + trace::kFrameHeaderBytes + index.storedSize / 2)] ^= 0xff;
+  const std::string badPath = dir.file("corrupt_index.trace");
+  std::ofstream(badPath, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  const std::string named = "the index block at offset " + std::to_string(index.offset) + " is unusable";
+
+  const CliResult info = runScanback("trace info " + q(badPath));
+  EXPECT_EQ(info.exitCode, 0) << describe(info);
+  EXPECT_EQ(info.out.find("damage            none"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("damage            " + named), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("the blocks were found by scanning the file, every one before it"), std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("cycles            20 recorded"), std::string::npos) << info.out;
+  const CliResult json = runScanback("trace info --json " + q(badPath));
+  ASSERT_EQ(json.exitCode, 0) << describe(json);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["corruptBlock"]["offset"], index.offset);
+  EXPECT_EQ(j["corruptBlock"]["index"], true);
+  EXPECT_EQ(j["unusableIndex"]["offset"], index.offset);
+  EXPECT_EQ(j["unusableIndex"]["fallback"], "scan");
+
+  const CliResult verify = runScanback("trace verify " + q(badPath));
+  EXPECT_EQ(verify.exitCode, 5) << describe(verify);
+  EXPECT_NE(verify.out.find("damage              " + named), std::string::npos) << verify.out;
+  EXPECT_NE(verify.out.find("DAMAGED: the index block is corrupt (the blocks were found by scanning); the 20 cycles "
+                            "checked replay as recorded"),
+            std::string::npos)
+      << verify.out;
+
+  // The undamaged trace: none for both.
+  EXPECT_NE(runScanback("trace info " + q(good)).out.find("damage            none"), std::string::npos);
+  const CliResult clean = runScanback("trace verify " + q(good));
+  EXPECT_EQ(clean.exitCode, 0) << describe(clean);
+  EXPECT_EQ(clean.out.find("damage"), std::string::npos) << clean.out;
+}
+
 // The issue's reproducer: chunk 1000..1999 cut out of a 4000-cycle trace (its index and trailer,
 // which no longer match, with it). info, verify and replay all name the missing cycles.
 TEST(TraceDamage, AMissingMiddleChunkIsReportedByInfoVerifyAndReplay) {
