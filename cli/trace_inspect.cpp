@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "vm/compiler/compiler.h"
@@ -546,6 +548,12 @@ std::optional<size_t> findFile(const std::vector<SourceFile>& sources, const std
   return std::nullopt;
 }
 
+// "main.st:12" -> "main.st" (the part before the last colon).
+std::string fileOf(const std::string& fileLine) {
+  const size_t colon = fileLine.find_last_of(':');
+  return colon == std::string::npos ? fileLine : fileLine.substr(0, colon);
+}
+
 struct ProgramLine {
   std::vector<uint32_t> statements;  // starting on the line
   std::string error;                 // when none do, why
@@ -576,7 +584,11 @@ ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string&
     if (span.line < line) below = std::max(below, span.line);
     if (span.line > line) above = std::min(above, span.line);
   }
-  if (r.statements.empty()) {
+  const size_t lines = lineCount(files[*id].text);
+  if (r.statements.empty() && line > lines) {
+    r.error = fmt::format("line {} is past the end of {} as recorded (it has {} line{})", line, r.path, lines,
+                          lines == 1 ? "" : "s");
+  } else if (r.statements.empty()) {
     std::string nearby;
     if (below && above != UINT32_MAX) {
       nearby = fmt::format("; the nearest statements start on lines {} and {}", below, above);
@@ -591,6 +603,30 @@ ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string&
 }
 
 }  // namespace
+
+std::optional<std::string> recordedSource(const TraceReader& reader, const std::string& file, std::string& error) {
+  const std::vector<SourceFile>& sources = reader.header().sources;
+  const std::optional<size_t> id = findFile(sources, file, error);
+  if (!id) return std::nullopt;
+  return sources[*id].text;
+}
+
+std::string editedSourceNotice(const TraceReader& reader, const std::string& fileLine, const std::string& tracePath) {
+  const std::string file = fileOf(fileLine);
+  std::error_code ec;
+  if (file.empty() || !std::filesystem::is_regular_file(file, ec)) return {};
+  std::string ignored;
+  const std::optional<size_t> id = findFile(reader.header().sources, file, ignored);
+  if (!id) return {};
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream onDisk;
+  onDisk << in.rdbuf();
+  if (!in || onDisk.str() == reader.header().sources[*id].text) return {};
+  return fmt::format(
+      "{} on disk differs from the version recorded in the trace: line numbers are the recorded version's (see it "
+      "with: scanback trace dump {} --source {})",
+      file, tracePath, reader.header().sources[*id].path);
+}
 
 std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& fileLine, std::string& error) {
   const size_t colon = fileLine.find_last_of(':');

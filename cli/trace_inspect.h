@@ -38,6 +38,16 @@ std::string traceDump(trace::TraceReader& reader, uint64_t fromCycle = 0, uint64
 // "A..B", "A..", "..B" or "A" (inclusive) for --cycles.
 bool parseCycleRange(const std::string& text, uint64_t& fromCycle, uint64_t& toCycle, std::string& error);
 
+// The text of the recorded source file that `file` names (as `trace hits` finds it: the recorded
+// path, a path ending in it or it in FILE, or the file's name), or an error.
+std::optional<std::string> recordedSource(const trace::TraceReader& reader, const std::string& file,
+                                          std::string& error);
+// For `trace hits FILE:LINE`: when FILE exists on disk and differs from the source the recording
+// started with, one line saying so (that line numbers are the recorded version's, and how to see
+// it); empty otherwise.
+std::string editedSourceNotice(const trace::TraceReader& reader, const std::string& fileLine,
+                               const std::string& tracePath);
+
 // `scanback trace hits FILE:LINE`.
 struct HitsResult {
   std::string file;  // the source file as recorded in the trace

@@ -536,6 +536,60 @@ END_PROGRAM
   EXPECT_EQ(last[1].position, "19:2");
 }
 
+// Issue 27: `trace hits` answers for the recorded sources; when FILE on disk has changed since,
+// one line on stderr says so and how to see the recorded version; a line past the recorded file's
+// end is an error that says so.
+TEST(TraceHits, AnEditedSourceIsNamedAndTheRecordedVersionAnswers) {
+  TempDir dir;
+  const std::string trace = recordText(dir, "edited", R"(PROGRAM P
+VAR
+  x : INT;
+  n : INT;
+END_VAR
+n := n + 1;
+IF n MOD 2 = 0 THEN
+  x := x + 1;
+END_IF
+END_PROGRAM
+)",
+                                       6, 4);
+  const std::string source = dir.file("edited.st");
+  const std::string recorded = readText(source);
+  // As recorded: no notice.
+  CliResult r = runScanback("trace hits " + q(trace) + " " + q(source + ":8"));
+  ASSERT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(r.err, "") << r.err;
+  EXPECT_NE(r.out.find(":8 (statement 2): executed 3 times in 3 of 6 cycles"), std::string::npos) << r.out;
+  const std::string answer = r.out;
+
+  // Two lines added at the top: line 8 of the recorded version is line 10 on disk now.
+  std::ofstream(source) << "// edited\n// since\n" << recorded;
+  r = runScanback("trace hits " + q(trace) + " " + q(source + ":8"));
+  ASSERT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(r.out, answer);  // still the recorded version's line 8
+  EXPECT_NE(r.err.find("scanback: warning: " + source + " on disk differs from the version recorded in the trace"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("line numbers are the recorded version's"), std::string::npos) << r.err;
+  const std::string how = "scanback trace dump " + trace + " --source ";
+  ASSERT_NE(r.err.find(how), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // What it names shows the recorded text.
+  const CliResult shown = runScanback("trace dump " + q(trace) + " --source edited.st");
+  ASSERT_EQ(shown.exitCode, 0) << describe(shown);
+  EXPECT_EQ(shown.out, recorded);
+
+  // Line 11 exists on disk, not in the recording's version (10 lines).
+  r = runScanback("trace hits " + q(trace) + " " + q(source + ":11"));
+  EXPECT_EQ(r.exitCode, 2) << describe(r);
+  EXPECT_NE(r.err.find("on disk differs from the version recorded"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 11 is past the end of " + source + " as recorded (it has 10 lines)"), std::string::npos)
+      << r.err;
+  const CliResult unknown = runScanback("trace dump " + q(trace) + " --source other.st");
+  EXPECT_EQ(unknown.exitCode, 2) << describe(unknown);
+  EXPECT_NE(unknown.err.find("no file 'other.st'"), std::string::npos) << unknown.err;
+}
+
 TEST(TraceWhy, BitsAddressesAndFunctionBlockMembers) {
   const WhyTrace& w = whyTrace();
   // An input bit set by the stimulus at cycle 4 (the first cycle of the second chunk: the change is
