@@ -193,7 +193,13 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
   r->staging_.reset(new uint8_t[2 * kBatchBytes]);  // below kBatchBytes + one record of at most that
   // The writer's VM: the same program and watchdog as the live one.
   r->vm_.setStatementBudget(runtime.vm().statementBudget());
-  // The write index needs the statements that ran, also when their paths are not recorded.
+  // The write index needs the statements that ran, also when their paths are not recorded, and
+  // what each may write: computed here, before the first cycle, since on the writer thread it
+  // would hold up the queue (tens of milliseconds for a large program).
+  if (options.writeIndex) {
+    const std::vector<uint32_t> natives = nativeInstanceSizes();
+    r->writeSets_ = std::make_unique<const WriteSets>(p, natives);
+  }
   if (options.statements || options.writeIndex) {
     r->statementLog_.resize(options.maxStatementsPerCycle);
     r->vm_.setStatementLog(r->statementLog_.data(), r->statementLog_.data() + r->statementLog_.size());
@@ -733,10 +739,6 @@ void Recorder::startWriteIndex() {
   boundaryImage_.assign(words, 0);
   std::memcpy(boundaryImage_.data(), vm_.image(), vm_.imageSize());
   changedBits_.assign(words, 0);
-  if (!writeSets_) {
-    const std::vector<uint32_t> natives = nativeInstanceSizes();
-    writeSets_ = std::make_unique<const WriteSets>(vm_.program(), natives);
-  }
   ranStatements_.assign(options_.statements ? 0 : writeSets_->statementCount(), 0);
   ranUnknown_ = false;
 }

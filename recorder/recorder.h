@@ -310,7 +310,7 @@ class Recorder final : public CycleHooks {
   // statement paths, from the statement log: ranStatements_) and the scan inputs' bytes.
   std::vector<uint64_t> boundaryImage_;
   std::vector<uint64_t> changedBits_;
-  std::unique_ptr<const WriteSets> writeSets_;  // built on the writer thread, once
+  std::unique_ptr<const WriteSets> writeSets_;  // of the program, built by start()
   std::vector<uint8_t> ranStatements_;
   bool ranUnknown_ = false;  // a cycle's statements are not known (its log overflowed)
   void encodeWrite(const ExternalWrite& write, int64_t atStep);

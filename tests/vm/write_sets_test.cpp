@@ -307,23 +307,58 @@ END_PROGRAM
   EXPECT_FALSE(a.sets().unownedAnywhere());
 }
 
-// A program's ACTION and a function it calls run on the program's instance.
+// A function runs on its caller's THIS and writes its frame; a block's ACTION writes the instance
+// its caller names (a program's, the program's instance).
 TEST(WriteSets, FunctionsAndActionsRunOnTheirCallersInstance) {
   Analysed a(R"(FUNCTION Twice : INT
 VAR_INPUT v : INT; END_VAR
 Twice := v * 2;
 END_FUNCTION
 
+FUNCTION_BLOCK Motor
+VAR starts : INT; END_VAR
+ACTION Start:
+  starts := starts + 1;
+END_ACTION
+END_FUNCTION_BLOCK
+
 PROGRAM Main
 VAR
   n, m : INT;
+  left, right, idle : Motor;
 END_VAR
 n := Twice(n);
+left.Start();
+Tick();
+right.Start();
+ACTION Tick:
+  m := m + 1;
+END_ACTION
 END_PROGRAM
 )");
   ASSERT_TRUE(a);
   EXPECT_EQ(a.writesOn(3), Ranges{});  // the frame only
-  EXPECT_EQ(a.writesOn(10), Ranges{a.var("Main.n")});
+  EXPECT_EQ(a.writesOn(18), Ranges{a.var("Main.n")});
+  EXPECT_EQ(a.writesOn(9), (Ranges{a.var("Main.left.starts"), a.var("Main.right.starts")})) << show(a.writesOn(9));
+  EXPECT_EQ(a.writesOn(23), Ranges{a.var("Main.m")});
+}
+
+// More instances than THIS sets hold one by one: one span holds them all, and the propagation ends.
+TEST(WriteSets, ThousandsOfInstancesMakeOneSpan) {
+  std::string text = "FUNCTION_BLOCK Cell\nVAR v : INT; END_VAR\nv := v + 1;\nEND_FUNCTION_BLOCK\nPROGRAM Main\nVAR\n";
+  constexpr int kInstances = 1500;
+  for (int i = 0; i < kInstances; ++i) text += "  c" + std::to_string(i) + " : Cell;\n";
+  text += "  other : INT;\nEND_VAR\n";
+  for (int i = 0; i < kInstances; ++i) text += "c" + std::to_string(i) + "();\n";
+  text += "other := 1;\nEND_PROGRAM\n";
+  Analysed a(text);
+  ASSERT_TRUE(a);
+  const Ranges writes = a.writesOn(3);
+  ASSERT_EQ(writes.size(), 1u) << show(writes);
+  const ImageRange first = a.var("Main.c0.v"), last = a.var("Main.c" + std::to_string(kInstances - 1) + ".v");
+  EXPECT_EQ(writes[0].offset, first.offset);
+  EXPECT_EQ(writes[0].offset + writes[0].size, last.offset + last.size);
+  EXPECT_EQ(a.writesOn(5 + kInstances + 3 + kInstances + 1), Ranges{a.var("Main.other")});
 }
 
 // ---------------------------------------------------------------- soundness over every program

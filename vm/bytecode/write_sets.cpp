@@ -372,9 +372,36 @@ struct Site {
   Group at;  // Fixed: absolute; Caller: relative to the caller's THIS
 };
 
+// Where a POU's THIS may be: its groups of places; beyond kMaxGroups one span that holds them all
+// (it only grows, so that the propagation ends); or unknown.
 struct ThisSet {
   std::set<Group> groups;
+  std::optional<Group> span;
   bool unknown = false;
+  static constexpr size_t kMaxGroups = 1024;
+
+  // True when `g` was not already held.
+  bool add(const Group& g) {
+    if (unknown) return false;
+    if (span) {
+      if (g.first >= span->first && g.last <= span->last) return false;
+      span = Group{std::min(span->first, g.first), std::max(span->last, g.last), 1};
+      return true;
+    }
+    if (!groups.insert(g).second) return false;
+    if (groups.size() > kMaxGroups) {
+      Group all = *groups.begin();
+      for (const Group& x : groups) all = Group{std::min(all.first, x.first), std::max(all.last, x.last), 1};
+      span = all;
+      groups.clear();
+    }
+    return true;
+  }
+  std::vector<Group> places() const {
+    std::vector<Group> r(groups.begin(), groups.end());
+    if (span) r.push_back(*span);
+    return r;
+  }
 };
 
 class Analysis {
@@ -803,46 +830,28 @@ class Analysis {
   // THIS sets, grown along the calls to a fixed point.
   void propagateThis() {
     this_.assign(p_.pous.size(), ThisSet{});
-    constexpr size_t kMaxGroups = 1024;  // beyond: one span
     constexpr int kMaxRounds = 64;
-    auto add = [&](uint32_t pou, const Group& g) {
-      if (pou >= this_.size()) return false;
-      ThisSet& t = this_[pou];
-      if (t.unknown || !t.groups.insert(g).second) return false;
-      if (t.groups.size() > kMaxGroups) {
-        const Group span{
-            t.groups.begin()->first,
-            std::max_element(t.groups.begin(), t.groups.end(), [](auto& a, auto& b) { return a.last < b.last; })->last,
-            1};
-        t.groups.clear();
-        t.groups.insert(span);
-      }
-      return true;
-    };
     for (int round = 0;; ++round) {
       std::vector<uint8_t> changed(p_.pous.size(), 0);
       bool any = false;
       for (const Site& site : sites_) {
         if (site.callee >= this_.size()) continue;
+        ThisSet& callee = this_[site.callee];
         bool grew = false;
         switch (site.from) {
-          case Site::From::Fixed: grew = add(site.callee, site.at); break;
+          case Site::From::Fixed: grew = callee.add(site.at); break;
           case Site::From::AnyInstance:
-            for (const Group& g : allInstances_) grew = add(site.callee, g) || grew;
+            for (const Group& g : allInstances_) grew = callee.add(g) || grew;
             break;
           case Site::From::Caller: {
-            const ThisSet& caller = this_[site.caller];
-            if (caller.unknown) {
-              if (!this_[site.callee].unknown) {
-                this_[site.callee].unknown = true;
-                grew = true;
-              }
+            if (this_[site.caller].unknown) {
+              grew = !callee.unknown;
+              callee.unknown = true;
               break;
             }
             std::vector<Group> places;
-            for (const Group& g : std::vector<Group>(caller.groups.begin(), caller.groups.end()))
-              compose(g, site.at, places);
-            for (const Group& g : places) grew = add(site.callee, g) || grew;
+            for (const Group& g : this_[site.caller].places()) compose(g, site.at, places);
+            for (const Group& g : places) grew = callee.add(g) || grew;
             break;
           }
         }
@@ -879,7 +888,7 @@ class Analysis {
     for (const auto& [pou, w] : s.relative) {
       const ThisSet& t = this_[pou];
       if (t.unknown) return true;
-      for (const Group& g : t.groups) place(g, w);
+      for (const Group& g : t.places()) place(g, w);
     }
     for (uint64_t width : s.anyInstance)
       for (const Group& g : allInstances_) place(g, RelWrite{Group{0, 0, 1}, width});
