@@ -66,7 +66,7 @@ std::optional<int64_t> parseDuration(const std::string& text, std::string& error
 
 int runCommand(const RunArgs& args);
 int traceInfoCommand(const std::string& path, bool json);
-int traceDumpCommand(const std::string& path, const std::string& cycles);
+int traceDumpCommand(const std::string& path, const std::string& cycles, const std::string& source);
 int traceHitsCommand(const std::string& path, const std::string& fileLine, bool json);
 
 // `scanback replay TRACE [--to CYCLE[:STEP]|end] [--print-state]` (cli/replay_commands.cpp).

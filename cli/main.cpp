@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
 
   auto* traceCmd = app.add_subcommand("trace", "Inspect a recorded trace");
   traceCmd->require_subcommand(1);
-  std::string tracePath, dumpCycles, fileLine;
+  std::string tracePath, dumpCycles, dumpSource, fileLine;
   bool infoJson = false, hitsJson = false;
   auto* info = traceCmd->add_subcommand("info", "Version, program, tasks, cycles, sizes, gaps, fault");
   info->add_option("trace", tracePath, "Trace file")->required();
@@ -127,6 +127,9 @@ int main(int argc, char** argv) {
   auto* dump = traceCmd->add_subcommand("dump", "Print the trace's records for humans");
   dump->add_option("trace", tracePath, "Trace file")->required();
   dump->add_option("--cycles", dumpCycles, "Only cycles A..B (inclusive; A.. or ..B)");
+  dump->add_option("--source", dumpSource,
+                   "Print only the recorded text of this source file (a path or just the file's name): what "
+                   "'trace hits' line numbers refer to");
   auto* hits = traceCmd->add_subcommand("hits", "Cycles in which the statement at FILE:LINE executed, with counts");
   hits->add_option("trace", tracePath, "Trace file")->required();
   hits->add_option("location", fileLine, "FILE:LINE (FILE may be a path or just the file's name)")->required();
@@ -213,7 +216,7 @@ int main(int argc, char** argv) {
   }
   if (*testCmd) return testCommand(testArgs);
   if (*info) return traceInfoCommand(tracePath, infoJson);
-  if (*dump) return traceDumpCommand(tracePath, dumpCycles);
+  if (*dump) return traceDumpCommand(tracePath, dumpCycles, dumpSource);
   if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);
   if (*verify) return traceVerifyCommand(tracePath);
   if (*why) return traceWhyCommand(whyArgs);

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/trace_inspect.h"
 #include "replayer/replayer.h"
 #include "vm/exec/iec_text.h"
 #include "vm/runtime/state_json.h"
@@ -283,11 +284,10 @@ int traceVerifyCommand(const std::string& path) {
   }
   if (!h.gaps().empty()) line("gaps", fmt::format("{} ({} cycles were not recorded)", h.gaps().size(), dropped));
   uint64_t missing = 0;
-  for (const trace::DamageData& d : h.damage()) {
-    line("damage", d.what);
-    missing += d.cycleCount;
-  }
-  if (reader.corruptOffset()) line("damage", fmt::format("a corrupt block: {}", reader.corruptError()));
+  for (const trace::DamageData& d : h.damage()) missing += d.cycleCount;
+  // As `trace info` reports it (cli/trace_inspect.h).
+  const std::vector<std::string> damage = cli::damageLines(reader);
+  for (const std::string& d : damage) line("damage", d);
   if (h.fault()) line("fault", fmt::format("cycle {}: {}", h.fault()->cycle, h.fault()->message));
   line("divergences", std::to_string(divergences.size() - keyframeMismatches));
   line("keyframe mismatches", std::to_string(keyframeMismatches));
@@ -314,10 +314,15 @@ int traceVerifyCommand(const std::string& path) {
     std::cerr << fmt::format("scanback: {}: {}\n", path, error);
     return kExitDamaged;
   }
-  if (!h.damage().empty() || reader.corruptOffset()) {
+  if (!damage.empty()) {
     std::vector<std::string> what;
     if (missing) what.push_back(fmt::format("{} cycle{} missing", missing, missing == 1 ? " is" : "s are"));
-    if (reader.corruptOffset()) what.push_back("what follows the corrupt block is unreadable");
+    if (reader.onlyTheIndexIsCorrupt())
+      what.push_back("the index block is corrupt (the blocks were found by scanning)");
+    else if (reader.corruptOffset())
+      what.push_back("what follows the corrupt block is unreadable");
+    else if (reader.unusableIndex())
+      what.push_back("the index is unusable (the blocks were found by scanning)");
     if (what.empty()) what.push_back("blocks are missing or repeated");
     line("result", fmt::format("DAMAGED: {}; {}", fmt::join(what, ", and "), upTo));
     return kExitDamaged;

@@ -34,7 +34,20 @@ int traceInfoCommand(const std::string& path, bool json) {
   return kExitOk;
 }
 
-int traceDumpCommand(const std::string& path, const std::string& cycles) {
+int traceDumpCommand(const std::string& path, const std::string& cycles, const std::string& source) {
+  if (!source.empty()) {
+    // The recorded text of one source file, as it was: what `trace hits` line numbers refer to.
+    auto reader = openTrace(path);
+    if (!reader) return kExitUsage;
+    std::string error;
+    const std::optional<std::string> text = recordedSource(*reader, source, error);
+    if (!text) {
+      std::cerr << fmt::format("scanback: {}\n", error);
+      return kExitUsage;
+    }
+    std::cout << *text;
+    return kExitOk;
+  }
   uint64_t from = 0, to = UINT64_MAX;
   if (!cycles.empty()) {
     std::string error;
@@ -52,6 +65,9 @@ int traceDumpCommand(const std::string& path, const std::string& cycles) {
 int traceHitsCommand(const std::string& path, const std::string& fileLine, bool json) {
   auto reader = openTrace(path);
   if (!reader) return kExitUsage;
+  // Line numbers are those of the recorded sources, whatever the file on disk says now.
+  if (const std::string notice = editedSourceNotice(*reader, fileLine, path); !notice.empty())
+    std::cerr << fmt::format("scanback: warning: {}\n", notice);
   std::string error;
   std::optional<HitsResult> hits = traceHits(*reader, fileLine, error);
   if (!hits) {

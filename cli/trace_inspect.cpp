@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "vm/compiler/compiler.h"
@@ -204,6 +206,20 @@ std::vector<std::string> utf8(const std::vector<std::string>& texts) {
 // ----------------------------------------------------------------------------------------------
 // info
 
+std::vector<std::string> damageLines(const TraceReader& reader) {
+  std::vector<std::string> lines;
+  for (const DamageData& d : reader.damage()) lines.push_back(d.what);
+  if (const auto& index = reader.unusableIndex()) {
+    lines.push_back(
+        fmt::format("the index block at offset {} is unusable ({}): the blocks were found by scanning the file{}",
+                    index->offset, index->why, reader.onlyTheIndexIsCorrupt() ? ", every one before it" : ""));
+  }
+  if (reader.corruptOffset() && !reader.onlyTheIndexIsCorrupt())
+    lines.push_back(fmt::format("a corrupt block at offset {}: what follows it is unreadable ({})",
+                                *reader.corruptOffset(), reader.corruptError()));
+  return lines;
+}
+
 std::string traceInfoText(const TraceReader& reader) {
   const HeaderData& h = reader.header();
   const Summary s = summarize(reader);
@@ -236,12 +252,15 @@ std::string traceInfoText(const TraceReader& reader) {
   }
   line("chunks", fmt::format("{}", s.chunks));
   line("gaps", s.gaps ? fmt::format("{} ({} cycles not recorded)", s.gaps, s.gapCycles) : std::string("none"));
-  // Damage is a part missing from the file (or there twice), not cycles the recorder dropped.
-  line("damage", reader.damage().empty()
-                     ? std::string("none")
-                     : fmt::format("{} part{} missing or repeated{} (see the warnings)", reader.damage().size(),
-                                   reader.damage().size() == 1 ? "" : "s",
-                                   missing ? fmt::format(", {} cycles lost", missing) : std::string()));
+  // Damage is a part missing from the file (or there twice), a corrupt block or an unusable index:
+  // not cycles the recorder dropped.
+  const std::vector<std::string> damage = damageLines(reader);
+  if (damage.empty()) line("damage", "none");
+  if (!reader.damage().empty())
+    line("damage", fmt::format("{} part{} missing or repeated{} (see the warnings)", reader.damage().size(),
+                               reader.damage().size() == 1 ? "" : "s",
+                               missing ? fmt::format(", {} cycles lost", missing) : std::string()));
+  for (size_t i = reader.damage().size(); i < damage.size(); ++i) line("damage", damage[i]);
   if (s.programChanges) line("program changes", fmt::format("{}", s.programChanges));
   if (s.endsInFault && s.fault) {
     line("end", fmt::format("fault in cycle {} (step {}): {}", s.fault->cycle, s.fault->step, s.fault->message));
@@ -250,6 +269,9 @@ std::string traceInfoText(const TraceReader& reader) {
   } else if (s.open) {
     line("end", fmt::format("inside cycle {} (task {}), paused at step {}: the recording finished there", s.open->cycle,
                             taskName(h, static_cast<uint16_t>(s.open->task)), s.open->untilStep));
+  } else if (reader.onlyTheIndexIsCorrupt()) {
+    line("end", fmt::format("closed (it has a trailer), but its index block at offset {} is corrupt",
+                            *reader.corruptOffset()));
   } else if (reader.corruptOffset()) {
     line("end", fmt::format("unknown: a corrupt block at offset {} stops the trace there", *reader.corruptOffset()));
   } else if (reader.complete()) {
@@ -309,6 +331,16 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
     damage.push_back(
         {{"firstCycle", d.firstCycle}, {"cycleCount", d.cycleCount}, {"offset", d.offset}, {"what", utf8(d.what)}});
   j["damage"] = damage;
+  if (reader.corruptOffset())
+    j["corruptBlock"] = {{"offset", *reader.corruptOffset()},
+                         {"index", reader.onlyTheIndexIsCorrupt()},
+                         {"why", utf8(reader.corruptError())}};
+  else
+    j["corruptBlock"] = nullptr;
+  if (const auto& index = reader.unusableIndex())
+    j["unusableIndex"] = {{"offset", index->offset}, {"why", utf8(index->why)}, {"fallback", "scan"}};
+  else
+    j["unusableIndex"] = nullptr;
   j["programChanges"] = s.programChanges;
   j["endsInFault"] = s.endsInFault;
   if (s.fault) {
@@ -516,6 +548,12 @@ std::optional<size_t> findFile(const std::vector<SourceFile>& sources, const std
   return std::nullopt;
 }
 
+// "main.st:12" -> "main.st" (the part before the last colon).
+std::string fileOf(const std::string& fileLine) {
+  const size_t colon = fileLine.find_last_of(':');
+  return colon == std::string::npos ? fileLine : fileLine.substr(0, colon);
+}
+
 struct ProgramLine {
   std::vector<uint32_t> statements;  // starting on the line
   std::string error;                 // when none do, why
@@ -546,7 +584,11 @@ ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string&
     if (span.line < line) below = std::max(below, span.line);
     if (span.line > line) above = std::min(above, span.line);
   }
-  if (r.statements.empty()) {
+  const size_t lines = lineCount(files[*id].text);
+  if (r.statements.empty() && line > lines) {
+    r.error = fmt::format("line {} is past the end of {} as recorded (it has {} line{})", line, r.path, lines,
+                          lines == 1 ? "" : "s");
+  } else if (r.statements.empty()) {
     std::string nearby;
     if (below && above != UINT32_MAX) {
       nearby = fmt::format("; the nearest statements start on lines {} and {}", below, above);
@@ -561,6 +603,30 @@ ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string&
 }
 
 }  // namespace
+
+std::optional<std::string> recordedSource(const TraceReader& reader, const std::string& file, std::string& error) {
+  const std::vector<SourceFile>& sources = reader.header().sources;
+  const std::optional<size_t> id = findFile(sources, file, error);
+  if (!id) return std::nullopt;
+  return sources[*id].text;
+}
+
+std::string editedSourceNotice(const TraceReader& reader, const std::string& fileLine, const std::string& tracePath) {
+  const std::string file = fileOf(fileLine);
+  std::error_code ec;
+  if (file.empty() || !std::filesystem::is_regular_file(file, ec)) return {};
+  std::string ignored;
+  const std::optional<size_t> id = findFile(reader.header().sources, file, ignored);
+  if (!id) return {};
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream onDisk;
+  onDisk << in.rdbuf();
+  if (!in || onDisk.str() == reader.header().sources[*id].text) return {};
+  return fmt::format(
+      "{} on disk differs from the version recorded in the trace: line numbers are the recorded version's (see it "
+      "with: scanback trace dump {} --source {})",
+      file, tracePath, reader.header().sources[*id].path);
+}
 
 std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& fileLine, std::string& error) {
   const size_t colon = fileLine.find_last_of(':');

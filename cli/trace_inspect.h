@@ -23,6 +23,12 @@ namespace scanback::cli {
 std::string traceInfoText(const trace::TraceReader& reader);
 nlohmann::ordered_json traceInfoJson(const trace::TraceReader& reader);
 
+// What is damaged in the file, one line each: parts missing or repeated, a corrupt block (what
+// follows it is unreadable), an index that could not be used (with its offset, and that the blocks
+// were found by scanning instead). Empty: nothing is. `trace info` and `trace verify` both report
+// these, so that they agree.
+std::vector<std::string> damageLines(const trace::TraceReader& reader);
+
 // `scanback trace dump`: the header, then every block in file order with the cycles in
 // fromCycle..toCycle (inclusive) of each chunk: number, task, start time, steps, image hash, path,
 // input changes and writes as offset=hex (offset.bit=v for single bits). Unreadable blocks are
@@ -31,6 +37,16 @@ void traceDump(trace::TraceReader& reader, uint64_t fromCycle, uint64_t toCycle,
 std::string traceDump(trace::TraceReader& reader, uint64_t fromCycle = 0, uint64_t toCycle = UINT64_MAX);
 // "A..B", "A..", "..B" or "A" (inclusive) for --cycles.
 bool parseCycleRange(const std::string& text, uint64_t& fromCycle, uint64_t& toCycle, std::string& error);
+
+// The text of the recorded source file that `file` names (as `trace hits` finds it: the recorded
+// path, a path ending in it or it in FILE, or the file's name), or an error.
+std::optional<std::string> recordedSource(const trace::TraceReader& reader, const std::string& file,
+                                          std::string& error);
+// For `trace hits FILE:LINE`: when FILE exists on disk and differs from the source the recording
+// started with, one line saying so (that line numbers are the recorded version's, and how to see
+// it); empty otherwise.
+std::string editedSourceNotice(const trace::TraceReader& reader, const std::string& fileLine,
+                               const std::string& tracePath);
 
 // `scanback trace hits FILE:LINE`.
 struct HitsResult {

@@ -11,7 +11,9 @@
 #include <new>
 
 #include "traces/trace_writer.h"
+#include "vm/base/assert.h"
 #include "vm/base/version.h"
+#include "vm/exec/natives.h"
 #include "vm/runtime/step_writes.h"
 
 namespace scanback::recorder {
@@ -177,6 +179,7 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   h.imageSize = p.imageSize();
   h.statementCount = static_cast<uint32_t>(p.statements.size());
+  h.writeIndexComplete = options.writeIndex;
   r->encoder_ = std::make_unique<trace::BlockEncoder>(options.zstdLevel);
   if (!r->encoder_->ok()) {
     error = "cannot create a zstd compression context";
@@ -200,7 +203,14 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
   r->staging_.reset(new uint8_t[2 * kBatchBytes]);  // below kBatchBytes + one record of at most that
   // The writer's VM: the same program and watchdog as the live one.
   r->vm_.setStatementBudget(runtime.vm().statementBudget());
-  if (options.statements) {
+  // The write index needs the statements that ran, also when their paths are not recorded, and
+  // what each may write: computed here, before the first cycle, since on the writer thread it
+  // would hold up the queue (tens of milliseconds for a large program).
+  if (options.writeIndex) {
+    const std::vector<uint32_t> natives = nativeInstanceSizes();
+    r->writeSets_ = std::make_unique<const WriteSets>(p, natives);
+  }
+  if (options.statements || options.writeIndex) {
     r->statementLog_.resize(options.maxStatementsPerCycle);
     r->vm_.setStatementLog(r->statementLog_.data(), r->statementLog_.data() + r->statementLog_.size());
   }
@@ -849,7 +859,7 @@ void Recorder::flushPart(bool onTime) {
     part.writes.push_back(chunk_.writes[i]);
     part.writes.back().cycleIndex -= from;
   }
-  if (options_.writeIndex) part.writeIndex = takeWriteIndex();
+  if (options_.writeIndex) part.writeIndex = takeWriteIndex(part);
   flushedCycles_ = to;
   flushedPaths_ = static_cast<uint32_t>(chunk_.pathTable.size());
   flushedInputs_ = chunk_.inputChanges.size();
@@ -1079,6 +1089,8 @@ void Recorder::startWriteIndex() {
   boundaryImage_.assign(words, 0);
   std::memcpy(boundaryImage_.data(), vm_.image(), vm_.imageSize());
   changedBytes_.assign(words, 0);
+  ranStatements_.assign(writeSets_->statementCount(), 0);
+  ranUnknown_ = false;
 }
 
 namespace {
@@ -1093,10 +1105,10 @@ inline uint8_t nonZeroBytes(uint64_t diff) {
 
 void Recorder::noteBoundary() {
   if (!options_.writeIndex) return;
-  // One pass over the image per cycle, on the writer thread (the scan thread never pays for it).
-  // It sees the values at cycle boundaries only: a value changed and restored within one cycle
-  // leaves no trace here (docs/replayer.md: the write index). One bit per byte changed: an eighth
-  // of the image in memory.
+  // One pass over the image per cycle, on the writer thread (the scan thread never pays for it):
+  // what the scan inputs and anything else changed, one bit per byte changed (an eighth of the
+  // image in memory). What statements wrote, also a value changed and restored within the cycle,
+  // comes from their write sets (takeWriteIndex).
   const uint32_t size = vm_.imageSize();
   const uint32_t whole = size / 8;
   const uint8_t* image = vm_.image();
@@ -1116,16 +1128,25 @@ void Recorder::noteBoundary() {
     changed[whole] |= nonZeroBytes(now ^ last[whole]);
     last[whole] = now;
   }
+  // The statements that ran: in the chunk's path table when paths are recorded, else noted here.
+  if (vm_.statementLogOverflowed()) {
+    ranUnknown_ = true;
+  } else if (!options_.statements) {
+    for (const uint32_t* id = vm_.statementLogBegin(); id != vm_.statementLogEnd(); ++id)
+      if (*id < ranStatements_.size()) ranStatements_[*id] = 1;
+  }
 }
 
-trace::WriteIndex Recorder::takeWriteIndex() {
-  // Byte ranges from the changed bits (adjacent bytes form one range); beyond kMaxRanges the ranges
-  // nearest each other are merged (a superset is allowed), so the index stays small per block. The
-  // bits start again from zero for the next block of the chunk.
-  constexpr uint32_t kMergeGap = 1;
+trace::WriteIndex Recorder::takeWriteIndex(const trace::ChunkData& part) {
+  // Once per block: the bytes that differed at its cycle boundaries (adjacent bytes form one
+  // range), every byte the statements that ran in its cycles may write, every byte of its scan
+  // inputs (a stimulus value the cycle overwrites leaves no trace at the boundary). Beyond
+  // kMaxRanges the ranges nearest each other are merged (a superset is allowed), so the index stays
+  // small. The changed bytes and statements start again from nothing for the next block.
   constexpr size_t kMaxRanges = 256;
-  trace::WriteIndex ranges;
+  SB_ASSERT(writeSets_, "the write index of a chunk that startWriteIndex did not start");
   const uint32_t size = vm_.imageSize();
+  std::vector<ImageRange> ranges;
   for (uint32_t at = 0; at < size; ++at) {
     const uint8_t bytes = changedBytes_[at / 8];
     if (bytes == 0) {
@@ -1133,33 +1154,41 @@ trace::WriteIndex Recorder::takeWriteIndex() {
       continue;
     }
     if (((bytes >> (at % 8)) & 1) == 0) continue;
-    if (!ranges.empty() && at - (ranges[ranges.size() - 2] + ranges.back()) < kMergeGap)
-      ranges.back() = at + 1 - ranges[ranges.size() - 2];
+    if (!ranges.empty() && ranges.back().offset + ranges.back().size == at)
+      ++ranges.back().size;
     else
-      ranges.insert(ranges.end(), {at, 1u});
+      ranges.push_back({at, 1});
   }
   std::fill(changedBytes_.begin(), changedBytes_.end(), 0);
-  if (ranges.size() / 2 > kMaxRanges) {
-    // Too many: merge across the smallest gaps, up to the gap that leaves kMaxRanges.
-    std::vector<uint32_t> gaps;
-    for (size_t r = 2; r < ranges.size(); r += 2) gaps.push_back(ranges[r] - (ranges[r - 2] + ranges[r - 1]));
-    const size_t merges = gaps.size() + 1 - kMaxRanges;
-    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(merges - 1), gaps.end());
-    const uint32_t threshold = gaps[merges - 1];
-    size_t mergesLeft = merges;
-    trace::WriteIndex merged{ranges[0], ranges[1]};
-    for (size_t r = 2; r < ranges.size(); r += 2) {
-      const uint32_t gap = ranges[r] - (merged[merged.size() - 2] + merged.back());
-      if (mergesLeft > 0 && gap <= threshold) {
-        merged.back() = ranges[r] + ranges[r + 1] - merged[merged.size() - 2];
-        --mergesLeft;
-      } else {
-        merged.insert(merged.end(), {ranges[r], ranges[r + 1]});
-      }
-    }
-    ranges = std::move(merged);
+  bool anywhere = ranUnknown_ || writeSets_->unownedAnywhere();
+  const std::span<const ImageRange> unowned = writeSets_->unowned();
+  ranges.insert(ranges.end(), unowned.begin(), unowned.end());
+  // The statements that ran: the paths of the block's cycles (a continuation's cycles may run paths
+  // of the chunk's earlier blocks), or, without statement paths, those noted from the log.
+  std::vector<uint8_t> ran(writeSets_->statementCount(), 0);
+  ran.swap(ranStatements_);
+  std::vector<uint8_t> pathSeen(chunk_.pathTable.size(), 0);
+  for (const uint32_t p : part.paths) {
+    if (p == trace::kNoPath || p >= pathSeen.size() || pathSeen[p]) continue;
+    pathSeen[p] = 1;
+    for (const uint32_t id : chunk_.pathTable[p])
+      if (id < ran.size()) ran[id] = 1;
   }
-  return ranges;
+  for (uint32_t id = 0; id < ran.size() && !anywhere; ++id) {
+    if (!ran[id]) continue;
+    anywhere = writeSets_->anywhere(id);
+    const std::span<const ImageRange> writes = writeSets_->of(id);
+    ranges.insert(ranges.end(), writes.begin(), writes.end());
+  }
+  ranUnknown_ = false;
+  for (const std::vector<trace::ImageWriteData>* inputs : {&part.inputChanges, &part.writes})
+    for (const trace::ImageWriteData& w : *inputs)
+      ranges.push_back({w.offset, w.bit >= 0 ? 1u : static_cast<uint32_t>(w.bytes.size())});
+  if (anywhere) ranges.assign(1, ImageRange{0, size});
+  normalizeRanges(ranges, size, kMaxRanges);
+  trace::WriteIndex index;
+  for (const ImageRange& r : ranges) index.insert(index.end(), {r.offset, r.size});
+  return index;
 }
 
 bool Recorder::writeHistory(trace::TraceWriter& w) {

@@ -55,6 +55,7 @@
 #include "recorder/spsc_ring.h"
 #include "traces/block_encoder.h"
 #include "traces/trace_model.h"
+#include "vm/bytecode/write_sets.h"
 #include "vm/runtime/runtime.h"
 
 namespace scanback::trace {
@@ -414,12 +415,17 @@ class Recorder final : public CycleHooks {
   std::vector<size_t> pathHashes_;
   // The write index of the part of chunk_ not yet in a block (trace::ChunkData::writeIndex): the
   // image at the last cycle boundary, as 64-bit words, and the bytes that differed at any boundary
-  // since that part began, one bit a byte.
+  // since that part began, one bit a byte; with the write sets of the statements that ran (from
+  // the block's paths, or, without statement paths, from the statement log: ranStatements_) and
+  // the scan inputs' bytes.
   std::vector<uint64_t> boundaryImage_;
   std::vector<uint8_t> changedBytes_;
+  std::unique_ptr<const WriteSets> writeSets_;  // of the program, built by start()
+  std::vector<uint8_t> ranStatements_;
+  bool ranUnknown_ = false;  // a cycle's statements are not known (its log overflowed)
   void startWriteIndex();
   void noteBoundary();
-  trace::WriteIndex takeWriteIndex();
+  trace::WriteIndex takeWriteIndex(const trace::ChunkData& part);
   std::chrono::steady_clock::time_point partOpenedAt_;  // the first cycle of the part not yet flushed
   std::chrono::steady_clock::time_point lastHandOver_;  // the last request to the scan thread
   std::chrono::steady_clock::time_point lastSync_;

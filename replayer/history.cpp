@@ -153,6 +153,9 @@ std::shared_ptr<const trace::ChunkData> History::chunk(size_t index, std::string
 
 const trace::WriteIndex* History::writeIndex(size_t index) {
   if (index >= chunks_.size() || (open_ && index + 1 == chunks_.size())) return nullptr;
+  // An index that holds only the bytes that differed at cycle boundaries misses a value changed
+  // and restored within a cycle: searching by it would skip that write.
+  if (!reader_->header().writeIndexComplete) return nullptr;
   if (chunks_[index].writeIndex) return &*chunks_[index].writeIndex;
   auto known = writeIndexes_.find(index);
   if (known == writeIndexes_.end()) {

@@ -71,7 +71,9 @@ class History {
   std::shared_ptr<const trace::ChunkData> chunk(size_t index, std::string& error);
   // The write index of chunk `index` (trace::ChunkData::writeIndex): from the trace's index block,
   // else from the chunk itself (decoding it the first time). Null when the chunk has none (recorded
-  // without one, the open chunk) or cannot be read: then every cycle of it must be searched.
+  // without one, the open chunk), cannot be read, or when the trace's indexes are not complete (the
+  // header's writeIndexComplete: a trace recorded before they held every statement's writes):
+  // then every cycle of it must be searched.
   const trace::WriteIndex* writeIndex(size_t index);
   // The recorded facts of `cycle`; the pointers stay valid while `chunkData` is held.
   bool cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chunkData, CycleRecord& out, std::string& error);

@@ -63,8 +63,9 @@ struct ReplayOptions {
   // equal the trace's.
   std::shared_ptr<const Program> program;
   // Data searches (reverse and forward data breakpoints, lastChanges, changesFrom, cycleEnds) skip
-  // chunks whose write index says the watched bytes never changed at a cycle boundary. Off:
-  // every cycle is re-executed (what a trace without the index gets; benchmarks compare both).
+  // chunks whose write index says no statement or scan input of theirs wrote the watched bytes
+  // (only in a trace whose header says its indexes are complete). Off: every cycle is
+  // re-executed (what a trace without the index gets; benchmarks compare both).
   bool useWriteIndex = true;
 };
 

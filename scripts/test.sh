@@ -4,6 +4,34 @@
 # fuzz targets for FUZZ_SECONDS each (default 60; 0 skips them). Exits non-zero when anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each stage's wall time, printed as it ends and again in a table at the end (CI has 90 minutes and
+# should stay under 45: the table says where they go).
+started=$(date +%s)
+stage_name=""
+stage_began=$started
+stage_times=()
+stage() {  # NAME: ends the stage under way, begins NAME
+  local now
+  now=$(date +%s)
+  if [ -n "$stage_name" ]; then
+    echo "-- $stage_name: $((now - stage_began)) s"
+    stage_times+=("$(printf '%6d s  %s' $((now - stage_began)) "$stage_name")")
+  fi
+  stage_name="$1"
+  stage_began=$now
+  [ -n "$1" ] && echo "== $1"
+  return 0
+}
+summary() {
+  stage ""
+  echo "== stage times"
+  printf '%s\n' "${stage_times[@]}"
+  printf '%6d s  total\n' $(($(date +%s) - started))
+}
+trap 'status=$?; if [ $status -ne 0 ]; then failed="$stage_name"; summary; echo "== FAILED in: $failed"; fi; exit $status' EXIT
+
+stage "setup"
 scripts/setup.sh
 jobs="$(nproc)"
 # CI builds treat warnings as errors (-Wall -Wextra -Wpedantic -Wshadow, CMakeLists.txt), and
@@ -13,34 +41,40 @@ ci=(-DSCANBACK_WERROR=ON -DCMAKE_UNITY_BUILD=ON)
 # ccache, when the machine has it, makes a rerun on the same machine rebuild only what changed.
 if command -v ccache >/dev/null; then ci+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 
-echo "== format"
+stage "format"
 scripts/check-format.sh
 
-echo "== build (RelWithDebInfo)"
+stage "build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${ci[@]}" >/dev/null
 cmake --build build -j"$jobs"
-echo "== tests"
+stage "tests"
 (cd build && ctest --output-on-failure -j"$jobs")
 
-echo "== build (ASan + UBSan)"
+stage "build (ASan + UBSan)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_SANITIZE=ON -DSCANBACK_BENCH=OFF "${ci[@]}" >/dev/null
 cmake --build build-asan -j"$jobs"
-echo "== tests under ASan + UBSan"
+stage "tests under ASan + UBSan"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
 
-echo "== traces between builds: recorded with -O2, verified with -O0 + ASan, and the reverse"
+stage "traces between builds: recorded with -O2, verified with -O0 + ASan, and the reverse"
 tests/portability/cross_build_verify.sh build/scanback build-asan/scanback
 
-echo "== build (ThreadSanitizer: the recorder's scan and writer threads, replayers on several threads, DAP sessions beside a running target)"
+stage "fault injection: recordings killed and starved, endpoints flooded, crafted traces (tests/fault)"
+tests/fault/run.sh build
+
+stage "build (ThreadSanitizer: the recorder's scan and writer threads, replayers on several threads, DAP sessions beside a running target)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_TSAN=ON -DSCANBACK_BENCH=OFF "${ci[@]}" >/dev/null
 cmake --build build-tsan --target recorder_tests replayer_tests dap_tests -j"$jobs"
-echo "== recorder, replayer and DAP thread tests under ThreadSanitizer"
+stage "recorder, replayer and DAP thread tests under ThreadSanitizer"
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|DapTransport|ControlStream\.|Attach\.)' -j"$jobs")
 
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
-  echo "== fuzzing (clang, libFuzzer, ASan + UBSan): each target for ${FUZZ_SECONDS:-60} s"
+  stage "fuzzing (clang, libFuzzer, ASan + UBSan): each target for ${FUZZ_SECONDS:-60} s"
   scripts/fuzz.sh
 fi
 
-echo "== VS Code extension: grammar, extension logic, the Scan Timeline in chromium, the .vsix, end to end in code-server"
+stage "VS Code extension: grammar, extension logic, the Scan Timeline in chromium, the .vsix, end to end in code-server"
 SCANBACK_BINARY=build/scanback editors/vscode/test/run.sh
+
+trap - EXIT
+summary

@@ -59,6 +59,11 @@ struct Header {
   startWallTimeNs @7 :Int64;    # informational only; replay never reads it
   imageSize @8 :UInt32;         # bytes of the state image
   statementCount @9 :UInt32;    # statements of the program (ids are 0 .. statementCount-1)
+  writeIndexComplete @10 :Bool; # every chunk's write index (Chunk.writeIndex) holds every byte a
+                                # statement or a scan input of the chunk wrote, also one changed
+                                # and restored within a cycle. False (traces recorded before it,
+                                # whose index holds only the bytes that differed at cycle
+                                # boundaries): readers must not skip chunks by their index
 }
 
 # Bytes of the image changed from outside: at the start of a cycle (with its scan inputs), or at a
@@ -98,10 +103,13 @@ struct Chunk {
   inputChanges @9 :List(ImageWrite);
   writes @10 :List(ImageWrite);
   # The write index (added in format 2 without a version bump: older readers ignore it): the bytes
-  # of the image whose value changed at any cycle boundary of this chunk (scan inputs included),
-  # as sorted, disjoint (offset, size) pairs, flattened. A superset is allowed (nearby ranges are
-  # merged). Searches skip chunks whose index misses the bytes they watch. Absent
-  # (hasWriteIndex false): not recorded, every chunk must be searched.
+  # of the image this chunk may have written, as sorted, disjoint (offset, size) pairs, flattened.
+  # When the header says writeIndexComplete: every byte a statement that ran in the chunk may
+  # write (the program's write sets, vm/bytecode/write_sets.h), every byte of its scan inputs, and
+  # every byte that differed at one of its cycle boundaries; before that: only the last (a value
+  # changed and restored within a cycle is missing). A superset is allowed (nearby ranges are
+  # merged). Searches skip chunks whose index misses the bytes they watch, only when the header
+  # says it is complete. Absent (hasWriteIndex false): not recorded, every chunk must be searched.
   writeIndex @11 :List(UInt32);
   hasWriteIndex @12 :Bool;
   # A continuation (Block.continuation, format version 3) holds more cycles of the chunk before it:

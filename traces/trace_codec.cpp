@@ -213,6 +213,7 @@ std::vector<uint8_t> encodeHeader(const HeaderData& h) {
   m.setStartWallTimeNs(h.startWallTimeNs);
   m.setImageSize(h.imageSize);
   m.setStatementCount(h.statementCount);
+  m.setWriteIndexComplete(h.writeIndexComplete);
   return toBytes(builder);
 }
 
@@ -447,6 +448,7 @@ bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData&
     out.startWallTimeNs = m.getStartWallTimeNs();
     out.imageSize = m.getImageSize();
     out.statementCount = m.getStatementCount();
+    out.writeIndexComplete = m.getWriteIndexComplete();
     return true;
   });
 }

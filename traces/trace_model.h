@@ -65,6 +65,9 @@ struct HeaderData {
   int64_t startWallTimeNs = 0;
   uint32_t imageSize = 0;
   uint32_t statementCount = 0;
+  // Chunks' write indexes hold every byte their statements and scan inputs wrote (trace.capnp:
+  // writeIndexComplete); only then may a search skip a chunk by its index.
+  bool writeIndexComplete = false;
 };
 
 // Image byte ranges as sorted, disjoint (offset, size) pairs, flattened: a chunk's write index.

@@ -240,7 +240,10 @@ bool TraceReader::init(std::string& error) {
   scanEnd_ = at + kFrameHeaderBytes + frame->storedSize;
 
   if (!tryIndex(why)) {
-    if (!why.empty()) notes_.push_back(fmt::format("the index is unusable ({}); blocks found by scanning", why));
+    if (!why.empty()) {
+      notes_.push_back(fmt::format("the index is unusable ({}); blocks found by scanning", why));
+      if (trailerIndexOffset_) unusableIndex_ = UnusableIndex{*trailerIndexOffset_, why};
+    }
     scan(scanEnd_);
   }
   rebuildWarnings();
@@ -267,6 +270,7 @@ bool TraceReader::tryIndex(std::string& why) {
     why = fmt::format("the trailer points at offset {}, outside {}..{}", trailer->indexOffset, scanEnd_, end);
     return false;
   }
+  trailerIndexOffset_ = trailer->indexOffset;
   std::vector<uint64_t> words;
   size_t size = 0;
   FrameHeader frame;

@@ -60,6 +60,19 @@ class TraceReader {
   // The first corrupt block found while scanning, and why.
   std::optional<uint64_t> corruptOffset() const { return corruptOffset_; }
   const std::string& corruptError() const { return corruptError_; }
+  // An index the trailer points at that could not be used (a corrupt block, entries that do not
+  // match the file): where the trailer says it is, and why. The blocks were then found by scanning;
+  // when the scan stopped at that same block (corruptOffset()), only the index is lost.
+  struct UnusableIndex {
+    uint64_t offset = 0;
+    std::string why;
+  };
+  const std::optional<UnusableIndex>& unusableIndex() const { return unusableIndex_; }
+  // The corrupt block the scan stopped at is the unusable index itself: every block before it was
+  // found, nothing recorded is lost.
+  bool onlyTheIndexIsCorrupt() const {
+    return corruptOffset_ && unusableIndex_ && *corruptOffset_ == unusableIndex_->offset;
+  }
 
   // Each reads and checks the block's frame (kind, payload hash), decompresses it, decodes and
   // validates it. On failure, `error` names the block's offset. readChunk reads a chunk with its
@@ -126,6 +139,8 @@ class TraceReader {
   std::vector<std::string> warnings_;
   std::optional<uint64_t> corruptOffset_;
   std::string corruptError_;
+  std::optional<uint64_t> trailerIndexOffset_;  // from a valid trailer
+  std::optional<UnusableIndex> unusableIndex_;
 };
 
 }  // namespace scanback::trace

@@ -77,6 +77,21 @@ d := 10 / (3 - n);
 END_PROGRAM
 )";
 
+// Sets and clears a flag within cycle 70 (n = 71) only: every cycle ends with it FALSE, so no
+// comparison at cycle boundaries sees either write.
+const char* kBlink = R"(PROGRAM Blink
+VAR n : INT; flag : BOOL; other : INT; END_VAR
+n := n + 1;
+IF n = 71 THEN
+  flag := TRUE;
+  other := other + 1;
+  flag := FALSE;
+END_IF
+other := other MOD 1000;
+END_PROGRAM
+)";
+constexpr int kLineBlinkOther = 6, kLineBlinkLast = 9;
+
 // Line numbers in kMain and kLib.
 constexpr int kLineN = 19, kLineCall = 20, kLineTotal = 21, kLineTicks = 27;
 constexpr int kLineCountFirst = 9;
@@ -147,7 +162,7 @@ class DapReplay : public ::testing::Test {
                            json{{"source", json{{"path", project_.path(file)}}}, {"breakpoints", breakpoints}});
   }
 
-  TempProject project_{{{"main.st", kMain}, {"lib.st", kLib}, {"faulty.st", kFaulty}}};
+  TempProject project_{{{"main.st", kMain}, {"lib.st", kLib}, {"faulty.st", kFaulty}, {"blink.st", kBlink}}};
   SessionClient client_;
 };
 
@@ -354,6 +369,47 @@ TEST_F(DapReplay, DataBreakpointsStopAfterTheWriteInBothDirections) {
   stopped = move("continue");
   EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
   EXPECT_EQ(std::stoll(evaluate("gTotal")), here);
+}
+
+// Issue 27: a write undone within its cycle, in a chunk whose cycle boundaries never differ for the
+// watched variable, stops a data breakpoint in both directions (the write index holds every
+// statement's writes, not only what differs at cycle ends).
+TEST_F(DapReplay, DataBreakpointsStopAtWritesUndoneWithinTheirCycle) {
+  const std::string trace = record({"blink.st"}, 120, "blink.trace", 16);
+  auto watchFlag = [&] {
+    const json info = client_.request("dataBreakpointInfo", json{{"name", "Blink.flag"}, {"frameId", 1}});
+    ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
+    client_.request("setDataBreakpoints", json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}}})}});
+  };
+  startReplay(trace);  // at the end, cycle 119
+  watchFlag();
+  json stopped = move("reverseContinue");
+  EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(position().first, 70u);
+  EXPECT_EQ(topFrame()["line"], kLineBlinkLast);  // right after flag := FALSE
+  EXPECT_EQ(evaluate("flag"), "FALSE");
+  stopped = move("reverseContinue");
+  EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(position().first, 70u);
+  EXPECT_EQ(topFrame()["line"], kLineBlinkOther);  // right after flag := TRUE
+  EXPECT_EQ(evaluate("flag"), "TRUE");
+  stopped = move("continue");
+  EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(topFrame()["line"], kLineBlinkLast);
+  EXPECT_EQ(evaluate("flag"), "FALSE");
+}
+
+TEST_F(DapReplay, AForwardDataBreakpointStopsAtAWriteUndoneWithinItsCycle) {
+  const std::string trace = record({"blink.st"}, 120, "blink.trace", 16);
+  startReplay(trace, json{{"startAt", "start"}});
+  const json info = client_.request("dataBreakpointInfo", json{{"name", "Blink.flag"}, {"frameId", 1}});
+  ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
+  client_.request("setDataBreakpoints", json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}}})}});
+  const json stopped = move("continue");
+  EXPECT_EQ(stopped["body"]["reason"], "data breakpoint");
+  EXPECT_EQ(position().first, 70u);
+  EXPECT_EQ(topFrame()["line"], kLineBlinkOther);
+  EXPECT_EQ(evaluate("flag"), "TRUE");
 }
 
 TEST_F(DapReplay, WritesAndReloadsAreRefusedBecauseHistoryIsReadOnly) {

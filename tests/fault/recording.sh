@@ -5,10 +5,10 @@
 # "full disk" (a file size limit, lifted again while it runs), two writers to one path, and SIGUSR1
 # sent to a plain run. Each check says what it checks; the script exits 1 when any fails.
 #
-#   tests/fault/recording.sh BUILD_DIR [ROUNDS]      (ROUNDS of kill -9 per mode, default 3)
+#   tests/fault/recording.sh BUILD_DIR [ROUNDS]      (ROUNDS of kill -9 per mode, default 2)
 set -uo pipefail
 build=$(cd "${1:?usage: recording.sh BUILD_DIR [ROUNDS]}" && pwd)
-rounds=${2:-3}
+rounds=${2:-2}
 scanback="$build/scanback"
 cd "$(dirname "$0")/../.."
 plant=(examples/plant/config.st examples/plant/fbs.st examples/plant/programs.st examples/plant/types.st)

@@ -495,6 +495,101 @@ TEST(TraceWhy, ChangesOfAVariableWithPositionsStatementsAndValues) {
   EXPECT_NE(r.out.find("no change recorded"), std::string::npos) << r.out;
 }
 
+// Issue 27: a value a cycle changes and restores is changed twice in that cycle, wherever the
+// chunk's write index or a comparison at cycle ends would not see it (every cycle ends with x = 0).
+TEST(TraceWhy, AWriteUndoneWithinItsCycleIsAChange) {
+  TempDir dir;
+  const std::string trace = recordText(dir, "blind", R"(PROGRAM P
+VAR
+  x : INT;
+  n : INT;
+END_VAR
+n := n + 1;
+x := 5;
+x := 0;
+END_PROGRAM
+)",
+                                       20, 4);
+  const std::string source = dir.file("blind.st");
+  const CliResult r = runScanback("trace why " + q(trace) + " P.x --at 5:2");
+  ASSERT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_NE(r.out.find("P.x = 5 at 5:2\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no change recorded"), std::string::npos) << r.out;
+  const std::vector<WhyLine> lines = whyLines(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  // The boundary after x := 5 (line 7) is 5:2; the cycle before ended with x := 0 (line 8).
+  EXPECT_EQ(lines[0].position, "5:2");
+  EXPECT_EQ(lines[0].location, source + ":7:1");
+  EXPECT_EQ(lines[0].before, "0");
+  EXPECT_EQ(lines[0].after, "5");
+  EXPECT_EQ(lines[1].position, "4:3");
+  EXPECT_EQ(lines[1].location, source + ":8:1");
+  EXPECT_EQ(lines[1].before, "5");
+  EXPECT_EQ(lines[1].after, "0");
+  EXPECT_EQ(lines[2].position, "4:2");
+  // At the end of the recording too, 16 cycles and three chunks later.
+  const CliResult atEnd = runScanback("trace why " + q(trace) + " P.x --count 2");
+  ASSERT_EQ(atEnd.exitCode, 0) << describe(atEnd);
+  const std::vector<WhyLine> last = whyLines(atEnd.out);
+  ASSERT_EQ(last.size(), 2u) << atEnd.out;
+  EXPECT_EQ(last[0].position, "19:3");
+  EXPECT_EQ(last[1].position, "19:2");
+}
+
+// Issue 27: `trace hits` answers for the recorded sources; when FILE on disk has changed since,
+// one line on stderr says so and how to see the recorded version; a line past the recorded file's
+// end is an error that says so.
+TEST(TraceHits, AnEditedSourceIsNamedAndTheRecordedVersionAnswers) {
+  TempDir dir;
+  const std::string trace = recordText(dir, "edited", R"(PROGRAM P
+VAR
+  x : INT;
+  n : INT;
+END_VAR
+n := n + 1;
+IF n MOD 2 = 0 THEN
+  x := x + 1;
+END_IF
+END_PROGRAM
+)",
+                                       6, 4);
+  const std::string source = dir.file("edited.st");
+  const std::string recorded = readText(source);
+  // As recorded: no notice.
+  CliResult r = runScanback("trace hits " + q(trace) + " " + q(source + ":8"));
+  ASSERT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(r.err, "") << r.err;
+  EXPECT_NE(r.out.find(":8 (statement 2): executed 3 times in 3 of 6 cycles"), std::string::npos) << r.out;
+  const std::string answer = r.out;
+
+  // Two lines added at the top: line 8 of the recorded version is line 10 on disk now.
+  std::ofstream(source) << "// edited\n// since\n" << recorded;
+  r = runScanback("trace hits " + q(trace) + " " + q(source + ":8"));
+  ASSERT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(r.out, answer);  // still the recorded version's line 8
+  EXPECT_NE(r.err.find("scanback: warning: " + source + " on disk differs from the version recorded in the trace"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("line numbers are the recorded version's"), std::string::npos) << r.err;
+  const std::string how = "scanback trace dump " + trace + " --source ";
+  ASSERT_NE(r.err.find(how), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // What it names shows the recorded text.
+  const CliResult shown = runScanback("trace dump " + q(trace) + " --source edited.st");
+  ASSERT_EQ(shown.exitCode, 0) << describe(shown);
+  EXPECT_EQ(shown.out, recorded);
+
+  // Line 11 exists on disk, not in the recording's version (10 lines).
+  r = runScanback("trace hits " + q(trace) + " " + q(source + ":11"));
+  EXPECT_EQ(r.exitCode, 2) << describe(r);
+  EXPECT_NE(r.err.find("on disk differs from the version recorded"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 11 is past the end of " + source + " as recorded (it has 10 lines)"), std::string::npos)
+      << r.err;
+  const CliResult unknown = runScanback("trace dump " + q(trace) + " --source other.st");
+  EXPECT_EQ(unknown.exitCode, 2) << describe(unknown);
+  EXPECT_NE(unknown.err.find("no file 'other.st'"), std::string::npos) << unknown.err;
+}
+
 TEST(TraceWhy, BitsAddressesAndFunctionBlockMembers) {
   const WhyTrace& w = whyTrace();
   // An input bit set by the stimulus at cycle 4 (the first cycle of the second chunk: the change is
@@ -730,6 +825,56 @@ TEST_F(DamageFixture, ACorruptMiddleChunkFailsNamingItsOffsetWhileEarlierPositio
                        "recorded"),
             std::string::npos)
       << c.out;
+}
+
+// Issue 27: `trace info` said "damage none" for a corrupt index block that `trace verify` called
+// DAMAGED. Both name the index block, its offset and what the reader fell back to (a scan, which
+// finds every block before it); the trace replays whole.
+TEST_F(DamageFixture, ACorruptIndexBlockIsDamageForInfoAndVerifyAlike) {
+  std::vector<uint8_t> bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::string error;
+  const auto reader = trace::TraceReader::open(good, error);
+  ASSERT_TRUE(reader) << error;
+  ASSERT_TRUE(reader->indexBlock());
+  const trace::BlockInfo index = *reader->indexBlock();
+  bytes[static_cast<size_t>(index.offset + trace::kFrameHeaderBytes + index.storedSize / 2)] ^= 0xff;
+  const std::string badPath = dir.file("corrupt_index.trace");
+  std::ofstream(badPath, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  const std::string named = "the index block at offset " + std::to_string(index.offset) + " is unusable";
+
+  const CliResult info = runScanback("trace info " + q(badPath));
+  EXPECT_EQ(info.exitCode, 0) << describe(info);
+  EXPECT_EQ(info.out.find("damage            none"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("damage            " + named), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("the blocks were found by scanning the file, every one before it"), std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("cycles            20 recorded"), std::string::npos) << info.out;
+  const CliResult json = runScanback("trace info --json " + q(badPath));
+  ASSERT_EQ(json.exitCode, 0) << describe(json);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["corruptBlock"]["offset"], index.offset);
+  EXPECT_EQ(j["corruptBlock"]["index"], true);
+  EXPECT_EQ(j["unusableIndex"]["offset"], index.offset);
+  EXPECT_EQ(j["unusableIndex"]["fallback"], "scan");
+
+  const CliResult verify = runScanback("trace verify " + q(badPath));
+  EXPECT_EQ(verify.exitCode, 5) << describe(verify);
+  EXPECT_NE(verify.out.find("damage              " + named), std::string::npos) << verify.out;
+  EXPECT_NE(verify.out.find("DAMAGED: the index block is corrupt (the blocks were found by scanning); the 20 cycles "
+                            "checked replay as recorded"),
+            std::string::npos)
+      << verify.out;
+
+  // The undamaged trace: none for both.
+  EXPECT_NE(runScanback("trace info " + q(good)).out.find("damage            none"), std::string::npos);
+  const CliResult clean = runScanback("trace verify " + q(good));
+  EXPECT_EQ(clean.exitCode, 0) << describe(clean);
+  EXPECT_EQ(clean.out.find("damage"), std::string::npos) << clean.out;
 }
 
 // The issue's reproducer: chunk 1000..1999 cut out of a 4000-cycle trace (its index and trailer,

@@ -9,6 +9,7 @@
 #include "tests/support/trace_support.h"
 #include "traces/trace_codec.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
 #include "vm/runtime/values.h"
 
 using namespace scanback;
@@ -196,5 +197,232 @@ TEST(WriteIndexFormat, RoundTripsAndIsCheckedWhenDecoded) {
     EXPECT_NE(error.find("write index"), std::string::npos) << error;
   }
 }
+
+// ---------------------------------------------------------------- within one cycle (issue 27)
+
+// Values that cycle 136 (n = 137) changes and restores before it ends, so that they differ at no
+// cycle boundary: a variable, a function block's output set and cleared by its body, an array
+// element. `quiet` is never written. Ten cycles per chunk: only the chunk of cycles 130-139 holds
+// the writes.
+constexpr const char* kWithinCycles = R"(
+FUNCTION_BLOCK Pulse
+VAR_INPUT fire : BOOL; END_VAR
+VAR_OUTPUT q : BOOL; END_VAR
+IF fire THEN
+  q := TRUE;
+  q := FALSE;
+END_IF
+END_FUNCTION_BLOCK
+
+PROGRAM Main
+VAR
+  n : INT;
+  spacer1 : ARRAY[0..3] OF LINT;
+  x : INT;
+  spacer2 : ARRAY[0..3] OF LINT;
+  pulse : Pulse;
+  spacer3 : ARRAY[0..3] OF LINT;
+  arr : ARRAY[0..9] OF INT;
+  spacer4 : ARRAY[0..3] OF LINT;
+  quiet : DINT := 7;
+END_VAR
+n := n + 1;
+pulse(fire := n = 137);
+IF n = 137 THEN
+  x := 5;
+  x := 0;
+  arr[n MOD 10] := 9;
+  arr[n MOD 10] := 0;
+END_IF
+END_PROGRAM
+)";
+
+// The same through a pointer: a store through a reference read from a variable may write anywhere,
+// so the chunk that runs it is searched whatever it watches.
+constexpr const char* kWithinCyclesThroughPointer = R"(
+PROGRAM Main
+VAR
+  n : INT;
+  p : POINTER TO DINT;
+  spacer : ARRAY[0..3] OF LINT;
+  target : DINT;
+END_VAR
+n := n + 1;
+p := ADR(target);
+IF n = 137 THEN
+  p^ := 3;
+  p^ := 0;
+END_IF
+END_PROGRAM
+)";
+
+// `copy` holds the chunks of `trace` with a write index that misses every write (as an index
+// built from cycle boundaries alone misses these), under a header that says whether the indexes
+// are complete.
+void withBlindIndexes(const std::string& trace, const std::string& copy, bool complete) {
+  std::string error;
+  auto reader = trace::TraceReader::open(trace, error);
+  ASSERT_TRUE(reader) << error;
+  trace::HeaderData header = reader->header();
+  header.writeIndexComplete = complete;
+  auto writer = trace::TraceWriter::create(copy, header, error);
+  ASSERT_TRUE(writer) << error;
+  for (const trace::BlockInfo& b : reader->blocks()) {
+    if (b.kind != trace::BlockKind::Chunk) continue;
+    trace::ChunkData chunk;
+    ASSERT_TRUE(reader->readChunk(b, chunk, error)) << error;
+    chunk.writeIndex = trace::WriteIndex{};
+    ASSERT_TRUE(writer->writeChunk(chunk)) << writer->lastError();
+  }
+  ASSERT_TRUE(writer->close()) << writer->lastError();
+}
+
+class WithinCycles : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    program_ = test::mustCompile(GetParam());
+    ASSERT_TRUE(program_);
+    test::recordCycles(program_, path_, kCycles, 10);
+  }
+  replay::Watch watchOf(const char* name) {
+    std::string error;
+    const std::optional<VariableLocation> v = findVariable(*program_, name, error);
+    EXPECT_TRUE(v) << error;
+    return v ? replay::Watch{v->offset, std::max<uint32_t>(v->type->size, 1), v->bit} : replay::Watch{};
+  }
+  std::unique_ptr<replay::Replayer> open(const std::string& path, bool useIndex = true) {
+    replay::ReplayOptions options;
+    options.useWriteIndex = useIndex;
+    std::string error;
+    auto r = replay::Replayer::open(path, options, error);
+    EXPECT_TRUE(r) << error;
+    return r;
+  }
+  static std::vector<Position> positions(const std::vector<replay::Change>& changes) {
+    std::vector<Position> out;
+    for (const replay::Change& c : changes) out.push_back(c.position);
+    return out;
+  }
+  // The two changes of `w` in cycle 136: set, then restored.
+  void expectSetAndRestored(const std::vector<replay::Change>& changes, const replay::Watch& w, const char* name) {
+    ASSERT_EQ(changes.size(), 2u) << name;
+    for (const replay::Change& c : changes) EXPECT_EQ(c.position.cycle, 136u) << name;
+    EXPECT_LT(changes[1].position, changes[0].position) << name;  // newest first
+    EXPECT_EQ(changes[0].after, std::vector<uint8_t>(w.size, 0)) << name;
+    EXPECT_EQ(changes[1].before, std::vector<uint8_t>(w.size, 0)) << name;
+    EXPECT_NE(changes[1].after, std::vector<uint8_t>(w.size, 0)) << name;
+  }
+  // Each chunk's index holds the writes exactly when the chunk holds cycle 136.
+  void checkIndexes(const std::string& path);
+  const char* watchedName() const { return GetParam() == kWithinCycles ? "Main.x" : "Main.target"; }
+
+  static constexpr uint64_t kCycles = 200;
+  std::shared_ptr<const Program> program_;
+  const test::TempTrace path_{::testing::UnitTest::GetInstance()->current_test_info()->name()};
+};
+
+TEST_P(WithinCycles, TheIndexOfTheChunkThatRanTheWritesHoldsThem) {
+  checkIndexes(path_.string());
+  // Without statement paths, the writer's statement log says which statements ran.
+  const test::TempTrace withoutPaths{"within_cycles_no_paths"};
+  test::recordCycles(program_, withoutPaths, kCycles, 10, std::nullopt, false);
+  checkIndexes(withoutPaths.string());
+}
+
+void WithinCycles::checkIndexes(const std::string& path) {
+  std::string error;
+  auto reader = trace::TraceReader::open(path, error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_TRUE(reader->header().writeIndexComplete);
+  const replay::Watch w = watchOf(watchedName());
+  size_t chunks = 0;
+  for (const trace::BlockInfo& b : reader->blocks()) {
+    if (b.kind != trace::BlockKind::Chunk) continue;
+    ++chunks;
+    ASSERT_TRUE(b.writeIndex);
+    const bool holds = b.firstCycle <= 136 && 136 < b.firstCycle + b.cycleCount;
+    EXPECT_EQ(trace::writeIndexTouches(*b.writeIndex, w.offset, w.size), holds) << "chunk at " << b.firstCycle;
+    if (GetParam() == kWithinCycles) {
+      for (const char* name : {"Main.pulse.q", "Main.arr[7]"}) {
+        const replay::Watch other = watchOf(name);
+        EXPECT_EQ(trace::writeIndexTouches(*b.writeIndex, other.offset, other.size), holds)
+            << name << ", chunk at " << b.firstCycle;
+      }
+      const replay::Watch quiet = watchOf("Main.quiet");
+      EXPECT_FALSE(trace::writeIndexTouches(*b.writeIndex, quiet.offset, quiet.size));
+    }
+  }
+  EXPECT_EQ(chunks, kCycles / 10);
+}
+
+TEST_P(WithinCycles, SearchesFindTheWritesUndoneWithinTheCycleAndSkipTheOtherChunks) {
+  std::string error;
+  auto indexed = open(path_.string());
+  auto plain = open(path_.string(), false);
+  ASSERT_TRUE(indexed && plain);
+  std::vector<const char*> names{watchedName()};
+  if (GetParam() == kWithinCycles) names = {"Main.x", "Main.pulse.q", "Main.arr[7]"};
+  for (const char* name : names) {
+    const replay::Watch w = watchOf(name);
+    const Position end = *indexed->end();
+    const std::vector<replay::Change> changes = indexed->lastChanges(w, end, 5, error);
+    ASSERT_TRUE(error.empty()) << error;
+    expectSetAndRestored(changes, w, name);
+    EXPECT_EQ(positions(plain->lastChanges(w, end, 5, error)), positions(changes)) << name;
+    // A reverse data breakpoint from the end stops at the restoring write, a forward one from the
+    // start at the setting one.
+    ASSERT_TRUE(indexed->seek(end, error)) << error;
+    const auto back = indexed->reverseContinue({}, {w}, error);
+    ASSERT_TRUE(back) << error;
+    EXPECT_EQ(back->reason, replay::StopReason::DataWrite) << name;
+    EXPECT_EQ(back->position, changes[0].position) << name;
+    ASSERT_TRUE(indexed->seek({0, 0}, error)) << error;
+    const auto forward = indexed->continueForward({}, {w}, error);
+    ASSERT_TRUE(forward) << error;
+    EXPECT_EQ(forward->reason, replay::StopReason::DataWrite) << name;
+    EXPECT_EQ(forward->position, changes[1].position) << name;
+    // Exported values are those at cycle ends: the value restored in its cycle is no sample.
+    ASSERT_TRUE(indexed->cycleEnds(
+        {w}, 130, 139,
+        [&](uint64_t, int64_t, const uint8_t* image) {
+          EXPECT_EQ(std::vector<uint8_t>(image + w.offset, image + w.offset + w.size), std::vector<uint8_t>(w.size, 0));
+          return true;
+        },
+        error))
+        << error;
+  }
+  // 19 of the 20 chunks hold none of these writes.
+  EXPECT_GT(indexed->chunksSkipped(), 19u * names.size());
+  EXPECT_EQ(plain->chunksSkipped(), 0u);
+}
+
+// A trace recorded before the index held every statement's writes has indexes blind to these
+// writes: it is searched without them (slower, correct). The same blind indexes under a header
+// that calls them complete would skip the chunk that holds the writes.
+TEST_P(WithinCycles, IndexesNotMarkedCompleteAreNotUsed) {
+  const replay::Watch w = watchOf(watchedName());
+  for (bool complete : {false, true}) {
+    const test::TempTrace copy{complete ? "blind_complete" : "blind_old"};
+    withBlindIndexes(path_.string(), copy.string(), complete);
+    auto r = open(copy.string());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->header().writeIndexComplete, complete);
+    std::string error;
+    const std::vector<replay::Change> changes = r->lastChanges(w, *r->end(), 5, error);
+    ASSERT_TRUE(error.empty()) << error;
+    if (complete) {
+      EXPECT_TRUE(changes.empty());
+      EXPECT_GT(r->chunksSkipped(), 0u);
+    } else {
+      expectSetAndRestored(changes, w, watchedName());
+      EXPECT_EQ(r->chunksSkipped(), 0u);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, WithinCycles, ::testing::Values(kWithinCycles, kWithinCyclesThroughPointer),
+                         [](const ::testing::TestParamInfo<const char*>& param) {
+                           return std::string(param.param == kWithinCycles ? "VariableBlockArray" : "ThroughAPointer");
+                         });
 
 }  // namespace

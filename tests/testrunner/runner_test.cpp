@@ -617,6 +617,33 @@ END_TEST_PROGRAM
   EXPECT_FALSE(wellFormed(bad, why));  // the check itself can fail
 }
 
+// Issue 27: a STRING may hold any byte; the report must still be UTF-8 and XML 1.0. A byte that is
+// not UTF-8 ($81), a control character XML 1.0 cannot hold ($01) and U+FFFF ($EF$BF$BF, UTF-8
+// but no XML character) are written as IEC escapes; UTF-8 text stays as it is. Read back with a
+// real XML parser (python3's xml.etree, which refuses what is not UTF-8 or not XML 1.0).
+TEST(TestCommand, JunitXmlIsUtf8AndXml10WhateverBytesAStringHolds) {
+  TempDir dir;
+  writeFile(dir.path / "lib.st", kLibrary);
+  writeFile(dir.path / "bytes_test.st", R"(TEST_PROGRAM Bytes
+ASSERT_EQUAL('a$81b$EF$BF$BF', 'c$01dé');
+END_TEST_PROGRAM
+)");
+  fs::create_directories(dir.path / "out");
+  const test::ShellResult r = scanback("test lib.st bytes_test.st --junit out/results.xml", dir.path);
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  const fs::path xml = dir.path / "out" / "results.xml";
+  const test::ShellResult parsed = test::runShell(
+      "python3 -c 'import sys, xml.etree.ElementTree as ET\n"
+      "root = ET.parse(sys.argv[1]).getroot()\n"
+      "for f in root.iter(\"failure\"):\n"
+      "    sys.stdout.buffer.write((f.get(\"message\") + \"|\" + f.text + \"\\n\").encode(\"utf-8\"))' " +
+      test::shellQuote(xml.string()));
+  ASSERT_EQ(parsed.exitCode, 0) << parsed.err << "\n" << readText(xml);
+  const std::string expected = "expected 'a$81b$EF$BF$BF', got 'c$01d\u00e9'";
+  EXPECT_NE(parsed.out.find(expected + "|"), std::string::npos) << parsed.out;
+  EXPECT_NE(parsed.out.find("Bytes: ASSERT_EQUAL failed: " + expected), std::string::npos) << parsed.out;
+}
+
 TEST(TestCommand, RecordFailuresGivesATraceThatVerifiesAndReplaysToTheAssertion) {
   TempDir dir;
   writeFile(dir.path / "lib.st", kLibrary);

@@ -91,6 +91,7 @@ inline HeaderData randomHeader(Rng& rng, uint32_t imageSize, uint32_t statementC
   h.startWallTimeNs = static_cast<int64_t>(uniform(rng, 0, 1ull << 62));
   h.imageSize = imageSize;
   h.statementCount = statementCount;
+  h.writeIndexComplete = uniform(rng, 0, 1) != 0;
   return h;
 }
 
@@ -175,6 +176,7 @@ inline void expectSameHeader(const HeaderData& a, const HeaderData& b) {
   EXPECT_EQ(a.startWallTimeNs, b.startWallTimeNs);
   EXPECT_EQ(a.imageSize, b.imageSize);
   EXPECT_EQ(a.statementCount, b.statementCount);
+  EXPECT_EQ(a.writeIndexComplete, b.writeIndexComplete);
 }
 
 inline bool sameProgramChange(const ProgramChangeData& a, const ProgramChangeData& b) {

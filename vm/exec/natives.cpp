@@ -312,4 +312,10 @@ const NativeFbInfo kNatives[] = {
 
 std::span<const NativeFbInfo> nativeFunctionBlocks() { return kNatives; }
 
+std::vector<uint32_t> nativeInstanceSizes() {
+  std::vector<uint32_t> sizes;
+  for (const NativeFbInfo& n : kNatives) sizes.push_back(n.size);
+  return sizes;
+}
+
 }  // namespace scanback

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "vm/bytecode/types.h"
 
@@ -33,5 +34,8 @@ struct NativeFbInfo {
 };
 
 std::span<const NativeFbInfo> nativeFunctionBlocks();
+// The instance bytes of each, by native id: what the write sets of a program need
+// (vm/bytecode/write_sets.h).
+std::vector<uint32_t> nativeInstanceSizes();
 
 }  // namespace scanback
