@@ -72,6 +72,56 @@ check_killed "--control with --record" "$work/t.trace.partial" --record "$work/t
 check_killed "--control with --record --ring" "$work/t.trace.partial" --record "$work/t.trace" --ring 1MB \
   --control "unix://$work/sock"
 
+# A debug session's history: `scanback dap --socket`, a launch that records, driven by a minimal DAP
+# client (python3) that reads everything the adapter sends; the adapter is killed with -9.
+cat >"$work/dap_client.py" <<'PY'
+import json, socket, sys, threading
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(sys.argv[1])
+def send(seq, command, arguments):
+    body = json.dumps({"seq": seq, "type": "request", "command": command, "arguments": arguments}).encode()
+    sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+def drain():
+    while sock.recv(65536):
+        pass
+threading.Thread(target=drain, daemon=True).start()
+send(1, "initialize", {"adapterID": "scanback", "linesStartAt1": True, "columnsStartAt1": True})
+send(2, "launch", {"program": sys.argv[3:], "inputs": sys.argv[2].split("|")[0], "record": sys.argv[2].split("|")[1],
+                   "realtime": True, "keepTrace": True})
+send(3, "configurationDone", {})
+threading.Event().wait(60)
+PY
+check_session_killed() {
+  for round in $(seq 1 "$rounds"); do
+    rm -f "$work"/t.trace* "$work"/dap.sock
+    "$scanback" dap --socket "$work/dap.sock" 2>"$work/err.txt" &
+    local pid=$!
+    wait_for test -S "$work/dap.sock" || { fail "debug session: no socket ($(cat "$work/err.txt"))"; kill -9 $pid; continue; }
+    python3 "$work/dap_client.py" "$work/dap.sock" "$PWD/$stimulus|$work/t.trace" "${plant[@]/#/$PWD/}" &
+    local client=$!
+    wait_for test -e "$work/t.trace.partial" || { fail "debug session: no trace ($(cat "$work/err.txt"))"; kill -9 $pid $client; continue; }
+    local start
+    start=$(ms_now)
+    sleep "$(python3 -c 'import random; print(round(random.uniform(1.5, 4.0), 2))')"
+    kill -9 $pid
+    local killed
+    killed=$(ms_now)
+    { wait $pid; } 2>/dev/null
+    kill $client 2>/dev/null
+    { wait $client; } 2>/dev/null
+    local ran=$(((killed - start) * rate / 1000))
+    local held
+    held=$(cycles_in "$work/t.trace.partial")
+    local allowed=$(((window_ms + 300) * rate / 1000))
+    if [ "$held" -gt 0 ] && [ $((ran - held)) -le "$allowed" ] && verify "$work/t.trace.partial"; then
+      pass "debug session (launch with record) round $round: $held cycles on disk after kill -9 of the adapter (>= $ran - $allowed), all replay"
+    else
+      fail "debug session round $round: $held cycles on disk, $ran run, at most $allowed may be lost: $(tail -2 "$work/verify.txt")"
+    fi
+  done
+}
+check_session_killed
+
 echo "== SIGHUP, SIGTERM, SIGINT finish the trace cleanly"
 for sig in HUP TERM INT; do
   rm -f "$work"/t.trace*
