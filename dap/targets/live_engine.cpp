@@ -157,8 +157,9 @@ void LiveEngine::readWatchedValues() {
 
 std::pair<uint64_t, uint64_t> LiveEngine::nextPosition() const {
   const Vm& vm = runtime_.vm();
-  // Paused at boundary k of a cycle (steps() is k + 1), the statement there has been checked.
-  if (vm.inCycle() && !faulted_) return {runtime_.currentCycle().cycle, vm.steps()};
+  // Paused at boundary k of a cycle (steps() is k + 1; at a fault, k is the faulting statement),
+  // the statement there has been checked; between cycles, the next cycle's start is next.
+  if (vm.inCycle() || faulted_) return {runtime_.currentCycle().cycle, vm.steps()};
   return {runtime_.cycle(), 0};
 }
 

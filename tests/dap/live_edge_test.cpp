@@ -86,6 +86,52 @@ CONFIGURATION Cfg
 END_CONFIGURATION
 )";
 
+// A function called twice in one statement, two statements each. Boundaries of cycle n: 0 the
+// caller (line 12), 1 and 2 the first call (lines 3, 4), 3 and 4 the second, 5 line 13.
+const char* kEdgeCalls = R"(FUNCTION F : DINT
+VAR_INPUT v : DINT; END_VAR
+F := v + 1;
+F := F * 2;
+END_FUNCTION
+
+PROGRAM Calls
+VAR
+  a : DINT;
+  b : DINT;
+END_VAR
+a := F(a MOD 1000) + F(b);
+b := b + 1;
+END_PROGRAM
+
+CONFIGURATION Cfg
+  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
+  PROGRAM Main WITH Fast : Calls;
+END_CONFIGURATION
+)";
+constexpr int kLineFFirst = 3, kLineFLast = 4, kLineB = 13;
+
+// Two tasks: Fast every 10 ms (cycles 0, 2, 3, 4, 5, 6, 8, ...), Slow every 50 ms after it
+// (cycles 1, 7, 13, ...: released with Fast, of lower priority).
+const char* kEdgeTasks = R"(PROGRAM FastProg
+VAR f : DINT; END_VAR
+f := f + 1;
+f := f * 1;
+END_PROGRAM
+
+PROGRAM SlowProg
+VAR s : DINT; END_VAR
+s := s + 1;
+END_PROGRAM
+
+CONFIGURATION Cfg
+  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
+  TASK Slow (INTERVAL := T#50ms, PRIORITY := 2);
+  PROGRAM Main WITH Fast : FastProg;
+  PROGRAM Watch WITH Slow : SlowProg;
+END_CONFIGURATION
+)";
+constexpr int kLineFTimes = 4, kLineS = 9;
+
 constexpr int kLineSum = 4, kLineIfSum = 5, kLineC = 16, kLineCall = 17, kLineY = 18, kLineZ5 = 19, kLineZ0 = 20,
               kLineIf = 21, kLineX = 22, kLineEnd = 24;
 // The line of each step of a cycle, and the step count of cycle n (plus one for its end).
@@ -142,8 +188,8 @@ class EdgeClient {
     EXPECT_TRUE(r["success"]) << expression << ": " << r.dump();
     return r["body"].value("result", std::string("?"));
   }
-  int line() {
-    const json r = client.request("stackTrace", json{{"threadId", 1}});
+  int line(int64_t thread = 1) {
+    const json r = client.request("stackTrace", json{{"threadId", thread}});
     return r["body"].value("stackFrames", json::array()).empty() ? -1 : r["body"]["stackFrames"][0]["line"].get<int>();
   }
   // Sends a move; its stopped event (the response came first), or the exited event.
@@ -229,7 +275,8 @@ class EdgeClient {
 
 class LiveEdge : public ::testing::Test {
  protected:
-  TempProject project_{{{"edge.st", kEdgeSource}, {"faulty.st", kEdgeFaulty}}};
+  TempProject project_{
+      {{"edge.st", kEdgeSource}, {"faulty.st", kEdgeFaulty}, {"calls.st", kEdgeCalls}, {"tasks.st", kEdgeTasks}}};
   EdgeClient s_{project_};
 };
 
@@ -488,6 +535,45 @@ TEST_F(LiveEdge, StepsIntoTheNextCyclePastTheLivePosition) {
   EXPECT_EQ(s_.land("stepIn"), (Landing{{17, 0}, "step"})) << "live, past the end of cycle 16";
 }
 
+// `next` at the last statement of a function whose call is followed by another call in the same
+// statement returns to the caller's next statement, not into the second call (the frame the step
+// began in has returned): live, and from history with the live position inside the second call.
+TEST_F(LiveEdge, NextFromTheEndOfAFunctionDoesNotStopInAFunctionTheSameStatementCallsNext) {
+  s_.launch("calls.st");
+  s_.breakAt(kLineFLast, 2 * 10 + 1);
+  s_.firstStop();
+  EXPECT_EQ(s_.position(), (Position{10, 2}));
+  s_.setBreakpoints(json::array());
+  EXPECT_EQ(s_.land("next"), (Landing{{10, 5}, "step"})) << "live";
+  EXPECT_EQ(s_.line(), kLineB);
+  s_.breakAt(kLineFFirst, 6);  // counted from here, two a cycle: the second call of cycle 13
+  EXPECT_EQ(s_.land("continue"), (Landing{{13, 3}, "breakpoint"}));
+  s_.setBreakpoints(json::array());
+  EXPECT_EQ(s_.land("scanback/stepBackIn"), (Landing{{13, 2}, "step"})) << "the first call's last statement";
+  EXPECT_EQ(s_.land("next"), (Landing{{13, 5}, "step"})) << "from history, past the live position in the second call";
+  EXPECT_EQ(s_.line(), kLineB);
+}
+
+// A step naming another task than the position's ends at that task's next cycle: live past the live
+// position, as a step made live does.
+TEST_F(LiveEdge, AStepNamingAnotherTaskEndsLiveAtThatTasksNextCyclePastTheLivePosition) {
+  s_.launch("tasks.st");
+  s_.breakAt(kLineFTimes, 3);
+  s_.firstStop();
+  EXPECT_EQ(s_.position(), (Position{3, 1}));
+  s_.setBreakpoints(json::array());
+  EXPECT_EQ(s_.land("next", json{{"threadId", 2}}), (Landing{{7, 0}, "step"})) << "live, from the live position";
+  EXPECT_EQ(s_.line(2), kLineS);
+  s_.move("scanback/seek", json{{"cycle", 2}, {"step", 1}});
+  EXPECT_EQ(s_.land("next", json{{"threadId", 2}}), (Landing{{7, 0}, "step"})) << "Slow's next recorded cycle";
+  s_.breakAt(kLineFTimes, 4);  // counted from 7:1: Fast's cycles 8, 9, 10, 11
+  EXPECT_EQ(s_.land("continue"), (Landing{{11, 1}, "breakpoint"}));
+  s_.setBreakpoints(json::array());
+  s_.move("scanback/seek", json{{"cycle", 9}, {"step", 0}});
+  EXPECT_EQ(s_.land("next", json{{"threadId", 2}}), (Landing{{13, 0}, "step"})) << "from history, live";
+  EXPECT_EQ(s_.land("stepBack", json{{"threadId", 1}}), (Landing{{12, 1}, "step"})) << "Fast's last statement before";
+}
+
 // A forward step that passes a data write or ends at a breakpoint stops there, in history as live.
 TEST_F(LiveEdge, AStepStopsAtAWatchedWriteOnTheWayAndReportsABreakpointWhereItEndsInHistoryAsLive) {
   s_.launch();
@@ -715,10 +801,27 @@ TEST_F(NonstopEdge, LineBreakpointsConditionsAndHitCountsStopPastTheNewestRecord
   EXPECT_EQ(s_.land("continue"), (Landing{{39, 4}, "breakpoint"}));
   EXPECT_EQ(s_.land("reverseContinue"), (Landing{{19, 4}, "breakpoint"}));
   EXPECT_EQ(s_.land("continue"), (Landing{{39, 4}, "breakpoint"}));
+  // On to hits that were not recorded when the continue began (each continue goes 200 ms of the
+  // task's time ahead): every twentieth hit, none skipped, none twice.
+  Position at{39, 4};
+  bool crossed = false;
+  for (int i = 0; i < 30 && !crossed; ++i) {
+    const uint64_t recorded = newest();
+    const Landing next = s_.land("continue");
+    EXPECT_EQ(next, (Landing{{at.first + 20, 4}, "breakpoint"}));
+    at = next.at;
+    crossed = at.first > recorded;
+  }
+  EXPECT_TRUE(crossed);
+  // A plain breakpoint on x's line (every fourth cycle), past the newest position.
+  s_.setBreakpoints(json::array({{{"line", kLineX}}}));
   const uint64_t recorded = newest();
-  EXPECT_EQ(s_.land("continue"), (Landing{{59, 4}, "breakpoint"}));
-  EXPECT_EQ(s_.land("continue"), (Landing{{79, 4}, "breakpoint"}));
-  EXPECT_LT(recorded, 79u) << "at least the last one was past the newest position when the move began";
+  for (;;) {
+    const Landing hit = s_.land("continue");
+    EXPECT_EQ(hit, (Landing{{(at.first / 4 + 1) * 4, 8}, "breakpoint"}));
+    at = hit.at;
+    if (at.first > recorded || hit.reason != "breakpoint") break;
+  }
   // A condition, past what is recorded now.
   const uint64_t target = newest() + 30;
   s_.setBreakpoints(json::array({{{"line", kLineY}, {"condition", "c = " + std::to_string(target + 1)}}}));
@@ -847,6 +950,22 @@ TEST_F(AttachEdge, BreakpointsAndLogpointsStopPastTheNewestStreamedPositionAndBa
   EXPECT_EQ(s_.land("stepBack"), (Landing{{target, 4}, "step"}));
 }
 
+// Hits are numbered from the start of the streamed history: a hit condition stops at every
+// seventh hit, each counted once as the continue follows the stream.
+TEST_F(AttachEdge, AHitCountStopsAtEverySeventhHitPastTheNewestStreamedPosition) {
+  attachPaused();
+  const Position paused = s_.position();
+  s_.setBreakpoints(json::array({{{"line", kLineY}, {"hitCondition", "%7"}}}));
+  const Landing first = s_.land("continue");
+  EXPECT_EQ(first.reason, "breakpoint");
+  EXPECT_GT(first.at, paused);
+  EXPECT_LE(first.at.first, paused.first + 7);
+  EXPECT_EQ(s_.land("continue"), (Landing{{first.at.first + 7, 4}, "breakpoint"}));
+  EXPECT_EQ(s_.land("continue"), (Landing{{first.at.first + 14, 4}, "breakpoint"}));
+  EXPECT_EQ(s_.land("reverseContinue"), (Landing{{first.at.first + 7, 4}, "breakpoint"}));
+  EXPECT_EQ(s_.land("reverseContinue"), first);
+}
+
 TEST_F(AttachEdge, DataBreakpointsAndStepsCrossTheNewestStreamedPosition) {
   attachPaused();
   const Position paused = s_.position();
@@ -871,6 +990,23 @@ TEST_F(AttachEdge, DataBreakpointsAndStepsCrossTheNewestStreamedPosition) {
     EXPECT_EQ(at.second, stepsOf(at.first) - 1);
     EXPECT_EQ(s_.land(command), (Landing{{at.first + 1, 0}, "step"})) << command;
   }
+}
+
+// A runtime that has faulted: its history ends at the fault, and a forward move stops there again
+// without waiting for more.
+TEST(AttachEdgeFault, AtTheFaultAForwardMoveStopsThereAgainWithoutWaiting) {
+  TempProject project{{{"faulty.st", kEdgeFaulty}}};
+  test::ControlRuntime rt(project.path("faulty.st"), project.dir());
+  ASSERT_TRUE(rt.ready());
+  EdgeClient s(project);
+  s.attach(rt.endpoint(), "faulty.st");
+  const json stop = s.firstStop();
+  EXPECT_EQ(stop["body"]["reason"], "exception");
+  EXPECT_EQ(s.position(), (Position{19, 2}));
+  EXPECT_EQ(s.land("next"), (Landing{{19, 2}, "exception"}));
+  EXPECT_EQ(s.land("stepBack"), (Landing{{19, 1}, "step"}));
+  EXPECT_EQ(s.land("continue"), (Landing{{19, 2}, "exception"}));
+  EXPECT_TRUE(rt.running()) << "faulted, and up";
 }
 
 }  // namespace
