@@ -636,6 +636,30 @@ TEST_F(LiveEdge, APauseAfterTheCrossingStopsTheLiveTaskWhereItHasGot) {
   EXPECT_LT(s_.position(), at);
 }
 
+// A pause that comes while the move is still in history (a long search) stops it where it began,
+// in history: the live task does not move.
+TEST_F(LiveEdge, APauseWhileTheMoveIsStillInHistoryStopsWhereItBeganAndTheLiveTaskStaysPaused) {
+  s_.launch("edge.st", json{{"cycles", 1'000'000}});
+  s_.setBreakpoints(json::array({{{"line", kLineC}, {"condition", "c = 200000"}}}));
+  s_.firstStop();
+  const Position live = s_.position();
+  EXPECT_EQ(live, (Position{200000, 0}));
+  s_.move("scanback/seek", json{{"cycle", 10}, {"step", 2}});
+  // A condition that never holds: the continue evaluates it at each of the 200000 cycles before
+  // the live position.
+  s_.setBreakpoints(json::array({{{"line", kLineY}, {"condition", "c < 0"}}}));
+  const std::chrono::milliseconds busy = test::othersCpuTime();
+  const int64_t seq = s_.client.send("continue", json{{"threadId", 1}});
+  ASSERT_TRUE(s_.client.response(seq)["success"]);
+  ASSERT_TRUE(test::eventually([&] { return test::othersCpuTime() >= busy + std::chrono::milliseconds(30); }));
+  EXPECT_TRUE(s_.client.request("pause", json{{"threadId", 1}})["success"]);
+  EXPECT_EQ(s_.client.event("stopped")["body"]["reason"], "pause");
+  EXPECT_EQ(s_.position(), (Position{10, 2})) << "the search was cut short before it moved anything";
+  EXPECT_EQ(s_.timeline()["lastCycle"], live.first) << "the live task is where it was";
+  s_.setBreakpoints(json::array({{{"line", kLineY}}}));
+  EXPECT_EQ(s_.land("continue"), (Landing{{10, 4}, "breakpoint"}));
+}
+
 // ---------------------------------------------------------------- faults
 
 // The live position is the fault: going forward from history stops there again, as the fault;
