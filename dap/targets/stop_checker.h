@@ -37,10 +37,9 @@ class StopChecker {
   // is, with the writes the next cycle start applies: the debugger's own are no change to stop at).
   void rebase(const uint8_t* image, uint32_t imageSize);
   // Live: the breakpoints of the set that no live task has counted hits of yet count them from
-  // position `from` (ResolvedBreakpoint::countedFrom).
+  // position (`cycle`, `step`) on (ResolvedBreakpoint::countedFrom).
   void countHitsFrom(uint64_t cycle, uint64_t step) const;
   const StopSet& stops() const { return *stops_; }
-  const std::shared_ptr<const StopSet>& stopSet() const { return stops_; }
   uint64_t generation() const { return stops_->generation; }
   // Whether the set's statement ids and offsets are those of `program` (or it resolves none).
   bool resolvedFor(const Program& program) const { return !stops_->program || stops_->program.get() == &program; }
@@ -64,6 +63,7 @@ class StopChecker {
     return !widths_.empty() ||
            (statement < stops_->statementHasBreakpoint.size() && stops_->statementHasBreakpoint[statement]);
   }
+  // Whether the set has data watches (live: the end of each cycle is checked too).
   bool watchesData() const { return !widths_.empty(); }
 
   // ---- replay: the same stops as a replayer's search looks for them.
