@@ -260,10 +260,10 @@ class EdgeClient {
     ASSERT_TRUE(r["success"]) << r.dump();
     client.event("initialized");
   }
-  // Configured, and the first stop.
-  json firstStop() {
+  // Configured, and the first stop (within `timeout`).
+  json firstStop(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     client.configured();
-    return client.event("stopped");
+    return client.event("stopped", timeout);
   }
 
   SessionClient client;
@@ -641,7 +641,7 @@ TEST_F(LiveEdge, APauseAfterTheCrossingStopsTheLiveTaskWhereItHasGot) {
 TEST_F(LiveEdge, APauseWhileTheMoveIsStillInHistoryStopsWhereItBeganAndTheLiveTaskStaysPaused) {
   s_.launch("edge.st", json{{"cycles", 1'000'000}});
   s_.setBreakpoints(json::array({{{"line", kLineC}, {"condition", "c = 200000"}}}));
-  s_.firstStop();
+  s_.firstStop(std::chrono::minutes(2));  // (a second or so; more under a sanitizer)
   const Position live = s_.position();
   EXPECT_EQ(live, (Position{200000, 0}));
   s_.move("scanback/seek", json{{"cycle", 10}, {"step", 2}});
