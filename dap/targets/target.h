@@ -44,6 +44,10 @@ struct ResolvedBreakpoint {
   std::function<std::string(const Vm&)> logMessage;
   mutable uint64_t hits = 0;                  // counted by the target's thread only
   mutable bool conditionErrorLogged = false;  // likewise
+  // Where a live task began counting hits (the first position it checks with it), in a session
+  // that records: a search of the history numbers hits from there too, so that a hit has the same
+  // number live and in history (docs/dap.md). Unset: from the start of the recording.
+  mutable std::optional<std::pair<uint64_t, uint64_t>> countedFrom;  // (cycle, step); likewise
 };
 
 // A data breakpoint: a watched range of the image (vm/runtime/watch.h) that stops after a

@@ -24,6 +24,7 @@
 
 #include "control/client.h"
 #include "tests/dap/session_client.h"
+#include "tests/support/control_runtime.h"
 #include "tests/support/shell.h"
 #include "tests/support/wait.h"
 
@@ -31,7 +32,6 @@ namespace scanback::dap::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 // Counts its cycles every 10 ms; line 6 is the statement the tests break at.
 const char* kCounter = R"(PROGRAM Counter
@@ -91,75 +91,7 @@ using CliResult = test::ShellResult;
 
 using test::runScanback;
 
-// `scanback run FILE --realtime --control unix://DIR/rt.sock EXTRA...` in a child process.
-class Runtime {
- public:
-  Runtime(const std::string& file, const fs::path& dir, std::vector<std::string> extra = {})
-      : socket_((dir / "rt.sock").string()) {
-    int err[2];
-    if (::pipe2(err, O_CLOEXEC) != 0) return;
-    std::vector<std::string> args = {SCANBACK_BINARY, "run", file, "--realtime", "--quiet", "--control", endpoint()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(err[1], 2);
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    ::close(err[1]);
-    stderr_ = err[0];
-  }
-  ~Runtime() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (stderr_ >= 0) ::close(stderr_);
-  }
-  std::string endpoint() const { return "unix://" + socket_; }
-  pid_t pid() const { return pid_; }
-
-  // Waits for the stderr line that starts with `prefix`; false when it does not come in 20 s.
-  bool awaitLine(const std::string& prefix) {
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    for (;;) {
-      size_t nl;
-      while ((nl = buffer_.find('\n')) != std::string::npos) {
-        const std::string line = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 1);
-        lines_.push_back(line);
-        if (line.starts_with(prefix)) return true;
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return false;
-      pollfd p{stderr_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-      char chunk[512];
-      const ssize_t n = ::read(stderr_, chunk, sizeof chunk);
-      if (n <= 0) return false;
-      buffer_.append(chunk, static_cast<size_t>(n));
-    }
-  }
-  bool ready() { return awaitLine("scanback: control endpoint"); }
-  // Whether it is still running (not reaped).
-  bool running() const { return pid_ > 0 && !test::awaitExit(pid_, std::chrono::milliseconds(0)); }
-  // Its exit code, waiting up to 20 s.
-  int exitCode() {
-    const int code = test::exitCode(pid_, std::chrono::seconds(20));
-    pid_ = -1;
-    return code;
-  }
-
- private:
-  std::string socket_;
-  pid_t pid_ = -1;
-  int stderr_ = -1;
-  std::string buffer_;
-  std::vector<std::string> lines_;
-};
+using Runtime = test::ControlRuntime;
 
 class Attach : public ::testing::Test {
  protected:
