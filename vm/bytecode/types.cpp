@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace scanback {
 
 const char* sectionName(VarSection s) {
@@ -202,9 +204,20 @@ const Type* TypeTable::array(const Type* element, std::vector<ArrayDim> dims) {
   const uint64_t total = t.elementCount() * element->size;
   t.size = static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
   t.align = element->align;
-  t.init.reserve(t.size);
-  for (uint64_t i = 0; i < t.elementCount() && t.init.size() < (1u << 30); ++i)
-    t.init.insert(t.init.end(), element->init.begin(), element->init.end());
+  // Every element starts as the element type's initial value: the first copied, then the copies
+  // doubled (an array of 100 million bytes took a second element by element). The compiler
+  // limits the size (vm/bytecode/limits.h).
+  t.init.assign(t.size, 0);
+  const size_t unit = element->init.size();
+  if (unit > 0 && unit <= t.init.size() &&
+      std::any_of(element->init.begin(), element->init.end(), [](uint8_t b) { return b != 0; })) {
+    std::copy(element->init.begin(), element->init.end(), t.init.begin());
+    for (size_t filled = unit; filled < t.init.size();) {
+      const size_t n = std::min(filled, t.init.size() - filled);
+      std::copy_n(t.init.begin(), n, t.init.begin() + static_cast<std::ptrdiff_t>(filled));
+      filled += n;
+    }
+  }
   const Type* r = add(std::move(t));
   arrays_.emplace(std::make_pair(element, std::move(key)), r);
   return r;

@@ -103,6 +103,8 @@ struct PouDecl {
   std::string name;              // "FB.Method" for methods
   Type* instanceType = nullptr;  // FB / program layout (null until laid out)
   bool layingOut = false;
+  bool layoutFailed = false;  // its instance would pass the image limit (reported once)
+  bool frameFailed = false;   // its frame would pass the limit (reported; the body is not analysed)
   const Type* returnType = nullptr;
   std::vector<Variable> frameVars;  // functions/methods: all variables; FB/program: VAR_TEMP
   std::vector<const ast::VarDecl*> frameVarDecls;
@@ -154,6 +156,7 @@ struct BodyContext {
   std::unordered_map<std::string, const Variable*> frameVars;  // upper-case name
   uint32_t tempTop = 0;                                        // next free frame byte
   uint32_t frameMax = 0;                                       // high-water mark
+  bool frameFull = false;                                      // temporaries would pass the limit (reported once)
   std::vector<LoopLabels> loops;
   Label returnLabel;
   std::vector<uint32_t> calleeFixups;  // code indices holding callee-frame-relative operands
@@ -252,7 +255,7 @@ class Compiler {
   void resolveHierarchyOf(PouDecl& fb);
   void resolveInterface(InterfaceDecl& itf);
   void checkHierarchy();
-  void layoutInheritance(PouDecl& decl, Type& t, uint32_t& off);
+  void layoutInheritance(PouDecl& decl, Type& t, uint64_t& off);
   void initInheritance(PouDecl& decl, Type& t);
   void genPrototype(PouDecl& decl);
   void buildDispatch();
@@ -275,7 +278,7 @@ class Compiler {
   void resolveGlobal(GlobalDecl& g);
   void resolveAllTypes();
   Variable makeVariable(const ast::VarDecl& d, VarSection section);
-  void placeVariable(Variable& v, uint32_t& off);
+  bool placeVariable(Variable& v, uint64_t& off, const std::string& container);
   void writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ast::Initializer* init);
   void writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ConstValue& c,
                   const SourceSpan& span);
@@ -404,6 +407,8 @@ class Compiler {
   void move(uint32_t dst, uint32_t src, const Type* type);
 
   void error(const SourceSpan& span, std::string message) { diags_.error(span, std::move(message)); }
+  // Where code being generated comes from: the statement being lowered, else the body's POU.
+  SourceSpan currentSpan() const;
 
   const SourceSet& sources_;
   Diagnostics& diags_;
@@ -428,7 +433,9 @@ class Compiler {
   const ast::Configuration* config_ = nullptr;
   std::map<std::string, const ast::VarConfigEntry*> varConfig_;  // "INST.VAR"
   std::map<std::string, uint32_t> instanceIndex_;                // upper instance name -> Program::instances
+  std::vector<SourceSpan> instanceSpans_;                        // by Program::instances index: its declaration
   std::map<std::vector<uint8_t>, uint32_t> constPool_;
+  bool constantsFull_ = false;  // the constant pool would pass the limit (reported once)
   std::map<const Type*, PouDecl*> fbDecls_;
   std::map<uint32_t, std::vector<uint32_t>> calleesOf_;  // POU index -> functions/methods it calls
   PouDecl* layoutDecl_ = nullptr;                        // the POU whose declarations are being resolved

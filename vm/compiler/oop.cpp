@@ -200,7 +200,7 @@ uint32_t Compiler::slotOf(const std::string& key) {
 
 // ---------------------------------------------------------------- layout
 
-void Compiler::layoutInheritance(PouDecl& decl, Type& t, uint32_t& off) {
+void Compiler::layoutInheritance(PouDecl& decl, Type& t, uint64_t& off) {
   if (decl.ast) {
     t.abstract = decl.ast->isAbstract;
     t.isClass = decl.ast->isClass;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "vm/base/int128.h"
+#include "vm/bytecode/limits.h"
 #include "vm/compiler/compiler_impl.h"
 #include "vm/syntax/parser.h"
 
@@ -67,6 +68,12 @@ void Compiler::bind(Label l) {
 }
 
 // ---------------------------------------------------------------- statements
+
+SourceSpan Compiler::currentSpan() const {
+  if (!ctx_) return SourceSpan{};
+  if (!ctx_->statementStack.empty()) return program_->statements[ctx_->statementStack.back()].span;
+  return ctx_->info ? ctx_->info->span : SourceSpan{};
+}
 
 void Compiler::lowerStatements(const sema::StmtList& list) {
   for (const sema::Stmt* s : list) lowerStatement(*s);
@@ -319,10 +326,12 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
             fmt::format("VAR_EXTERNAL '{}' is declared {} but the global is {}", d.name, declared->name, actual->name));
   }
 
-  // The semantic pass, then code for its IR when the program has no error so far.
+  // The semantic pass, then code for its IR when the program has no error so far. A frame that
+  // would pass the limit lacks variables: its body is not analysed (it would only report them).
   BodyScope scope(*this, ctx);
   sema::Arena arena;
-  const sema::StmtList body = sema::Analyzer(scope, diags_, arena).statements(decl.ast->body);
+  const sema::StmtList body =
+      decl.frameFailed ? sema::StmtList{} : sema::Analyzer(scope, diags_, arena).statements(decl.ast->body);
   if (!diags_.hasErrors()) {
     templateOf(decl);
     // FB and program bodies initialise their own VAR_TEMP; functions' frames are filled by callers.
@@ -426,6 +435,12 @@ void Compiler::finishProgram() {
 // ---------------------------------------------------------------- driver
 
 std::shared_ptr<const Program> Compiler::run() {
+  // The VM's memory is the image and the stack; both stay far below what a REF's 32 bits reach.
+  if (options_.stackSize > kMaxImageBytes) {
+    error(SourceSpan{},
+          fmt::format("a stack of {} bytes is above scanback's limit of {}", options_.stackSize, imageLimitText()));
+    return nullptr;
+  }
   for (FileId id = 0; id < sources_.size(); ++id) {
     units_.push_back(std::make_unique<ast::CompilationUnit>(parseFile(sources_, id, diags_)));
     collect(*units_.back());
@@ -477,6 +492,7 @@ std::shared_ptr<const Program> Compiler::run() {
     }
     auto body = std::make_unique<PouDecl>(*type);
     body->frameResolved = false;
+    body->frameFailed = false;
     body->frameVars.clear();
     body->frameVarDecls.clear();
     body->templateConst = UINT32_MAX;
