@@ -141,6 +141,53 @@ TEST(ImageLimit, FramesOfFunctionsAndMethods) {
   expectLimitError(t, 4, "the frame of 'Main' would need 400000000 bytes with 'y'");
 }
 
+TEST(ImageLimit, ArraysTakeTheInitialValuesOfTheirElementsWithoutHoldingThem) {
+  // Array types keep no initial bytes of their own (Type::writeInitialValue): each element of
+  // each array still starts as its element type's initial value, at any depth.
+  const test::Running r = test::run(
+      "TYPE Mode : (Off := 3, On) DINT; END_TYPE\n"
+      "TYPE Cell : STRUCT\n  m : Mode := On;\n  w : INT := -2;\nEND_STRUCT\nEND_TYPE\n"
+      "TYPE Row : ARRAY[0..2] OF Cell; END_TYPE\n"
+      "TYPE Filled : ARRAY[1..3] OF INT := [7, 8]; END_TYPE\n"
+      "FUNCTION_BLOCK Counter\nVAR_OUTPUT n : INT := 5; END_VAR\nEND_FUNCTION_BLOCK\n"
+      "PROGRAM Main\nVAR\n  modes : ARRAY[1..4] OF Mode;\n  grid : ARRAY[1..2] OF Row;\n  f : Filled;\n"
+      "  counters : ARRAY[1..3, 1..2] OF Counter;\nEND_VAR\nEND_PROGRAM\n",
+      0);
+  ASSERT_TRUE(r.program);
+  EXPECT_EQ(r["Main.modes[1]"], "Off");
+  EXPECT_EQ(r["Main.modes[4]"], "Off");
+  EXPECT_EQ(r["Main.grid[2][2].m"], "On");
+  EXPECT_EQ(r["Main.grid[2][2].w"], "-2");
+  EXPECT_EQ(r["Main.grid[1][0].w"], "-2");
+  EXPECT_EQ(r["Main.f[1]"], "7");
+  EXPECT_EQ(r["Main.f[2]"], "8");
+  EXPECT_EQ(r["Main.f[3]"], "0");
+  EXPECT_EQ(r["Main.counters[3, 2].n"], "5");
+  EXPECT_EQ(r["Main.counters[1, 1].n"], "5");
+}
+
+TEST(ImageLimit, TheInitialValuesTheCompilerHoldsAreLimitedToo) {
+  // Each of these function blocks is below the image limit, but each holds 200 MB of initial
+  // values that are not zero (an enumeration starting at 1): three of them would make the
+  // compiler hold 600 MB. Unused, they are laid out all the same (and so would be in a trace's
+  // sources). Types whose initial values are all zero cost nothing: the fourth is no error.
+  std::string text = "TYPE One : (A := 1, B) SINT; END_TYPE\n";
+  for (int i = 1; i <= 3; ++i)
+    text += "FUNCTION_BLOCK Big" + std::to_string(i) +
+            "\nVAR x : ARRAY[0..199999999] OF One; END_VAR\n"
+            "END_FUNCTION_BLOCK\n";
+  text += "FUNCTION_BLOCK Zero\nVAR x : ARRAY[0..199999999] OF BYTE; END_VAR\nEND_FUNCTION_BLOCK\n";
+  text += "PROGRAM Main\nVAR x : INT; END_VAR\nEND_PROGRAM\n";
+  const Compiled c = test::compile(text);
+  EXPECT_FALSE(c.program);
+  EXPECT_EQ(c.errorCount(), 1u) << c.messages();
+  EXPECT_NE(c.messages().find("main.st:8:16: error: the initial values of the program's types and frames would "
+                              "need 600000000 bytes in all (those not all zero); scanback's limit is 536870912 "
+                              "bytes (512 MiB)"),
+            std::string::npos)
+      << c.messages();
+}
+
 TEST(ImageLimit, ProgramsBelowTheLimitStillCompile) {
   // 120 MB in one array, the rest of the image beside it.
   const Compiled c = test::compile(

@@ -22,6 +22,12 @@ namespace scanback {
 
 inline constexpr uint64_t kMaxImageBytes = uint64_t{256} << 20;
 
+// What the compiler holds of initial values: the initial bytes of types and of frames that are
+// not all zero (all-zero ones and arrays cost nothing), summed over the program. Each is below
+// kMaxImageBytes, but a program (or a trace's sources) declaring many large types with initial
+// values would otherwise make the compiler hold gigabytes.
+inline constexpr uint64_t kMaxInitialBytes = uint64_t{512} << 20;
+
 // The limit as messages give it: "268435456 bytes (256 MiB)".
 inline std::string imageLimitText() { return fmt::format("{} bytes ({} MiB)", kMaxImageBytes, kMaxImageBytes >> 20); }
 

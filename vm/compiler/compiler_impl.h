@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "vm/base/int128.h"
+#include "vm/bytecode/limits.h"
 #include "vm/bytecode/open_arrays.h"
 #include "vm/bytecode/program.h"
 #include "vm/compiler/compiler.h"
@@ -278,6 +279,10 @@ class Compiler {
   void resolveGlobal(GlobalDecl& g);
   void resolveAllTypes();
   Variable makeVariable(const ast::VarDecl& d, VarSection section);
+  // A type's or frame's initial bytes, once built: dropped when all zero (Type::writeInitialValue
+  // and templateOf make them again), otherwise counted against kMaxInitialBytes. False, reported
+  // once, past that limit (the bytes are dropped too).
+  bool keepInitial(std::vector<uint8_t>& bytes, const SourceSpan& span);
   bool placeVariable(Variable& v, uint64_t& off, const std::string& container);
   void writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ast::Initializer* init);
   void writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ConstValue& c,
@@ -436,6 +441,8 @@ class Compiler {
   std::vector<SourceSpan> instanceSpans_;                        // by Program::instances index: its declaration
   std::map<std::vector<uint8_t>, uint32_t> constPool_;
   bool constantsFull_ = false;  // the constant pool would pass the limit (reported once)
+  uint64_t initialBytes_ = 0;   // initial bytes of types and frames kept (keepInitial)
+  bool initialsFull_ = false;   // they passed kMaxInitialBytes (reported once)
   std::map<const Type*, PouDecl*> fbDecls_;
   std::map<uint32_t, std::vector<uint32_t>> calleesOf_;  // POU index -> functions/methods it calls
   PouDecl* layoutDecl_ = nullptr;                        // the POU whose declarations are being resolved

@@ -180,12 +180,18 @@ std::optional<const Type*> Compiler::resolveDeclaredType(const std::string& key,
       // so that enumeration values registered for it keep pointing at it.
       Type* own = const_cast<Type*>(t);
       own->name = d.name;
-      if (d.init) writeInitial(own->init, 0, t, d.init.get());
+      if (d.init) {
+        if (own->init.empty()) own->init = t->initialValue();
+        writeInitial(own->init, 0, t, d.init.get());
+        keepInitial(own->init, d.span);
+      }
     } else if (d.init) {
       // An alias with its own default value is a distinct type.
       Type copy = *t;
       copy.name = d.name;
+      copy.init = t->initialValue();
       writeInitial(copy.init, 0, t, d.init.get());
+      keepInitial(copy.init, d.span);
       t = types_->add(std::move(copy));
     }
   }
@@ -322,6 +328,7 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
         writeInitial(t.init, t.fields[k].offset, t.fields[k].type, ref.fields[i].init.get());
         ++k;
       }
+      if (!keepInitial(t.init, ref.span)) return nullptr;
       return types_->add(std::move(t));
     }
     case ast::TypeRefKind::Enum: {
@@ -563,7 +570,7 @@ Type* Compiler::layoutPou(PouDecl& decl) {
   t.init.assign(t.size, 0);
   for (const Variable& v : t.fields) {
     if (v.absolute || v.byReference) continue;
-    std::memcpy(t.init.data() + v.offset, v.type->init.data(), v.type->size);
+    v.type->writeInitialValue(t.init.data() + v.offset);
   }
   initInheritance(decl, t);  // the base's initial values, then the derived block's below
   for (size_t i = 0; i < initDecls.size(); ++i) {
@@ -572,6 +579,12 @@ Type* Compiler::layoutPou(PouDecl& decl) {
     if (initDecls[i]) rememberInitial(decl, t.fields[i], t.init);
   }
   decl.initials.clear();
+  if (!keepInitial(t.init, decl.ast->span)) {
+    decl.layoutFailed = true;
+    decl.layingOut = false;
+    layoutDecl_ = outerDecl;
+    return nullptr;
+  }
   decl.instanceType = types_->add(std::move(t));
   fbDecls_[decl.instanceType] = &decl;
   decl.layingOut = false;
@@ -662,13 +675,31 @@ void Compiler::resolveFrame(PouDecl& decl) {
   for (size_t i = 0; i < decl.frameVars.size(); ++i) {
     const Variable& v = decl.frameVars[i];
     if (v.byReference) continue;
-    std::memcpy(decl.frameTemplate.data() + v.offset, v.type->init.data(), v.type->size);
+    v.type->writeInitialValue(decl.frameTemplate.data() + v.offset);
     if (decl.frameVarDecls[i] && decl.frameVarDecls[i]->init)
       writeInitial(decl.frameTemplate, v.offset, v.type, decl.frameVarDecls[i]->init.get());
     rememberInitial(decl, v, decl.frameTemplate);
   }
   decl.initials.clear();
+  // All zero, the template is made again when code needs it (templateOf).
+  if (!keepInitial(decl.frameTemplate, decl.ast->span)) decl.frameFailed = true;
   layoutDecl_ = outerDecl;
+}
+
+bool Compiler::keepInitial(std::vector<uint8_t>& bytes, const SourceSpan& span) {
+  if (std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; })) {
+    std::vector<uint8_t>().swap(bytes);
+    return true;
+  }
+  initialBytes_ = addSize(initialBytes_, bytes.size());
+  if (initialBytes_ <= kMaxInitialBytes) return true;
+  if (!initialsFull_)
+    error(span, fmt::format("the initial values of the program's types and frames would need {} in all (those not "
+                            "all zero); scanback's limit is {} bytes ({} MiB)",
+                            layoutSizeText(initialBytes_), kMaxInitialBytes, kMaxInitialBytes >> 20));
+  initialsFull_ = true;
+  std::vector<uint8_t>().swap(bytes);
+  return false;
 }
 
 const LocalConstant* Compiler::foldLaterConstant(PouDecl& decl, const std::string& upperName) {
@@ -935,17 +966,18 @@ void Compiler::layoutImage() {
     return static_cast<uint32_t>(at);
   };
 
-  // The image grows by what is placed; reserved ahead (at most the limit), so that a large image
-  // is not copied at each doubling of its vector.
-  auto reserve = [&](uint64_t more) {
-    image.reserve(static_cast<size_t>(std::min(addSize(image.size(), more), kMaxImageBytes)));
-  };
-  uint64_t globalBytes = 0;
+  // The image grows by what is placed: reserved ahead (at most the limit), so that a large image
+  // is not copied at each doubling of its vector. The globals' types and the programs' layouts
+  // (setupTasks) are resolved first to know its size.
+  uint64_t bytes = image.size();
   for (GlobalDecl* g : globalOrder_) {
     resolveGlobal(*g);
-    if (g->var.type && !g->ast->location) globalBytes = addSize(globalBytes, alignSize(g->var.type->size, 8));
+    if (g->var.type && !g->ast->location) bytes = addSize(bytes, alignSize(g->var.type->size, 8));
   }
-  reserve(globalBytes);
+  setupTasks();
+  for (const ProgramInstanceInfo& inst : program_->instances) bytes = addSize(bytes, alignSize(inst.type->size, 8));
+  image.reserve(static_cast<size_t>(std::min(bytes, kMaxImageBytes)));
+
   for (GlobalDecl* g : globalOrder_) {
     resolveGlobal(*g);
     Variable& v = g->var;
@@ -957,7 +989,7 @@ void Compiler::layoutImage() {
         continue;
       }
       if (!locate(*g->ast->location, v, v.type)) continue;
-      if (v.bit < 0) std::memcpy(image.data() + v.offset, v.type->init.data(), v.type->size);
+      if (v.bit < 0) v.type->writeInitialValue(image.data() + v.offset);
       if (g->ast->init && v.bit < 0) writeInitial(image, v.offset, v.type, g->ast->init.get());
     } else {
       const std::optional<uint32_t> at =
@@ -965,21 +997,15 @@ void Compiler::layoutImage() {
       // Past the limit the global is still declared (its uses are checked), at no place.
       v.offset = at.value_or(0);
       if (at) {
-        std::memcpy(image.data() + v.offset, v.type->init.data(), v.type->size);
+        v.type->writeInitialValue(image.data() + v.offset);
         if (g->ast->init) writeInitial(image, v.offset, v.type, g->ast->init.get());
       }
     }
     program_->globals.push_back(v);
   }
 
-  setupTasks();
-
   // Program instances: each gets its own copy of the program's layout with its VAR_CONFIG bindings
   // (those without an open address AT %I* share the program's).
-  uint64_t instanceBytes = 0;
-  for (const ProgramInstanceInfo& inst : program_->instances)
-    instanceBytes = addSize(instanceBytes, alignSize(inst.type->size, 8));
-  reserve(instanceBytes);
   for (ProgramInstanceInfo& inst : program_->instances) {
     PouDecl* decl = findPou(inst.type->name);
     const bool bound = std::any_of(inst.type->fields.begin(), inst.type->fields.end(),
@@ -1013,14 +1039,14 @@ void Compiler::layoutImage() {
         place(inst.type->size, inst.type->align, instanceSpans_[&inst - program_->instances.data()],
               fmt::format("program instance '{}'", inst.name));
     inst.offset = at.value_or(0);
-    if (at) std::memcpy(image.data() + inst.offset, inst.type->init.data(), inst.type->size);
+    if (at) inst.type->writeInitialValue(image.data() + inst.offset);
     // Initial values of located variables of the program live in the I/O areas.
     std::map<std::string, const ast::VarDecl*> located;  // the first declaration of each name
     for (const ast::VarDecl& d : decl->ast->vars)
       if (d.location) located.emplace(upperCase(d.name), &d);
     for (const Variable& f : inst.type->fields) {
       if (!f.absolute || f.offset == UINT32_MAX || f.bit >= 0) continue;
-      std::memcpy(image.data() + f.offset, f.type->init.data(), f.type->size);
+      f.type->writeInitialValue(image.data() + f.offset);
       auto it = located.find(upperCase(f.name));
       if (it != located.end() && it->second->init) writeInitial(image, f.offset, f.type, it->second->init.get());
     }

@@ -234,7 +234,7 @@ void Compiler::layoutInheritance(PouDecl& decl, Type& t, uint64_t& off) {
 }
 
 void Compiler::initInheritance(PouDecl& decl, Type& t) {
-  if (t.extends) std::memcpy(t.init.data(), t.extends->init.data(), t.extends->size);
+  if (t.extends) t.extends->writeInitialValue(t.init.data());
   if (decl.polymorphic) std::memcpy(t.init.data(), &decl.classId, 4);
 }
 
