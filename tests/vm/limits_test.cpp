@@ -3,9 +3,13 @@
 // its position with the sizes, never a wrap or an attempt to allocate what cannot be run.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "tests/support/shell.h"
 #include "tests/vm/test_support.h"
+#include "vm/base/out_of_memory.h"
 #include "vm/bytecode/limits.h"
 
 namespace scanback {
@@ -196,6 +200,31 @@ TEST(ImageLimit, ProgramsBelowTheLimitStillCompile) {
   ASSERT_TRUE(c.program) << c.messages();
   EXPECT_GT(c.program->imageSize(), 120000000u);
   EXPECT_LE(c.program->imageSize(), kMaxImageBytes);
+}
+
+// Out of memory is a message and exit code 6, never std::terminate (vm/base/out_of_memory.h): a
+// program of 200 MB run under an address-space limit (RLIMIT_AS, set for the child alone by
+// prlimit), first too small to compile it, then too small for the VM's memory beside it.
+TEST(OutOfMemory, IsAMessageSayingWhatDidNotFitAndExitCode6) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("scanback_oom_" + std::to_string(::getpid()) + ".st")).string();
+  std::ofstream(path) << "PROGRAM Main\nVAR\n  big : ARRAY[0..199999999] OF BYTE;\n  i : DINT;\nEND_VAR\n"
+                         "big[i] := 1;\ni := i + 1;\nEND_PROGRAM\n";
+  const std::string run = " " + test::shellQuote(SCANBACK_BINARY) + " run " + test::shellQuote(path) + " --cycles 2";
+  const test::ShellResult compiling = test::runShell("prlimit --as=" + std::to_string(120 << 20) + run);
+  EXPECT_EQ(compiling.exitCode, kExitOutOfMemory) << compiling.err;
+  EXPECT_NE(compiling.err.find("scanback: out of memory while compiling " + path), std::string::npos) << compiling.err;
+  const test::ShellResult allocating = test::runShell("prlimit --as=" + std::to_string(330 << 20) + run);
+  EXPECT_EQ(allocating.exitCode, kExitOutOfMemory) << allocating.err;
+  EXPECT_NE(allocating.err.find("scanback: out of memory while allocating the VM's memory (an image of 200000016 "
+                                "bytes and a stack of 262144): 200262160 bytes could not be allocated"),
+            std::string::npos)
+      << allocating.err;
+  EXPECT_EQ(allocating.err.find("terminate called"), std::string::npos) << allocating.err;
+  // With the memory it needs, it runs.
+  const test::ShellResult enough = test::runShell("prlimit --as=" + std::to_string(700 << 20) + run);
+  EXPECT_EQ(enough.exitCode, 0) << enough.err;
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -322,8 +322,11 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
         t.align = std::max(t.align, ft->align);
       }
       t.size = static_cast<uint32_t>(alignSize(std::max<uint64_t>(off, 1), t.align));
-      t.init.assign(t.size, 0);
-      for (size_t i = 0, k = 0; i < ref.fields.size(); ++i) {
+      // Without initial values written its bytes are all zero: none are made (keepInitial).
+      const bool initialised =
+          std::any_of(ref.fields.begin(), ref.fields.end(), [](const ast::VarDecl& f) { return f.init != nullptr; });
+      if (initialised) t.init.assign(t.size, 0);
+      for (size_t i = 0, k = 0; initialised && i < ref.fields.size(); ++i) {
         if (k >= t.fields.size() || !equalsIgnoreCase(t.fields[k].name, ref.fields[i].name)) continue;
         writeInitial(t.init, t.fields[k].offset, t.fields[k].type, ref.fields[i].init.get());
         ++k;
@@ -567,13 +570,20 @@ Type* Compiler::layoutPou(PouDecl& decl) {
   t.align = std::max<uint32_t>(t.align, 4);
   // At most the limit: it is a multiple of every alignment.
   t.size = static_cast<uint32_t>(alignSize(std::max<uint64_t>(off, 1), t.align));
-  t.init.assign(t.size, 0);
+  // An instance whose bytes all start at zero gets none made (a program of 200 MB would otherwise
+  // need them to find that out); then no initial value reads an earlier one (rememberInitial).
+  const bool zero =
+      !decl.polymorphic && (!t.extends || t.extends->zeroInitial()) &&
+      std::none_of(initDecls.begin(), initDecls.end(), [](const ast::VarDecl* d) { return d && d->init; }) &&
+      std::all_of(t.fields.begin(), t.fields.end(),
+                  [](const Variable& v) { return v.absolute || v.byReference || v.type->zeroInitial(); });
+  if (!zero) t.init.assign(t.size, 0);
   for (const Variable& v : t.fields) {
-    if (v.absolute || v.byReference) continue;
+    if (zero || v.absolute || v.byReference) continue;
     v.type->writeInitialValue(t.init.data() + v.offset);
   }
-  initInheritance(decl, t);  // the base's initial values, then the derived block's below
-  for (size_t i = 0; i < initDecls.size(); ++i) {
+  if (!zero) initInheritance(decl, t);  // the base's initial values, then the derived block's below
+  for (size_t i = 0; !zero && i < initDecls.size(); ++i) {
     if (initDecls[i] && initDecls[i]->init)
       writeInitial(t.init, t.fields[i].offset, t.fields[i].type, initDecls[i]->init.get());
     if (initDecls[i]) rememberInitial(decl, t.fields[i], t.init);
@@ -671,8 +681,15 @@ void Compiler::resolveFrame(PouDecl& decl) {
     layoutDecl_ = outerDecl;
     return;
   }
-  decl.frameTemplate.assign(decl.frameVarsSize, 0);
+  // A frame whose bytes all start at zero gets no template made (templateOf makes one for code).
+  bool zero = true;
   for (size_t i = 0; i < decl.frameVars.size(); ++i) {
+    const Variable& v = decl.frameVars[i];
+    if (!v.byReference && (!v.type->zeroInitial() || (decl.frameVarDecls[i] && decl.frameVarDecls[i]->init)))
+      zero = false;
+  }
+  if (!zero) decl.frameTemplate.assign(decl.frameVarsSize, 0);
+  for (size_t i = 0; !zero && i < decl.frameVars.size(); ++i) {
     const Variable& v = decl.frameVars[i];
     if (v.byReference) continue;
     v.type->writeInitialValue(decl.frameTemplate.data() + v.offset);
@@ -951,14 +968,18 @@ void Compiler::layoutImage() {
   // the first declaration that does so is reported (`what` names it), the ones after it are not,
   // and the image does not grow any more (the program has an error: it is never run).
   bool imageFull = false;
+  const uint64_t limit =
+      options_.recordedImageSize ? std::min<uint64_t>(options_.recordedImageSize, kMaxImageBytes) : kMaxImageBytes;
+  const std::string limitText = options_.recordedImageSize
+                                    ? fmt::format("the trace recorded an image of {} bytes", options_.recordedImageSize)
+                                    : fmt::format("scanback's limit is {}", imageLimitText());
   auto place = [&](uint32_t size, uint32_t align, const SourceSpan& span,
                    const std::string& what) -> std::optional<uint32_t> {
     if (imageFull) return std::nullopt;
     const uint64_t at = alignSize(image.size(), std::max<uint32_t>(align, 1));
     const uint64_t end = alignSize(addSize(at, size), 8);  // the image ends 8-aligned
-    if (end > kMaxImageBytes) {
-      error(span, fmt::format("the image would need {} with {}; scanback's limit is {}", layoutSizeText(end), what,
-                              imageLimitText()));
+    if (end > limit) {
+      error(span, fmt::format("the image would need {} with {}; {}", layoutSizeText(end), what, limitText));
       imageFull = true;
       return std::nullopt;
     }
@@ -976,7 +997,7 @@ void Compiler::layoutImage() {
   }
   setupTasks();
   for (const ProgramInstanceInfo& inst : program_->instances) bytes = addSize(bytes, alignSize(inst.type->size, 8));
-  image.reserve(static_cast<size_t>(std::min(bytes, kMaxImageBytes)));
+  image.reserve(static_cast<size_t>(std::min(bytes, limit)));
 
   for (GlobalDecl* g : globalOrder_) {
     resolveGlobal(*g);

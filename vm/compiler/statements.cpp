@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "vm/base/int128.h"
+#include "vm/base/out_of_memory.h"
 #include "vm/bytecode/limits.h"
 #include "vm/compiler/compiler_impl.h"
 #include "vm/syntax/parser.h"
@@ -613,8 +614,20 @@ namespace scanback {
 
 std::shared_ptr<const Program> compileProject(const SourceSet& sources, Diagnostics& diagnostics,
                                               const CompileOptions& options) {
-  compiler::Compiler c(sources, diagnostics, options);
-  return c.run();
+  // The image, types and frames are limited (vm/bytecode/limits.h), but not the source: a large
+  // one may still not fit in the memory there is.
+  return allocating(
+      [&] {
+        compiler::Compiler c(sources, diagnostics, options);
+        return c.run();
+      },
+      0,
+      [&] {
+        uint64_t bytes = 0;
+        for (const SourceFile& f : sources.files()) bytes += f.text.size();
+        return sources.size() == 1 ? fmt::format("compiling {} ({} bytes)", sources.file(0).path, bytes)
+                                   : fmt::format("compiling {} files ({} bytes)", sources.size(), bytes);
+      });
 }
 
 SourceSet loadSourceFiles(const std::vector<std::string>& paths, Diagnostics& diagnostics) {
