@@ -39,7 +39,7 @@ std::string opName(BinaryOp op) {
 // A compact, fully parenthesised rendering of an expression.
 std::string dump(const Expr* e) {
   if (!e) return "<null>";
-  std::string prefix = e->typePrefix.empty() ? "" : e->typePrefix + "#";
+  std::string prefix = e->typePrefix.empty() ? "" : std::string(e->typePrefix.str()) + "#";
   switch (e->kind) {
     case ExprKind::IntLiteral: return prefix + (e->negative ? "-" : "") + std::to_string(e->intValue);
     case ExprKind::RealLiteral: {

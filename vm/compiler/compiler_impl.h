@@ -147,8 +147,11 @@ struct LoopLabels {
 };
 
 // State while generating one body.
+class BodyScope;
+
 struct BodyContext {
   PouDecl* decl = nullptr;
+  BodyScope* scope = nullptr;  // the names its statements see
   PouInfo* info = nullptr;
   uint32_t pouIndex = 0;
   enum class Mode { Function, Method, FbBody, Program } mode = Mode::Function;
@@ -389,6 +392,15 @@ class Compiler {
 
   // ---- statements.cpp
   void lowerStatements(const sema::StmtList& list);
+  // One statement of a body or nested list, as written: analysed (its nested lists deferred), then
+  // lowered, after `beforeCode` (the body's prologue) when not null; once there is an error, only
+  // analysed (whole). So the IR of one statement is held at a time, never a body's.
+  void lowerSource(const ast::Stmt& s, int loops, const std::function<void()>& beforeCode);
+  // Analyses the lists `s` left deferred, for their errors (its analysis reported one).
+  void checkDeferred(const sema::Stmt& s);
+  // A nested list of `owner`: `analysed`, or else `source` (deferred) a statement at a time.
+  void lowerList(const sema::Stmt& owner, const sema::StmtList& analysed, const ast::StmtList* source);
+  static bool listEmpty(const sema::StmtList& analysed, const ast::StmtList* source);
   void lowerStatement(const sema::Stmt& s);
   void lowerIf(const sema::Stmt& s);
   void lowerCase(const sema::Stmt& s);
@@ -457,6 +469,9 @@ class Compiler {
   std::vector<uint32_t> labelPos_;
   std::vector<std::vector<uint32_t>> labelUses_;
   BodyContext* ctx_ = nullptr;
+  // The IR arenas of lowerSource, by the depth of nested statement lists.
+  std::vector<std::unique_ptr<sema::Arena>> arenas_;
+  size_t arenaDepth_ = 0;
   uint32_t testInstance_ = UINT32_MAX;  // CompileOptions::test: its index in Program::instances
   std::vector<Value> assertOperands_;   // while an assertion is lowered: its operands' values
 };

@@ -69,9 +69,17 @@ unsigned daysInMonth(int64_t y, unsigned m) {
   return m == 2 && isLeapYear(y) ? 29 : kDays[m - 1];
 }
 
-const std::unordered_map<std::string, TokenKind>& keywordTable() {
-  static const std::unordered_map<std::string, TokenKind> table = [] {
-    std::unordered_map<std::string, TokenKind> t;
+// Looked up by the upper-case spelling as a string_view (no string made for each word).
+struct KeywordHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using KeywordTable = std::unordered_map<std::string, TokenKind, KeywordHash, std::equal_to<>>;
+constexpr size_t kLongestKeyword = 23;  // END_TEST_FUNCTION_BLOCK
+
+const KeywordTable& keywordTable() {
+  static const KeywordTable table = [] {
+    KeywordTable t;
 #define SCANBACK_KW_MAP(name, spelling) t.emplace(spelling, TokenKind::Kw##name);
     SCANBACK_ST_KEYWORDS(SCANBACK_KW_MAP)
 #undef SCANBACK_KW_MAP
@@ -297,15 +305,25 @@ bool parseTimeOfDay(std::string_view s, uint64_t& ns, std::string& error) {
   return true;
 }
 
+}  // namespace
+
 class Lexer {
  public:
-  Lexer(std::string_view text, FileId file, Diagnostics& diag) : src_(text), file_(file), diag_(diag) {}
-
-  std::vector<Token> run() {
+  Lexer(std::string_view text, FileId file, Diagnostics& diag) : src_(text), file_(file), diag_(diag) {
     // A UTF-8 byte order mark (editors on Windows write one) is not part of the text: skipped, and
     // not counted as columns, as editors do not show it.
     if (src_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;
-    while (i_ < src_.size()) {
+  }
+
+  // The next token: EndOfFile at the end, and again at every later call.
+  Token next() {
+    while (tokens_.empty()) {
+      if (i_ >= src_.size()) {
+        Token eof;
+        eof.kind = TokenKind::EndOfFile;
+        eof.span = SourceSpan{file_, line_, col_, line_, col_};
+        return eof;
+      }
       char c = src_[i_];
       if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
         bump();
@@ -327,13 +345,11 @@ class Lexer {
         skipPragma();
         continue;
       }
-      lexToken();
+      lexToken();  // emits at most one token (an unknown character none)
     }
-    Token eof;
-    eof.kind = TokenKind::EndOfFile;
-    eof.span = SourceSpan{file_, line_, col_, line_, col_};
-    tokens_.push_back(std::move(eof));
-    return std::move(tokens_);
+    Token t = std::move(tokens_.front());
+    tokens_.erase(tokens_.begin());
+    return t;
   }
 
  private:
@@ -344,7 +360,10 @@ class Lexer {
   uint32_t line_ = 1;
   uint32_t col_ = 1;
   size_t errors_ = 0;
-  std::vector<Token> tokens_;
+  std::vector<Token> tokens_;  // the token being lexed (its payload is filled in after emit())
+  // The token emitted before it: after a '.', a number is a bit index (lexNumberToken).
+  TokenKind previousKind_ = TokenKind::EndOfFile;
+  uint32_t previousEndLine_ = 0, previousEndCol_ = 0;
 
   // token start
   size_t startI_ = 0;
@@ -406,12 +425,14 @@ class Lexer {
   }
 
   Token& emit(TokenKind kind) {
-    Token t;
+    Token& t = tokens_.emplace_back();
     t.kind = kind;
     t.span = tokenSpan();
-    t.text = std::string(src_.substr(startI_, i_ - startI_));
-    tokens_.push_back(std::move(t));
-    return tokens_.back();
+    t.text.assign(src_.data() + startI_, i_ - startI_);
+    previousKind_ = kind;
+    previousEndLine_ = t.span.endLine;
+    previousEndCol_ = t.span.endColumn;
+    return t;
   }
 
   void lexToken() {
@@ -483,6 +504,30 @@ class Lexer {
   void lexWord() {
     while (i_ < src_.size() && isIdentChar(src_[i_])) bump();
     std::string_view word = src_.substr(startI_, i_ - startI_);
+    if (cur() != '#') {
+      // The common case, without a string: a keyword, TRUE or FALSE, or an identifier.
+      if (word.size() <= kLongestKeyword) {
+        char buffer[kLongestKeyword];
+        for (size_t k = 0; k < word.size(); ++k) buffer[k] = toUpper(word[k]);
+        const std::string_view upper(buffer, word.size());
+        if (upper == "TRUE" || upper == "FALSE") {
+          Token& t = emit(TokenKind::BoolLiteral);
+          t.boolValue = upper == "TRUE";
+          return;
+        }
+        const KeywordTable& keywords = keywordTable();
+        if (auto it = keywords.find(upper); it != keywords.end()) {
+          emit(it->second);
+          return;
+        }
+        if (upper == "__ISVALIDREF" || upper == "__QUERYINTERFACE" || upper == "__QUERYPOINTER") {
+          emit(TokenKind::Identifier);  // CODESYS's operators: their two underscores are allowed
+          return;
+        }
+      }
+      identifier(word);
+      return;
+    }
     std::string upper = upperCase(word);
 
     if (cur() == '#' && (upper == "STRING" || upper == "WSTRING" || upper == "WCHAR") &&
@@ -518,7 +563,14 @@ class Lexer {
     }
     // CODESYS's operators (__ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER) begin with two.
     const bool codesysOperator = upper == "__ISVALIDREF" || upper == "__QUERYINTERFACE" || upper == "__QUERYPOINTER";
-    if (!codesysOperator && (word.find("__") != std::string_view::npos || word.back() == '_'))
+    if (codesysOperator)
+      emit(TokenKind::Identifier);
+    else
+      identifier(word);
+  }
+
+  void identifier(std::string_view word) {
+    if (word.find("__") != std::string_view::npos || word.back() == '_')
       error(tokenSpan(), "invalid identifier '" + std::string(word) + "' (double or trailing underscore)");
     emit(TokenKind::Identifier);
   }
@@ -705,8 +757,7 @@ class Lexer {
 
   void lexNumberToken() {
     // After a '.', a number is a bit index or member: "x.1.2" is bit 1 then bit 2, never a real.
-    bool afterDot = !tokens_.empty() && tokens_.back().kind == TokenKind::Dot &&
-                    tokens_.back().span.endLine == startLine_ && tokens_.back().span.endColumn == startCol_;
+    bool afterDot = previousKind_ == TokenKind::Dot && previousEndLine_ == startLine_ && previousEndCol_ == startCol_;
     NumberValue n = lexNumber(afterDot);
     if (n.isReal) {
       Token& t = emit(TokenKind::RealLiteral);
@@ -1004,8 +1055,6 @@ class Lexer {
   }
 };
 
-}  // namespace
-
 std::string_view tokenKindName(TokenKind kind) {
   switch (kind) {
     case TokenKind::EndOfFile: return "end of file";
@@ -1055,8 +1104,17 @@ std::string_view tokenKindName(TokenKind kind) {
 
 bool isKeyword(TokenKind kind) { return kind >= TokenKind::KwProgram && kind < TokenKind::Count_; }
 
+TokenStream::TokenStream(std::string_view text, FileId file, Diagnostics& diagnostics)
+    : lexer_(std::make_unique<Lexer>(text, file, diagnostics)) {}
+TokenStream::~TokenStream() = default;
+Token TokenStream::next() { return lexer_->next(); }
+
 std::vector<Token> lex(std::string_view text, FileId file, Diagnostics& diagnostics) {
-  return Lexer(text, file, diagnostics).run();
+  Lexer lexer(text, file, diagnostics);
+  std::vector<Token> tokens;
+  do tokens.push_back(lexer.next());
+  while (tokens.back().kind != TokenKind::EndOfFile);
+  return tokens;
 }
 
 std::vector<Token> lex(const SourceSet& sources, FileId file, Diagnostics& diagnostics) {

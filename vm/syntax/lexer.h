@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -172,5 +173,22 @@ bool isKeyword(TokenKind kind);
 // Lexes one file; the result always ends with an EndOfFile token.
 std::vector<Token> lex(const SourceSet& sources, FileId file, Diagnostics& diagnostics);
 std::vector<Token> lex(std::string_view text, FileId file, Diagnostics& diagnostics);
+
+class Lexer;
+
+// Lexes one file a token at a time, as the parser asks for them: it holds the tokens it still
+// needs, not the whole file's (those of a 10 MB file took 770 MB). `text` must outlive it.
+class TokenStream {
+ public:
+  TokenStream(std::string_view text, FileId file, Diagnostics& diagnostics);
+  ~TokenStream();
+  TokenStream(const TokenStream&) = delete;
+  TokenStream& operator=(const TokenStream&) = delete;
+  // The next token: EndOfFile at the end, and again at every later call.
+  Token next();
+
+ private:
+  std::unique_ptr<Lexer> lexer_;
+};
 
 }  // namespace scanback
