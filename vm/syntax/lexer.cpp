@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "vm/base/assert.h"
 #include "vm/base/int128.h"
 
 namespace scanback {
@@ -315,14 +316,18 @@ class Lexer {
     if (src_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;
   }
 
-  // The next token: EndOfFile at the end, and again at every later call.
-  Token next() {
-    while (tokens_.empty()) {
+  // The next token into `out` (whatever it held is replaced): EndOfFile at the end, and again at
+  // every later call. Written in place, so that a token is never moved (the parser's window
+  // reuses its slots, and their strings' memory).
+  void next(Token& out) {
+    out_ = &out;
+    emitted_ = false;
+    while (!emitted_) {
       if (i_ >= src_.size()) {
-        Token eof;
-        eof.kind = TokenKind::EndOfFile;
+        begin();
+        Token& eof = emit(TokenKind::EndOfFile);
         eof.span = SourceSpan{file_, line_, col_, line_, col_};
-        return eof;
+        return;
       }
       char c = src_[i_];
       if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
@@ -347,9 +352,6 @@ class Lexer {
       }
       lexToken();  // emits at most one token (an unknown character none)
     }
-    Token t = std::move(tokens_.front());
-    tokens_.erase(tokens_.begin());
-    return t;
   }
 
  private:
@@ -360,7 +362,8 @@ class Lexer {
   uint32_t line_ = 1;
   uint32_t col_ = 1;
   size_t errors_ = 0;
-  std::vector<Token> tokens_;  // the token being lexed (its payload is filled in after emit())
+  Token* out_ = nullptr;  // the token being lexed (its payload is filled in after emit())
+  bool emitted_ = false;
   // The token emitted before it: after a '.', a number is a bit index (lexNumberToken).
   TokenKind previousKind_ = TokenKind::EndOfFile;
   uint32_t previousEndLine_ = 0, previousEndCol_ = 0;
@@ -425,10 +428,21 @@ class Lexer {
   }
 
   Token& emit(TokenKind kind) {
-    Token& t = tokens_.emplace_back();
+    SB_ASSERT(!emitted_, "two tokens lexed at once ({} after {})", tokenKindName(kind), tokenKindName(out_->kind));
+    emitted_ = true;
+    Token& t = *out_;
     t.kind = kind;
     t.span = tokenSpan();
     t.text.assign(src_.data() + startI_, i_ - startI_);
+    t.intValue = 0;
+    t.negative = false;
+    t.realValue = 0.0;
+    t.boolValue = false;
+    t.typePrefix.clear();
+    t.stringValue.clear();
+    t.area = 0;
+    t.size = 0;
+    t.parts.clear();
     previousKind_ = kind;
     previousEndLine_ = t.span.endLine;
     previousEndCol_ = t.span.endColumn;
@@ -539,7 +553,7 @@ class Lexer {
         error(tokenSpan(), upper + "# takes a " + (upper == "STRING" ? "'...'" : "\"...\"") + " literal");
       if (wideQuote) return lexWString(upper == "STRING" ? "WSTRING" : upper);
       lexString();
-      tokens_.back().typePrefix = "STRING";
+      out_->typePrefix = "STRING";
       return;
     }
     if (cur() == '#') {
@@ -1107,12 +1121,12 @@ bool isKeyword(TokenKind kind) { return kind >= TokenKind::KwProgram && kind < T
 TokenStream::TokenStream(std::string_view text, FileId file, Diagnostics& diagnostics)
     : lexer_(std::make_unique<Lexer>(text, file, diagnostics)) {}
 TokenStream::~TokenStream() = default;
-Token TokenStream::next() { return lexer_->next(); }
+void TokenStream::next(Token& out) { lexer_->next(out); }
 
 std::vector<Token> lex(std::string_view text, FileId file, Diagnostics& diagnostics) {
   Lexer lexer(text, file, diagnostics);
   std::vector<Token> tokens;
-  do tokens.push_back(lexer.next());
+  do lexer.next(tokens.emplace_back());
   while (tokens.back().kind != TokenKind::EndOfFile);
   return tokens;
 }

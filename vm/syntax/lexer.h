@@ -184,8 +184,9 @@ class TokenStream {
   ~TokenStream();
   TokenStream(const TokenStream&) = delete;
   TokenStream& operator=(const TokenStream&) = delete;
-  // The next token: EndOfFile at the end, and again at every later call.
-  Token next();
+  // The next token into `out` (replacing what it held): EndOfFile at the end, and again at every
+  // later call.
+  void next(Token& out);
 
  private:
   std::unique_ptr<Lexer> lexer_;

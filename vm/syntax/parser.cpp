@@ -31,7 +31,8 @@ class TokenWindow {
  public:
   size_t end() const { return end_; }  // one past the last token added
   const Token& operator[](size_t i) const { return blocks_[(i >> kShift) - first_][i & kMask]; }
-  void push_back(Token t) {
+  // The slot of the next token (it may hold a released token: the lexer overwrites it).
+  Token& append() {
     if ((end_ & kMask) == 0) {
       if (spare_) {
         blocks_.push_back(std::move(spare_));
@@ -39,8 +40,7 @@ class TokenWindow {
         blocks_.push_back(std::make_unique<Token[]>(kBlock));
       }
     }
-    blocks_.back()[end_ & kMask] = std::move(t);
-    ++end_;
+    return blocks_.back()[end_++ & kMask];
   }
   // Drops the blocks wholly before index i (one is kept for reuse).
   void releaseBefore(size_t i) {
@@ -217,9 +217,11 @@ ExprPtr literalExpr(const Token& tok) {
     default: break;
   }
   ExprPtr e = makeExpr(k, tok.span);
-  e->intValue = tok.intValue;
+  if (k == ExprKind::RealLiteral)
+    e->realValue = tok.realValue;
+  else
+    e->intValue = tok.intValue;
   e->negative = tok.negative;
-  e->realValue = tok.realValue;
   e->boolValue = tok.boolValue;
   e->typePrefix = LiteralPrefix(tok.typePrefix);
   if (k == ExprKind::StringLiteral) e->text = tok.stringValue;
@@ -321,6 +323,7 @@ class Parser {
   mutable TokenStream lexer_;
   mutable TokenWindow t_;
   mutable size_t eof_ = kNoToken;  // the index of the EndOfFile token once lexed
+  mutable Token drained_;          // a token lexed only for its errors (drain())
   std::vector<size_t> pins_;       // indexes an error message or a second parse will come back to
   size_t pos_ = 0;
   FileId file_;
@@ -366,14 +369,19 @@ class Parser {
   // Lexes one more token: kept at the end of t_, or (`keep` false, draining) dropped unless it is
   // the EndOfFile, which then follows the tokens kept.
   void lexOne(bool keep) const {
-    Token t = lexer_.next();
-    const bool eof = t.kind == K::EndOfFile;
-    if (!keep && !eof) return;
-    t_.push_back(std::move(t));
-    if (eof) eof_ = t_.end() - 1;
+    if (!keep) {
+      lexer_.next(drained_);
+      if (drained_.kind != K::EndOfFile) return;
+      t_.append() = drained_;
+    } else {
+      lexer_.next(t_.append());
+    }
+    if (t_[t_.end() - 1].kind == K::EndOfFile) eof_ = t_.end() - 1;
   }
   // The token at index i (the EndOfFile for any index past it). Never one released.
   const Token& tok(size_t i) const {
+    if (i < t_.end()) [[likely]]
+      return t_[i];  // lexed already (the EndOfFile is the last token lexed)
     while (eof_ == kNoToken && i >= t_.end()) lexOne(true);
     return t_[std::min(i, eof_)];
   }
@@ -2045,9 +2053,11 @@ Argument cloneArgument(const Argument& arg) {
 
 ExprPtr cloneExpr(const Expr& expr) {
   auto e = std::make_unique<Expr>(expr.kind, expr.span);
-  e->intValue = expr.intValue;
+  if (expr.kind == ExprKind::RealLiteral)
+    e->realValue = expr.realValue;
+  else
+    e->intValue = expr.intValue;
   e->negative = expr.negative;
-  e->realValue = expr.realValue;
   e->boolValue = expr.boolValue;
   e->typePrefix = expr.typePrefix;
   e->text = expr.text;
