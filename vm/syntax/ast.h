@@ -14,6 +14,7 @@
 
 #include "vm/base/assert.h"
 #include "vm/source/source.h"
+#include "vm/syntax/literal_prefix.h"
 
 namespace scanback::ast {
 
@@ -138,31 +139,6 @@ class SmallList {
 
  private:
   std::unique_ptr<std::vector<T>> items_;
-};
-
-// A literal's type prefix ("INT" in INT#5), upper-case and normalised: one of the few the lexer
-// makes, held as the static spelling (empty: none).
-class LiteralPrefix {
- public:
-  LiteralPrefix() = default;
-  explicit LiteralPrefix(std::string_view text) : text_(intern(text)) {}
-  bool empty() const { return text_ == nullptr; }
-  std::string_view str() const { return text_ ? std::string_view(text_) : std::string_view(); }
-  operator std::string_view() const { return str(); }  // NOLINT: reads as its text
-  friend bool operator==(const LiteralPrefix& a, std::string_view b) { return a.str() == b; }
-
- private:
-  static const char* intern(std::string_view text) {
-    static constexpr const char* kKnown[] = {"SINT",  "INT",  "DINT",  "LINT",  "USINT",  "UINT",    "UDINT", "ULINT",
-                                             "BYTE",  "WORD", "DWORD", "LWORD", "REAL",   "LREAL",   "BOOL",  "TIME",
-                                             "LTIME", "DATE", "TOD",   "DT",    "STRING", "WSTRING", "WCHAR"};
-    if (text.empty()) return nullptr;
-    for (const char* known : kKnown)
-      if (text == known) return known;
-    SB_ASSERT(false, "a literal prefix the lexer does not make");
-    return nullptr;
-  }
-  const char* text_ = nullptr;
 };
 
 struct Argument {

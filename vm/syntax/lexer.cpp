@@ -433,12 +433,11 @@ class Lexer {
     Token& t = *out_;
     t.kind = kind;
     t.span = tokenSpan();
-    t.text.assign(src_.data() + startI_, i_ - startI_);
+    t.text = src_.substr(startI_, i_ - startI_);
     t.intValue = 0;
     t.negative = false;
-    t.realValue = 0.0;
     t.boolValue = false;
-    t.typePrefix.clear();
+    t.typePrefix = LiteralPrefix();
     t.stringValue.clear();
     t.area = 0;
     t.size = 0;
@@ -553,7 +552,7 @@ class Lexer {
         error(tokenSpan(), upper + "# takes a " + (upper == "STRING" ? "'...'" : "\"...\"") + " literal");
       if (wideQuote) return lexWString(upper == "STRING" ? "WSTRING" : upper);
       lexString();
-      out_->typePrefix = "STRING";
+      out_->typePrefix = LiteralPrefix("STRING");
       return;
     }
     if (cur() == '#') {
@@ -630,7 +629,7 @@ class Lexer {
         }
         Token& t = emit(TokenKind::BoolLiteral);
         t.boolValue = ok && value;
-        t.typePrefix = prefix;
+        t.typePrefix = LiteralPrefix(prefix);
         return;
       }
       case PrefixClass::Int:
@@ -645,13 +644,13 @@ class Lexer {
           Token& t = emit(TokenKind::RealLiteral);
           double v = n.isReal ? n.realValue : static_cast<double>(n.intValue);
           t.realValue = negative ? -v : v;
-          t.typePrefix = prefix;
+          t.typePrefix = LiteralPrefix(prefix);
         } else {
           if (n.ok && n.isReal) error(tokenSpan(), "a " + prefix + " literal cannot have a fraction or exponent");
           Token& t = emit(TokenKind::IntLiteral);
           t.intValue = n.isReal ? 0 : n.intValue;
           t.negative = negative;
-          t.typePrefix = prefix;
+          t.typePrefix = LiteralPrefix(prefix);
         }
         return;
       }
@@ -805,7 +804,7 @@ class Lexer {
     }
     Token& t = emit(TokenKind::TimeLiteral);
     t.intValue = negative ? (~magnitude + 1) : magnitude;  // two's complement of the signed value
-    t.typePrefix = prefix;
+    t.typePrefix = LiteralPrefix(prefix);
   }
 
   void lexDateTime(PrefixClass pc, const std::string& prefix) {
@@ -864,7 +863,7 @@ class Lexer {
                                               : TokenKind::DtLiteral;
     Token& t = emit(kind);
     t.intValue = static_cast<uint64_t>(static_cast<int64_t>(ns));
-    t.typePrefix = prefix;
+    t.typePrefix = LiteralPrefix(prefix);
   }
 
   void lexString() {
@@ -952,7 +951,7 @@ class Lexer {
     }
     Token& t = emit(TokenKind::StringLiteral);
     t.stringValue = std::move(units);
-    t.typePrefix = prefix;
+    t.typePrefix = LiteralPrefix(prefix);
   }
 
   template <class Put>

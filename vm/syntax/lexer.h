@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "vm/source/source.h"
+#include "vm/syntax/literal_prefix.h"
 
 namespace scanback {
 
@@ -103,7 +104,7 @@ namespace scanback {
   X(Extends, "EXTENDS")                              \
   X(Implements, "IMPLEMENTS")
 
-enum class TokenKind {
+enum class TokenKind : uint8_t {
   EndOfFile,
   Identifier,     // text = the identifier as written
   IntLiteral,     // intValue (magnitude), negative, typePrefix ("" or "INT", "BYTE", ...)
@@ -150,19 +151,23 @@ enum class TokenKind {
 };
 
 struct Token {
-  TokenKind kind = TokenKind::EndOfFile;
   SourceSpan span;
-  std::string text;  // the source text exactly as written (empty for EndOfFile)
+  TokenKind kind = TokenKind::EndOfFile;
 
   // Decoded payload (see TokenKind for which fields each kind uses).
-  uint64_t intValue = 0;
   bool negative = false;
-  double realValue = 0.0;
   bool boolValue = false;
-  std::string typePrefix;       // upper-cased and normalised (T# -> "TIME", D# -> "DATE", ...)
+  char area = 0;  // DirectAddress
+  char size = 0;  // DirectAddress ('*' for %I*)
+  // The source text exactly as written (empty for EndOfFile): a view of the text lexed, which must
+  // outlive the token.
+  std::string_view text;
+  union {
+    uint64_t intValue = 0;
+    double realValue;  // RealLiteral
+  };
+  LiteralPrefix typePrefix;
   std::string stringValue;      // StringLiteral
-  char area = 0;                // DirectAddress
-  char size = 0;                // DirectAddress ('*' for %I*)
   std::vector<uint32_t> parts;  // DirectAddress
 };
 

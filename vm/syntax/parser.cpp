@@ -171,10 +171,11 @@ std::string describe(const Token& tok) {
   switch (tok.kind) {
     case K::EndOfFile: return "end of file";
     case K::StringLiteral:
-      return "string literal " + (tok.text.size() > 40 ? tok.text.substr(0, 37) + "..." : tok.text);
+      return "string literal " +
+             (tok.text.size() > 40 ? std::string(tok.text.substr(0, 37)) + "..." : std::string(tok.text));
     default: break;
   }
-  std::string s = tok.text;
+  std::string s(tok.text);
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return "'" + s + "'";
 }
@@ -223,7 +224,7 @@ ExprPtr literalExpr(const Token& tok) {
     e->intValue = tok.intValue;
   e->negative = tok.negative;
   e->boolValue = tok.boolValue;
-  e->typePrefix = LiteralPrefix(tok.typePrefix);
+  e->typePrefix = tok.typePrefix;
   if (k == ExprKind::StringLiteral) e->text = tok.stringValue;
   return e;
 }
@@ -486,9 +487,12 @@ class Parser {
     return m + ", found " + describe(cur());
   }
 
-  // After an error: skip to the end of the statement.
+  // After an error: skip to the end of the statement. Its callers hold no reference to the tokens
+  // skipped (the frames that did have unwound), so they are released as it goes: a statement of
+  // millions of tokens is skipped in a window of a few thousand.
   void syncStatement() {
     while (!atEnd()) {
+      release();
       K k = kind();
       if (k == K::Semicolon) {
         advance();
@@ -535,7 +539,10 @@ class Parser {
   }
 
   void skipToTopLevel() {
-    while (!atEnd() && !isTopLevelItem(kind())) advance();
+    while (!atEnd() && !isTopLevelItem(kind())) {
+      release();  // as syncStatement()
+      advance();
+    }
   }
 
   // ------------------------------------------------------------------ expressions
@@ -724,7 +731,7 @@ class Parser {
           advance();
           const Token& value = advance();
           ExprPtr e = makeExpr(ExprKind::Name, SourceSpan::cover(tok.span, value.span));
-          e->text = tok.text + "#" + value.text;
+          e->text = std::string(tok.text) + "#" + std::string(value.text);
           return e;
         }
         return nameExpr(tok);
@@ -1382,11 +1389,11 @@ class Parser {
       try {
         VarConfigEntry e;
         const Token& first = expectIdent("an instance path");
-        e.path.push_back(first.text);
+        e.path.emplace_back(first.text);
         SourceSpan last = first.span;
         while (accept(K::Dot)) {
           const Token& n = expectIdent("a name after '.'");
-          e.path.push_back(n.text);
+          e.path.emplace_back(n.text);
           last = n.span;
         }
         e.span = SourceSpan::cover(first.span, last);
@@ -1442,7 +1449,7 @@ class Parser {
         errorHere("expected a name, found " + describe(cur()));
         break;
       }
-      names.push_back(NameRef{cur().text, cur().span});
+      names.push_back(NameRef{std::string(cur().text), cur().span});
       advance();
     } while (accept(K::Comma));
     return names;
@@ -1508,7 +1515,7 @@ class Parser {
       accept(K::KwEndProperty);
       return;
     }
-    const std::string name = cur().text;
+    const std::string name(cur().text);
     const SourceSpan nameSpan = advance().span;
     size_t typePos = pos_;
     const Pin pin(*this, typePos);  // parsed again for the second accessor (typeAgain)
@@ -1818,7 +1825,8 @@ class Parser {
             else if (isWord(prop, "SINGLE"))
               t.single = std::move(value);
             else
-              errorAt(propIndex, "unknown task property '" + prop.text + "' (expected INTERVAL, PRIORITY or SINGLE)");
+              errorAt(propIndex,
+                      "unknown task property '" + std::string(prop.text) + "' (expected INTERVAL, PRIORITY or SINGLE)");
             if (!accept(K::Comma)) break;
           }
         }
