@@ -16,6 +16,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # scanback starts in about 40 MB of address space; the smallest of the crafted images is 200 MB.
 limit=$((160 * 1024 * 1024))
+limiter=(prlimit --as=$limit)
+if ! prlimit --as=$limit "$scanback" --version >/dev/null 2>&1; then
+  # A sanitizer build reserves terabytes of address space: it cannot run under the limit.
+  echo "note: $scanback does not start under an address-space limit (a sanitizer build): the checks run without one"
+  limiter=()
+fi
 failures=0
 
 # expect NAME TRACE MESSAGE COMMAND...: exit 2, MESSAGE and the trace's path on stderr.
@@ -23,7 +29,7 @@ expect() {
   local name=$1 trace=$2 message=$3
   shift 3
   local err=$work/stderr rc
-  prlimit --as=$limit "$@" >/dev/null 2>"$err"
+  "${limiter[@]}" "$@" >/dev/null 2>"$err"
   rc=$?
   if [[ $rc -eq 2 ]] && grep -qF -- "$message" "$err" && grep -qF -- "$trace" "$err"; then
     echo "ok    $name: exit 2, '$message'"
@@ -75,7 +81,7 @@ expect "trace hits, image size mismatch" "$t" "$m" "$scanback" trace hits "$t" m
 # trace says, and exit 0 (the header's claims are within the limit).
 for kind in huge-sources sources-beyond-header image-mismatch; do
   for cmd in info dump; do
-    if prlimit --as=$limit "$scanback" trace $cmd "$work/$kind.trace" >/dev/null 2>"$work/stderr"; then
+    if "${limiter[@]}" "$scanback" trace $cmd "$work/$kind.trace" >/dev/null 2>"$work/stderr"; then
       echo "ok    trace $cmd, $kind: shown without compiling"
     else
       echo "FAIL  trace $cmd, $kind: exit $?"; sed 's/^/      /' "$work/stderr"
