@@ -19,6 +19,7 @@ inline constexpr int kExitFault = 3;
 inline constexpr int kExitDivergence = 4;
 // `trace verify`: part of the trace is missing, repeated or unreadable, so not all of it was checked.
 inline constexpr int kExitDamaged = 5;
+// Every command: memory ran out (kExitOutOfMemory = 6, vm/base/out_of_memory.h; cli/main.cpp).
 // `scanback test`: a test failed (compile and usage errors are kExitUsage there).
 inline constexpr int kExitTestsFailed = 1;
 

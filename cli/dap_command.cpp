@@ -14,6 +14,7 @@
 #include "dap/transport/auth_token.h"
 #include "dap/transport/stream.h"
 #include "dap/transport/tcp_listener.h"
+#include "vm/base/out_of_memory.h"
 
 namespace scanback::cli {
 
@@ -34,9 +35,17 @@ void serve(dap::Listener& listener, const std::optional<std::string>& token) {
       return;
     }
     std::thread([c = std::move(connection), token]() mutable {
-      dap::Session session(*c);
-      if (token) session.requireAuthToken(*token);
-      session.run();
+      // An exception leaving this thread would end the server and every session (std::terminate);
+      // it ends this session only (vm/base/out_of_memory.h).
+      try {
+        dap::Session session(*c);
+        if (token) session.requireAuthToken(*token);
+        session.run();
+      } catch (const std::bad_alloc& e) {
+        std::cerr << fmt::format("scanback: {}; that session ended\n", outOfMemoryText(e, "serving a debug session"));
+      } catch (const std::exception& e) {
+        std::cerr << fmt::format("scanback: a debug session failed: {}; it ended\n", e.what());
+      }
     }).detach();
   }
 }

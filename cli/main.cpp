@@ -1,10 +1,12 @@
 // The `scanback` command: argument parsing only; each subcommand lives in its own file.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "vm/base/out_of_memory.h"
 #include "vm/base/version.h"
 #include "vm/exec/vm.h"
 
@@ -207,45 +209,61 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  if (*check) return compileFiles(checkFiles, checkOptions) ? kExitOk : kExitCompile;
-  if (*disasm) {
-    std::shared_ptr<const Program> program = compileFiles(disasmFiles);
-    if (!program) return kExitCompile;
-    std::cout << disassemble(*program);
-    return kExitOk;
-  }
-  if (*testCmd) return testCommand(testArgs);
-  if (*info) return traceInfoCommand(tracePath, infoJson);
-  if (*dump) return traceDumpCommand(tracePath, dumpCycles, dumpSource);
-  if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);
-  if (*verify) return traceVerifyCommand(tracePath);
-  if (*why) return traceWhyCommand(whyArgs);
-  if (*exportCmd) return traceExportCommand(exportArgs);
-  if (*replayCmd) return replayCommand(replayArgs);
-  if (*dapCmd) {
-    if (*portOpt) dapArgs.port = dapPort;
-    if (*socketOpt) dapArgs.socket = dapSocket;
-    return dapCommand(dapArgs);
-  }
-  if (*ctlCmd) {
-    if (*ctlSnapshot) ctlArgs.action = CtlArgs::Action::Snapshot;
-    if (*ctlStop) ctlArgs.action = CtlArgs::Action::Stop;
-    if (*ctlPause) ctlArgs.action = CtlArgs::Action::Pause;
-    if (*ctlResume) ctlArgs.action = CtlArgs::Action::Resume;
-    if (*ctlStatus) ctlArgs.action = CtlArgs::Action::Status;
-    return ctlCommand(ctlArgs);
-  }
-  if (*runCmd) {
-    if (*cyclesOpt) run.cycles = cycles;
-    if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug)) {
-      std::cerr << "scanback: --control-bind, --auth-token-file and --no-debug go with --control ENDPOINT\n";
-      return kExitUsage;
+  // Every command ends with a message and an exit code when memory runs out, never with
+  // std::terminate (vm/base/out_of_memory.h).
+  auto dispatch = [&]() -> int {
+    if (*check) return compileFiles(checkFiles, checkOptions) ? kExitOk : kExitCompile;
+    if (*disasm) {
+      std::shared_ptr<const Program> program = compileFiles(disasmFiles);
+      if (!program) return kExitCompile;
+      std::cout << disassemble(*program);
+      return kExitOk;
     }
-    if (!run.ring.empty() && run.record.empty() && run.control.empty()) {
-      std::cerr << "scanback: --ring needs --record TRACE or --control ENDPOINT\n";
-      return kExitUsage;
+    if (*testCmd) return testCommand(testArgs);
+    if (*info) return traceInfoCommand(tracePath, infoJson);
+    if (*dump) return traceDumpCommand(tracePath, dumpCycles, dumpSource);
+    if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);
+    if (*verify) return traceVerifyCommand(tracePath);
+    if (*why) return traceWhyCommand(whyArgs);
+    if (*exportCmd) return traceExportCommand(exportArgs);
+    if (*replayCmd) return replayCommand(replayArgs);
+    if (*dapCmd) {
+      if (*portOpt) dapArgs.port = dapPort;
+      if (*socketOpt) dapArgs.socket = dapSocket;
+      return dapCommand(dapArgs);
     }
-    return runCommand(run);
+    if (*ctlCmd) {
+      if (*ctlSnapshot) ctlArgs.action = CtlArgs::Action::Snapshot;
+      if (*ctlStop) ctlArgs.action = CtlArgs::Action::Stop;
+      if (*ctlPause) ctlArgs.action = CtlArgs::Action::Pause;
+      if (*ctlResume) ctlArgs.action = CtlArgs::Action::Resume;
+      if (*ctlStatus) ctlArgs.action = CtlArgs::Action::Status;
+      return ctlCommand(ctlArgs);
+    }
+    if (*runCmd) {
+      if (*cyclesOpt) run.cycles = cycles;
+      if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug)) {
+        std::cerr << "scanback: --control-bind, --auth-token-file and --no-debug go with --control ENDPOINT\n";
+        return kExitUsage;
+      }
+      if (!run.ring.empty() && run.record.empty() && run.control.empty()) {
+        std::cerr << "scanback: --ring needs --record TRACE or --control ENDPOINT\n";
+        return kExitUsage;
+      }
+      return runCommand(run);
+    }
+    return kExitUsage;
+  };
+  try {
+    return dispatch();
+  } catch (const std::bad_alloc& e) {
+    std::string command = "scanback";
+    for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
+      a = a->get_subcommands().front();
+      command += " " + a->get_name();
+    }
+    std::cerr << fmt::format("scanback: {} (see `ulimit -v`, or the memory limit of the container or service)\n",
+                             outOfMemoryText(e, "running " + command));
+    return kExitOutOfMemory;
   }
-  return kExitUsage;
 }

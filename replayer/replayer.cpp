@@ -186,6 +186,7 @@ std::unique_ptr<Replayer> Replayer::open(std::unique_ptr<trace::TraceReader> rea
     Diagnostics diagnostics;
     CompileOptions compileOptions;
     compileOptions.test = h.options.test;  // a unit test's recording (scanback test --record-failures)
+    compileOptions.recordedImageSize = h.imageSize;
     program = compileProject(sources, diagnostics, compileOptions);
     if (!program) {
       error = "the program recorded in the trace does not compile with this scanback:\n" + diagnostics.format(sources);
@@ -316,7 +317,14 @@ bool Replayer::restoreBefore(Vm& vm, uint64_t cycle, std::string& error) {
 
 void Replayer::addCheckpoint(uint64_t cycle, const Vm& vm) {
   if (checkpoints_.count(cycle)) return;
-  checkpoints_.emplace(cycle, std::vector<uint8_t>(vm.image(), vm.image() + vm.imageSize()));
+  try {
+    checkpoints_.emplace(cycle, std::vector<uint8_t>(vm.image(), vm.image() + vm.imageSize()));
+  } catch (const std::bad_alloc&) {
+    // A checkpoint only saves re-execution: without the memory for it the ones held go too, and
+    // the replay goes on from keyframes (slower, never wrong).
+    checkpoints_.clear();
+    return;
+  }
   trimCheckpoints(cycle);
 }
 

@@ -9,6 +9,7 @@
 
 #include "dap/handlers/handlers.h"
 #include "dap/transport/auth_token.h"
+#include "vm/base/out_of_memory.h"
 
 namespace scanback::dap {
 
@@ -93,6 +94,11 @@ void Session::dispatch(const json& message) {
     // Every argument is read through dap/protocol's readers, which say what was wrong; this is a
     // last resort, and the library's own text would mean nothing to the user.
     respond(message, false, json(), fmt::format("invalid arguments for '{}': a value has the wrong type", name));
+    return;
+  } catch (const std::bad_alloc& e) {
+    // The request fails; the session (and the server's others) go on (vm/base/out_of_memory.h).
+    respond(message, false, json(),
+            fmt::format("'{}' failed: {}", name, outOfMemoryText(e, fmt::format("handling '{}'", name))));
     return;
   } catch (const std::exception& e) {
     respond(message, false, json(), fmt::format("'{}' failed: {}", name, e.what()));

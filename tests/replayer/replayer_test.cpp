@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "recorder/recorder.h"
+#include "tests/support/crafted_traces.h"
 #include "tests/support/trace_support.h"
 #include "vm/runtime/state_json.h"
 #include "vm/runtime/stimulus.h"
@@ -756,6 +757,31 @@ TEST(Replayer, OpeningWithAnotherProgramNamesBothHashes) {
   EXPECT_FALSE(replay::Replayer::open(path.string(), options, error));
   EXPECT_NE(error.find(program->hash), std::string::npos) << error;
   EXPECT_NE(error.find(other->hash), std::string::npos) << error;
+}
+
+TEST(Replayer, CraftedTracesBeyondTheImageLimitAreRefusedWithTheSizes) {
+  // docs/language.md, "Limits". The sources are compiled to at most the image the header
+  // recorded, so sources crafted to declare more never get their image allocated.
+  const std::pair<test::CraftedTrace, std::string> cases[] = {
+      {test::CraftedTrace::ImageBeyondLimit,
+       "the header claims an image of 4294967295 bytes; scanback's limit is 268435456 bytes (256 MiB)"},
+      {test::CraftedTrace::HugeSources,
+       "main.st:2:3: error: the image would need 268435464 bytes with global 'g0'; the trace recorded an image of 72 "
+       "bytes"},
+      {test::CraftedTrace::SourcesBeyondHeader,
+       "main.st:1:9: error: the image would need 200000008 bytes with program instance 'Main'; the trace recorded an "
+       "image of 72 bytes"},
+      {test::CraftedTrace::ImageMismatch,
+       "the program compiles differently from the recording: image 24 bytes and 1 statements recorded, 16 bytes and "
+       "1 statements now"},
+  };
+  for (const auto& [kind, message] : cases) {
+    const TempTrace path(test::craftedTraceName(kind));
+    std::string error;
+    ASSERT_TRUE(test::writeCraftedTrace(kind, path.string(), error)) << error;
+    EXPECT_FALSE(replay::Replayer::open(path.string(), replay::ReplayOptions{}, error));
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  }
 }
 
 TEST(Replayer, AStepWithNowhereToGoEndsAtTheFaultTheRecordingEndsInNeverGoingBack) {
