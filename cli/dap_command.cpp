@@ -1,7 +1,7 @@
 // `scanback dap [--port N [--auth-token-file FILE] | --socket PATH]`: the Debug Adapter Protocol
 // server (dap/). On stdin/stdout by default (what VS Code starts). With --port, on 127.0.0.1:N, one
 // session per connection; any local process can connect there, so launch and attach must carry a
-// token (dap/transport/auth_token.h). With --socket, on a unix socket only its owner can open.
+// token (net/auth_token.h). With --socket, on a unix socket only its owner can open.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -11,24 +11,24 @@
 
 #include "cli/commands.h"
 #include "dap/session/session.h"
-#include "dap/transport/auth_token.h"
-#include "dap/transport/stream.h"
-#include "dap/transport/tcp_listener.h"
+#include "net/auth_token.h"
+#include "net/listener.h"
+#include "net/stream.h"
 
 namespace scanback::cli {
 
 namespace {
 
 // The listener a signal closes, so that the server ends cleanly (and removes its socket file).
-dap::Listener* gListener = nullptr;
+net::Listener* gListener = nullptr;
 
-void serve(dap::Listener& listener, const std::optional<std::string>& token) {
+void serve(net::Listener& listener, const std::optional<std::string>& token) {
   gListener = &listener;
   std::signal(SIGINT, [](int) { gListener->close(); });  // close() only writes to a pipe
   std::signal(SIGTERM, [](int) { gListener->close(); });
   for (;;) {
     std::string error;
-    std::unique_ptr<dap::Stream> connection = listener.accept(error);
+    std::unique_ptr<net::Stream> connection = listener.accept(error);
     if (!connection) {
       if (!error.empty()) std::cerr << fmt::format("scanback: {}\n", error);
       return;
@@ -49,7 +49,7 @@ int dapCommand(const DapArgs& args) {
       std::cerr << "scanback: --auth-token-file goes with --port or --socket (stdin/stdout needs no token)\n";
       return kExitUsage;
     }
-    std::unique_ptr<dap::FdStream> stream = dap::FdStream::standardIo();
+    std::unique_ptr<net::FdStream> stream = net::FdStream::standardIo();
     dap::Session session(*stream);
     session.run();
     return kExitOk;
@@ -58,21 +58,21 @@ int dapCommand(const DapArgs& args) {
   std::string error;
   if (!args.authTokenFile.empty()) {
     std::string warning;
-    token = dap::readAuthToken(args.authTokenFile, error, warning);
+    token = net::readAuthToken(args.authTokenFile, error, warning);
     if (!token) {
       std::cerr << fmt::format("scanback: {}\n", error);
       return kExitUsage;
     }
     if (!warning.empty()) std::cerr << fmt::format("scanback: warning: {}\n", warning);
   } else if (args.port) {
-    token = dap::generateAuthToken(error);
+    token = net::generateAuthToken(error);
     if (!token) {
       std::cerr << fmt::format("scanback: {}\n", error);
       return kExitUsage;
     }
   }
   if (args.socket) {
-    auto listener = dap::UnixListener::listen(*args.socket, error);
+    auto listener = net::UnixListener::listen(*args.socket, error);
     if (!listener) {
       std::cerr << fmt::format("scanback: {}\n", error);  // "cannot listen on PATH: why"
       return kExitUsage;
@@ -82,7 +82,7 @@ int dapCommand(const DapArgs& args) {
     serve(*listener, token);
     return kExitOk;
   }
-  auto listener = dap::TcpListener::listen(*args.port, error);
+  auto listener = net::TcpListener::listen(*args.port, error);
   if (!listener) {
     std::cerr << fmt::format("scanback: {}\n", error);  // "cannot listen on 127.0.0.1:N: why"
     return kExitUsage;

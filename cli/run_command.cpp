@@ -16,7 +16,7 @@
 #include "cli/commands.h"
 #include "control/endpoint.h"
 #include "control/server.h"
-#include "dap/transport/auth_token.h"
+#include "net/auth_token.h"
 #include "recorder/recorder.h"
 #include "recorder/run_loop.h"
 #include "vm/compiler/compiler.h"
@@ -308,7 +308,7 @@ std::unique_ptr<control::ControlServer> startControl(const RunArgs& args, Publis
   options.debugEnabled = !args.noDebug;
   if (!args.authTokenFile.empty()) {
     std::string warning;
-    options.token = dap::readAuthToken(args.authTokenFile, error, warning);
+    options.token = net::readAuthToken(args.authTokenFile, error, warning);
     if (!options.token) {
       std::cerr << "scanback: --auth-token-file: " << error << "\n";
       return nullptr;
@@ -321,7 +321,7 @@ std::unique_ptr<control::ControlServer> startControl(const RunArgs& args, Publis
         bindAddress);
     return nullptr;
   }
-  std::unique_ptr<dap::Listener> listener = control::listenOn(*endpoint, bindAddress, error);
+  std::unique_ptr<net::Listener> listener = control::listenOn(*endpoint, bindAddress, error);
   if (!listener) {
     std::cerr << "scanback: " << error << "\n";
     return nullptr;

@@ -37,12 +37,15 @@ class ControlClient {
   void close() { stream_->close(); }
 
  private:
-  ControlClient(std::unique_ptr<dap::FdStream> stream, std::optional<std::string> token, std::string where)
-      : stream_(std::move(stream)), reader_(*stream_), token_(std::move(token)), where_(std::move(where)) {}
+  ControlClient(std::unique_ptr<net::FdStream> stream, std::optional<std::string> token, std::string where)
+      : stream_(std::move(stream)),
+        reader_(*stream_, kMaxLineBytes),
+        token_(std::move(token)),
+        where_(std::move(where)) {}
   std::optional<json> readMessage(std::string& error);
 
-  std::unique_ptr<dap::FdStream> stream_;
-  LineReader reader_;
+  std::unique_ptr<net::FdStream> stream_;
+  net::LineReader reader_;
   std::optional<std::string> token_;
   std::string where_;  // the endpoint, for errors
 };

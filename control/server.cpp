@@ -6,7 +6,7 @@
 #include <deque>
 #include <future>
 
-#include "dap/transport/auth_token.h"
+#include "net/auth_token.h"
 #include "traces/block_encoder.h"
 #include "traces/trace_codec.h"
 
@@ -105,7 +105,7 @@ json failure(uint64_t number, const std::string& why) {
   return json{{"ok", false}, {"error", fmt::format("request {}: {}", number, why)}};
 }
 
-bool writeBlock(dap::Stream& stream, json event, std::span<const uint8_t> bytes) {
+bool writeBlock(net::Stream& stream, json event, std::span<const uint8_t> bytes) {
   event["bytes"] = bytes.size();
   std::string text = event.dump();
   text += '\n';
@@ -116,7 +116,7 @@ bool writeBlock(dap::Stream& stream, json event, std::span<const uint8_t> bytes)
 
 // The connection is a stream from now on: the header, the held history, then what is kept as it
 // is kept, with the runtime's status every statusEvery, until the client goes or the server closes.
-void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Recorder& rec, uint64_t fromCycle,
+void runStream(net::Stream& stream, ControlledRuntime& runtime, recorder::Recorder& rec, uint64_t fromCycle,
                const ControlOptions& options, const std::atomic<bool>& closing) {
   std::string error;
   std::vector<uint8_t> header;
@@ -127,7 +127,7 @@ void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Record
     header.assign(framed.begin(), framed.end());
   }
   if (header.empty()) {
-    writeLine(stream, json{{"event", "end"}, {"error", fmt::format("cannot encode the trace header: {}", error)}});
+    net::writeLine(stream, json{{"event", "end"}, {"error", fmt::format("cannot encode the trace header: {}", error)}});
     return;
   }
   if (!writeBlock(stream, json{{"event", "header"}}, header)) return;
@@ -145,14 +145,14 @@ void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Record
       json event = runtime.status();
       event["event"] = "status";
       event["droppedChunks"] = sink->droppedChunks();
-      alive = writeLine(stream, event);
+      alive = net::writeLine(stream, event);
       nextStatus = now + options.statusEvery;
       continue;
     }
     if (closing.load(std::memory_order_acquire) && sink->empty()) break;
     if (!caughtUp && backlog == 0) {
       caughtUp = true;
-      alive = writeLine(stream, json{{"event", "caughtUp"}});
+      alive = net::writeLine(stream, json{{"event", "caughtUp"}});
       continue;
     }
     std::optional<StreamSink::Item> item = sink->next(closing.load() ? now : nextStatus);
@@ -167,17 +167,17 @@ void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Record
                            item->chunk->bytes());
         break;
       case StreamSink::Item::Kind::Gap:
-        alive = writeLine(
+        alive = net::writeLine(
             stream, json{{"event", "gap"}, {"firstCycle", item->gap.firstCycle}, {"cycleCount", item->gap.cycleCount}});
         break;
       case StreamSink::Item::Kind::Fault: {
         const trace::FaultData& f = item->fault;
-        alive = writeLine(stream, json{{"event", "fault"},
-                                       {"cycle", f.cycle},
-                                       {"step", f.step},
-                                       {"statement", f.statement},
-                                       {"code", f.code},
-                                       {"message", f.message}});
+        alive = net::writeLine(stream, json{{"event", "fault"},
+                                            {"cycle", f.cycle},
+                                            {"step", f.step},
+                                            {"statement", f.statement},
+                                            {"code", f.code},
+                                            {"message", f.message}});
         break;
       }
     }
@@ -185,40 +185,40 @@ void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Record
   rec.removeHistorySink(sink.get());
   if (alive) {
     json status = runtime.status();
-    writeLine(stream, json{{"event", "end"}, {"state", status.value("state", "stopped")}});
+    net::writeLine(stream, json{{"event", "end"}, {"state", status.value("state", "stopped")}});
   }
 }
 
 }  // namespace
 
-void ControlServer::serve(dap::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
+void ControlServer::serve(net::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
                           const std::atomic<bool>& closing, std::atomic<bool>* streaming) {
-  LineReader reader(stream);
+  net::LineReader reader(stream, kMaxLineBytes);
   bool authenticated = !options.token;
   std::string line, error;
   for (uint64_t number = 1;; ++number) {
-    const LineReader::Result read = reader.readLine(line, error);
-    if (read == LineReader::Result::End || read == LineReader::Result::Failed) return;
+    const net::LineReader::Result read = reader.readLine(line, error);
+    if (read == net::LineReader::Result::End || read == net::LineReader::Result::Failed) return;
     if (closing.load(std::memory_order_acquire)) return;
-    if (read == LineReader::Result::TooLong) {
-      if (!writeLine(stream, failure(number, fmt::format("longer than {} bytes", kMaxLineBytes)))) return;
+    if (read == net::LineReader::Result::TooLong) {
+      if (!net::writeLine(stream, failure(number, fmt::format("longer than {} bytes", kMaxLineBytes)))) return;
       continue;
     }
     std::optional<Request> request = parseRequest(line, error);
     if (!request) {
-      if (!writeLine(stream, failure(number, error))) return;
+      if (!net::writeLine(stream, failure(number, error))) return;
       continue;
     }
     if (!authenticated) {
       // A wrong or missing token ends the connection: nothing more is read from it.
       if (!request->token) {
-        writeLine(stream, failure(number,
-                                  "this runtime requires a token: give it as 'token' (scanback ctl "
-                                  "--auth-token-file FILE; 'authToken' of a debugger's attach)"));
+        net::writeLine(stream, failure(number,
+                                       "this runtime requires a token: give it as 'token' (scanback ctl "
+                                       "--auth-token-file FILE; 'authToken' of a debugger's attach)"));
         return;
       }
-      if (!dap::sameAuthToken(*request->token, *options.token)) {
-        writeLine(stream, failure(number, "wrong token: it is not the token this runtime was started with"));
+      if (!net::sameAuthToken(*request->token, *options.token)) {
+        net::writeLine(stream, failure(number, "wrong token: it is not the token this runtime was started with"));
         return;
       }
       authenticated = true;
@@ -228,7 +228,7 @@ void ControlServer::serve(dap::Stream& stream, ControlledRuntime& runtime, const
     switch (request->command) {
       case Request::Command::Status: response["status"] = runtime.status(); break;
       case Request::Command::Stop:
-        if (!writeLine(stream, response)) return;
+        if (!net::writeLine(stream, response)) return;
         runtime.stop();
         continue;
       case Request::Command::Pause:
@@ -268,16 +268,16 @@ void ControlServer::serve(dap::Stream& stream, ControlledRuntime& runtime, const
           response = failure(number, "this runtime keeps no history");
           break;
         }
-        if (!writeLine(stream, response)) return;
+        if (!net::writeLine(stream, response)) return;
         if (streaming) streaming->store(true, std::memory_order_release);
         runStream(stream, runtime, *rec, request->fromCycle, options, closing);
         return;
     }
-    if (!writeLine(stream, response)) return;
+    if (!net::writeLine(stream, response)) return;
   }
 }
 
-ControlServer::ControlServer(std::unique_ptr<dap::Listener> listener, ControlledRuntime& runtime,
+ControlServer::ControlServer(std::unique_ptr<net::Listener> listener, ControlledRuntime& runtime,
                              ControlOptions options)
     : listener_(std::move(listener)), runtime_(runtime), options_(std::move(options)) {
   acceptThread_ = std::thread([this] { acceptLoop(); });
@@ -288,7 +288,7 @@ ControlServer::~ControlServer() { close(); }
 void ControlServer::acceptLoop() {
   for (;;) {
     std::string error;
-    std::unique_ptr<dap::FdStream> stream = listener_->accept(error);
+    std::unique_ptr<net::FdStream> stream = listener_->accept(error);
     if (!stream) {
       if (!error.empty() && !closing_.load()) {
         // A transient failure (out of descriptors): keep serving the connections there are.

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "control/protocol.h"
-#include "dap/transport/tcp_listener.h"
+#include "net/listener.h"
 #include "recorder/recorder.h"
 
 namespace scanback::control {
@@ -56,7 +56,7 @@ struct ControlOptions {
 class ControlServer {
  public:
   // Serves `listener` on a thread of its own.
-  ControlServer(std::unique_ptr<dap::Listener> listener, ControlledRuntime& runtime, ControlOptions options);
+  ControlServer(std::unique_ptr<net::Listener> listener, ControlledRuntime& runtime, ControlOptions options);
   // close().
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
@@ -65,16 +65,16 @@ class ControlServer {
   // Stops accepting; each stream sends what it has queued (for at most `drain`) and an `end` event
   // with the runtime's state; then every connection is closed and its thread joined. Idempotent.
   void close(std::chrono::milliseconds drain = std::chrono::milliseconds(2000));
-  const dap::Listener& listener() const { return *listener_; }
+  const net::Listener& listener() const { return *listener_; }
 
   // Serves one connection until it ends or `closing` is set: what each connection's thread does
   // (and the control protocol's fuzz target). `streaming` is set when it turns into a stream.
-  static void serve(dap::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
+  static void serve(net::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
                     const std::atomic<bool>& closing, std::atomic<bool>* streaming = nullptr);
 
  private:
   struct Connection {
-    std::unique_ptr<dap::FdStream> stream;
+    std::unique_ptr<net::FdStream> stream;
     std::thread thread;
     std::atomic<bool> done{false};
     std::atomic<bool> streaming{false};
@@ -82,7 +82,7 @@ class ControlServer {
   void acceptLoop();
   void reap(bool all);
 
-  std::unique_ptr<dap::Listener> listener_;
+  std::unique_ptr<net::Listener> listener_;
   ControlledRuntime& runtime_;
   ControlOptions options_;
   std::atomic<bool> closing_{false};

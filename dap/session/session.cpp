@@ -8,11 +8,11 @@
 #include <string_view>
 
 #include "dap/handlers/handlers.h"
-#include "dap/transport/auth_token.h"
+#include "net/auth_token.h"
 
 namespace scanback::dap {
 
-Session::Session(Stream& stream, std::function<void(const std::string&)> log)
+Session::Session(net::Stream& stream, std::function<void(const std::string&)> log)
     : reader_(stream), writer_(stream), log_(std::move(log)) {}
 
 Session::~Session() {
@@ -29,7 +29,7 @@ void Session::log(const std::string& text) {
 
 void Session::run() {
   while (!ending_) {
-    ReadResult read = reader_.next();
+    net::ReadResult read = reader_.next();
     if (read.isEnd()) break;
     if (read.isError()) {
       // With a seq the client gets an error response; without one there is nothing to respond to:
@@ -111,7 +111,7 @@ void Session::checkAuthToken(const std::string& command, const json& arguments) 
                     "--auth-token-file)",
                     command));
   }
-  if (!sameAuthToken(given->get<std::string>(), *authToken_))
+  if (!net::sameAuthToken(given->get<std::string>(), *authToken_))
     throw DapError(fmt::format("'{}' refused: 'authToken' is not the token this adapter was started with", command));
 }
 

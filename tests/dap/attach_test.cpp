@@ -554,13 +554,13 @@ TEST_F(Attach, MalformedControlMessagesGetAnErrorAndTheRuntimeKeepsRunning) {
   ASSERT_TRUE(rt.ready());
   std::string error;
   const control::Endpoint endpoint = *control::parseEndpoint(rt.endpoint(), error);
-  std::unique_ptr<dap::FdStream> stream = control::connectTo(endpoint, error);
+  std::unique_ptr<net::FdStream> stream = control::connectTo(endpoint, error);
   ASSERT_TRUE(stream) << error;
-  control::LineReader reader(*stream);
+  net::LineReader reader(*stream);
   auto exchange = [&](const std::string& bytes) {
     EXPECT_TRUE(stream->write(bytes, error));
     std::string line;
-    EXPECT_EQ(reader.readLine(line, error), control::LineReader::Result::Line);
+    EXPECT_EQ(reader.readLine(line, error), net::LineReader::Result::Line);
     const control::json response = control::json::parse(line);
     EXPECT_EQ(validateControl(response, "Response"), "");
     return response;

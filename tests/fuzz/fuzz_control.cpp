@@ -9,7 +9,7 @@
 #include <string>
 
 #include "control/server.h"
-#include "dap/transport/stream.h"
+#include "net/stream.h"
 
 using namespace scanback;
 
@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (data[0] & 2) options.token = "t";
   }
   const std::string bytes(reinterpret_cast<const char*>(data), size);
-  dap::MemoryPipe::Pair pipe = dap::MemoryPipe::pair();
+  net::MemoryPipe::Pair pipe = net::MemoryPipe::pair();
   std::string error;
   pipe.client->write(bytes, error);
   pipe.client->close();

@@ -1,4 +1,4 @@
-#include "dap/transport/stream.h"
+#include "net/stream.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace scanback::dap {
+namespace scanback::net {
 
 namespace {
 
@@ -225,4 +225,4 @@ void MemoryPipe::close() {
   in_->readable.notify_all();
 }
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

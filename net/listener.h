@@ -1,15 +1,17 @@
-// Listening sockets for `scanback dap --port N` and `scanback dap --socket PATH`: a client (VS Code
-// with a "debugServer" port, or an extension that connects to a unix socket) connects, and each
-// connection becomes an FdStream.
+// Listening sockets for `scanback dap --port N` and `scanback dap --socket PATH` (a client, VS Code
+// with a "debugServer" port or an extension that connects to a unix socket, connects) and for a
+// runtime's control endpoint (`scanback run --control`, control/endpoint.h). Each connection
+// becomes an FdStream.
 //
 //   std::string error;
 //   auto listener = TcpListener::listen(4711, error);   // 0: the system picks a free port
 //   if (!listener) fail(error);                          // "cannot listen on 127.0.0.1:4711: Address already in use"
 //   while (auto stream = listener->accept(error)) serve(*stream);
 //
-// TCP binds 127.0.0.1 only: a debug adapter must not be reachable from other machines. Any local
-// process can still connect to it, so `scanback dap --port` requires an authentication token
-// (dap/transport/auth_token.h). A unix socket is created with mode 0600: only its owner connects.
+// TCP binds 127.0.0.1 unless told otherwise: a debug adapter must not be reachable from other
+// machines. Any local process can still connect to it, so `scanback dap --port` requires an
+// authentication token (net/auth_token.h). A unix socket is created with mode 0600: only its owner
+// connects.
 #pragma once
 
 #include <sys/types.h>
@@ -19,9 +21,9 @@
 #include <memory>
 #include <string>
 
-#include "dap/transport/stream.h"
+#include "net/stream.h"
 
-namespace scanback::dap {
+namespace scanback::net {
 
 // What both kinds share: accepting connections, and closing from another thread.
 class Listener {
@@ -82,4 +84,4 @@ class UnixListener final : public Listener {
   ino_t inode_;
 };
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

@@ -1,4 +1,4 @@
-#include "dap/transport/tcp_listener.h"
+#include "net/listener.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <exception>
 
-namespace scanback::dap {
+namespace scanback::net {
 
 namespace {
 
@@ -188,4 +188,4 @@ UnixListener::~UnixListener() {
   if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_) ::unlink(path_.c_str());
 }
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

@@ -1,4 +1,4 @@
-#include "dap/transport/auth_token.h"
+#include "net/auth_token.h"
 
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace scanback::dap {
+namespace scanback::net {
 
 std::optional<std::string> readAuthToken(const std::string& path, std::string& error, std::string& warning) {
   std::ifstream in(path);
@@ -60,4 +60,4 @@ bool sameAuthToken(std::string_view given, std::string_view expected) {
   return difference == 0 && !expected.empty();
 }
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

@@ -1,15 +1,16 @@
-// The token that authenticates a client of `scanback dap --port`: any local process can connect to
-// a TCP port on 127.0.0.1, and a launch acts as the user (it compiles files, writes a trace). So
-// over TCP, `launch` and `attach` must carry the token the adapter was started with as their
-// `authToken` argument (Session::requireAuthToken). The token is read from a file the user made
-// (--auth-token-file) or generated and printed on stderr.
+// The token that authenticates a client of `scanback dap --port` or of a runtime's control
+// endpoint: any local process can connect to a TCP port on 127.0.0.1, and a launch acts as the user
+// (it compiles files, writes a trace). So over TCP, `launch` and `attach` must carry the token the
+// adapter was started with as their `authToken` argument (Session::requireAuthToken), and a control
+// client its `token` (docs/control.md). The token is read from a file the user made
+// (--auth-token-file) or, by `scanback dap --port`, generated and printed on stderr.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace scanback::dap {
+namespace scanback::net {
 
 // The token in `path`: its first line, without the white space around it. nullopt with `error`
 // when the file cannot be read or holds no token. `warning` is set when others may read the file.
@@ -23,4 +24,4 @@ std::optional<std::string> generateAuthToken(std::string& error);
 // a wrong guess takes says nothing about how much of it was right.
 bool sameAuthToken(std::string_view given, std::string_view expected);
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

@@ -1,10 +1,11 @@
-// Byte streams under the Debug Adapter Protocol's framing (dap/transport/message_reader.h,
-// message_writer.h): a minimal interface and its two implementations.
+// Byte streams under the framings of net/ (message_reader.h and message_writer.h: the Debug
+// Adapter Protocol's Content-Length messages; json_lines.h: the control protocol's lines): a
+// minimal interface and its two implementations.
 //
 //   FdStream    a pair of file descriptors: stdin/stdout (`scanback dap`), or one socket
-//               (a TcpListener connection, dap/transport/tcp_listener.h)
+//               (a connection of a net/listener.h listener, or one made by net/connect.h)
 //   MemoryPipe  an in-memory, thread-safe, blocking byte pipe; MemoryPipe::pair() gives two
-//               connected endpoints, for DAP sessions run in-process by the tests
+//               connected endpoints, for sessions and control servers run in-process by the tests
 //
 // Threading: one thread reads while any number of threads write (each write() is atomic with
 // respect to the other writes on the same stream) and any thread may close().
@@ -19,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-namespace scanback::dap {
+namespace scanback::net {
 
 class Stream {
  public:
@@ -115,4 +116,4 @@ class MemoryPipe : public Stream {
   std::shared_ptr<Channel> out_;
 };
 
-}  // namespace scanback::dap
+}  // namespace scanback::net
