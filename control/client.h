@@ -16,7 +16,9 @@ namespace scanback::control {
 class ControlClient {
  public:
   // Connects to `endpoint`. Null with `error` when it cannot. The token, when given, goes with
-  // every request.
+  // every request; over a unix socket only when the socket file and the process listening on it
+  // belong to this user or root (net::checkUnixServerOwner), else null with `error` naming the
+  // owner.
   static std::unique_ptr<ControlClient> connect(const Endpoint& endpoint, std::optional<std::string> token,
                                                 std::string& error);
 

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <future>
+#include <thread>
 
 #include "net/auth_token.h"
 #include "traces/block_encoder.h"
@@ -191,15 +193,58 @@ void runStream(net::Stream& stream, ControlledRuntime& runtime, recorder::Record
 
 }  // namespace
 
+namespace {
+
+// A connection's requests, answered at most `perSecond` (a token bucket of `burst`): a client
+// asking in a loop waits for its answers, and so leaves the processor to the scan thread.
+class RequestPacer {
+ public:
+  RequestPacer(double perSecond, double burst) : perSecond_(perSecond), burst_(burst), tokens_(burst) {}
+  // Waits until the next request may be answered; false when `closing` was set meanwhile.
+  bool wait(const std::atomic<bool>& closing) {
+    if (perSecond_ <= 0) return true;
+    for (;;) {
+      const auto now = std::chrono::steady_clock::now();
+      tokens_ = std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * perSecond_);
+      last_ = now;
+      if (tokens_ >= 1) {
+        tokens_ -= 1;
+        return true;
+      }
+      if (closing.load(std::memory_order_acquire)) return false;
+      // At most 20 ms at a time, so that a closing server is not kept waiting.
+      const double wait = std::min((1 - tokens_) / perSecond_, 0.02);
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    }
+  }
+
+ private:
+  double perSecond_, burst_, tokens_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// The server's threads, against the runtime's scan thread (docs/control.md, "Limits"): when both
+// want the processor, the scan thread gets it.
+constexpr int kServerNiceness = 10;
+
+}  // namespace
+
 void ControlServer::serve(net::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
-                          const std::atomic<bool>& closing, std::atomic<bool>* streaming) {
+                          const std::atomic<bool>& closing, const Hooks& hooks) {
   net::LineReader reader(stream, kMaxLineBytes);
-  bool authenticated = !options.token;
+  RequestPacer pacer(options.requestsPerSecond, options.requestBurst);
+  bool established = false;
   std::string line, error;
   for (uint64_t number = 1;; ++number) {
+    // Until the first valid request the server's handshake deadline holds; after it, each request
+    // must come within the idle timeout of the answer before.
+    if (established)
+      stream.setReadDeadline(std::chrono::steady_clock::now() + options.idleTimeout,
+                             fmt::format("no request for {}", net::secondsText(options.idleTimeout)));
     const net::LineReader::Result read = reader.readLine(line, error);
     if (read == net::LineReader::Result::End || read == net::LineReader::Result::Failed) return;
     if (closing.load(std::memory_order_acquire)) return;
+    if (!pacer.wait(closing)) return;
     if (read == net::LineReader::Result::TooLong) {
       if (!net::writeLine(stream, failure(number, fmt::format("longer than {} bytes", kMaxLineBytes)))) return;
       continue;
@@ -209,7 +254,7 @@ void ControlServer::serve(net::Stream& stream, ControlledRuntime& runtime, const
       if (!net::writeLine(stream, failure(number, error))) return;
       continue;
     }
-    if (!authenticated) {
+    if (!established && options.token) {
       // A wrong or missing token ends the connection: nothing more is read from it.
       if (!request->token) {
         net::writeLine(stream, failure(number,
@@ -221,7 +266,10 @@ void ControlServer::serve(net::Stream& stream, ControlledRuntime& runtime, const
         net::writeLine(stream, failure(number, "wrong token: it is not the token this runtime was started with"));
         return;
       }
-      authenticated = true;
+    }
+    if (!established) {
+      established = true;
+      if (hooks.established) hooks.established();
     }
     recorder::Recorder* rec = runtime.recorder();
     json response{{"ok", true}, {"command", commandName(request->command)}};
@@ -269,7 +317,9 @@ void ControlServer::serve(net::Stream& stream, ControlledRuntime& runtime, const
           break;
         }
         if (!net::writeLine(stream, response)) return;
-        if (streaming) streaming->store(true, std::memory_order_release);
+        // A stream only writes: no request deadline from here on.
+        stream.setReadDeadline(std::nullopt, "");
+        if (hooks.streaming) hooks.streaming();
         runStream(stream, runtime, *rec, request->fromCycle, options, closing);
         return;
     }
@@ -279,63 +329,49 @@ void ControlServer::serve(net::Stream& stream, ControlledRuntime& runtime, const
 
 ControlServer::ControlServer(std::unique_ptr<net::Listener> listener, ControlledRuntime& runtime,
                              ControlOptions options)
-    : listener_(std::move(listener)), runtime_(runtime), options_(std::move(options)) {
-  acceptThread_ = std::thread([this] { acceptLoop(); });
+    : runtime_(runtime), options_(std::move(options)) {
+  net::ServerOptions serverOptions;
+  serverOptions.name = options_.name;
+  serverOptions.maxConnections = options_.maxConnections;
+  serverOptions.handshakeTimeout = options_.handshakeTimeout;
+  serverOptions.sendTimeout = options_.sendTimeout;
+  serverOptions.niceness = kServerNiceness;
+  serverOptions.acceptsPerSecond = options_.acceptsPerSecond;
+  serverOptions.log = options_.log;
+  // A refused client reads why, as the protocol's error line (it answers no request: no number).
+  serverOptions.refusal = [](const std::string& why) { return json{{"ok", false}, {"error", why}}.dump() + "\n"; };
+  server_ = std::make_unique<net::Server>(std::move(listener), serverOptions, [this](net::Connection& connection) {
+    bool streamed = false;
+    Hooks hooks;
+    hooks.established = [&connection] { connection.established(); };
+    hooks.streaming = [this, &streamed] {
+      streamed = true;
+      std::lock_guard lock(streamsMutex_);
+      ++streams_;
+    };
+    serve(connection.stream(), runtime_, options_, closing_, hooks);
+    if (streamed) {
+      {
+        std::lock_guard lock(streamsMutex_);
+        --streams_;
+      }
+      streamsChanged_.notify_all();
+    }
+  });
 }
 
 ControlServer::~ControlServer() { close(); }
 
-void ControlServer::acceptLoop() {
-  for (;;) {
-    std::string error;
-    std::unique_ptr<net::FdStream> stream = listener_->accept(error);
-    if (!stream) {
-      if (!error.empty() && !closing_.load()) {
-        // A transient failure (out of descriptors): keep serving the connections there are.
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        continue;
-      }
-      return;
-    }
-    std::lock_guard lock(mutex_);
-    reap(false);
-    if (closing_.load()) return;
-    Connection& c = connections_.emplace_back();
-    c.stream = std::move(stream);
-    c.thread = std::thread([this, &c] {
-      serve(*c.stream, runtime_, options_, closing_, &c.streaming);
-      c.stream->close();
-      c.done.store(true, std::memory_order_release);
-    });
-  }
-}
-
-void ControlServer::reap(bool all) {
-  for (auto it = connections_.begin(); it != connections_.end();) {
-    if (!all && !it->done.load(std::memory_order_acquire)) {
-      ++it;
-      continue;
-    }
-    if (it->thread.joinable()) it->thread.join();
-    it = connections_.erase(it);
-  }
-}
-
 void ControlServer::close(std::chrono::milliseconds drain) {
   if (closed_.exchange(true)) return;
   closing_.store(true, std::memory_order_release);
-  listener_->close();
-  if (acceptThread_.joinable()) acceptThread_.join();
+  server_->stopAccepting();
   // Streams send what they have and their end; then whatever is left is cut off.
-  const auto deadline = std::chrono::steady_clock::now() + drain;
-  std::lock_guard lock(mutex_);
-  for (Connection& c : connections_) {
-    while (c.streaming.load(std::memory_order_acquire) && !c.done.load(std::memory_order_acquire) &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    c.stream->close();
+  {
+    std::unique_lock lock(streamsMutex_);
+    streamsChanged_.wait_for(lock, drain, [this] { return streams_ == 0; });
   }
-  reap(true);
+  server_->close();
 }
 
 }  // namespace scanback::control

@@ -24,6 +24,11 @@ std::optional<std::string> readAuthToken(const std::string& path, std::string& e
     return std::nullopt;
   }
   const size_t last = line.find_last_not_of(" \t\r");
+  if (last - first + 1 < kMinAuthTokenBytes) {
+    error = "the token in " + path + " has " + std::to_string(last - first + 1) + " bytes; a token needs at least " +
+            std::to_string(kMinAuthTokenBytes) + " (head -c 24 /dev/urandom | base64 makes one)";
+    return std::nullopt;
+  }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRGRP | S_IROTH)) != 0)
     warning = "the token file " + path + " can be read by other users (chmod 600 it)";

@@ -6,14 +6,20 @@
 // (--auth-token-file) or, by `scanback dap --port`, generated and printed on stderr.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace scanback::net {
 
+// A token must have at least this many bytes: a short one can be guessed by a local client trying
+// tokens as fast as the server answers (each wrong one ends its connection, a new one costs little).
+inline constexpr size_t kMinAuthTokenBytes = 16;
+
 // The token in `path`: its first line, without the white space around it. nullopt with `error`
-// when the file cannot be read or holds no token. `warning` is set when others may read the file.
+// when the file cannot be read, holds no token, or one shorter than kMinAuthTokenBytes. `warning`
+// is set when others may read the file.
 std::optional<std::string> readAuthToken(const std::string& path, std::string& error, std::string& warning);
 
 // 32 bytes from the kernel's random source, as 64 hex digits. nullopt with `error` when there is

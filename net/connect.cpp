@@ -3,13 +3,17 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pwd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <optional>
+#include <vector>
 
 namespace scanback::net {
 
@@ -62,6 +66,51 @@ std::unique_ptr<FdStream> connectTcp(const std::string& host, uint16_t port, std
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return streamOf(fd, error);
+}
+
+namespace {
+
+// "mallory (uid 1001)", or "uid 1001" for a user without a name.
+std::string userText(uid_t uid) {
+  passwd entry{};
+  passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found)
+    return std::string(found->pw_name) + " (uid " + std::to_string(uid) + ")";
+  return "uid " + std::to_string(uid);
+}
+
+}  // namespace
+
+bool checkUnixServerOwner(const std::string& path, const FdStream& stream, std::string& error) {
+  const uid_t me = ::geteuid();
+  const auto trusted = [me](uid_t uid) { return uid == me || uid == 0; };
+  const std::string whom = me == 0 ? "root" : "you (" + userText(me) + ") or root";
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    error = "cannot check the owner of the socket " + path + ": " + std::strerror(errno) + "; the token is not sent";
+    return false;
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    error = path + " is not a socket; the token is not sent to it";
+    return false;
+  }
+  if (!trusted(st.st_uid)) {
+    error = "the socket " + path + " belongs to user " + userText(st.st_uid) + ", not to " + whom +
+            ": the token is not sent to it";
+    return false;
+  }
+  const std::optional<PeerCredentials> peer = stream.peerCredentials();
+  if (!peer) {
+    error = "cannot tell which user listens on " + path + "; the token is not sent to it";
+    return false;
+  }
+  if (!trusted(peer->uid)) {
+    error = "the process listening on " + path + " (pid " + std::to_string(peer->pid) + ") runs as user " +
+            userText(peer->uid) + ", not as " + whom + ": the token is not sent to it";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace scanback::net

@@ -25,6 +25,11 @@
 
 namespace scanback::net {
 
+// How many connections the kernel holds for a listener until they are accepted: enough for a burst
+// of clients connecting at once (HMIs at a runtime's start), while a server that cannot accept for
+// a moment (net/server.h backs off when it has no descriptors) does not gather a crowd.
+inline constexpr int kListenBacklog = 64;
+
 // What both kinds share: accepting connections, and closing from another thread.
 class Listener {
  public:
@@ -33,21 +38,25 @@ class Listener {
   Listener& operator=(const Listener&) = delete;
 
   // Blocks until a client connects and returns the connection. Null when the listener has been
-  // closed (`error` left empty) or accepting failed (`error` says why).
+  // closed (`error` left empty) or accepting failed (`error` says why). net::Server accepts on
+  // its own (descriptor exhaustion, limits); this is for one-connection uses and tests.
   std::unique_ptr<FdStream> accept(std::string& error);
 
   // Stops listening, from any thread: an accept() blocked in another thread returns null, as do
   // all later ones. Connections already accepted are not affected. Idempotent.
   void close();
 
- protected:
-  Listener(int fd, int wakeRead, int wakeWrite);
+  // The listening socket (non-blocking), for a server that polls and accepts itself.
+  int fd() const { return fd_; }
   // Called on each accepted connection before it becomes a stream.
   virtual void configure(int) {}
 
+ protected:
+  Listener(int fd, int wake);
+
  private:
   int fd_;
-  int wake_[2];
+  int wake_;  // an eventfd: close() signals it, accept() polls it
   std::atomic<bool> closed_{false};
 };
 
@@ -62,7 +71,7 @@ class TcpListener final : public Listener {
   uint16_t port() const { return port_; }
 
  private:
-  TcpListener(int fd, uint16_t port, int wakeRead, int wakeWrite);
+  TcpListener(int fd, uint16_t port, int wake);
   void configure(int connection) override;  // TCP_NODELAY: DAP messages are small and interactive
   uint16_t port_;
 };
@@ -78,7 +87,7 @@ class UnixListener final : public Listener {
   const std::string& path() const { return path_; }
 
  private:
-  UnixListener(int fd, std::string path, dev_t device, ino_t inode, int wakeRead, int wakeWrite);
+  UnixListener(int fd, std::string path, dev_t device, ino_t inode, int wake);
   std::string path_;
   dev_t device_;
   ino_t inode_;

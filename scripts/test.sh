@@ -35,7 +35,7 @@ echo "== build (ThreadSanitizer: the recorder's scan and writer threads, replaye
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_TSAN=ON -DSCANBACK_BENCH=OFF "${ci[@]}" >/dev/null
 cmake --build build-tsan --target recorder_tests replayer_tests dap_tests control_tests net_tests -j"$jobs"
 echo "== recorder, replayer and DAP thread tests under ThreadSanitizer"
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|Net[A-Za-z]*\.|ControlStream\.|Attach\.)' -j"$jobs")
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|DapEstablished\.|Net[A-Za-z]*\.|ControlStream\.|ControlServer\.|ControlLimits\.|Attach\.)' -j"$jobs")
 
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
   echo "== fuzzing (clang, libFuzzer, ASan + UBSan): each target for ${FUZZ_SECONDS:-60} s"

@@ -6,6 +6,7 @@
 #include <array>
 #include <iostream>
 #include <string_view>
+#include <utility>
 
 #include "dap/handlers/handlers.h"
 #include "net/auth_token.h"
@@ -80,7 +81,10 @@ void Session::dispatch(const json& message) {
     // The protocol's arguments are always an object; anything else is refused here, for every
     // request, rather than read as "no arguments".
     if (!arguments.is_object()) notAnObject({}, arguments);
-    if (authToken_ && (name == "launch" || name == "attach")) checkAuthToken(name, arguments);
+    if (authToken_ && (name == "launch" || name == "attach")) {
+      checkAuthToken(name, arguments);
+      authenticated_ = true;
+    }
     if (!initialized && name != "initialize") throw DapError("the session is not initialized: send 'initialize' first");
     reply = handler->run(*this, arguments);
   } catch (const ArgumentError& e) {
@@ -145,6 +149,8 @@ void Session::respond(const json& request, bool success, const json& body, const
     response["body"] = body;
   }
   send(std::move(response));
+  // Initialized and, with a token, authenticated (even if that launch failed): proven.
+  if (onEstablished_ && initialized && (!authToken_ || authenticated_)) std::exchange(onEstablished_, nullptr)();
 }
 
 void Session::send(json message) {

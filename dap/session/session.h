@@ -46,6 +46,11 @@ class Session final : private TargetListener {
   // From now on `launch` and `attach` are refused unless their `authToken` argument is `token`
   // (a server any local process can connect to: net/auth_token.h).
   void requireAuthToken(std::string token) { authToken_ = std::move(token); }
+  // Called once, on the session's thread, when the client has proven itself: `initialize`
+  // answered and, when a token is required, a `launch` or `attach` that carried it. A server lifts
+  // its handshake deadline then (net::Connection::established); a session after that may be idle
+  // for hours.
+  void onEstablished(std::function<void()> established) { onEstablished_ = std::move(established); }
 
   // ---- for handlers
   void sendEvent(const std::string& event, json body = json());
@@ -131,6 +136,8 @@ class Session final : private TargetListener {
   std::atomic<bool> terminatedSent_{false};
   bool ending_ = false;
   std::optional<std::string> authToken_;  // required by launch and attach when set
+  bool authenticated_ = false;            // a launch or attach carried the token
+  std::function<void()> onEstablished_;   // until called
   ClientSettings client_;
   std::unique_ptr<Target> target_;
   std::shared_ptr<const Program> program_;

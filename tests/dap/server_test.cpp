@@ -262,10 +262,10 @@ TEST(DapServer, TcpLaunchNeedsTheTokenAndNeverOverwritesAFile) {
 TEST(DapServer, ATokenFileGivesTheToken) {
   TempDir dir;
   std::ofstream(dir.file("main.st")) << kProgram;
-  std::ofstream(dir.file("token")) << "file-token-42\n";
+  std::ofstream(dir.file("token")) << "file-token-of-24-bytes-42\n";
   ::chmod(dir.file("token").c_str(), 0600);
   ServerProcess server({"--port", "0", "--auth-token-file", dir.file("token")});
-  const std::optional<TcpServer> s = startTcp(server, "file-token-42");
+  const std::optional<TcpServer> s = startTcp(server, "file-token-of-24-bytes-42");
   ASSERT_TRUE(s);
   const int fd = connectTcp(s->port);
   ASSERT_GE(fd, 0);
@@ -274,7 +274,7 @@ TEST(DapServer, ATokenFileGivesTheToken) {
   const json launch = json{{"program", dir.file("main.st")}, {"record", false}, {"realtime", false}, {"cycles", 3}};
   EXPECT_FALSE(client.request("launch", launch)["success"]);
   json withToken = launch;
-  withToken["authToken"] = "file-token-42";
+  withToken["authToken"] = "file-token-of-24-bytes-42";
   EXPECT_TRUE(client.request("launch", withToken)["success"]);
   client.request("disconnect", json{{"terminateDebuggee", true}});
   EXPECT_EQ(server.stop(), 0);
