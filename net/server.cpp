@@ -224,10 +224,12 @@ void Server::loop() {
   for (;;) {
     if (stopAccepting_.load(std::memory_order_acquire)) break;
     std::optional<Clock::time_point> retryAt, calmAt;
+    bool roomComing = false;
     {
       std::lock_guard lock(mutex_);
       retryAt = retryAt_;
       if (failingSince_) calmAt = lastFailure_ + kCalmAfter;
+      roomComing = awaitingRoom();
     }
     std::optional<Clock::time_point> until = nextFlush();
     for (const auto& t : {retryAt, calmAt})
@@ -237,9 +239,12 @@ void Server::loop() {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(*until - Clock::now());
       timeoutMs = std::max(0, milliseconds(left));
     }
-    // While backing off, the listener is not watched: what waits there waits in the backlog.
+    // While backing off, or while the connections closed to make room still hold their
+    // descriptors (their threads' ends wake this loop), the listener is not watched: what waits
+    // there waits in the backlog.
+    const bool watchListener = !retryAt && !roomComing;
     pollfd fds[2] = {{wake_, POLLIN, 0}, {listener_->fd(), POLLIN, 0}};
-    const int n = ::poll(fds, retryAt ? 1 : 2, timeoutMs);
+    const int n = ::poll(fds, watchListener ? 2 : 1, timeoutMs);
     if (n < 0 && errno != EINTR) {
       say("poll", fmt::format("poll failed: {}", std::strerror(errno)));
       std::this_thread::sleep_for(kFirstBackoff);
@@ -252,8 +257,11 @@ void Server::loop() {
       std::lock_guard lock(mutex_);
       if (retryAt_ && Clock::now() >= *retryAt_) {
         retryAt_.reset();
-        tryAccept = true;
+        tryAccept = !awaitingRoom();
       }
+    } else if (roomComing) {
+      std::lock_guard lock(mutex_);
+      tryAccept = !awaitingRoom();  // reaped meanwhile: a connection may wait
     } else {
       tryAccept = n > 0 && fds[1].revents != 0;
     }
@@ -263,8 +271,24 @@ void Server::loop() {
   }
 }
 
+bool Server::awaitingRoom() const {
+  size_t held = 0;
+  bool closing = false;
+  for (const Slot& s : slots_) {
+    ++held;
+    closing = closing || s.closing;
+  }
+  return closing && held >= maxConnections_;
+}
+
 void Server::acceptReady() {
   for (int i = 0; i < kAcceptsPerRound; ++i) {
+    {
+      // A connection closed to make room holds its descriptor until its thread ends: taking the
+      // next one before would hold more descriptors than connections are allowed.
+      std::lock_guard lock(mutex_);
+      if (awaitingRoom()) return;
+    }
     if (options_.acceptsPerSecond > 0) {
       // Pacing: without a token, the listener is left alone until the next one (what connects
       // meanwhile waits in the backlog, then in connect()).

@@ -161,6 +161,9 @@ class Server {
   void refuse(int fd, const std::string& why);
   // Closes the oldest connection still in its handshake; false when there is none. Under mutex_.
   bool evictOldestInHandshake(const std::string& why);
+  // Whether every connection allowed is held, some by connections closing to make room (not yet
+  // reaped): then nothing is accepted until they are. Under mutex_.
+  bool awaitingRoom() const;
   // Says that an episode of accept failures has ended, once none came for a while.
   void endCalmEpisode();
   void reap();
