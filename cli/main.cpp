@@ -80,14 +80,26 @@ int main(int argc, char** argv) {
                      "Listen for a tcp:// control endpoint on this IPv4 address instead of 127.0.0.1 (needs "
                      "--auth-token-file)");
   runCmd->add_option("--auth-token-file", run.authTokenFile,
-                     "Control connections must present the token in FILE (its first line; keep it chmod 600)");
+                     "Control connections must present the token in FILE (its first line, at least 16 bytes; keep it "
+                     "chmod 600). A tcp:// endpoint needs one");
+  runCmd->add_flag("--allow-no-token", run.allowNoToken,
+                   "Serve a tcp:// control endpoint on 127.0.0.1 without a token: every local user can then pause, "
+                   "stop and snapshot the runtime (a warning says so at start)");
+  auto* runMaxConnections =
+      runCmd
+          ->add_option("--max-connections", run.maxConnections,
+                       "Control connections served at once (default 32): beyond, the oldest one still in its "
+                       "handshake is closed, or the new one refused")
+          ->check(CLI::Range(size_t{1}, size_t{100000}));
   runCmd->add_flag("--no-debug", run.noDebug,
                    "Debugging disabled: the control endpoint answers status, snapshot and stop; attach is refused");
 
   CtlArgs ctlArgs;
   auto* ctlCmd = app.add_subcommand("ctl", "Talk to a runtime started with run --control (docs/control.md)");
   ctlCmd->add_option("endpoint", ctlArgs.endpoint, "unix:///path.sock or tcp://127.0.0.1:PORT")->required();
-  ctlCmd->add_option("--auth-token-file", ctlArgs.authTokenFile, "The runtime's token: the first line of FILE");
+  ctlCmd->add_option("--auth-token-file", ctlArgs.authTokenFile,
+                     "The runtime's token: the first line of FILE. Over a unix socket it is sent only when the "
+                     "socket and the process listening on it belong to you or root");
   ctlCmd->require_subcommand(1);
   auto* ctlStatus = ctlCmd->add_subcommand("status", "State, cycles, cycle times, history held, fault");
   ctlStatus->add_flag("--json", ctlArgs.json, "Print as JSON");
@@ -199,8 +211,14 @@ int main(int argc, char** argv) {
                                      "connect), one session per connection; the safer server mode")
                         ->excludes(portOpt);
   dapCmd->add_option("--auth-token-file", dapArgs.authTokenFile,
-                     "The token launch and attach must give as \"authToken\": the first line of FILE (keep it "
-                     "chmod 600)");
+                     "The token launch and attach must give as \"authToken\": the first line of FILE (at least 16 "
+                     "bytes; keep it chmod 600)");
+  auto* dapMaxConnections =
+      dapCmd
+          ->add_option("--max-connections", dapArgs.maxConnections,
+                       "With --port or --socket: sessions served at once (default 16): beyond, the oldest connection "
+                       "still in its handshake is closed, or the new one refused")
+          ->check(CLI::Range(size_t{1}, size_t{100000}));
 
   try {
     app.parse(argc, argv);
@@ -230,6 +248,10 @@ int main(int argc, char** argv) {
     if (*dapCmd) {
       if (*portOpt) dapArgs.port = dapPort;
       if (*socketOpt) dapArgs.socket = dapSocket;
+      if (*dapMaxConnections && !*portOpt && !*socketOpt) {
+        std::cerr << "scanback: --max-connections goes with --port or --socket\n";
+        return kExitUsage;
+      }
       return dapCommand(dapArgs);
     }
     if (*ctlCmd) {
@@ -242,8 +264,10 @@ int main(int argc, char** argv) {
     }
     if (*runCmd) {
       if (*cyclesOpt) run.cycles = cycles;
-      if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug)) {
-        std::cerr << "scanback: --control-bind, --auth-token-file and --no-debug go with --control ENDPOINT\n";
+      if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug ||
+                                  run.allowNoToken || *runMaxConnections)) {
+        std::cerr << "scanback: --control-bind, --auth-token-file, --allow-no-token, --max-connections and --no-debug "
+                     "go with --control ENDPOINT\n";
         return kExitUsage;
       }
       if (!run.ring.empty() && run.record.empty() && run.control.empty()) {
