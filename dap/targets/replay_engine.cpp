@@ -210,7 +210,11 @@ ReplayEngine::Ended ReplayEngine::carryOut(const Move& move, RunControl& control
   if (!stop && error == replay::Replayer::kCancelled) {
     // Beside a task that never stops, a pause shows the newest recorded position.
     std::string ignored;
-    if (growing_ && replayer_->end()) replayer_->seek(*replayer_->end(), ignored);
+    // (Read again first: the task may have recorded cycles since this thread last looked.)
+    if (growing_) {
+      replayer_->refresh();
+      if (const std::optional<replay::Position> end = replayer_->end()) replayer_->seek(*end, ignored);
+    }
     stop = StopInfo{StopReason::Pause, replayer_->task()};
   } else if (!stop) {
     // The move could not be made (a corrupt chunk on the way, say): it stops where the replayer is.
