@@ -309,7 +309,20 @@ bool LiveEngine::startRecording(std::string& error) {
   // A replayer following the trace (nonstop) sees a cycle within the latency; otherwise the default
   // flush window bounds what a crash loses.
   if (options_.recordLatencyNs > 0) options.flushEveryNs = options_.recordLatencyNs;
-  std::unique_ptr<recorder::Recorder> recorder = recorder::Recorder::start(runtime_, options, error);
+  // A recording that fails mid-run (a full disk) is said at once, in the Debug Console, while the
+  // task goes on; so is its recovery. (Called on the recorder's writer thread: output() sends under
+  // the session's lock.)
+  auto said = [this, path](const recorder::RecordingEvent& e) {
+    if (e.kind == recorder::RecordingEvent::Kind::Failed)
+      listener_.output("stderr", fmt::format("the recording to {} fails from cycle {}: {}; the task goes on, and "
+                                             "the cycles from there are not in the trace until writing works again\n",
+                                             path, e.cycle, e.message));
+    else
+      listener_.output("console", fmt::format("the recording to {} works again from cycle {} ({} cycles lost: a gap "
+                                              "in the trace)\n",
+                                              path, e.cycle, e.lostCycles));
+  };
+  std::unique_ptr<recorder::Recorder> recorder = recorder::Recorder::start(runtime_, options, error, said);
   if (!recorder) return false;
   loop_.setRecorder(recorder.get());
   std::lock_guard lock(mutex_);
@@ -356,6 +369,13 @@ void LiveEngine::end() {
 std::vector<std::string> LiveEngine::tracePaths() const {
   std::lock_guard lock(mutex_);
   return tracePaths_;
+}
+
+std::optional<Timeline::Recording> LiveEngine::recording() const {
+  std::lock_guard lock(mutex_);
+  if (!recorder_) return std::nullopt;
+  const recorder::RecordingHealth h = recorder_->health();
+  return Timeline::Recording{tracePaths_.back(), h.failing, h.sinceCycle, h.error, h.lostCycles, h.failures};
 }
 
 std::optional<Timeline::CycleTime> LiveEngine::cycleTime() const {

@@ -95,6 +95,8 @@ class LiveEngine final : private VmObserver {
   // How long the cycles took to execute (those the debugger did not pause in).
   const CycleTimes& cycleTimes() const { return cycleTimes_; }
   std::optional<Timeline::CycleTime> cycleTime() const;
+  // Whether the recording still receives the cycles; nullopt when nothing records. Any thread.
+  std::optional<Timeline::Recording> recording() const;
 
  private:
   struct Step {

@@ -141,7 +141,10 @@ std::optional<Timeline> RecordedLiveTarget::timeline(std::string& error) {
   // the client sees changes).
   if (!inHistory(error)) return std::nullopt;
   std::optional<Timeline> t = history_->timeline(error);
-  if (t) t->cycleTime = live_.cycleTime();
+  if (t) {
+    t->cycleTime = live_.cycleTime();
+    t->recording = live_.recording();
+  }
   return t;
 }
 

@@ -192,6 +192,103 @@ check_full_disk() {  # MODE ARGS...
 check_full_disk "plain --record"
 check_full_disk "--ring 64MB" --ring 64MB
 
+# The same in a debug session: the Debug Console says it (an output event) and scanback/timeline
+# reports the recording failing, then ok with the cycles lost; the session goes on.
+cat >"$work/dap_full_disk.py" <<'PY'
+import json, os, socket, subprocess, sys, threading, time
+path, adapter, inputs, trace = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+program = sys.argv[5:]
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(path)
+messages, lock, seq = [], threading.Lock(), [0]
+def send(command, arguments=None):
+    with lock:
+        seq[0] += 1
+        n = seq[0]
+    body = json.dumps({"seq": n, "type": "request", "command": command, "arguments": arguments or {}}).encode()
+    sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    return n
+def receive():
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+        while b"\r\n\r\n" in data:
+            head, rest = data.split(b"\r\n\r\n", 1)
+            size = int(head.split(b":")[1])
+            if len(rest) < size:
+                break
+            with lock:
+                messages.append(json.loads(rest[:size]))
+            data = rest[size:]
+threading.Thread(target=receive, daemon=True).start()
+def response(n, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        with lock:
+            for m in messages:
+                if m.get("type") == "response" and m.get("request_seq") == n:
+                    return m
+        time.sleep(0.02)
+    sys.exit(f"no response to request {n}")
+def outputs():
+    with lock:
+        return "".join(m["body"]["output"] for m in messages if m.get("event") == "output")
+def recording(until, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        r = response(send("scanback/timeline"))
+        rec = r.get("body", {}).get("recording")
+        if r.get("success") and rec and until(rec):
+            return rec
+        time.sleep(0.1)
+    sys.exit(f"scanback/timeline never said so: {r}")
+send("initialize", {"adapterID": "scanback", "linesStartAt1": True, "columnsStartAt1": True})
+response(send("launch", {"program": program, "inputs": inputs, "record": trace, "realtime": True, "keepTrace": True}))
+response(send("configurationDone"))
+time.sleep(1.5)
+print("before:", recording(lambda r: r["state"] == "ok"))
+limit = os.path.getsize(trace + ".partial") + 200
+subprocess.run(["prlimit", "--pid", adapter, f"--fsize={limit}:"], check=True)
+failing = recording(lambda r: r["state"] == "failing")
+print("failing:", failing)
+if "sinceCycle" not in failing or failing.get("path") != trace or "File too large" not in failing.get("error", ""):
+    sys.exit(f"the failure says neither its cycle nor the trace: {failing}")
+end = time.time() + 5
+while "fails from cycle" not in outputs() and time.time() < end:
+    time.sleep(0.05)
+if "fails from cycle" not in outputs():
+    sys.exit("no output event about the failure: " + outputs())
+subprocess.run(["prlimit", "--pid", adapter, "--fsize=unlimited:"], check=True)
+ok = recording(lambda r: r["state"] == "ok" and r["lostCycles"] > 0)
+print("resumed:", ok)
+if "works again" not in outputs():
+    time.sleep(1)
+    if "works again" not in outputs():
+        sys.exit("no output event about the recovery: " + outputs())
+response(send("disconnect", {"terminateDebuggee": True}))
+print("said:", [line for line in outputs().splitlines() if "recording" in line])
+PY
+rm -f "$work"/t.trace* "$work"/dap.sock
+"$scanback" dap --socket "$work/dap.sock" 2>"$work/err.txt" &
+pid=$!
+if wait_for test -S "$work/dap.sock" &&
+  timeout 60 python3 "$work/dap_full_disk.py" "$work/dap.sock" $pid "$PWD/$stimulus" "$work/t.trace" "${plant[@]/#/$PWD/}" \
+    >"$work/dap_full_disk.txt" 2>&1; then
+  pass "debug session: an output event and scanback/timeline say the recording fails, then that it works again: $(grep -m1 '^resumed' "$work/dap_full_disk.txt" | cut -c1-150)"
+else
+  fail "debug session with a full disk: $(cat "$work/dap_full_disk.txt" "$work/err.txt" | tail -5)"
+fi
+kill $pid 2>/dev/null
+{ wait $pid; } 2>/dev/null
+if wait_for test -e "$work/t.trace" && verify "$work/t.trace"; then
+  pass "debug session: the finished trace verifies ($(grep -m1 '^gaps' <("$scanback" trace info "$work/t.trace")))"
+else
+  fail "debug session: verify: $(tail -3 "$work/verify.txt")"
+fi
+
 echo "== two writers to one path: the second is refused, the first loses nothing"
 rm -f "$work"/t.trace*
 "$scanback" run "${plant[@]}" --inputs "$stimulus" --realtime --quiet --record "$work/t.trace" 2>"$work/err.txt" &
