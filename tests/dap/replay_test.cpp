@@ -1332,7 +1332,8 @@ TEST_F(DapLiveHistory, WhileTheTaskIsStoppedTheCyclesBeforeTheStopReachTheFileAn
     for (const trace::BlockInfo& b : reader->blocks())
       if (b.kind == trace::BlockKind::Chunk) held = std::max(held, b.firstCycle + b.cycleCount);
     return held >= stoppedIn;
-  })) << held << " cycles in the file, stopped in cycle " << stoppedIn;
+  })) << held
+      << " cycles in the file, stopped in cycle " << stoppedIn;
   const json t = client_.request("scanback/timeline");
   ASSERT_TRUE(t["success"]) << t.dump();
   EXPECT_EQ(t["body"]["cycle"], stoppedIn);
