@@ -41,8 +41,9 @@ ci=(-DSCANBACK_WERROR=ON -DCMAKE_UNITY_BUILD=ON)
 # ccache, when the machine has it, makes a rerun on the same machine rebuild only what changed.
 if command -v ccache >/dev/null; then ci+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 
-stage "format"
+stage "format and layers"
 scripts/check-format.sh
+scripts/check-layers.sh
 
 stage "build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${ci[@]}" >/dev/null
