@@ -1,7 +1,5 @@
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "dap/handlers/handlers.h"
 #include "dap/session/session.h"
 #include "vm/runtime/state_json.h"
@@ -10,31 +8,16 @@ namespace scanback::dap {
 
 namespace {
 
-// Where a POU's body ends: the line of its END_PROGRAM (END_FUNCTION_BLOCK, ...) keyword, found in
-// the source after its last statement; that statement's line when the keyword is not found.
+// Where a POU's body ends: the line of its END_PROGRAM (END_FUNCTION_BLOCK, ...) keyword, as the
+// parser found it; its last statement's line when it has none (a body cut short by an error).
 std::pair<FileId, uint32_t> endOfPou(const Program& program, uint32_t pou) {
+  const PouInfo& info = program.pous[pou];
+  if (info.endSpan.line) return {info.endSpan.file, info.endSpan.line};
   const StatementInfo* last = nullptr;
   for (const StatementInfo& s : program.statements)
     if (s.pou == pou && (!last || s.span.endLine > last->span.endLine)) last = &s;
-  const SourceSpan span = last ? last->span : program.pous[pou].span;
-  const std::string& text = program.sources.file(span.file).text;
-  size_t at = 0;
-  for (uint32_t line = 1; line < span.endLine && at != std::string::npos; ++line) {
-    at = text.find('\n', at);
-    if (at != std::string::npos) ++at;
-  }
-  for (uint32_t line = span.endLine; at != std::string::npos && at < text.size(); ++line) {
-    const size_t end = text.find('\n', at);
-    std::string current = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    for (char& c : current) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    const size_t kw = current.find("END_");
-    if (kw != std::string::npos && current.find("END_IF") != kw && current.find("END_FOR") != kw &&
-        current.find("END_WHILE") != kw && current.find("END_CASE") != kw && current.find("END_REPEAT") != kw &&
-        current.find("END_VAR") != kw && line > span.line)
-      return {span.file, line};
-    at = end == std::string::npos ? end : end + 1;
-  }
-  return {span.file, span.line};
+  const SourceSpan span = last ? last->span : info.span;
+  return {span.file, span.endLine ? span.endLine : span.line};
 }
 
 }  // namespace

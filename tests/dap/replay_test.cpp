@@ -1344,6 +1344,37 @@ TEST_F(DapLiveHistory, WhileTheTaskIsStoppedTheCyclesBeforeTheStopReachTheFileAn
 
 // ---------------------------------------------------------------- exactness
 
+// The END_PROGRAM line comes from the parser, not from a search of the text: comments and strings
+// after the last statement that mention END_ keywords do not move it.
+TEST_F(DapReplay, AStopAtACyclesEndFindsEndProgramPastCommentsThatNameEndKeywords) {
+  const TempProject project{{{"commented.st", R"(PROGRAM Counter
+VAR n : DINT; note : STRING := 'see END_STRUCT'; END_VAR
+n := n + 1;
+(* the loop ends at END_FOR;
+   END_STRUCT closes the type *)
+// END_TYPE, END_VAR
+END_PROGRAM
+
+CONFIGURATION Cfg
+  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
+  PROGRAM Main WITH Fast : Counter;
+END_CONFIGURATION
+)"}}};
+  const std::shared_ptr<const Program> program = mustCompileSourceFiles({project.path("commented.st")});
+  ASSERT_TRUE(program);
+  const std::string trace = project.path("commented.trace");
+  recordCycles(program, trace, 20, 8);
+  startReplay(trace, json{{"startAt", 10}});
+  const json info = client_.request("dataBreakpointInfo", json{{"name", "Main.n"}, {"frameId", 1}});
+  ASSERT_TRUE(info["body"]["dataId"].is_string()) << info.dump();
+  client_.request("setDataBreakpoints", json{{"breakpoints", json::array({{{"dataId", info["body"]["dataId"]}}})}});
+  // n := n + 1 is the cycle's only statement: its write stops at the cycle's end.
+  EXPECT_EQ(move("continue")["body"]["reason"], "data breakpoint");
+  const json frames = client_.request("stackTrace", json{{"threadId", 1}});
+  ASSERT_EQ(frames["body"]["stackFrames"].size(), 1u) << frames.dump();
+  EXPECT_EQ(frames["body"]["stackFrames"][0]["line"], 7) << frames.dump();  // END_PROGRAM, not line 5 or 6
+}
+
 TEST_F(DapReplay, AStopAtACyclesEndHasTheTasksProgramAtItsEndProgramLineAsItsFrame) {
   const std::string trace = recordMain(80);
   startReplay(trace, json{{"startAt", 60}});

@@ -32,6 +32,7 @@ struct PouInfo {
   uint32_t returnOffset = 0;  // frame-relative
   uint32_t nativeId = 0;      // Native
   SourceSpan span;
+  SourceSpan endSpan;  // its END_PROGRAM (END_FUNCTION_BLOCK, ...) keyword; line 0 when there is none
   std::map<std::string, ConstValue> constants;  // upper-case name -> value of a folded CONSTANT of its own
 };
 

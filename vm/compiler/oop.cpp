@@ -324,6 +324,7 @@ void Compiler::genPrototype(PouDecl& decl) {
   info.returnOffset = decl.returnOffset;
   info.instanceType = decl.interfaceOwner ? decl.interfaceOwner->type : nullptr;
   info.span = decl.ast->span;
+  info.endSpan = decl.ast->endSpan;
   emit(Op::FAULT, {o(static_cast<uint32_t>(FaultCode::Unreachable))});
   emit(Op::RET, {});
   info.frameSize = alignUp(decl.frameVarsSize, 8);

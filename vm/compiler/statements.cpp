@@ -358,6 +358,7 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
   info.instanceName = instanceName;
   if (mode == BodyContext::Mode::Program) info.instanceOffset = programBase;
   info.span = decl.ast->span;
+  info.endSpan = decl.ast->endSpan;
 
   // VAR_EXTERNAL must name a global of the same type.
   for (const ast::VarDecl& d : decl.ast->vars) {
