@@ -13,6 +13,7 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 }  // namespace
 
 void install() {
+  std::signal(SIGPIPE, SIG_IGN);  // as cli/main.cpp does for every command: a host may be embedded elsewhere
   std::signal(SIGUSR1, [](int) { gSnapshotWanted.store(true); });
   std::signal(SIGINT, [](int) { gInterrupted.store(true); });
   std::signal(SIGTERM, [](int) { gInterrupted.store(true); });

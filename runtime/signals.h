@@ -1,8 +1,9 @@
 // The signals a runtime host answers (`scanback run`): SIGINT, SIGTERM and SIGHUP (a closed
 // terminal or ssh session) end the run at the next cycle, and the recording finishes cleanly;
 // SIGUSR1 asks for a snapshot of the flight recorder's history. A handler only sets a flag; the
-// host looks at the flags between cycles and in its waits. (SIGPIPE is ignored for every command,
-// cli/main.cpp: a vanished client is an error on its stream, never the end of the process.)
+// host looks at the flags between cycles and in its waits. SIGPIPE is ignored: a vanished client
+// is an error on its stream, never the end of the process (cli/main.cpp ignores it for every
+// command; the host does too, wherever it runs).
 #pragma once
 
 namespace scanback::runtime::signals {
