@@ -104,8 +104,6 @@ class RuntimeHost {
   const Runtime& runtime() const { return *runtime_; }
   // Where the control endpoint listens ("unix:///…", "tcp://127.0.0.1:PORT"); empty without one.
   const std::string& controlEndpoint() const { return where_; }
-  // What the control clients see (status, pause), as they see it.
-  control::ControlledRuntime& controlled() { return *published_; }
 
  private:
   explicit RuntimeHost(HostOptions options);

@@ -54,8 +54,6 @@ class PublishedRuntime final : public control::ControlledRuntime {
     recorder_ = rec;
     recordPath_ = std::move(path);
   }
-  State state() const { return state_.load(std::memory_order_acquire); }
-
   // The scan thread:
   void cycleEnded(uint32_t task, uint64_t cycles, uint64_t ns) {
     cycleTimes_[task].record(ns);

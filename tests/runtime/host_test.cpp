@@ -235,6 +235,24 @@ TEST(RuntimeHost, ControlClientsPauseResumeSnapshotAndStopIt) {
   EXPECT_EQ(recorded.stats.cyclesDropped, 0u);
 }
 
+TEST(RuntimeHost, ItsOwnerStopsItWhilePaused) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  RunningHost running(controlledOptions(test::mustCompile(kCounter), dir.path()));
+  ASSERT_TRUE(running.host()) << running.error();
+  running.start();
+  auto client = connectTo(*running.host());
+  ASSERT_TRUE(client);
+  EXPECT_EQ(ask(*client, "pause")["ok"], true);
+  EXPECT_EQ(status(*client)["state"], "paused");
+  running.host()->stop();  // as SIGTERM does: the hold ends, and so does the run
+  EXPECT_EQ(running.join().end, RunSummary::End::Stopped);
+  // The endpoint closed with the run: nothing is left to resume.
+  std::string error;
+  const std::optional<control::json> refused = client->request(control::json{{"command", "resume"}}, error);
+  EXPECT_FALSE(refused && refused->value("ok", false)) << refused.value_or(control::json()).dump();
+}
+
 TEST(RuntimeHost, AFaultedProgramStaysUpFaultedWithItsPositionUntilStopped) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
