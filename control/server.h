@@ -24,7 +24,8 @@
 
 namespace scanback::control {
 
-// What the runtime shows and does for its control clients (cli/run_command.cpp implements it).
+// What the runtime shows and does for its control clients (runtime/published.h implements it, for
+// the runtime host of `scanback run`).
 // Called from the server's threads, at any time: thread-safe, and never waiting for the scan.
 class ControlledRuntime {
  public:

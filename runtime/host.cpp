@@ -1,0 +1,258 @@
+#include "runtime/host.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "runtime/signals.h"
+#include "vm/base/assert.h"
+#include "vm/exec/iec_text.h"
+
+namespace scanback::runtime {
+
+namespace {
+
+// With a control endpoint: a history is always kept in memory, and while a debugger follows it,
+// written into blocks often enough that it sees a cycle about 100 ms after it ends (docs/control.md).
+constexpr uint64_t kControlHistoryBytes = 64'000'000;
+constexpr int64_t kControlFollowedFlushNs = 80'000'000;
+
+// "plant.trace" at cycle 123456 -> "plant-123456.trace".
+std::string snapshotPath(const std::string& trace, uint64_t cycle) {
+  const std::filesystem::path p(trace);
+  std::filesystem::path name = p.stem();
+  name += fmt::format("-{}", cycle);
+  name += p.extension();
+  return (p.parent_path() / name).string();
+}
+
+std::string snapshotReport(const recorder::SnapshotResult& r) {
+  if (r.ok && r.endCycle > r.firstCycle)
+    return fmt::format("scanback: snapshot of cycles {}..{} written to {}", r.firstCycle, r.endCycle - 1, r.path);
+  if (r.ok) return fmt::format("scanback: snapshot without cycles written to {}", r.path);
+  return "scanback: " + r.error;
+}
+
+// What may cut the scan loop's waits short: a stop (signals included). A signal cannot notify, so
+// a wait for a release in real time runs to its end (a task's interval) and looks then.
+class StopWaits final : public recorder::RunLoopWaits {
+ public:
+  explicit StopWaits(const StopRequest& stop) : stop_(stop) {}
+  bool waitUntil(std::chrono::steady_clock::time_point due) override {
+    std::this_thread::sleep_until(due);
+    return stop_.requested();
+  }
+  bool ending() override { return stop_.requested(); }
+
+ private:
+  const StopRequest& stop_;
+};
+
+RunSummary::End endOf(recorder::RunLoop::Next next) {
+  switch (next) {
+    case recorder::RunLoop::Next::CycleLimit: return RunSummary::End::CycleLimit;
+    case recorder::RunLoop::Next::TimeLimit: return RunSummary::End::TimeLimit;
+    case recorder::RunLoop::Next::ClockEnded: return RunSummary::End::ClockEnded;
+    case recorder::RunLoop::Next::Cycle:
+    case recorder::RunLoop::Next::Ending: break;
+  }
+  return RunSummary::End::Stopped;
+}
+
+}  // namespace
+
+RuntimeHost::RuntimeHost(HostOptions options)
+    : options_(std::move(options)),
+      runtime_(std::make_unique<Runtime>(options_.program)),
+      stopRequest_(options_.handleSignals),
+      published_(std::make_unique<PublishedRuntime>(*options_.program, options_.debugEnabled, stopRequest_,
+                                                    options_.drivers)) {
+  if (options_.statementBudget) runtime_->vm().setStatementBudget(options_.statementBudget);
+}
+
+std::unique_ptr<RuntimeHost> RuntimeHost::create(HostOptions options, std::string& error) {
+  SB_ASSERT(options.program);
+  if (options.handleSignals) signals::install();
+  std::unique_ptr<RuntimeHost> host(new RuntimeHost(std::move(options)));
+  if (!host->startRecorder(error) || !host->openControl(error)) return nullptr;
+  return host;
+}
+
+RuntimeHost::~RuntimeHost() {
+  if (!ran_) published_->stopped();
+  if (server_) server_->close();
+  finish();
+}
+
+bool RuntimeHost::startRecorder(std::string& error) {
+  const bool controlled = options_.control.has_value();
+  if (!options_.recording && !controlled) return true;
+  recorder::RecorderOptions options = options_.recording.value_or(recorder::RecorderOptions{});
+  ringAsked_ = options.ringBytes || options.ringDurationNs;
+  if (controlled) {
+    // An attaching debugger gets the past from memory, and the present within ~100 ms.
+    if (!ringAsked_ && options.path.empty()) options.ringBytes = kControlHistoryBytes;          // memory only
+    if (!ringAsked_ && !options.path.empty()) options.keepHistoryBytes = kControlHistoryBytes;  // and the whole file
+    options.followedFlushEveryNs = kControlFollowedFlushNs;
+    if (!options.flushEveryNs) options.flushEveryNs = kControlFollowedFlushNs * 10;
+  }
+  std::string why;
+  // The recording's events are said as they happen (on the writer thread): a failure at once.
+  recorder_ = recorder::Recorder::start(*runtime_, options, why,
+                                        [this](const recorder::RecordingEvent& e) { say("scanback: " + e.message); });
+  if (!recorder_) {
+    error = fmt::format("cannot record to {}: {}", options.path, why);
+    return false;
+  }
+  recordPath_ = options.path;
+  published_->setRecorder(recorder_.get(), options.path);
+  return true;
+}
+
+bool RuntimeHost::openControl(std::string& error) {
+  if (!options_.control) return true;
+  const ControlEndpointOptions& c = *options_.control;
+  std::unique_ptr<net::Listener> listener = control::listenOn(c.endpoint, c.bindAddress, error);
+  if (!listener) return false;
+  const bool tcp = c.endpoint.kind == control::Endpoint::Kind::Tcp;
+  where_ = tcp ? fmt::format("tcp://{}:{}", c.bindAddress, control::listeningPort(*listener)) : c.endpoint.text();
+  say(fmt::format("scanback: control endpoint {} (debugging {}{}, at most {} connections)", where_,
+                  options_.debugEnabled ? "enabled" : "disabled", c.token ? ", token required" : "", c.maxConnections));
+  if (tcp && !c.token)
+    say(
+        fmt::format("scanback: WARNING: the control endpoint {} has no token (--allow-no-token): EVERY LOCAL USER can "
+                    "pause, stop and snapshot this runtime",
+                    where_));
+  control::ControlOptions options;
+  options.debugEnabled = options_.debugEnabled;
+  options.token = c.token;
+  options.maxConnections = c.maxConnections;
+  options.name = "control endpoint " + where_;
+  if (options_.log)
+    options.log = [log = options_.log, name = options.name](const std::string& text) {
+      log(fmt::format("scanback: {}: {}", name, text));
+    };
+  try {
+    server_ = std::make_unique<control::ControlServer>(std::move(listener), *published_, std::move(options));
+  } catch (const std::exception& e) {
+    error = fmt::format("control endpoint {}: {}", where_, e.what());
+    return false;
+  }
+  return true;
+}
+
+RunSummary RuntimeHost::run() {
+  SB_ASSERT(!ran_);
+  ran_ = true;
+  Runtime& rt = *runtime_;
+  recorder::Recorder* rec = recorder_.get();
+  const bool controlled = server_ != nullptr;
+  recorder::RunLoop loop(rt, options_.loop);
+  loop.setRecorder(rec);
+  if (options_.stimulus) loop.setStimulus(&*options_.stimulus);
+  StopWaits waits(stopRequest_);
+  RunSummary summary;
+  const auto wallStart = std::chrono::steady_clock::now();
+  while (!stopRequest_.requested()) {
+    snapshotIfWanted();
+    reportSnapshots(false);
+    // An operator's pause (scanback ctl pause) holds the task here, between cycles; the virtual
+    // clock holds with it, and pacing starts again from the resume (no burst of missed cycles).
+    if (controlled && published_->holdWhilePaused(rec)) {
+      loop.restartPacing();
+      continue;
+    }
+    CycleStart next;
+    const recorder::RunLoop::Next prepared = loop.prepare(waits, next);
+    if (prepared == recorder::RunLoop::Next::ClockEnded)
+      say(fmt::format("scanback: the virtual clock has reached its end ({}): no cycle is released after it",
+                      formatDuration(kClockEndNs)));
+    if (prepared != recorder::RunLoop::Next::Cycle) {
+      summary.end = endOf(prepared);
+      break;
+    }
+    // The drivers' newest inputs, at the cycle's start: latched with the stimulus's (runCycle).
+    for (const std::shared_ptr<IoDriver>& d : options_.drivers) d->readInputs(rt.inputs());
+    const auto cycleStart = controlled ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const RunStatus status = rt.runCycle();
+    if (controlled) {
+      const auto ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - cycleStart);
+      published_->cycleEnded(rt.currentCycle().task, rt.cycle(), static_cast<uint64_t>(ns.count()));
+    }
+    if (status == RunStatus::Faulted) {
+      say(rt.faultMessage());
+      summary.end = RunSummary::End::Faulted;
+      if (controlled) {
+        // The runtime stays up, faulted, with its history, for a debugger to attach post-mortem,
+        // until `scanback ctl stop` or SIGTERM.
+        published_->faulted(rt);
+        say("scanback: the runtime stays up in the faulted state (scanback ctl ENDPOINT stop, or SIGTERM, ends it)");
+        published_->holdWhileFaulted(rec);
+      }
+      break;
+    }
+    for (const std::shared_ptr<IoDriver>& d : options_.drivers) d->writeOutputs(rt.outputs());
+  }
+  published_->stopped();
+  if (server_) server_->close();
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+  return summary;
+}
+
+RecordingSummary RuntimeHost::finish() {
+  if (finished_) return *finished_;
+  RecordingSummary s;
+  if (recorder_) {
+    s.recorded = true;
+    s.ok = recorder_->finish(s.error);
+    reportSnapshots(true);  // finish() has served or refused them all
+    s.stats = recorder_->stats();
+    s.health = recorder_->health();
+    s.held = recorder_->held();
+  }
+  finished_ = s;
+  return s;
+}
+
+void RuntimeHost::snapshotIfWanted() {
+  bool wanted = snapshotWanted_.exchange(false);
+  if (options_.handleSignals && signals::takeSnapshotRequest()) wanted = true;
+  if (!wanted) return;
+  if (!recorder_)
+    say("scanback: SIGUSR1: this run records nothing, so there is no history to write (run --record TRACE --ring "
+        "64MB keeps one)");
+  else if (recordPath_.empty())
+    say("scanback: SIGUSR1: no --record TRACE to name a snapshot after; scanback ctl ENDPOINT snapshot FILE writes "
+        "one");
+  else if (!ringAsked_ && !options_.control)
+    say(
+        fmt::format("scanback: SIGUSR1: the whole recording is in {}.partial already (a snapshot is for --ring); the "
+                    "run goes on",
+                    recordPath_));
+  else
+    snapshots_.push_back(recorder_->requestSnapshot(snapshotPath(recordPath_, runtime_->cycle())));
+}
+
+void RuntimeHost::reportSnapshots(bool wait) {
+  // Between cycles a zero wait only reads the future's state.
+  for (auto it = snapshots_.begin(); it != snapshots_.end();) {
+    if (!wait && it->wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      ++it;
+      continue;
+    }
+    say(snapshotReport(it->get()));
+    it = snapshots_.erase(it);
+  }
+}
+
+void RuntimeHost::say(const std::string& line) const {
+  if (options_.log)
+    options_.log(line);
+  else
+    std::cerr << line + "\n";
+}
+
+}  // namespace scanback::runtime

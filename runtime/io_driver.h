@@ -1,0 +1,38 @@
+// The I/O drivers a runtime host exchanges its input and output images with (a fieldbus, a
+// simulated plant). A driver talks to its devices on threads of its own; the host's scan thread
+// only copies images from and to it, at fixed points of each cycle, and never waits on it
+// (docs/architecture.md: the live task never waits; /work/shared/DESIGN.md, "In the field":
+// fieldbus inputs are scan inputs).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace scanback::runtime {
+
+// A driver's state, for those who ask (`scanback ctl status`: `io`).
+struct IoHealth {
+  std::string device;     // what the driver exchanges images with, as messages name it
+  bool ok = true;         // inputs and outputs are being exchanged now
+  std::string error;      // (!ok) why not, naming the device
+  uint32_t failures = 0;  // times the exchange failed so far
+};
+
+class IoDriver {
+ public:
+  virtual ~IoDriver() = default;
+  // The scan thread, at each cycle start (after the task's release, before the inputs are latched
+  // into the image): writes the newest complete input data it has into the bytes of the input
+  // area (%I, `inputs`) that it serves, and leaves the others alone. It must return at once: one
+  // copy of what its own threads last completed, never a wait for a device or for a lock held
+  // across one. What it writes is a scan input: recorded like any %I change.
+  virtual void readInputs(std::span<uint8_t> inputs) = 0;
+  // The scan thread, after each cycle that ended (not after a fault): the output area (%Q) as that
+  // cycle left it, for the driver to send. Must return at once, as readInputs (copy, never send).
+  virtual void writeOutputs(std::span<const uint8_t> outputs) = 0;
+  // Any thread but the scan thread (the control server's), at any time: thread-safe.
+  virtual IoHealth health() const = 0;
+};
+
+}  // namespace scanback::runtime
