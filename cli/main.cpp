@@ -177,6 +177,34 @@ int main(int argc, char** argv) {
                         "or FB instance stands for all its values. Default: every value of the image");
   exportCmd->add_option("--cycles", exportArgs.cycles, "Only cycles A..B (inclusive; A.. or ..B)");
 
+  // Compare runs (cli/compare_commands.cpp): a recording rerun with another version, two diffed.
+  RerunArgs rerunArgs;
+  auto* rerunCmd = app.add_subcommand(
+      "rerun",
+      "Drive another version of the program with a trace's recorded scan inputs (exit 0; 3 it faults; 4 "
+      "--stop-on-divergence stopped it)");
+  rerunCmd->add_option("trace", rerunArgs.trace, "The recording")->required();
+  rerunCmd->add_option("files", rerunArgs.files, "ST source files of the version to run")
+      ->required()
+      ->check(CLI::ExistingFile);
+  rerunCmd->add_option("--record", rerunArgs.record, "Record the rerun to this trace file");
+  rerunCmd->add_option("--cycles", rerunArgs.cycles,
+                       "Only recorded cycles A..B (A.. or ..B); from A > 0 the recorded state is carried over");
+  rerunCmd->add_flag("--stop-on-divergence", rerunArgs.stopOnDivergence,
+                     "Stop after the first cycle whose outputs or common variables differ from the recording");
+  rerunCmd->add_flag("--strict", rerunArgs.strict, strictHelp);
+  DiffArgs diffArgs;
+  auto* diffCmd = traceCmd->add_subcommand(
+      "diff", "Compare two recordings cycle by cycle: the first divergence, each value (exit 0 equal, 1 different)");
+  diffCmd->add_option("a", diffArgs.a, "Trace A")->required();
+  diffCmd->add_option("b", diffArgs.b, "Trace B")->required();
+  diffCmd->add_option("--vars", diffArgs.vars,
+                      "Compare these paths and globs (as trace export --vars) instead of the outputs and every "
+                      "variable both versions have");
+  diffCmd->add_flag("--outputs", diffArgs.outputs, "Compare the outputs (%Q) only");
+  diffCmd->add_flag("--json", diffArgs.json, "Print the report as JSON");
+  diffCmd->add_option("--junit", diffArgs.junit, "Also write the report as JUnit XML to FILE");
+
   // The debug adapter (cli/dap_command.cpp).
   DapArgs dapArgs;
   uint16_t dapPort = 0;
@@ -222,6 +250,8 @@ int main(int argc, char** argv) {
   if (*why) return traceWhyCommand(whyArgs);
   if (*exportCmd) return traceExportCommand(exportArgs);
   if (*replayCmd) return replayCommand(replayArgs);
+  if (*rerunCmd) return rerunCommand(rerunArgs);
+  if (*diffCmd) return traceDiffCommand(diffArgs);
   if (*dapCmd) {
     if (*portOpt) dapArgs.port = dapPort;
     if (*socketOpt) dapArgs.socket = dapSocket;
