@@ -90,61 +90,50 @@ class Builder {
   }
 
   // The %Q area by address: A's located values there, each at the same address in B (named as B
-  // names it when that differs), and the bytes and bits no variable of A covers.
+  // names it when that differs), then B's located values at places A declares nothing. (Code
+  // reaches the outputs only through located variables, so nothing else is ever written there.)
   void outputs(const std::vector<VariableLocation>& allA, const std::vector<VariableLocation>& allB) {
     const uint32_t common = std::min(a_.output.size, b_.output.size);
-    std::vector<uint8_t> coveredBits(common, 0);  // per byte: the bits covered (0xFF: the byte)
-    auto nameInB = [&](uint32_t rel, int8_t bit) -> const VariableLocation* {
-      for (const VariableLocation& v : allB)
-        if (inArea(b_.output, v) && v.offset - b_.output.offset == rel && v.bit == bit) return &v;
+    auto at = [&](const std::vector<VariableLocation>& all, const IoArea& area, uint32_t rel,
+                  int8_t bit) -> const VariableLocation* {
+      for (const VariableLocation& v : all)
+        if (inArea(area, v) && v.offset - area.offset == rel && v.bit == bit) return &v;
       return nullptr;
+    };
+    auto fits = [&](const VariableLocation& v, const IoArea& area) {
+      return uint64_t{v.offset - area.offset} + (v.bit >= 0 ? 1 : widthOf(v)) <= common;
     };
     for (const VariableLocation& va : allA) {
       if (!inArea(a_.output, va)) continue;
-      const uint32_t rel = va.offset - a_.output.offset, width = widthOf(va);
-      if (uint64_t{rel} + (va.bit >= 0 ? 1 : width) > common) continue;  // beyond B's %Q: listed below
-      const VariableLocation* named = nameInB(rel, va.bit);
+      const uint32_t rel = va.offset - a_.output.offset;
+      const std::string address = outputAddress(rel, widthOf(va), va.bit);
+      if (!fits(va, a_.output)) {
+        onlyIn(Side::A, fmt::format("{} ({}: B's %Q area has {} bytes)", va.path, address, b_.output.size));
+        continue;
+      }
+      const VariableLocation* named = at(allB, b_.output, rel, va.bit);
       VariableLocation vb = va;
       vb.offset = b_.output.offset + rel;
       if (named && sameValueType(*named->type, *va.type)) vb = *named;
-      const std::string address = outputAddress(rel, width, va.bit);
-      ComparedValue v;
-      v.name = named && !equalsIgnoreCase(named->path, va.path)
-                   ? fmt::format("{} ({}, in B {})", va.path, address, named->path)
-                   : fmt::format("{} ({})", va.path, address);
-      v.at[0] = va;
-      v.at[1] = vb;
-      v.output = true;
-      names_.insert(upperCase(va.path));
-      if (named) names_.insert(upperCase(named->path));
-      add(std::move(v));
-      if (va.bit >= 0) {
-        coveredBits[rel] |= static_cast<uint8_t>(1u << va.bit);
-      } else {
-        for (uint32_t i = rel; i < rel + width && i < common; ++i) coveredBits[i] = 0xFF;
-      }
+      addOutput(named && !equalsIgnoreCase(named->path, va.path)
+                    ? fmt::format("{} ({}, in B {})", va.path, address, named->path)
+                    : fmt::format("{} ({})", va.path, address),
+                va, vb, named);
     }
-    const Type* byteType = a_.types->elementary(TypeKind::Byte);
-    const Type* boolType = a_.types->elementary(TypeKind::Bool);
-    for (uint32_t rel = 0; rel < common; ++rel) {
-      if (coveredBits[rel] == 0xFF) continue;
-      for (int bit = coveredBits[rel] ? 0 : -1; bit < (coveredBits[rel] ? 8 : 0); ++bit) {
-        if (bit >= 0 && (coveredBits[rel] >> bit) & 1) continue;
-        ComparedValue v;
-        v.name = outputAddress(rel, 1, bit);
-        v.at[0] = VariableLocation{a_.output.offset + rel, static_cast<int8_t>(bit), bit >= 0 ? boolType : byteType,
-                                   false, v.name};
-        v.at[1] = v.at[0];
-        v.at[1].offset = b_.output.offset + rel;
-        v.output = true;
-        names_.insert(upperCase(v.name));
-        add(std::move(v));
+    for (const VariableLocation& vb : allB) {
+      if (!inArea(b_.output, vb)) continue;
+      const uint32_t rel = vb.offset - b_.output.offset;
+      if (at(allA, a_.output, rel, vb.bit)) continue;  // compared above
+      const std::string address = outputAddress(rel, widthOf(vb), vb.bit);
+      if (!fits(vb, b_.output)) {
+        onlyIn(Side::B, fmt::format("{} ({}: A's %Q area has {} bytes)", vb.path, address, a_.output.size));
+        continue;
       }
+      VariableLocation va = vb;
+      va.offset = a_.output.offset + rel;
+      va.type = vb.bit >= 0 ? a_.types->elementary(TypeKind::Bool) : va.type;
+      addOutput(fmt::format("{} ({}, declared in B only)", vb.path, address), va, vb, &vb);
     }
-    if (a_.output.size > common)
-      out_.onlyInA.push_back(fmt::format("%QB{}..%QB{} (outputs B does not have)", common, a_.output.size - 1));
-    if (b_.output.size > common)
-      out_.onlyInB.push_back(fmt::format("%QB{}..%QB{} (outputs A does not have)", common, b_.output.size - 1));
   }
 
   void finish() {
@@ -167,6 +156,18 @@ class Builder {
   }
 
  private:
+  void addOutput(std::string name, const VariableLocation& va, const VariableLocation& vb,
+                 const VariableLocation* namedInB) {
+    ComparedValue v;
+    v.name = std::move(name);
+    v.at[0] = va;
+    v.at[1] = vb;
+    v.output = true;
+    names_.insert(upperCase(va.path));
+    if (namedInB) names_.insert(upperCase(namedInB->path));
+    add(std::move(v));
+  }
+
   void add(ComparedValue v) {
     v.width = widthOf(v.at[0]);
     v.offset = out_.width;

@@ -21,7 +21,7 @@ namespace scanback::compare {
 enum class Side { A = 0, B = 1 };
 
 struct ComparedValue {
-  std::string name;        // "Line.state"; an output "Line.conveyorOut (%QX0.0)", or "%QB3" when undeclared
+  std::string name;        // "Line.state"; an output "Line.conveyorOut (%QX0.0)"
   VariableLocation at[2];  // in A's image and in B's
   uint32_t width = 0;      // bytes in a sample
   uint32_t offset = 0;     // where in a sample

@@ -293,6 +293,7 @@ class Rerun {
   std::shared_ptr<const CycleBatch> batch_;
   std::vector<uint8_t> sample_;
   uint64_t first_ = 0, last_ = 0;
+  int64_t lastStartNs_ = 0;  // the virtual start of recorded cycle last_
 };
 
 bool Rerun::prepare(const std::string& tracePath, std::string& error) {
@@ -323,6 +324,12 @@ bool Rerun::prepare(const std::string& tracePath, std::string& error) {
   CycleRecord record;
   if (!h.cycle(first_, held, record, error)) return false;
 
+  {
+    std::shared_ptr<const trace::ChunkData> lastHeld;
+    CycleRecord lastRecord;
+    if (!h.cycle(last_, lastHeld, lastRecord, error)) return false;
+    lastStartNs_ = lastRecord.startNs;
+  }
   std::vector<uint8_t> image;
   if (!imageBefore(*replayer_, first_, image, error)) return false;
   result_.firstCycle = first_;
@@ -527,7 +534,13 @@ bool Rerun::run(const std::string& tracePath, std::string& error) {
       }
     }
     if (!aligned) {
-      // By virtual time: the scan inputs of every recorded cycle that started by now.
+      // By virtual time: the scan inputs of every recorded cycle that started by now, up to the
+      // start of the last cycle rerun (what came after it was not recorded).
+      if (next.startNs > lastStartNs_) {
+        result_.ended = last_ + 1 < h.endCycle() ? fmt::format("cycle {} was the last asked for", last_)
+                                                 : std::string("the recording ends");
+        break;
+      }
       bool any = false;
       while (recorded <= last_) {
         std::string why;

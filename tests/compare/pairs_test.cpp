@@ -1,0 +1,227 @@
+// The golden pairs (tests/compare/pairs/README.md) through the real command: `run --record` of the
+// program, `rerun` with the changed one, `trace diff` of the two recordings against the diff worked
+// out by hand; and a corrupt or cut-off trace on either side (a clear error, exit 2, nothing written).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/files.h"
+#include "tests/support/shell.h"
+#include "tests/traces/trace_test_support.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using scanback::test::readText;
+using scanback::test::runScanback;
+using scanback::test::shellQuote;
+using scanback::test::ShellResult;
+using scanback::trace::testing::TempDir;
+
+namespace {
+
+fs::path pairsDirectory() { return fs::path(SCANBACK_SOURCE_DIR) / "tests" / "compare" / "pairs"; }
+
+std::string describe(const ShellResult& r) {
+  return "exit " + std::to_string(r.exitCode) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+// Whether `actual` holds `expected`: objects key by key (null: the key is absent or null), each
+// element of an expected list found in the actual list, a string "*tail" matched by its end, other
+// values equal. `where` names the first mismatch.
+bool holds(const json& actual, const json& expected, const std::string& at, std::string& where) {
+  if (expected.is_object()) {
+    if (!actual.is_object()) {
+      where = at + ": not an object";
+      return false;
+    }
+    for (const auto& [key, value] : expected.items()) {
+      if (value.is_null()) {
+        if (actual.contains(key) && !actual[key].is_null()) {
+          where = at + "." + key + ": present, expected absent: " + actual[key].dump();
+          return false;
+        }
+        continue;
+      }
+      if (!actual.contains(key)) {
+        where = at + "." + key + ": missing";
+        return false;
+      }
+      if (!holds(actual[key], value, at + "." + key, where)) return false;
+    }
+    return true;
+  }
+  if (expected.is_array()) {
+    if (!actual.is_array()) {
+      where = at + ": not a list";
+      return false;
+    }
+    if (expected.empty() && !actual.empty()) {
+      where = at + ": expected empty, is " + actual.dump();
+      return false;
+    }
+    for (size_t i = 0; i < expected.size(); ++i) {
+      bool found = false;
+      std::string ignored;
+      for (const json& a : actual) found = found || holds(a, expected[i], at, ignored);
+      if (!found) {
+        where = at + "[" + std::to_string(i) + "]: " + expected[i].dump() + " is not in " + actual.dump();
+        return false;
+      }
+    }
+    return true;
+  }
+  if (expected.is_string() && expected.get<std::string>().starts_with("*")) {
+    const std::string tail = expected.get<std::string>().substr(1);
+    if (actual.is_string() && actual.get<std::string>().ends_with(tail)) return true;
+    where = at + ": " + actual.dump() + " does not end with " + tail;
+    return false;
+  }
+  if (actual != expected) {
+    where = at + ": " + actual.dump() + ", expected " + expected.dump();
+    return false;
+  }
+  return true;
+}
+
+// The directives of a pair's a.st (tests/golden's): its cycles and stimulus file.
+std::string runArguments(const fs::path& dir) {
+  std::istringstream in(readText(dir / "a.st"));
+  std::string line, cycles = "1", inputs;
+  while (std::getline(in, line) && line.rfind("// @", 0) == 0) {
+    std::istringstream words(line.substr(4));
+    std::string key, value;
+    words >> key >> value;
+    if (key == "cycles") cycles = value;
+    if (key == "inputs") inputs = " --inputs " + shellQuote((dir / value).string());
+  }
+  return " --cycles " + cycles + inputs;
+}
+
+// Records the pair's program and reruns the recording with its changed version.
+void recordPair(const fs::path& dir, const std::string& a, const std::string& b, ShellResult* rerun = nullptr) {
+  const ShellResult recorded = runScanback("run --quiet " + shellQuote((dir / "a.st").string()) + runArguments(dir) +
+                                           " --record " + shellQuote(a));
+  ASSERT_EQ(recorded.exitCode, 0) << describe(recorded);
+  const ShellResult again =
+      runScanback("rerun " + shellQuote(a) + " " + shellQuote((dir / "b.st").string()) + " --record " + shellQuote(b));
+  ASSERT_EQ(again.exitCode, 0) << describe(again);
+  if (rerun) *rerun = again;
+}
+
+class Pairs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Pairs, TheDiffIsTheOneWorkedOutByHand) {
+  const fs::path dir = pairsDirectory() / GetParam();
+  const json expect = json::parse(readText(dir / "expect.json"));
+  TempDir tmp;
+  const std::string a = tmp.file("a.trace"), b = tmp.file("b.trace"), junit = tmp.file("diff.xml");
+  ShellResult rerun;
+  recordPair(dir, a, b, &rerun);
+  for (const json& text : expect["rerun"])
+    EXPECT_NE(rerun.err.find(text.get<std::string>()), std::string::npos) << text << "\n" << rerun.err;
+
+  const ShellResult diff =
+      runScanback("trace diff " + shellQuote(a) + " " + shellQuote(b) + " --json --junit " + shellQuote(junit));
+  EXPECT_EQ(diff.exitCode, expect["exit"].get<int>()) << describe(diff);
+  json report;
+  ASSERT_NO_THROW(report = json::parse(diff.out)) << diff.out;
+  std::string where;
+  EXPECT_TRUE(holds(report, expect["diff"], "diff", where)) << where << "\n" << report.dump(2);
+
+  // The JUnit file: one test case for the schedule, one for faults, one per compared value; a
+  // failure for each that differs.
+  const std::string xml = readText(junit);
+  const size_t failures =
+      report["differing"].get<size_t>() + (report.contains("schedule") ? 1 : 0) + (report.contains("fault") ? 1 : 0);
+  EXPECT_NE(xml.find("tests=\"" + std::to_string(report["values"].size() + 2) + "\" failures=\"" +
+                     std::to_string(failures) + "\""),
+            std::string::npos)
+      << xml;
+  size_t count = 0;
+  for (size_t at = xml.find("<failure "); at != std::string::npos; at = xml.find("<failure ", at + 1)) ++count;
+  EXPECT_EQ(count, failures) << xml;
+
+  // The text report says the same: the result line and, when there is one, the first divergence.
+  const ShellResult text = runScanback("trace diff " + shellQuote(a) + " " + shellQuote(b));
+  EXPECT_EQ(text.exitCode, expect["exit"].get<int>()) << describe(text);
+  EXPECT_NE(text.out.find(report["equal"].get<bool>() ? "result     EQUAL" : "result     DIFFERENT"), std::string::npos)
+      << text.out;
+  if (report.contains("firstDivergence")) {
+    EXPECT_NE(text.out.find("first divergence  cycle " + std::to_string(report["firstDivergence"]["cycle"].get<int>())),
+              std::string::npos)
+        << text.out;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, Pairs,
+                         ::testing::Values("changed_branch", "changed_constant", "removed_variable", "changed_task"));
+
+// A trace compared with itself is equal, and `--vars` narrows the comparison to what it names.
+TEST(Diff, ATraceEqualsItselfAndVarsNarrowTheComparison) {
+  const fs::path dir = pairsDirectory() / "changed_branch";
+  TempDir tmp;
+  const std::string a = tmp.file("a.trace"), b = tmp.file("b.trace");
+  recordPair(dir, a, b);
+  const ShellResult same = runScanback("trace diff " + shellQuote(a) + " " + shellQuote(a));
+  EXPECT_EQ(same.exitCode, 0) << describe(same);
+  EXPECT_NE(same.out.find("result     EQUAL: the 4 compared values are the same at the end of all 40 cycles"),
+            std::string::npos)
+      << same.out;
+  // The pump output does not differ; the trip count does.
+  const ShellResult pump = runScanback("trace diff " + shellQuote(a) + " " + shellQuote(b) + " --outputs --json");
+  EXPECT_EQ(pump.exitCode, 0) << describe(pump);
+  EXPECT_EQ(json::parse(pump.out)["values"].size(), 1u) << pump.out;
+  const ShellResult trips = runScanback("trace diff " + shellQuote(a) + " " + shellQuote(b) + " --vars 'Main.t*'");
+  EXPECT_EQ(trips.exitCode, 1) << describe(trips);
+  EXPECT_NE(trips.out.find("Main.trips  in 30 cycles (10..39); first: A 1, B 0"), std::string::npos) << trips.out;
+  const ShellResult unknown = runScanback("trace diff " + shellQuote(a) + " " + shellQuote(b) + " --vars Main.nope");
+  EXPECT_EQ(unknown.exitCode, 2) << describe(unknown);
+  EXPECT_NE(unknown.err.find("Main.nope"), std::string::npos) << unknown.err;
+}
+
+// A corrupt or cut-off trace on either side: a clear error naming the trace, exit 2, nothing on
+// stdout and no JUnit file.
+TEST(Diff, ACorruptOrCutOffTraceOnEitherSideIsAnErrorAndNothingIsWritten) {
+  const fs::path dir = pairsDirectory() / "changed_branch";
+  TempDir tmp;
+  const std::string a = tmp.file("a.trace"), b = tmp.file("b.trace");
+  recordPair(dir, a, b);
+  namespace tt = scanback::trace::testing;
+  const std::vector<uint8_t> bytes[2] = {tt::readBytes(a), tt::readBytes(b)};
+  const std::string good[2] = {a, b};
+  struct Damage {
+    const char* name;
+    const char* says;
+  };
+  for (size_t side = 0; side < 2; ++side) {
+    for (const Damage& damage : {Damage{"corrupt", "corrupt"}, Damage{"cut", "cut off"}}) {
+      SCOPED_TRACE(std::string(damage.name) + (side == 0 ? " A" : " B"));
+      const std::string bad = tmp.file(std::string(damage.name) + (side == 0 ? "_a.trace" : "_b.trace"));
+      std::vector<uint8_t> copy = bytes[side];
+      if (damage.name == std::string("corrupt")) {
+        copy[copy.size() / 2] ^= 0x5A;  // inside the chunk's compressed payload: its hash fails
+        tt::writeBytes(bad, copy);
+      } else {
+        tt::writeBytes(bad, copy, copy.size() - 40);  // the trailer and part of the index gone
+      }
+      const std::string junit = tmp.file("diff.xml");
+      const std::string first = side == 0 ? bad : good[0], second = side == 0 ? good[1] : bad;
+      const ShellResult r =
+          runScanback("trace diff " + shellQuote(first) + " " + shellQuote(second) + " --junit " + shellQuote(junit));
+      EXPECT_EQ(r.exitCode, 2) << describe(r);
+      EXPECT_TRUE(r.out.empty()) << r.out;
+      EXPECT_FALSE(fs::exists(junit));
+      EXPECT_NE(r.err.find(std::string("trace ") + (side == 0 ? "A" : "B") + " (" + bad + ")"), std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find(damage.says), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+    }
+  }
+}
+
+}  // namespace
