@@ -21,11 +21,12 @@
 #include <thread>
 
 #include "dap/session/session.h"
-#include "dap/transport/message_reader.h"
-#include "dap/transport/message_writer.h"
-#include "dap/transport/stream.h"
+#include "net/message_reader.h"
+#include "net/message_writer.h"
+#include "net/stream.h"
 
 namespace fs = std::filesystem;
+using namespace scanback;
 using namespace scanback::dap;
 
 namespace {
@@ -57,15 +58,15 @@ class PausedSession {
     dir_ = fs::temp_directory_path() / ("scanback_dap_bench_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     std::ofstream(dir_ / "main.st") << kProgram;
-    MemoryPipe::Pair pipe = MemoryPipe::pair();
+    net::MemoryPipe::Pair pipe = net::MemoryPipe::pair();
     client_ = std::move(pipe.client);
     server_ = std::move(pipe.server);
     session_ = std::thread([this] {
       Session session(*server_, [](const std::string&) {});
       session.run();
     });
-    reader_ = std::make_unique<MessageReader>(*client_);
-    writer_ = std::make_unique<MessageWriter>(*client_);
+    reader_ = std::make_unique<net::MessageReader>(*client_);
+    writer_ = std::make_unique<net::MessageWriter>(*client_);
     request("initialize", json{{"adapterID", "bench"}});
     request("launch", json{{"program", (dir_ / "main.st").string()}, {"realtime", false}});
     request("setBreakpoints", json{{"source", json{{"path", (dir_ / "main.st").string()}}},
@@ -89,7 +90,7 @@ class PausedSession {
     const int64_t seq = seq_++;
     writer_->send(json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", std::move(arguments)}});
     for (;;) {
-      ReadResult r = reader_->next();
+      net::ReadResult r = reader_->next();
       if (!r.isMessage()) throw std::runtime_error("the session ended");
       if (r.message["type"] == "response" && r.message["request_seq"] == seq) {
         if (!r.message["success"]) throw std::runtime_error(command + " failed: " + r.message.dump());
@@ -104,7 +105,7 @@ class PausedSession {
   }
   void waitEvent(const std::string& name) {
     for (;;) {
-      ReadResult r = reader_->next();
+      net::ReadResult r = reader_->next();
       if (!r.isMessage()) throw std::runtime_error("the session ended");
       if (r.message["type"] == "event" && r.message["event"] == name) return;
     }
@@ -112,10 +113,10 @@ class PausedSession {
 
  private:
   fs::path dir_;
-  std::unique_ptr<Stream> client_, server_;
+  std::unique_ptr<net::Stream> client_, server_;
   std::thread session_;
-  std::unique_ptr<MessageReader> reader_;
-  std::unique_ptr<MessageWriter> writer_;
+  std::unique_ptr<net::MessageReader> reader_;
+  std::unique_ptr<net::MessageWriter> writer_;
   int64_t seq_ = 1;
 };
 

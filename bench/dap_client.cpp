@@ -21,18 +21,18 @@ constexpr size_t kRequestOutputs = 64;
 
 DapClient::DapClient(std::string benchmark, double timeoutSeconds)
     : benchmark_(std::move(benchmark)), timeoutSeconds_(timeoutSeconds) {
-  dap::MemoryPipe::Pair pipe = dap::MemoryPipe::pair();
+  net::MemoryPipe::Pair pipe = net::MemoryPipe::pair();
   client_ = std::move(pipe.client);
   // The session's thread owns its end of the pipe, so that it outlives this client after a hang.
-  std::shared_ptr<dap::Stream> server = std::move(pipe.server);
+  std::shared_ptr<net::Stream> server = std::move(pipe.server);
   session_ = std::thread([server, name = benchmark_] {
     dap::Session session(*server, [&name](const std::string& text) {
       std::fprintf(stderr, "%s: the session logged: %s\n", name.c_str(), text.c_str());
     });
     session.run();
   });
-  reader_ = std::make_unique<dap::MessageReader>(*client_);
-  writer_ = std::make_unique<dap::MessageWriter>(*client_);
+  reader_ = std::make_unique<net::MessageReader>(*client_);
+  writer_ = std::make_unique<net::MessageWriter>(*client_);
   watchdog_ = std::thread([this] { watch(); });
 }
 
@@ -86,7 +86,7 @@ int64_t DapClient::send(const std::string& command, json arguments) {
 }
 
 DapClient::json DapClient::next(const std::string& waitingFor) {
-  dap::ReadResult r = reader_->next();
+  net::ReadResult r = reader_->next();
   if (!r.isMessage()) {
     if (hung_)
       throw ClientError("no answer to '" + waitingFor + "' within " + std::to_string(timeoutSeconds_) +

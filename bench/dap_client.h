@@ -1,6 +1,6 @@
 // The DAP client of the benchmarks that drive a session as a debugger front end would
 // (dap_replay_bench, nonstop_bench): a scanback::dap::Session runs on its own thread behind an
-// in-memory pipe (MemoryPipe::pair(), as dap_bench.cpp does), and this process is its client.
+// in-memory pipe (net::MemoryPipe::pair(), as dap_bench.cpp does), and this process is its client.
 //
 // A watchdog closes the pipe when a request goes unanswered for the timeout given to the
 // constructor: the waiting call then throws a ClientError that names the request. The session's
@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "dap/protocol/protocol.h"
-#include "dap/transport/message_reader.h"
-#include "dap/transport/message_writer.h"
-#include "dap/transport/stream.h"
+#include "net/message_reader.h"
+#include "net/message_writer.h"
+#include "net/stream.h"
 
 namespace scanback::bench {
 
@@ -69,10 +69,10 @@ class DapClient {
 
   std::string benchmark_;
   double timeoutSeconds_;
-  std::unique_ptr<dap::Stream> client_;
+  std::unique_ptr<net::Stream> client_;
   std::thread session_;
-  std::unique_ptr<dap::MessageReader> reader_;
-  std::unique_ptr<dap::MessageWriter> writer_;
+  std::unique_ptr<net::MessageReader> reader_;
+  std::unique_ptr<net::MessageWriter> writer_;
   int64_t seq_ = 1;
   std::vector<std::string> outputs_;         // the last 8, with their category, for error messages
   std::vector<std::string> requestOutputs_;  // see outputsOfLastRequest()

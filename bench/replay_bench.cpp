@@ -235,7 +235,7 @@ void BM_ReverseContinue(benchmark::State& state) {
       state.SkipWithError(("seek: " + error).c_str());
       return;
     }
-    const std::vector<replay::Breakpoint> breakpoints = {replay::Breakpoint{c.statement, {}, {}}};
+    const std::vector<replay::Breakpoint> breakpoints = {replay::Breakpoint{c.statement, {}, {}, {}}};
     const auto stop = samples.time(state, [&] { return r->reverseContinue(breakpoints, {}, error); });
     if (!stop) {
       state.SkipWithError(("reverseContinue: " + error).c_str());

@@ -1,6 +1,7 @@
 // The subcommands of `scanback`, one function each; cli/main.cpp parses arguments into these.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -19,10 +20,17 @@ inline constexpr int kExitFault = 3;
 inline constexpr int kExitDivergence = 4;
 // `trace verify`: part of the trace is missing, repeated or unreadable, so not all of it was checked.
 inline constexpr int kExitDamaged = 5;
+// Every command: memory ran out (kExitOutOfMemory = 6, vm/base/out_of_memory.h; cli/main.cpp).
 // `scanback test`: a test failed (compile and usage errors are kExitUsage there).
 inline constexpr int kExitTestsFailed = 1;
 // `scanback trace diff`: the traces differ (0: equal, kExitUsage: bad input).
 inline constexpr int kExitDifferent = 1;
+
+// Connections served at once by default (--max-connections): a runtime's control endpoint (ctl,
+// HMIs polling status, attached debuggers) and `scanback dap --port/--socket` (a developer's few
+// sessions). Beyond, the oldest connection still in its handshake is closed, or the new one refused.
+inline constexpr size_t kControlMaxConnections = 32;
+inline constexpr size_t kDapMaxConnections = 16;
 
 struct RunArgs {
   std::vector<std::string> files;
@@ -47,7 +55,9 @@ struct RunArgs {
   std::string control;        // unix:///path.sock or tcp://127.0.0.1:PORT; empty: none
   std::string controlBind;    // a tcp endpoint's interface (default 127.0.0.1)
   std::string authTokenFile;  // control connections must present its token
-  bool noDebug = false;       // status, snapshot and stop only: attach is refused
+  bool allowNoToken = false;  // a tcp:// endpoint without a token (loopback only)
+  size_t maxConnections = kControlMaxConnections;
+  bool noDebug = false;  // status, snapshot and stop only: attach is refused
 };
 
 // `scanback ctl ENDPOINT [--auth-token-file FILE] status [--json] | snapshot FILE | stop | pause | resume`
@@ -136,11 +146,13 @@ struct DiffArgs {
 };
 int traceDiffCommand(const DiffArgs& args);
 
-// `scanback dap [--port N [--auth-token-file FILE] | --socket PATH]` (cli/dap_command.cpp).
+// `scanback dap [--port N [--auth-token-file FILE] | --socket PATH] [--max-connections N]`
+// (cli/dap_command.cpp).
 struct DapArgs {
   std::optional<uint16_t> port;
   std::optional<std::string> socket;  // a unix socket path
   std::string authTokenFile;          // empty: --port generates a token and prints it
+  size_t maxConnections = kDapMaxConnections;
 };
 int dapCommand(const DapArgs& args);
 

@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "control/client.h"
-#include "dap/transport/auth_token.h"
+#include "net/auth_token.h"
 
 namespace scanback::cli {
 
@@ -57,7 +57,7 @@ int ctlCommand(const CtlArgs& args) {
   std::optional<std::string> token;
   if (!args.authTokenFile.empty()) {
     std::string warning;
-    token = dap::readAuthToken(args.authTokenFile, error, warning);
+    token = net::readAuthToken(args.authTokenFile, error, warning);
     if (!token) {
       std::cerr << "scanback: --auth-token-file: " << error << "\n";
       return kExitUsage;

@@ -1,10 +1,12 @@
 // The `scanback` command: argument parsing only; each subcommand lives in its own file.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "vm/base/out_of_memory.h"
 #include "vm/base/version.h"
 #include "vm/exec/vm.h"
 
@@ -78,14 +80,26 @@ int main(int argc, char** argv) {
                      "Listen for a tcp:// control endpoint on this IPv4 address instead of 127.0.0.1 (needs "
                      "--auth-token-file)");
   runCmd->add_option("--auth-token-file", run.authTokenFile,
-                     "Control connections must present the token in FILE (its first line; keep it chmod 600)");
+                     "Control connections must present the token in FILE (its first line, at least 16 bytes; keep it "
+                     "chmod 600). A tcp:// endpoint needs one");
+  runCmd->add_flag("--allow-no-token", run.allowNoToken,
+                   "Serve a tcp:// control endpoint on 127.0.0.1 without a token: every local user can then pause, "
+                   "stop and snapshot the runtime (a warning says so at start)");
+  auto* runMaxConnections =
+      runCmd
+          ->add_option("--max-connections", run.maxConnections,
+                       "Control connections served at once (default 32): beyond, the oldest one still in its "
+                       "handshake is closed, or the new one refused")
+          ->check(CLI::Range(size_t{1}, size_t{100000}));
   runCmd->add_flag("--no-debug", run.noDebug,
                    "Debugging disabled: the control endpoint answers status, snapshot and stop; attach is refused");
 
   CtlArgs ctlArgs;
   auto* ctlCmd = app.add_subcommand("ctl", "Talk to a runtime started with run --control (docs/control.md)");
   ctlCmd->add_option("endpoint", ctlArgs.endpoint, "unix:///path.sock or tcp://127.0.0.1:PORT")->required();
-  ctlCmd->add_option("--auth-token-file", ctlArgs.authTokenFile, "The runtime's token: the first line of FILE");
+  ctlCmd->add_option("--auth-token-file", ctlArgs.authTokenFile,
+                     "The runtime's token: the first line of FILE. Over a unix socket it is sent only when the "
+                     "socket and the process listening on it belong to you or root");
   ctlCmd->require_subcommand(1);
   auto* ctlStatus = ctlCmd->add_subcommand("status", "State, cycles, cycle times, history held, fault");
   ctlStatus->add_flag("--json", ctlArgs.json, "Print as JSON");
@@ -225,8 +239,14 @@ int main(int argc, char** argv) {
                                      "connect), one session per connection; the safer server mode")
                         ->excludes(portOpt);
   dapCmd->add_option("--auth-token-file", dapArgs.authTokenFile,
-                     "The token launch and attach must give as \"authToken\": the first line of FILE (keep it "
-                     "chmod 600)");
+                     "The token launch and attach must give as \"authToken\": the first line of FILE (at least 16 "
+                     "bytes; keep it chmod 600)");
+  auto* dapMaxConnections =
+      dapCmd
+          ->add_option("--max-connections", dapArgs.maxConnections,
+                       "With --port or --socket: sessions served at once (default 16): beyond, the oldest connection "
+                       "still in its handshake is closed, or the new one refused")
+          ->check(CLI::Range(size_t{1}, size_t{100000}));
 
   try {
     app.parse(argc, argv);
@@ -235,47 +255,69 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  if (*check) return compileFiles(checkFiles, checkOptions) ? kExitOk : kExitCompile;
-  if (*disasm) {
-    std::shared_ptr<const Program> program = compileFiles(disasmFiles);
-    if (!program) return kExitCompile;
-    std::cout << disassemble(*program);
-    return kExitOk;
-  }
-  if (*testCmd) return testCommand(testArgs);
-  if (*info) return traceInfoCommand(tracePath, infoJson);
-  if (*dump) return traceDumpCommand(tracePath, dumpCycles, dumpSource);
-  if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);
-  if (*verify) return traceVerifyCommand(tracePath);
-  if (*why) return traceWhyCommand(whyArgs);
-  if (*exportCmd) return traceExportCommand(exportArgs);
-  if (*replayCmd) return replayCommand(replayArgs);
-  if (*rerunCmd) return rerunCommand(rerunArgs);
-  if (*diffCmd) return traceDiffCommand(diffArgs);
-  if (*dapCmd) {
-    if (*portOpt) dapArgs.port = dapPort;
-    if (*socketOpt) dapArgs.socket = dapSocket;
-    return dapCommand(dapArgs);
-  }
-  if (*ctlCmd) {
-    if (*ctlSnapshot) ctlArgs.action = CtlArgs::Action::Snapshot;
-    if (*ctlStop) ctlArgs.action = CtlArgs::Action::Stop;
-    if (*ctlPause) ctlArgs.action = CtlArgs::Action::Pause;
-    if (*ctlResume) ctlArgs.action = CtlArgs::Action::Resume;
-    if (*ctlStatus) ctlArgs.action = CtlArgs::Action::Status;
-    return ctlCommand(ctlArgs);
-  }
-  if (*runCmd) {
-    if (*cyclesOpt) run.cycles = cycles;
-    if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug)) {
-      std::cerr << "scanback: --control-bind, --auth-token-file and --no-debug go with --control ENDPOINT\n";
-      return kExitUsage;
+  // Every command ends with a message and an exit code when memory runs out, never with
+  // std::terminate (vm/base/out_of_memory.h).
+  auto dispatch = [&]() -> int {
+    if (*check) return compileFiles(checkFiles, checkOptions) ? kExitOk : kExitCompile;
+    if (*disasm) {
+      std::shared_ptr<const Program> program = compileFiles(disasmFiles);
+      if (!program) return kExitCompile;
+      std::cout << disassemble(*program);
+      return kExitOk;
     }
-    if (!run.ring.empty() && run.record.empty() && run.control.empty()) {
-      std::cerr << "scanback: --ring needs --record TRACE or --control ENDPOINT\n";
-      return kExitUsage;
+    if (*testCmd) return testCommand(testArgs);
+    if (*info) return traceInfoCommand(tracePath, infoJson);
+    if (*dump) return traceDumpCommand(tracePath, dumpCycles, dumpSource);
+    if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);
+    if (*verify) return traceVerifyCommand(tracePath);
+    if (*why) return traceWhyCommand(whyArgs);
+    if (*exportCmd) return traceExportCommand(exportArgs);
+    if (*replayCmd) return replayCommand(replayArgs);
+    if (*rerunCmd) return rerunCommand(rerunArgs);
+    if (*diffCmd) return traceDiffCommand(diffArgs);
+    if (*dapCmd) {
+      if (*portOpt) dapArgs.port = dapPort;
+      if (*socketOpt) dapArgs.socket = dapSocket;
+      if (*dapMaxConnections && !*portOpt && !*socketOpt) {
+        std::cerr << "scanback: --max-connections goes with --port or --socket\n";
+        return kExitUsage;
+      }
+      return dapCommand(dapArgs);
     }
-    return runCommand(run);
+    if (*ctlCmd) {
+      if (*ctlSnapshot) ctlArgs.action = CtlArgs::Action::Snapshot;
+      if (*ctlStop) ctlArgs.action = CtlArgs::Action::Stop;
+      if (*ctlPause) ctlArgs.action = CtlArgs::Action::Pause;
+      if (*ctlResume) ctlArgs.action = CtlArgs::Action::Resume;
+      if (*ctlStatus) ctlArgs.action = CtlArgs::Action::Status;
+      return ctlCommand(ctlArgs);
+    }
+    if (*runCmd) {
+      if (*cyclesOpt) run.cycles = cycles;
+      if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug ||
+                                  run.allowNoToken || *runMaxConnections)) {
+        std::cerr << "scanback: --control-bind, --auth-token-file, --allow-no-token, --max-connections and --no-debug "
+                     "go with --control ENDPOINT\n";
+        return kExitUsage;
+      }
+      if (!run.ring.empty() && run.record.empty() && run.control.empty()) {
+        std::cerr << "scanback: --ring needs --record TRACE or --control ENDPOINT\n";
+        return kExitUsage;
+      }
+      return runCommand(run);
+    }
+    return kExitUsage;
+  };
+  try {
+    return dispatch();
+  } catch (const std::bad_alloc& e) {
+    std::string command = "scanback";
+    for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
+      a = a->get_subcommands().front();
+      command += " " + a->get_name();
+    }
+    std::cerr << fmt::format("scanback: {} (see `ulimit -v`, or the memory limit of the container or service)\n",
+                             outOfMemoryText(e, "running " + command));
+    return kExitOutOfMemory;
   }
-  return kExitUsage;
 }

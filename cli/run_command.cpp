@@ -11,12 +11,14 @@
 #include <future>
 #include <iostream>
 #include <list>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
 #include "control/endpoint.h"
 #include "control/server.h"
-#include "dap/transport/auth_token.h"
+#include "net/auth_token.h"
 #include "recorder/recorder.h"
 #include "recorder/run_loop.h"
 #include "vm/compiler/compiler.h"
@@ -235,16 +237,7 @@ class PublishedRuntime final : public control::ControlledRuntime {
     json s{{"state", kStates[static_cast<int>(state)]},
            {"cycles", cycles_.load(std::memory_order_relaxed)},
            {"debugEnabled", debugEnabled_}};
-    json tasks = json::array();
-    for (size_t t = 0; t < program_.tasks.size(); ++t) {
-      const CycleTimes& c = cycleTimes_[t];
-      tasks.push_back(
-          json{{"name", program_.tasks[t].name},
-               {"intervalNs", program_.tasks[t].intervalNs},
-               {"cycles", c.count()},
-               {"cycleTimeNs", json{{"median", c.quantileNs(0.5)}, {"p99", c.quantileNs(0.99)}, {"max", c.maxNs()}}}});
-    }
-    s["tasks"] = std::move(tasks);
+    s["tasks"] = taskStatistics();
     if (recorder_) {
       const recorder::HeldHistory held = recorder_->held();
       const recorder::RecorderStats stats = recorder_->stats();
@@ -263,6 +256,28 @@ class PublishedRuntime final : public control::ControlledRuntime {
     return s;
   }
   recorder::Recorder* recorder() override { return recorder_; }
+
+  // The tasks' cycle counts and times, read from the histograms at most every
+  // kStatisticsEvery however many clients ask (docs/control.md, "Limits"): a reading walks some
+  // 3,800 counters a task — microseconds of a server thread — and pulls into its cache the lines
+  // the scan thread writes at each cycle's end, which that thread must then fetch back.
+  json taskStatistics() const {
+    std::lock_guard lock(statisticsMutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (statisticsAt_ && now - *statisticsAt_ < kStatisticsEvery) return statistics_;
+    json tasks = json::array();
+    for (size_t t = 0; t < program_.tasks.size(); ++t) {
+      const CycleTimes& c = cycleTimes_[t];
+      tasks.push_back(
+          json{{"name", program_.tasks[t].name},
+               {"intervalNs", program_.tasks[t].intervalNs},
+               {"cycles", c.count()},
+               {"cycleTimeNs", json{{"median", c.quantileNs(0.5)}, {"p99", c.quantileNs(0.99)}, {"max", c.maxNs()}}}});
+    }
+    statistics_ = tasks;
+    statisticsAt_ = now;
+    return tasks;
+  }
   void stop() override {
     gInterrupted = true;
     wakePauseWaiters();
@@ -296,6 +311,10 @@ class PublishedRuntime final : public control::ControlledRuntime {
 
   mutable std::mutex mutex_;
   json fault_;
+  static constexpr std::chrono::milliseconds kStatisticsEvery{100};
+  mutable std::mutex statisticsMutex_;
+  mutable json statistics_;
+  mutable std::optional<std::chrono::steady_clock::time_point> statisticsAt_;
   static constexpr std::chrono::seconds kPauseAnswerWithin{10};
   std::mutex pauseMutex_;
   std::condition_variable changed_;
@@ -329,7 +348,7 @@ std::unique_ptr<control::ControlServer> startControl(const RunArgs& args, Publis
   options.debugEnabled = !args.noDebug;
   if (!args.authTokenFile.empty()) {
     std::string warning;
-    options.token = dap::readAuthToken(args.authTokenFile, error, warning);
+    options.token = net::readAuthToken(args.authTokenFile, error, warning);
     if (!options.token) {
       std::cerr << "scanback: --auth-token-file: " << error << "\n";
       return nullptr;
@@ -341,8 +360,17 @@ std::unique_ptr<control::ControlServer> startControl(const RunArgs& args, Publis
         "(--auth-token-file FILE)\n",
         bindAddress);
     return nullptr;
+  } else if (endpoint->kind == control::Endpoint::Kind::Tcp && !args.allowNoToken) {
+    std::cerr << fmt::format(
+        "scanback: --control {}: every local user can connect to a TCP port, and then pause, stop and snapshot this "
+        "runtime (writing files as its user): give --auth-token-file FILE, or --allow-no-token to accept that, or "
+        "use a unix:/// endpoint (mode 0600)\n",
+        args.control);
+    return nullptr;
   }
-  std::unique_ptr<dap::Listener> listener = control::listenOn(*endpoint, bindAddress, error);
+  if (options.token && args.allowNoToken)
+    std::cerr << "scanback: warning: --allow-no-token has no effect: the runtime has a token (--auth-token-file)\n";
+  std::unique_ptr<net::Listener> listener = control::listenOn(*endpoint, bindAddress, error);
   if (!listener) {
     std::cerr << "scanback: " << error << "\n";
     return nullptr;
@@ -350,9 +378,22 @@ std::unique_ptr<control::ControlServer> startControl(const RunArgs& args, Publis
   std::string where = endpoint->text();
   if (endpoint->kind == control::Endpoint::Kind::Tcp)
     where = fmt::format("tcp://{}:{}", bindAddress, control::listeningPort(*listener));
-  std::cerr << fmt::format("scanback: control endpoint {} (debugging {}{})\n", where,
-                           args.noDebug ? "disabled" : "enabled", options.token ? ", token required" : "");
-  return std::make_unique<control::ControlServer>(std::move(listener), published, std::move(options));
+  std::cerr << fmt::format("scanback: control endpoint {} (debugging {}{}, at most {} connections)\n", where,
+                           args.noDebug ? "disabled" : "enabled", options.token ? ", token required" : "",
+                           args.maxConnections);
+  if (endpoint->kind == control::Endpoint::Kind::Tcp && !options.token)
+    std::cerr << fmt::format(
+        "scanback: WARNING: the control endpoint {} has no token (--allow-no-token): EVERY LOCAL USER can pause, "
+        "stop and snapshot this runtime\n",
+        where);
+  options.maxConnections = args.maxConnections;
+  options.name = "control endpoint " + where;
+  try {
+    return std::make_unique<control::ControlServer>(std::move(listener), published, std::move(options));
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("scanback: control endpoint {}: {}\n", where, e.what());
+    return nullptr;
+  }
 }
 
 }  // namespace

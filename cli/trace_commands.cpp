@@ -71,7 +71,7 @@ int traceHitsCommand(const std::string& path, const std::string& fileLine, bool 
   std::string error;
   std::optional<HitsResult> hits = traceHits(*reader, fileLine, error);
   if (!hits) {
-    std::cerr << fmt::format("scanback: {}\n", error);
+    std::cerr << fmt::format("scanback: {}: {}\n", path, error);
     return kExitUsage;
   }
   for (const std::string& w : hits->warnings) std::cerr << fmt::format("scanback: warning: {}\n", w);

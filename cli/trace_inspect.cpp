@@ -560,8 +560,11 @@ struct ProgramLine {
   std::string path;
 };
 
+// The statements starting on `file`:`line` of the program of `files`, compiled as recorded: to an
+// image of `imageSize` bytes with `statementCount` statements (the trace's header or program
+// change), or an error.
 ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string& file, uint32_t line,
-                        const std::string& test) {
+                        const std::string& test, uint32_t imageSize, uint32_t statementCount) {
   ProgramLine r;
   const std::optional<size_t> id = findFile(files, file, r.error);
   if (!id) return r;
@@ -571,9 +574,17 @@ ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string&
   Diagnostics diagnostics;
   CompileOptions options;
   options.test = test;  // a unit test's recording runs the program compiled for it
+  options.recordedImageSize = imageSize;
   const std::shared_ptr<const Program> program = compileProject(sources, diagnostics, options);
   if (!program) {
     r.error = fmt::format("the trace's program does not compile:\n{}", diagnostics.format(sources));
+    return r;
+  }
+  if (program->imageSize() != imageSize || program->statements.size() != statementCount) {
+    r.error = fmt::format(
+        "the program compiles differently from the recording: image {} bytes and {} statements recorded, {} bytes "
+        "and {} statements now",
+        imageSize, statementCount, program->imageSize(), program->statements.size());
     return r;
   }
   uint32_t below = 0, above = UINT32_MAX;
@@ -646,7 +657,7 @@ std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& file
   }
   HitsResult result;
   result.line = line;
-  ProgramLine current = resolveLine(h.sources, file, line, h.options.test);
+  ProgramLine current = resolveLine(h.sources, file, line, h.options.test, h.imageSize, h.statementCount);
   if (!current.error.empty()) {
     error = current.error;
     return std::nullopt;
@@ -664,7 +675,7 @@ std::optional<HitsResult> traceHits(TraceReader& reader, const std::string& file
         current = ProgramLine{};
         continue;
       }
-      current = resolveLine(change.sources, file, line, h.options.test);
+      current = resolveLine(change.sources, file, line, h.options.test, change.imageSize, change.statementCount);
       if (!current.error.empty()) {
         result.warnings.push_back(
             fmt::format("program version {} (from cycle {}): {}", version, change.atCycle, current.error));

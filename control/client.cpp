@@ -2,12 +2,17 @@
 
 #include <fmt/format.h>
 
+#include "net/connect.h"
+
 namespace scanback::control {
 
 std::unique_ptr<ControlClient> ControlClient::connect(const Endpoint& endpoint, std::optional<std::string> token,
                                                       std::string& error) {
-  std::unique_ptr<dap::FdStream> stream = connectTo(endpoint, error);
+  std::unique_ptr<net::FdStream> stream = connectTo(endpoint, error);
   if (!stream) return nullptr;
+  // A token goes only to a runtime of this user's (or root's): anyone may listen on a path.
+  if (token && endpoint.kind == Endpoint::Kind::Unix && !net::checkUnixServerOwner(endpoint.path, *stream, error))
+    return nullptr;
   return std::unique_ptr<ControlClient>(new ControlClient(std::move(stream), std::move(token), endpoint.text()));
 }
 
@@ -15,12 +20,12 @@ std::optional<json> ControlClient::readMessage(std::string& error) {
   std::string line;
   error.clear();
   switch (reader_.readLine(line, error)) {
-    case LineReader::Result::Line: break;
-    case LineReader::Result::End: error = fmt::format("{} closed the connection", where_); return std::nullopt;
-    case LineReader::Result::TooLong:
+    case net::LineReader::Result::Line: break;
+    case net::LineReader::Result::End: error = fmt::format("{} closed the connection", where_); return std::nullopt;
+    case net::LineReader::Result::TooLong:
       error = fmt::format("{} sent a line longer than {} bytes", where_, kMaxLineBytes);
       return std::nullopt;
-    case LineReader::Result::Failed: error = fmt::format("{}: {}", where_, error); return std::nullopt;
+    case net::LineReader::Result::Failed: error = fmt::format("{}: {}", where_, error); return std::nullopt;
   }
   json message;
   try {
@@ -38,11 +43,12 @@ std::optional<json> ControlClient::readMessage(std::string& error) {
 
 std::optional<json> ControlClient::request(json request, std::string& error) {
   if (token_) request["token"] = *token_;
-  if (!writeLine(*stream_, request)) {
-    error = fmt::format("{} closed the connection", where_);
-    return std::nullopt;
-  }
-  return readMessage(error);
+  // A runtime that refuses the connection (too many, out of descriptors) sends why and closes it
+  // at once: the request may then fail to go out, and the refusal is still there to read.
+  const bool sent = net::writeLine(*stream_, request);
+  std::optional<json> response = readMessage(error);
+  if (!response && !sent) error = fmt::format("{} closed the connection", where_);
+  return response;
 }
 
 std::optional<ControlClient::Event> ControlClient::nextEvent(std::string& error) {

@@ -16,7 +16,9 @@ namespace scanback::control {
 class ControlClient {
  public:
   // Connects to `endpoint`. Null with `error` when it cannot. The token, when given, goes with
-  // every request.
+  // every request; over a unix socket only when the socket file and the process listening on it
+  // belong to this user or root (net::checkUnixServerOwner), else null with `error` naming the
+  // owner.
   static std::unique_ptr<ControlClient> connect(const Endpoint& endpoint, std::optional<std::string> token,
                                                 std::string& error);
 
@@ -37,12 +39,15 @@ class ControlClient {
   void close() { stream_->close(); }
 
  private:
-  ControlClient(std::unique_ptr<dap::FdStream> stream, std::optional<std::string> token, std::string where)
-      : stream_(std::move(stream)), reader_(*stream_), token_(std::move(token)), where_(std::move(where)) {}
+  ControlClient(std::unique_ptr<net::FdStream> stream, std::optional<std::string> token, std::string where)
+      : stream_(std::move(stream)),
+        reader_(*stream_, kMaxLineBytes),
+        token_(std::move(token)),
+        where_(std::move(where)) {}
   std::optional<json> readMessage(std::string& error);
 
-  std::unique_ptr<dap::FdStream> stream_;
-  LineReader reader_;
+  std::unique_ptr<net::FdStream> stream_;
+  net::LineReader reader_;
   std::optional<std::string> token_;
   std::string where_;  // the endpoint, for errors
 };

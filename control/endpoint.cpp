@@ -3,15 +3,11 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 #include <sys/un.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <exception>
+
+#include "net/connect.h"
 
 namespace scanback::control {
 
@@ -51,50 +47,22 @@ std::optional<Endpoint> parseEndpoint(std::string_view text, std::string& error)
   return fail("expected unix:///path.sock or tcp://127.0.0.1:PORT");
 }
 
-std::unique_ptr<dap::Listener> listenOn(const Endpoint& endpoint, const std::string& bindAddress, std::string& error) {
-  if (endpoint.kind == Endpoint::Kind::Unix) return dap::UnixListener::listen(endpoint.path, error);
-  return dap::TcpListener::listen(endpoint.port, error, bindAddress);
+std::unique_ptr<net::Listener> listenOn(const Endpoint& endpoint, const std::string& bindAddress, std::string& error) {
+  if (endpoint.kind == Endpoint::Kind::Unix) return net::UnixListener::listen(endpoint.path, error);
+  return net::TcpListener::listen(endpoint.port, error, bindAddress);
 }
 
-uint16_t listeningPort(const dap::Listener& listener) {
-  const auto* tcp = dynamic_cast<const dap::TcpListener*>(&listener);
+uint16_t listeningPort(const net::Listener& listener) {
+  const auto* tcp = dynamic_cast<const net::TcpListener*>(&listener);
   return tcp ? tcp->port() : 0;
 }
 
-std::unique_ptr<dap::FdStream> connectTo(const Endpoint& endpoint, std::string& error) {
-  const std::string where = fmt::format("cannot connect to {}: ", endpoint.text());
-  int fd = -1;
-  if (endpoint.kind == Endpoint::Kind::Unix) {
-    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, endpoint.path.c_str(), endpoint.path.size() + 1);
-    if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-      error = where + std::strerror(errno);
-      if (fd >= 0) ::close(fd);
-      return nullptr;
-    }
-  } else {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(endpoint.port);
-    ::inet_pton(AF_INET, endpoint.host.c_str(), &addr.sin_addr);
-    if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-      error = where + std::strerror(errno);
-      if (fd >= 0) ::close(fd);
-      return nullptr;
-    }
-    const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  }
-  try {
-    return dap::FdStream::socket(fd);
-  } catch (const std::exception& e) {
-    ::close(fd);
-    error = where + e.what();
-    return nullptr;
-  }
+std::unique_ptr<net::FdStream> connectTo(const Endpoint& endpoint, std::string& error) {
+  std::unique_ptr<net::FdStream> stream = endpoint.kind == Endpoint::Kind::Unix
+                                              ? net::connectUnix(endpoint.path, error)
+                                              : net::connectTcp(endpoint.host, endpoint.port, error);
+  if (!stream) error = fmt::format("cannot connect to {}: {}", endpoint.text(), error);
+  return stream;
 }
 
 }  // namespace scanback::control

@@ -4,8 +4,7 @@
 //   unix:///run/plant.sock     a unix socket, created with mode 0600 (only its owner connects)
 //   tcp://127.0.0.1:9000       TCP; the runtime binds loopback unless --control-bind says otherwise
 //
-// The listeners and streams are the debug adapter's (dap/transport), which depend on nothing else
-// of scanback.
+// The listeners and streams are net/'s, shared with the debug adapter.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "dap/transport/stream.h"
-#include "dap/transport/tcp_listener.h"
+#include "net/listener.h"
+#include "net/stream.h"
 
 namespace scanback::control {
 
@@ -32,13 +31,13 @@ struct Endpoint {
 // nullopt with `error` ("control endpoint 'x': ...") when `text` is neither form.
 std::optional<Endpoint> parseEndpoint(std::string_view text, std::string& error);
 
-// Listens on `endpoint`: a unix socket (dap::UnixListener: mode 0600, a stale socket replaced), or
-// TCP on `bindAddress` (dap::TcpListener) at the endpoint's port (0: a free one). Null with `error`.
-std::unique_ptr<dap::Listener> listenOn(const Endpoint& endpoint, const std::string& bindAddress, std::string& error);
+// Listens on `endpoint`: a unix socket (net::UnixListener: mode 0600, a stale socket replaced), or
+// TCP on `bindAddress` (net::TcpListener) at the endpoint's port (0: a free one). Null with `error`.
+std::unique_ptr<net::Listener> listenOn(const Endpoint& endpoint, const std::string& bindAddress, std::string& error);
 // The port a TCP listener got (0 for a unix one).
-uint16_t listeningPort(const dap::Listener& listener);
+uint16_t listeningPort(const net::Listener& listener);
 
 // Connects to `endpoint`. Null with `error` ("cannot connect to ENDPOINT: why").
-std::unique_ptr<dap::FdStream> connectTo(const Endpoint& endpoint, std::string& error);
+std::unique_ptr<net::FdStream> connectTo(const Endpoint& endpoint, std::string& error);
 
 }  // namespace scanback::control

@@ -14,35 +14,15 @@
 #include <string_view>
 #include <vector>
 
-#include "dap/transport/stream.h"
+#include "net/json_lines.h"
 
 namespace scanback::control {
 
 using json = nlohmann::json;
 
+// The framing is net/json_lines.h's (LineReader, writeLine), with these limits.
 inline constexpr size_t kMaxLineBytes = 64 * 1024;
 inline constexpr size_t kMaxBlockBytes = 512u << 20;  // a trace block's limit (traces/framing.h)
-
-// Reads lines and counted bytes from a stream, with the limits above.
-class LineReader {
- public:
-  explicit LineReader(dap::Stream& stream) : stream_(stream) {}
-  enum class Result { Line, End, TooLong, Failed };
-  // The next line, without its '\n' (a '\r' before it is dropped). TooLong: a line over
-  // kMaxLineBytes, skipped up to its end. End: the stream ended (a partial line is dropped).
-  Result readLine(std::string& line, std::string& error);
-  // Exactly `count` bytes; false at the end of the stream or on an error.
-  bool readBytes(size_t count, std::vector<uint8_t>& out, std::string& error);
-
- private:
-  bool fill(std::string& error);
-  dap::Stream& stream_;
-  std::string buffer_;
-  size_t start_ = 0;
-};
-
-// Writes `message` as one line. False when the stream is closed or broken.
-bool writeLine(dap::Stream& stream, const json& message);
 
 struct Request {
   enum class Command { Status, Snapshot, Stream, Stop, Pause, Resume };

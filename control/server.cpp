@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <future>
+#include <thread>
 
-#include "dap/transport/auth_token.h"
+#include "net/auth_token.h"
 #include "traces/block_encoder.h"
 #include "traces/trace_codec.h"
 
@@ -109,7 +111,7 @@ json failure(uint64_t number, const std::string& why) {
   return json{{"ok", false}, {"error", fmt::format("request {}: {}", number, why)}};
 }
 
-bool writeBlock(dap::Stream& stream, json event, std::span<const uint8_t> bytes) {
+bool writeBlock(net::Stream& stream, json event, std::span<const uint8_t> bytes) {
   event["bytes"] = bytes.size();
   std::string text = event.dump();
   text += '\n';
@@ -120,7 +122,7 @@ bool writeBlock(dap::Stream& stream, json event, std::span<const uint8_t> bytes)
 
 // The connection is a stream from now on: the header, the held history, then what is kept as it
 // is kept, with the runtime's status every statusEvery, until the client goes or the server closes.
-void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Recorder& rec, uint64_t fromCycle,
+void runStream(net::Stream& stream, ControlledRuntime& runtime, recorder::Recorder& rec, uint64_t fromCycle,
                const ControlOptions& options, const std::atomic<bool>& closing) {
   std::string error;
   std::vector<uint8_t> header;
@@ -131,7 +133,7 @@ void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Record
     header.assign(framed.begin(), framed.end());
   }
   if (header.empty()) {
-    writeLine(stream, json{{"event", "end"}, {"error", fmt::format("cannot encode the trace header: {}", error)}});
+    net::writeLine(stream, json{{"event", "end"}, {"error", fmt::format("cannot encode the trace header: {}", error)}});
     return;
   }
   if (!writeBlock(stream, json{{"event", "header"}}, header)) return;
@@ -149,14 +151,14 @@ void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Record
       json event = runtime.status();
       event["event"] = "status";
       event["droppedChunks"] = sink->droppedChunks();
-      alive = writeLine(stream, event);
+      alive = net::writeLine(stream, event);
       nextStatus = now + options.statusEvery;
       continue;
     }
     if (closing.load(std::memory_order_acquire) && sink->empty()) break;
     if (!caughtUp && backlog == 0) {
       caughtUp = true;
-      alive = writeLine(stream, json{{"event", "caughtUp"}});
+      alive = net::writeLine(stream, json{{"event", "caughtUp"}});
       continue;
     }
     std::optional<StreamSink::Item> item = sink->next(closing.load() ? now : nextStatus);
@@ -171,17 +173,17 @@ void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Record
                            item->chunk->bytes());
         break;
       case StreamSink::Item::Kind::Gap:
-        alive = writeLine(
+        alive = net::writeLine(
             stream, json{{"event", "gap"}, {"firstCycle", item->gap.firstCycle}, {"cycleCount", item->gap.cycleCount}});
         break;
       case StreamSink::Item::Kind::Fault: {
         const trace::FaultData& f = item->fault;
-        alive = writeLine(stream, json{{"event", "fault"},
-                                       {"cycle", f.cycle},
-                                       {"step", f.step},
-                                       {"statement", f.statement},
-                                       {"code", f.code},
-                                       {"message", f.message}});
+        alive = net::writeLine(stream, json{{"event", "fault"},
+                                            {"cycle", f.cycle},
+                                            {"step", f.step},
+                                            {"statement", f.statement},
+                                            {"code", f.code},
+                                            {"message", f.message}});
         break;
       }
     }
@@ -189,50 +191,96 @@ void runStream(dap::Stream& stream, ControlledRuntime& runtime, recorder::Record
   rec.removeHistorySink(sink.get());
   if (alive) {
     json status = runtime.status();
-    writeLine(stream, json{{"event", "end"}, {"state", status.value("state", "stopped")}});
+    net::writeLine(stream, json{{"event", "end"}, {"state", status.value("state", "stopped")}});
   }
 }
 
 }  // namespace
 
-void ControlServer::serve(dap::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
-                          const std::atomic<bool>& closing, std::atomic<bool>* streaming) {
-  LineReader reader(stream);
-  bool authenticated = !options.token;
+namespace {
+
+// A connection's requests, answered at most `perSecond` (a token bucket of `burst`): a client
+// asking in a loop waits for its answers, and so leaves the processor to the scan thread.
+class RequestPacer {
+ public:
+  RequestPacer(double perSecond, double burst) : perSecond_(perSecond), burst_(burst), tokens_(burst) {}
+  // Waits until the next request may be answered; false when `closing` was set meanwhile.
+  bool wait(const std::atomic<bool>& closing) {
+    if (perSecond_ <= 0) return true;
+    for (;;) {
+      const auto now = std::chrono::steady_clock::now();
+      tokens_ = std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * perSecond_);
+      last_ = now;
+      if (tokens_ >= 1) {
+        tokens_ -= 1;
+        return true;
+      }
+      if (closing.load(std::memory_order_acquire)) return false;
+      // At most 20 ms at a time, so that a closing server is not kept waiting.
+      const double wait = std::min((1 - tokens_) / perSecond_, 0.02);
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    }
+  }
+
+ private:
+  double perSecond_, burst_, tokens_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// The server's threads, against the runtime's scan thread (docs/control.md, "Limits"): when both
+// want the processor, the scan thread gets it.
+constexpr int kServerNiceness = 10;
+
+}  // namespace
+
+void ControlServer::serve(net::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
+                          const std::atomic<bool>& closing, const Hooks& hooks) {
+  net::LineReader reader(stream, kMaxLineBytes);
+  RequestPacer pacer(options.requestsPerSecond, options.requestBurst);
+  bool established = false;
   std::string line, error;
   for (uint64_t number = 1;; ++number) {
-    const LineReader::Result read = reader.readLine(line, error);
-    if (read == LineReader::Result::End || read == LineReader::Result::Failed) return;
+    // Until the first valid request the server's handshake deadline holds; after it, each request
+    // must come within the idle timeout of the answer before.
+    if (established)
+      stream.setReadDeadline(std::chrono::steady_clock::now() + options.idleTimeout,
+                             fmt::format("no request for {}", net::secondsText(options.idleTimeout)));
+    const net::LineReader::Result read = reader.readLine(line, error);
+    if (read == net::LineReader::Result::End || read == net::LineReader::Result::Failed) return;
     if (closing.load(std::memory_order_acquire)) return;
-    if (read == LineReader::Result::TooLong) {
-      if (!writeLine(stream, failure(number, fmt::format("longer than {} bytes", kMaxLineBytes)))) return;
+    if (!pacer.wait(closing)) return;
+    if (read == net::LineReader::Result::TooLong) {
+      if (!net::writeLine(stream, failure(number, fmt::format("longer than {} bytes", kMaxLineBytes)))) return;
       continue;
     }
     std::optional<Request> request = parseRequest(line, error);
     if (!request) {
-      if (!writeLine(stream, failure(number, error))) return;
+      if (!net::writeLine(stream, failure(number, error))) return;
       continue;
     }
-    if (!authenticated) {
+    if (!established && options.token) {
       // A wrong or missing token ends the connection: nothing more is read from it.
       if (!request->token) {
-        writeLine(stream, failure(number,
-                                  "this runtime requires a token: give it as 'token' (scanback ctl "
-                                  "--auth-token-file FILE; 'authToken' of a debugger's attach)"));
+        net::writeLine(stream, failure(number,
+                                       "this runtime requires a token: give it as 'token' (scanback ctl "
+                                       "--auth-token-file FILE; 'authToken' of a debugger's attach)"));
         return;
       }
-      if (!dap::sameAuthToken(*request->token, *options.token)) {
-        writeLine(stream, failure(number, "wrong token: it is not the token this runtime was started with"));
+      if (!net::sameAuthToken(*request->token, *options.token)) {
+        net::writeLine(stream, failure(number, "wrong token: it is not the token this runtime was started with"));
         return;
       }
-      authenticated = true;
+    }
+    if (!established) {
+      established = true;
+      if (hooks.established) hooks.established();
     }
     recorder::Recorder* rec = runtime.recorder();
     json response{{"ok", true}, {"command", commandName(request->command)}};
     switch (request->command) {
       case Request::Command::Status: response["status"] = runtime.status(); break;
       case Request::Command::Stop:
-        if (!writeLine(stream, response)) return;
+        if (!net::writeLine(stream, response)) return;
         runtime.stop();
         continue;
       case Request::Command::Pause:
@@ -272,74 +320,62 @@ void ControlServer::serve(dap::Stream& stream, ControlledRuntime& runtime, const
           response = failure(number, "this runtime keeps no history");
           break;
         }
-        if (!writeLine(stream, response)) return;
-        if (streaming) streaming->store(true, std::memory_order_release);
+        if (!net::writeLine(stream, response)) return;
+        // A stream only writes: no request deadline from here on.
+        stream.setReadDeadline(std::nullopt, "");
+        if (hooks.streaming) hooks.streaming();
         runStream(stream, runtime, *rec, request->fromCycle, options, closing);
         return;
     }
-    if (!writeLine(stream, response)) return;
+    if (!net::writeLine(stream, response)) return;
   }
 }
 
-ControlServer::ControlServer(std::unique_ptr<dap::Listener> listener, ControlledRuntime& runtime,
+ControlServer::ControlServer(std::unique_ptr<net::Listener> listener, ControlledRuntime& runtime,
                              ControlOptions options)
-    : listener_(std::move(listener)), runtime_(runtime), options_(std::move(options)) {
-  acceptThread_ = std::thread([this] { acceptLoop(); });
+    : runtime_(runtime), options_(std::move(options)) {
+  net::ServerOptions serverOptions;
+  serverOptions.name = options_.name;
+  serverOptions.maxConnections = options_.maxConnections;
+  serverOptions.handshakeTimeout = options_.handshakeTimeout;
+  serverOptions.sendTimeout = options_.sendTimeout;
+  serverOptions.niceness = kServerNiceness;
+  serverOptions.acceptsPerSecond = options_.acceptsPerSecond;
+  serverOptions.log = options_.log;
+  // A refused client reads why, as the protocol's error line (it answers no request: no number).
+  serverOptions.refusal = [](const std::string& why) { return json{{"ok", false}, {"error", why}}.dump() + "\n"; };
+  server_ = std::make_unique<net::Server>(std::move(listener), serverOptions, [this](net::Connection& connection) {
+    bool streamed = false;
+    Hooks hooks;
+    hooks.established = [&connection] { connection.established(); };
+    hooks.streaming = [this, &streamed] {
+      streamed = true;
+      std::lock_guard lock(streamsMutex_);
+      ++streams_;
+    };
+    serve(connection.stream(), runtime_, options_, closing_, hooks);
+    if (streamed) {
+      {
+        std::lock_guard lock(streamsMutex_);
+        --streams_;
+      }
+      streamsChanged_.notify_all();
+    }
+  });
 }
 
 ControlServer::~ControlServer() { close(); }
 
-void ControlServer::acceptLoop() {
-  for (;;) {
-    std::string error;
-    std::unique_ptr<dap::FdStream> stream = listener_->accept(error);
-    if (!stream) {
-      if (!error.empty() && !closing_.load()) {
-        // A transient failure (out of descriptors): keep serving the connections there are.
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        continue;
-      }
-      return;
-    }
-    std::lock_guard lock(mutex_);
-    reap(false);
-    if (closing_.load()) return;
-    Connection& c = connections_.emplace_back();
-    c.stream = std::move(stream);
-    c.thread = std::thread([this, &c] {
-      serve(*c.stream, runtime_, options_, closing_, &c.streaming);
-      c.stream->close();
-      c.done.store(true, std::memory_order_release);
-    });
-  }
-}
-
-void ControlServer::reap(bool all) {
-  for (auto it = connections_.begin(); it != connections_.end();) {
-    if (!all && !it->done.load(std::memory_order_acquire)) {
-      ++it;
-      continue;
-    }
-    if (it->thread.joinable()) it->thread.join();
-    it = connections_.erase(it);
-  }
-}
-
 void ControlServer::close(std::chrono::milliseconds drain) {
   if (closed_.exchange(true)) return;
   closing_.store(true, std::memory_order_release);
-  listener_->close();
-  if (acceptThread_.joinable()) acceptThread_.join();
+  server_->stopAccepting();
   // Streams send what they have and their end; then whatever is left is cut off.
-  const auto deadline = std::chrono::steady_clock::now() + drain;
-  std::lock_guard lock(mutex_);
-  for (Connection& c : connections_) {
-    while (c.streaming.load(std::memory_order_acquire) && !c.done.load(std::memory_order_acquire) &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    c.stream->close();
+  {
+    std::unique_lock lock(streamsMutex_);
+    streamsChanged_.wait_for(lock, drain, [this] { return streams_ == 0; });
   }
-  reap(true);
+  server_->close();
 }
 
 }  // namespace scanback::control

@@ -1,23 +1,25 @@
 // The control server of a runtime (`scanback run --control`): answers status, snapshot, stream and
-// stop requests (docs/control.md) on its own threads, one per connection. It never makes the scan
-// wait: status is read from what the runtime publishes, snapshots are the flight recorder's
-// (written by its writer thread), and a stream is fed the chunks the flight recorder keeps through a
-// HistorySink with a bounded buffer per client — a client that falls behind gets a gap, never
-// back-pressure (architecture: the live task never waits).
+// stop requests (docs/control.md) on its own threads, one per connection, with the limits and
+// timeouts of net/server.h. It never makes the scan wait: status is read from what the runtime
+// publishes, snapshots are the flight recorder's (written by its writer thread), and a stream is
+// fed the chunks the flight recorder keeps through a HistorySink with a bounded buffer per client —
+// a client that falls behind gets a gap, never back-pressure (architecture: the live task never
+// waits).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
-#include <list>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "control/protocol.h"
-#include "dap/transport/tcp_listener.h"
+#include "net/listener.h"
+#include "net/server.h"
 #include "recorder/recorder.h"
 
 namespace scanback::control {
@@ -51,12 +53,36 @@ struct ControlOptions {
   std::chrono::milliseconds statusEvery{200};
   // A snapshot not written by then is reported as failed.
   std::chrono::seconds snapshotTimeout{60};
+
+  // The limits of docs/control.md ("Limits"), for a server that survives its clients
+  // (net/server.h): connections served at once (--max-connections), the first valid request
+  // (with its token) within handshakeTimeout of connecting, every later request within
+  // idleTimeout of the answer before (a stream, once begun, has no such deadline: it only writes),
+  // and a client that reads nothing for sendTimeout closed.
+  size_t maxConnections = 32;
+  std::chrono::milliseconds handshakeTimeout{10'000};
+  std::chrono::milliseconds idleTimeout{60'000};
+  std::chrono::milliseconds sendTimeout{30'000};
+  // A connection's requests are answered at most this many per second, in bursts of up to
+  // requestBurst: a client polling in a loop waits for its answers instead of taking the processor
+  // from the scan thread. 0: no limit.
+  double requestsPerSecond = 50;
+  double requestBurst = 10;
+  // New connections are accepted at most this many per second (in bursts of 32): a client that
+  // connects anew for each request (`scanback ctl status` in a loop) waits in connect(). 0: no limit.
+  double acceptsPerSecond = 200;
+  // Names the endpoint in what the server says on stderr.
+  std::string name = "control endpoint";
+  // Where the server says it; default: stderr.
+  std::function<void(const std::string&)> log;
 };
 
 class ControlServer {
  public:
-  // Serves `listener` on a thread of its own.
-  ControlServer(std::unique_ptr<dap::Listener> listener, ControlledRuntime& runtime, ControlOptions options);
+  // Serves `listener` with a net::Server: a thread that accepts, and one per connection, all of
+  // them at a lower priority than the runtime's scan thread (nice +10). Throws std::runtime_error
+  // when the server cannot start (no descriptors at all).
+  ControlServer(std::unique_ptr<net::Listener> listener, ControlledRuntime& runtime, ControlOptions options);
   // close().
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
@@ -65,31 +91,31 @@ class ControlServer {
   // Stops accepting; each stream sends what it has queued (for at most `drain`) and an `end` event
   // with the runtime's state; then every connection is closed and its thread joined. Idempotent.
   void close(std::chrono::milliseconds drain = std::chrono::milliseconds(2000));
-  const dap::Listener& listener() const { return *listener_; }
+  // The TCP port listened on (0 for a unix socket).
+  uint16_t port() const { return server_->port(); }
+  net::Server::Counts counts() const { return server_->counts(); }
 
+  // What serve() tells the server around it.
+  struct Hooks {
+    std::function<void()> established;  // the first valid request, with its token, was read
+    std::function<void()> streaming;    // the connection turns into a stream
+  };
   // Serves one connection until it ends or `closing` is set: what each connection's thread does
-  // (and the control protocol's fuzz target). `streaming` is set when it turns into a stream.
-  static void serve(dap::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
-                    const std::atomic<bool>& closing, std::atomic<bool>* streaming = nullptr);
+  // (and the control protocol's fuzz target). Requests after the first valid one must come within
+  // options.idleTimeout (the stream's read deadline); they are answered at options.requestsPerSecond.
+  static void serve(net::Stream& stream, ControlledRuntime& runtime, const ControlOptions& options,
+                    const std::atomic<bool>& closing, const Hooks& hooks = {});
 
  private:
-  struct Connection {
-    std::unique_ptr<dap::FdStream> stream;
-    std::thread thread;
-    std::atomic<bool> done{false};
-    std::atomic<bool> streaming{false};
-  };
-  void acceptLoop();
-  void reap(bool all);
-
-  std::unique_ptr<dap::Listener> listener_;
   ControlledRuntime& runtime_;
   ControlOptions options_;
   std::atomic<bool> closing_{false};
   std::atomic<bool> closed_{false};
-  std::mutex mutex_;
-  std::list<Connection> connections_;
-  std::thread acceptThread_;
+  // Connections that are streams, for close() to let them drain.
+  std::mutex streamsMutex_;
+  std::condition_variable streamsChanged_;
+  size_t streams_ = 0;
+  std::unique_ptr<net::Server> server_;
 };
 
 }  // namespace scanback::control

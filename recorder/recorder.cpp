@@ -614,7 +614,12 @@ void Recorder::writerLoop() {
     } else if (writer_->recover()) {
       const uint64_t end = std::max(takenCycle_ + 1, *fileLostFrom_);
       const uint64_t lost = end - *fileLostFrom_;
-      if (lost == 0 || writer_->writeGap(trace::GapData{*fileLostFrom_, lost})) fileLostFrom_.reset();
+      if (lost == 0 || writer_->writeGap(trace::GapData{*fileLostFrom_, lost})) {
+        fileLostFrom_.reset();
+        std::lock_guard lock(healthMutex_);
+        health_.failing = false;
+        health_.lostCycles += lost;
+      }
     }
   }
   if (writer_ && ringMode() && !fileLostFrom_) {
@@ -971,21 +976,29 @@ void Recorder::writePart(const trace::EncodedChunk& block) {
     }
     const uint64_t lostFrom = *fileLostFrom_;
     const uint64_t lost = block.firstCycle() - lostFrom;
-    if ((lost && !writer_->writeGap(trace::GapData{lostFrom, lost})) || !writer_->writeEncodedChunk(block)) {
+    auto failedAgain = [&] {
       writer_->recover();  // (cut back again; the next retry starts from here)
       lastRetry_ = std::chrono::steady_clock::now();
       restartChunk_ = true;
-      return;
+    };
+    if (lost) {
+      if (!writer_->writeGap(trace::GapData{lostFrom, lost})) return failedAgain();
+      // The gap is in the file, whatever happens to the block after it: the lost cycles go on from it.
+      fileLostFrom_ = block.firstCycle();
+      std::lock_guard lock(healthMutex_);
+      health_.lostCycles += lost;
     }
+    if (!writer_->writeEncodedChunk(block)) return failedAgain();
     fileLostFrom_.reset();
+    uint64_t failedFrom = 0;
     {
       std::lock_guard lock(healthMutex_);
       health_.failing = false;
-      health_.lostCycles += lost;
+      failedFrom = health_.sinceCycle;
     }
-    emit(RecordingEvent{RecordingEvent::Kind::Resumed, block.firstCycle(), lost,
+    emit(RecordingEvent{RecordingEvent::Kind::Resumed, block.firstCycle(), block.firstCycle() - failedFrom,
                         fmt::format("writing to {}.partial works again from cycle {}: cycles {}..{} are a gap in it",
-                                    options_.path, block.firstCycle(), lostFrom, block.firstCycle() - 1)});
+                                    options_.path, block.firstCycle(), failedFrom, block.firstCycle() - 1)});
     return;
   }
   if (!writer_->writeEncodedChunk(block)) fileFailed(block.firstCycle(), writer_->lastError());

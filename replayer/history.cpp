@@ -141,7 +141,18 @@ std::shared_ptr<const trace::ChunkData> History::chunk(size_t index, std::string
     return cache_.front().second;
   }
   auto data = std::make_shared<trace::ChunkData>();
-  if (!reader_->readChunk(chunks_[index], *data, error)) {
+  bool read = false;
+  try {
+    read = reader_->readChunk(chunks_[index], *data, error);
+  } catch (const std::bad_alloc&) {
+    // The chunks held only save decoding: without the memory for this one they go (a chunk still
+    // in use stays alive where it is used), and it is decoded once more. Out of memory again, it
+    // is the caller's (an OutOfMemory that names the block).
+    cache_.clear();
+    *data = trace::ChunkData{};
+    read = reader_->readChunk(chunks_[index], *data, error);
+  }
+  if (!read) {
     error = fmt::format("cycles {} and later are unreachable: the chunk at byte offset {} cannot be read: {}",
                         chunks_[index].firstCycle, chunks_[index].offset, error);
     return nullptr;

@@ -186,6 +186,7 @@ std::unique_ptr<Replayer> Replayer::open(std::unique_ptr<trace::TraceReader> rea
     Diagnostics diagnostics;
     CompileOptions compileOptions;
     compileOptions.test = h.options.test;  // a unit test's recording (scanback test --record-failures)
+    compileOptions.recordedImageSize = h.imageSize;
     program = compileProject(sources, diagnostics, compileOptions);
     if (!program) {
       error = "the program recorded in the trace does not compile with this scanback:\n" + diagnostics.format(sources);
@@ -316,7 +317,14 @@ bool Replayer::restoreBefore(Vm& vm, uint64_t cycle, std::string& error) {
 
 void Replayer::addCheckpoint(uint64_t cycle, const Vm& vm) {
   if (checkpoints_.count(cycle)) return;
-  checkpoints_.emplace(cycle, std::vector<uint8_t>(vm.image(), vm.image() + vm.imageSize()));
+  try {
+    checkpoints_.emplace(cycle, std::vector<uint8_t>(vm.image(), vm.image() + vm.imageSize()));
+  } catch (const std::bad_alloc&) {
+    // A checkpoint only saves re-execution: without the memory for it the ones held go too, and
+    // the replay goes on from keyframes (slower, never wrong).
+    checkpoints_.clear();
+    return;
+  }
   trimCheckpoints(cycle);
 }
 
@@ -443,7 +451,13 @@ std::optional<Position> Replayer::lastBoundary(uint64_t cycle, std::string& erro
 std::optional<Position> Replayer::end() {
   if (history_.empty()) return std::nullopt;
   std::string error;
-  return lastBoundary(history_.endCycle() - 1, error);
+  const uint64_t last = history_.endCycle() - 1;
+  std::shared_ptr<const trace::ChunkData> held;
+  CycleRecord record;
+  if (!history_.cycle(last, held, record, error)) return std::nullopt;
+  const bool faulted = history_.fault() && history_.fault()->cycle == last;
+  if (endAtCycleEnd_ && !record.open && !faulted) return Position{last, record.stepCount};
+  return Position{last, record.stepCount ? record.stepCount - 1 : 0};
 }
 
 std::optional<uint64_t> Replayer::nextCycleOfTask(uint64_t cycle, uint32_t task) {
@@ -477,7 +491,7 @@ std::optional<uint64_t> Replayer::previousCycleOfTask(uint64_t cycle, uint32_t t
 std::optional<Stop> Replayer::stopAt(Position target, StopReason reason, std::string& error, int breakpoint,
                                      std::string note) {
   if (!seek(target, error)) return std::nullopt;
-  return Stop{target, reason, breakpoint, std::move(note)};
+  return Stop{target, reason, breakpoint, std::move(note), {}};
 }
 
 bool Replayer::conditionHolds(const Breakpoint& bp, Position at, std::string& error) {
@@ -502,13 +516,15 @@ std::vector<uint64_t> Replayer::candidateCycles(const trace::ChunkData& chunk,
 
 std::optional<uint64_t> Replayer::hitsBefore(const Breakpoint& bp, Position p, std::string& error) {
   uint64_t hits = 0;
+  const Position from = bp.countFrom;  // hits before it are not counted
+  if (!(from < p)) return hits;
   const std::vector<uint32_t> statements{bp.statement};
-  // The runs in one recorded cycle before step `below`, each checked against the condition.
-  auto countIn = [&](uint64_t cycle, uint64_t below) -> bool {
+  // The runs in one recorded cycle at steps [first, below), each checked against the condition.
+  auto countIn = [&](uint64_t cycle, uint64_t first, uint64_t below) -> bool {
     const CycleSteps* s = steps(cycle, error);
     if (!s) return false;
     const CycleSteps copy = *s;  // steps() may evict while conditions seek
-    for (uint64_t k = 0; k < std::min<uint64_t>(below, copy.count()); ++k) {
+    for (uint64_t k = first; k < std::min<uint64_t>(below, copy.count()); ++k) {
       if (copy.statements[k] != bp.statement) continue;
       const bool holds = conditionHolds(bp, Position{cycle, k}, error);
       if (!error.empty()) return false;
@@ -519,7 +535,8 @@ std::optional<uint64_t> Replayer::hitsBefore(const Breakpoint& bp, Position p, s
   for (size_t i = 0; i < history_.chunkCount(); ++i) {
     const trace::BlockInfo& b = history_.chunkBlock(i);
     if (b.firstCycle > p.cycle) break;
-    const bool whole = b.firstCycle + b.cycleCount <= p.cycle;
+    if (b.firstCycle + b.cycleCount <= from.cycle) continue;
+    const bool whole = b.firstCycle + b.cycleCount <= p.cycle && from <= Position{b.firstCycle, 0};
     std::shared_ptr<const trace::ChunkData> chunk;
     // Without a condition, a whole chunk with complete paths counts from its paths alone.
     if (whole && !bp.condition) {
@@ -541,7 +558,9 @@ std::optional<uint64_t> Replayer::hitsBefore(const Breakpoint& bp, Position p, s
     if (!chunk && !(chunk = history_.chunk(i, error))) return std::nullopt;
     for (uint64_t cycle : candidateCycles(*chunk, statements)) {
       if (cycle > p.cycle) break;
-      if (!countIn(cycle, cycle == p.cycle ? p.step : UINT64_MAX)) return std::nullopt;
+      if (cycle < from.cycle) continue;
+      if (!countIn(cycle, cycle == from.cycle ? from.step : 0, cycle == p.cycle ? p.step : UINT64_MAX))
+        return std::nullopt;
     }
   }
   return hits;
@@ -560,6 +579,8 @@ std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& b
   std::vector<std::optional<uint64_t>> hitCounts(breakpoints.size());
   auto stopsAt = [&](size_t j, Position at) -> bool {
     const Breakpoint& bp = breakpoints[j];
+    // Numbered hits begin where the breakpoint was set: one with a hit condition stops at none before.
+    if (bp.hitCondition && at < bp.countFrom) return false;
     const bool holds = conditionHolds(bp, at, error);
     if (!error.empty() || !holds) return false;
     if (!bp.hitCondition) return true;
@@ -591,15 +612,19 @@ std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& b
       for (int64_t k = forward ? first : last; forward ? k <= last : k >= first; k += forward ? 1 : -1) {
         const uint32_t statement = copy.statements[static_cast<size_t>(k)];
         if (!std::binary_search(statements.begin(), statements.end(), statement)) continue;
-        std::optional<int> stopping;
+        std::vector<int> stopping;
         for (size_t j = 0; j < breakpoints.size(); ++j) {
           if (breakpoints[j].statement != statement) continue;
           // Every breakpoint on the statement is evaluated (its hit count moves) even after one stops.
           const bool stops = stopsAt(j, Position{cycle, static_cast<uint64_t>(k)});
           if (!error.empty()) return std::nullopt;
-          if (stops && !stopping) stopping = static_cast<int>(j);
+          if (stops) stopping.push_back(static_cast<int>(j));
         }
-        if (stopping) return Stop{Position{cycle, static_cast<uint64_t>(k)}, StopReason::Breakpoint, *stopping, {}};
+        if (!stopping.empty()) {
+          Stop hit{Position{cycle, static_cast<uint64_t>(k)}, StopReason::Breakpoint, stopping.front(), {}, {}};
+          hit.others.assign(stopping.begin() + 1, stopping.end());
+          return hit;
+        }
       }
     }
   }
@@ -617,15 +642,50 @@ uint32_t Replayer::activationAt(const CycleSteps& s, uint64_t step) {
   return step < s.count() ? s.activations[step] : 0;  // the end of a cycle is at the top level
 }
 
-std::optional<Stop> Replayer::moveTowards(std::optional<Position> target, bool forward,
-                                          const std::vector<Breakpoint>& breakpoints, std::string& error) {
-  // Without a target the move runs to the start or end of the recording; a breakpoint on the way
-  // stops it first.
-  const Position bound = target ? *target : Position{forward ? history_.endCycle() : history_.firstCycle(), 0};
-  if (auto hit = breakpointBetween(breakpoints, position_, bound, forward, error))
+std::optional<Stop> Replayer::moveBackTowards(std::optional<Position> target,
+                                              const std::vector<Breakpoint>& breakpoints, std::string& error) {
+  // Without a target the move runs to the start of the recording; a breakpoint on the way stops it
+  // first.
+  const Position bound = target ? *target : Position{history_.firstCycle(), 0};
+  if (auto hit = breakpointBetween(breakpoints, position_, bound, false, error))
     return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
   if (!error.empty()) return std::nullopt;
-  if (!target) return stopAtEdge(forward, error);
+  if (!target) return stopAtEdge(false, error);
+  return stopAt(*target, StopReason::Step, error);
+}
+
+std::optional<Stop> Replayer::moveForwardTowards(std::optional<Position> target,
+                                                 const std::vector<Breakpoint>& breakpoints,
+                                                 const std::vector<Watch>& watches, std::string& error) {
+  const std::optional<Position> last = end();
+  if (!last) {
+    error = "the trace has no recorded cycle";
+    return std::nullopt;
+  }
+  // One boundary past the target (or the end), so that a stop there is reported as what it is.
+  const Position until = target ? *target : *last;
+  const Position bound{until.cycle, until.step + 1};
+  std::optional<Stop> hit = breakpointBetween(breakpoints, position_, bound, true, error);
+  if (!error.empty()) return std::nullopt;
+  if (!watches.empty()) {
+    std::optional<Change> change;
+    if (!scanChanges(
+            watches, position_, hit ? hit->position : bound,
+            [&](size_t, Change&& c) {
+              change = std::move(c);
+              return false;
+            },
+            error))
+      return std::nullopt;
+    // (A change found at a breakpoint's position is not looked for: the breakpoint stops there.)
+    if (change) return stopAt(change->position, StopReason::DataWrite, error, static_cast<int>(change->watch));
+  }
+  if (hit) {
+    std::optional<Stop> stop = stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
+    if (stop) stop->others = std::move(hit->others);
+    return stop;
+  }
+  if (!target) return stopAtEdge(true, error);  // never backwards, from past the last statement
   return stopAt(*target, StopReason::Step, error);
 }
 
@@ -636,16 +696,20 @@ std::optional<Stop> Replayer::stopAtEdge(bool forward, std::string& error) {
   return stopAt(to, forward ? StopReason::End : StopReason::Start, error, -1, forward ? kEndNote : kStartNote);
 }
 
-std::optional<Stop> Replayer::stepIn(const std::vector<Breakpoint>&, std::string& error) {
+std::optional<Stop> Replayer::stepIn(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
+                                     std::string& error) {
   const CycleSteps* s = steps(position_.cycle, error);
   if (!s) return std::nullopt;
-  if (position_.step + 1 < s->count()) return stopAt({position_.cycle, position_.step + 1}, StopReason::Step, error);
-  const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, s->task);
-  if (!next) return stopAtEdge(true, error);
-  return stopAt({*next, 0}, StopReason::Step, error);
+  std::optional<Position> target;
+  if (position_.step + 1 < s->count())
+    target = Position{position_.cycle, position_.step + 1};
+  else if (const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, s->task))
+    target = Position{*next, 0};
+  return moveForwardTowards(target, breakpoints, watches, error);
 }
 
-std::optional<Stop> Replayer::stepOver(const std::vector<Breakpoint>& breakpoints, std::string& error) {
+std::optional<Stop> Replayer::stepOver(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
+                                       std::string& error) {
   const CycleSteps* s = steps(position_.cycle, error);
   if (!s) return std::nullopt;
   const uint32_t here = activationAt(*s, position_.step);
@@ -660,10 +724,11 @@ std::optional<Stop> Replayer::stepOver(const std::vector<Breakpoint>& breakpoint
   if (!target) {
     if (const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, task)) target = Position{*next, 0};
   }
-  return moveTowards(target, true, breakpoints, error);
+  return moveForwardTowards(target, breakpoints, watches, error);
 }
 
-std::optional<Stop> Replayer::stepOut(const std::vector<Breakpoint>& breakpoints, std::string& error) {
+std::optional<Stop> Replayer::stepOut(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
+                                      std::string& error) {
   const CycleSteps* s = steps(position_.cycle, error);
   if (!s) return std::nullopt;
   const uint32_t here = activationAt(*s, position_.step);
@@ -680,34 +745,12 @@ std::optional<Stop> Replayer::stepOut(const std::vector<Breakpoint>& breakpoints
   if (!target) {
     if (const std::optional<uint64_t> next = nextCycleOfTask(position_.cycle, task)) target = Position{*next, 0};
   }
-  return moveTowards(target, true, breakpoints, error);
+  return moveForwardTowards(target, breakpoints, watches, error);
 }
 
 std::optional<Stop> Replayer::continueForward(const std::vector<Breakpoint>& breakpoints,
                                               const std::vector<Watch>& watches, std::string& error) {
-  const std::optional<Position> last = end();
-  if (!last) {
-    error = "the trace has no recorded cycle";
-    return std::nullopt;
-  }
-  std::optional<Stop> hit =
-      breakpointBetween(breakpoints, position_, Position{last->cycle, last->step + 1}, true, error);
-  if (!error.empty()) return std::nullopt;
-  const Position bound = hit ? hit->position : Position{last->cycle, last->step + 1};
-  if (!watches.empty()) {
-    std::optional<Change> change;
-    if (!scanChanges(
-            watches, position_, bound,
-            [&](size_t, Change&& c) {
-              change = std::move(c);
-              return false;
-            },
-            error))
-      return std::nullopt;
-    if (change) return stopAt(change->position, StopReason::DataWrite, error, static_cast<int>(change->watch));
-  }
-  if (hit) return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
-  return stopAtEdge(true, error);  // never backwards, from past the last statement
+  return moveForwardTowards(std::nullopt, breakpoints, watches, error);
 }
 
 // ---------------------------------------------------------------- backward
@@ -737,7 +780,7 @@ std::optional<Stop> Replayer::stepBack(const std::vector<Breakpoint>& breakpoint
       }
     }
   }
-  return moveTowards(target, false, breakpoints, error);
+  return moveBackTowards(target, breakpoints, error);
 }
 
 std::optional<Stop> Replayer::reverseStepIn(const std::vector<Breakpoint>&, std::string& error) {
@@ -765,7 +808,7 @@ std::optional<Stop> Replayer::reverseStepOut(const std::vector<Breakpoint>& brea
   } else if (const std::optional<uint64_t> previous = previousCycleOfTask(position_.cycle, s->task)) {
     target = Position{*previous, 0};
   }
-  return moveTowards(target, false, breakpoints, error);
+  return moveBackTowards(target, breakpoints, error);
 }
 
 std::optional<Stop> Replayer::reverseContinue(const std::vector<Breakpoint>& breakpoints,
@@ -788,8 +831,9 @@ std::optional<Stop> Replayer::reverseContinue(const std::vector<Breakpoint>& bre
         if (bp.statement != s->statements[0]) continue;
         const bool holds = conditionHolds(bp, *first, error);
         if (!error.empty()) return std::nullopt;
-        if (holds && (!bp.hitCondition || bp.hitCondition(1))) {  // the recording's first hit
-          hit = Stop{*first, StopReason::Breakpoint, static_cast<int>(j), {}};
+        // The recording's first hit (none is numbered when the breakpoint was set after it).
+        if (holds && (!bp.hitCondition || (!(*first < bp.countFrom) && bp.hitCondition(1)))) {
+          hit = Stop{*first, StopReason::Breakpoint, static_cast<int>(j), {}, {}};
           break;
         }
       }

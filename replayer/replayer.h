@@ -110,6 +110,8 @@ struct Stop {
   StopReason reason = StopReason::Step;
   int breakpoint = -1;  // index into the breakpoints given (Breakpoint) or the watches (DataWrite)
   std::string note;     // e.g. why the start or end of the recording was reached
+  // Breakpoint, going forward: the other breakpoints that stop at the same position, in order.
+  std::vector<int> others;
 };
 
 // A breakpoint the searches stop at: a statement, optionally only when `condition` holds (it is
@@ -122,6 +124,11 @@ struct Breakpoint {
   uint32_t statement = 0;
   std::function<bool(const Vm&)> condition;    // the VM paused at the statement
   std::function<bool(uint64_t)> hitCondition;  // the hit's number (from 1)
+  // Where numbering starts: hits before this position are not counted, and a breakpoint with a
+  // hit condition stops at none of them. A live session's breakpoint, set while the recording was
+  // under way, counts its hits from where it was set, as the live task does (docs/dap.md); the
+  // start of the recording otherwise.
+  Position countFrom;
 };
 
 // A watched range of the image (vm/runtime/watch.h): what data searches compare.
@@ -153,6 +160,10 @@ class Replayer {
   // Appends the cycle under way after the recorded ones (null: none); it replaces the previous
   // one. Its last position, (cycle, untilStep), is then end().
   void setOpenCycle(const OpenCycle* open);
+  // A live task paused right after the last recorded cycle ended (a data breakpoint on a write by
+  // its last statement): without an open cycle, end() is then that cycle's end, (cycle,
+  // stepCount), where the task is, rather than its last statement. Not for a cycle that faulted.
+  void setEndAtCycleEnd(bool on) { endAtCycleEnd_ = on; }
 
   // The first and last positions a debugger stops at: (first cycle, 0) and the last statement
   // boundary of the last cycle (its faulting statement when the trace ends in a fault). The end of
@@ -179,10 +190,15 @@ class Replayer {
   const CycleSteps* steps(uint64_t cycle, std::string& error);
 
   // Moves. Each returns the stop (and leaves the replayer there), or nullopt with `error`.
-  // Forward ones stop at any of `breakpoints` met on the way (step over/out too).
-  std::optional<Stop> stepIn(const std::vector<Breakpoint>& breakpoints, std::string& error);
-  std::optional<Stop> stepOver(const std::vector<Breakpoint>& breakpoints, std::string& error);
-  std::optional<Stop> stepOut(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  // Forward ones stop at any of `breakpoints` hit and any change of `watches` on the way (step
+  // over/out too), the position a step ends at included: a step that ends at a breakpoint that
+  // stops there, or right after a change, reports that (as a live task does).
+  std::optional<Stop> stepIn(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
+                             std::string& error);
+  std::optional<Stop> stepOver(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
+                               std::string& error);
+  std::optional<Stop> stepOut(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
+                              std::string& error);
   std::optional<Stop> continueForward(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
                                       std::string& error);
   // The mirrors: stepBack (reverse of stepOver), reverse step in, reverse step out, reverse continue.
@@ -273,10 +289,14 @@ class Replayer {
   std::optional<uint64_t> hitsBefore(const Breakpoint& bp, Position p, std::string& error);
   // The innermost activation at `step` of a cycle (the top level at its end).
   static uint32_t activationAt(const CycleSteps& s, uint64_t step);
-  // Moves to `target` (nullopt: there is none before the start or after the end of the
-  // recording), unless one of `breakpoints` is hit on the way.
-  std::optional<Stop> moveTowards(std::optional<Position> target, bool forward,
-                                  const std::vector<Breakpoint>& breakpoints, std::string& error);
+  // Moves back to `target` (nullopt: there is none after the start of the recording), unless
+  // one of `breakpoints` is hit on the way.
+  std::optional<Stop> moveBackTowards(std::optional<Position> target, const std::vector<Breakpoint>& breakpoints,
+                                      std::string& error);
+  // Moves forward to `target` (nullopt: the end of the recording), unless one of `breakpoints` is
+  // hit or one of `watches` changes on the way, at `target` included.
+  std::optional<Stop> moveForwardTowards(std::optional<Position> target, const std::vector<Breakpoint>& breakpoints,
+                                         const std::vector<Watch>& watches, std::string& error);
   std::optional<Position> lastBoundary(uint64_t cycle, std::string& error);
   // Replays from `from` towards `until` (excluded), calling `found` for every change of a watch
   // after `from`, in order; `found` returns false to stop. Runs on the scratch VM.
@@ -302,6 +322,7 @@ class Replayer {
   StepWriter vmWrites_, scratchWrites_;  // the cycle under way on each
   Position position_;
   bool positioned_ = false;
+  bool endAtCycleEnd_ = false;
   std::map<uint64_t, std::vector<uint8_t>> checkpoints_;  // image before the cycle
   CycleSet verified_;                                     // cycles whose digest was checked
   uint64_t verifiedCycles_ = 0;                           // by the last verify()

@@ -64,9 +64,9 @@ tests/fault/run.sh build
 
 stage "build (ThreadSanitizer: the recorder's scan and writer threads, replayers on several threads, DAP sessions beside a running target)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_TSAN=ON -DSCANBACK_BENCH=OFF "${ci[@]}" >/dev/null
-cmake --build build-tsan --target recorder_tests replayer_tests dap_tests -j"$jobs"
-stage "recorder, replayer and DAP thread tests under ThreadSanitizer"
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|DapTransport|ControlStream\.|Attach\.)' -j"$jobs")
+cmake --build build-tsan --target recorder_tests replayer_tests dap_tests control_tests net_tests -j"$jobs"
+stage "recorder, replayer, DAP, control and net thread tests under ThreadSanitizer"
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Durability\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|DapEstablished\.|Net[A-Za-z]*\.|ControlStream\.|ControlServer\.|ControlLimits\.|Attach\.|LiveEdge\.|NonstopEdge\.|AttachEdge)' -j"$jobs")
 
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
   stage "fuzzing (clang, libFuzzer, ASan + UBSan): each target for ${FUZZ_SECONDS:-60} s"

@@ -10,6 +10,7 @@
 
 #include "traces/framing.h"
 #include "traces/trace.capnp.h"
+#include "vm/base/out_of_memory.h"
 
 namespace scanback::trace {
 
@@ -142,6 +143,11 @@ bool withBlock(std::span<const uint8_t> message, uint64_t offset, Block::Which e
   } catch (const kj::Exception& e) {
     error = fmt::format("block at offset {}: {}: invalid capnp message: {}", offset, what, e.getDescription().cStr());
     return false;
+  } catch (const OutOfMemory&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    // Not a damaged block: the memory there is did not hold it.
+    throw OutOfMemory(fmt::format("decoding the {} at offset {} of the trace", what, offset), message.size());
   } catch (const std::exception& e) {
     error = fmt::format("block at offset {}: {}: {}", offset, what, e.what());
     return false;

@@ -12,6 +12,8 @@
 #include <cstring>
 
 #include "traces/framing.h"
+#include "vm/base/out_of_memory.h"
+#include "vm/bytecode/limits.h"
 
 namespace scanback::trace {
 
@@ -145,11 +147,17 @@ bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_
   // most zstd can expand.
   std::vector<uint64_t> stored;
   uint8_t* payload;
+  // Up to kMaxRawBlockBytes each (the sizes are checked above): a trace of a large image may not
+  // fit in the memory there is.
+  const auto reading = [&] {
+    return fmt::format("reading the {} block at offset {} of the trace", blockKindName(kind), offset);
+  };
   if (h->compression == kStored) {
-    words.assign(h->storedSize / 8, 0);  // rawSize == storedSize, a multiple of 8 (decodeFrameHeader)
+    // rawSize == storedSize, a multiple of 8 (decodeFrameHeader)
+    allocating([&] { words.assign(h->storedSize / 8, 0); }, h->storedSize, reading);
     payload = reinterpret_cast<uint8_t*>(words.data());
   } else {
-    stored.resize((h->storedSize + 7) / 8);
+    allocating([&] { stored.resize((h->storedSize + 7) / 8); }, h->storedSize, reading);
     payload = reinterpret_cast<uint8_t*>(stored.data());
   }
   if (!source_->read(offset + kFrameHeaderBytes, payload, h->storedSize)) {
@@ -172,7 +180,7 @@ bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_
                           h->rawSize);
       return false;
     }
-    words.assign(h->rawSize / 8, 0);
+    allocating([&] { words.assign(h->rawSize / 8, 0); }, h->rawSize, reading);
     ZSTD_DCtx* dctx = decompressContext();
     if (h->compression == kZstdWithChunkPrefix)
       ZSTD_DCtx_refPrefix(dctx, prefix.data(), prefix.size());  // this frame only
@@ -232,6 +240,13 @@ bool TraceReader::init(std::string& error) {
         "the trace has format version {} and needs a reader of version {} or later; this scanback "
         "reads format version {}",
         header_.formatVersion, header_.minReaderVersion, kFormatVersion);
+    return false;
+  }
+  // No program scanback compiles has a larger image (vm/bytecode/limits.h): a header that claims
+  // one is refused before anything is sized by it.
+  if (header_.imageSize > kMaxImageBytes) {
+    error = fmt::format("the header claims an image of {} bytes; scanback's limit is {}", header_.imageSize,
+                        imageLimitText());
     return false;
   }
   headerBlock_ = BlockInfo{at, BlockKind::Header, 0, 0, frame->storedSize, frame->rawSize, {}, {}};
@@ -341,6 +356,11 @@ bool TraceReader::tryIndex(std::string& why) {
 bool TraceReader::addProgramChange(const BlockInfo& block, std::string& error) {
   ProgramChangeData change;
   if (!readProgramChange(block, change, error)) return false;
+  if (change.imageSize > kMaxImageBytes) {
+    error = fmt::format("the program change at cycle {} claims an image of {} bytes; scanback's limit is {}",
+                        change.atCycle, change.imageSize, imageLimitText());
+    return false;
+  }
   limits_.push_back({block.offset, ChunkLimits{change.imageSize, change.statementCount}});
   return true;
 }

@@ -45,6 +45,7 @@ std::optional<Timeline> readTimeline(Session& session, TargetHistory& history, b
   }
   t.live = live;
   t.cycleTime = history.cycleTime();
+  t.recording = history.recording();
   return t;
 }
 
@@ -97,6 +98,18 @@ Reply timelineRequest(Session& session, const json&) {
                              {"medianNs", t->cycleTime->medianNs},
                              {"p99Ns", t->cycleTime->p99Ns},
                              {"maxNs", t->cycleTime->maxNs}};
+  if (t->recording) {
+    // docs/timeline-protocol.md: {path, state: "ok" | "failing", error?, sinceCycle?, lostCycles, failures}.
+    json recording{{"path", t->recording->path},
+                   {"state", t->recording->failing ? "failing" : "ok"},
+                   {"lostCycles", t->recording->lostCycles},
+                   {"failures", t->recording->failures}};
+    if (t->recording->failing) {
+      recording["error"] = t->recording->error;
+      recording["sinceCycle"] = t->recording->sinceCycle;
+    }
+    body["recording"] = std::move(recording);
+  }
   return Reply{std::move(body)};
 }
 

@@ -6,13 +6,15 @@
 #include <array>
 #include <iostream>
 #include <string_view>
+#include <utility>
 
 #include "dap/handlers/handlers.h"
-#include "dap/transport/auth_token.h"
+#include "net/auth_token.h"
+#include "vm/base/out_of_memory.h"
 
 namespace scanback::dap {
 
-Session::Session(Stream& stream, std::function<void(const std::string&)> log)
+Session::Session(net::Stream& stream, std::function<void(const std::string&)> log)
     : reader_(stream), writer_(stream), log_(std::move(log)) {}
 
 Session::~Session() {
@@ -29,7 +31,7 @@ void Session::log(const std::string& text) {
 
 void Session::run() {
   while (!ending_) {
-    ReadResult read = reader_.next();
+    net::ReadResult read = reader_.next();
     if (read.isEnd()) break;
     if (read.isError()) {
       // With a seq the client gets an error response; without one there is nothing to respond to:
@@ -80,7 +82,10 @@ void Session::dispatch(const json& message) {
     // The protocol's arguments are always an object; anything else is refused here, for every
     // request, rather than read as "no arguments".
     if (!arguments.is_object()) notAnObject({}, arguments);
-    if (authToken_ && (name == "launch" || name == "attach")) checkAuthToken(name, arguments);
+    if (authToken_ && (name == "launch" || name == "attach")) {
+      checkAuthToken(name, arguments);
+      authenticated_ = true;
+    }
     if (!initialized && name != "initialize") throw DapError("the session is not initialized: send 'initialize' first");
     reply = handler->run(*this, arguments);
   } catch (const ArgumentError& e) {
@@ -93,6 +98,11 @@ void Session::dispatch(const json& message) {
     // Every argument is read through dap/protocol's readers, which say what was wrong; this is a
     // last resort, and the library's own text would mean nothing to the user.
     respond(message, false, json(), fmt::format("invalid arguments for '{}': a value has the wrong type", name));
+    return;
+  } catch (const std::bad_alloc& e) {
+    // The request fails; the session (and the server's others) go on (vm/base/out_of_memory.h).
+    respond(message, false, json(),
+            fmt::format("'{}' failed: {}", name, outOfMemoryText(e, fmt::format("handling '{}'", name))));
     return;
   } catch (const std::exception& e) {
     respond(message, false, json(), fmt::format("'{}' failed: {}", name, e.what()));
@@ -111,7 +121,7 @@ void Session::checkAuthToken(const std::string& command, const json& arguments) 
                     "--auth-token-file)",
                     command));
   }
-  if (!sameAuthToken(given->get<std::string>(), *authToken_))
+  if (!net::sameAuthToken(given->get<std::string>(), *authToken_))
     throw DapError(fmt::format("'{}' refused: 'authToken' is not the token this adapter was started with", command));
 }
 
@@ -145,6 +155,8 @@ void Session::respond(const json& request, bool success, const json& body, const
     response["body"] = body;
   }
   send(std::move(response));
+  // Initialized and, with a token, authenticated (even if that launch failed): proven.
+  if (onEstablished_ && initialized && (!authToken_ || authenticated_)) std::exchange(onEstablished_, nullptr)();
 }
 
 void Session::send(json message) {

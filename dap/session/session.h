@@ -20,9 +20,9 @@
 #include "dap/session/sources.h"
 #include "dap/session/variables.h"
 #include "dap/targets/target.h"
-#include "dap/transport/message_reader.h"
-#include "dap/transport/message_writer.h"
-#include "dap/transport/stream.h"
+#include "net/message_reader.h"
+#include "net/message_writer.h"
+#include "net/stream.h"
 
 namespace scanback::dap {
 
@@ -38,14 +38,19 @@ class Session final : private TargetListener {
  public:
   // `log` receives the adapter's own diagnostics (malformed messages without a seq); default:
   // stderr.
-  explicit Session(Stream& stream, std::function<void(const std::string&)> log = {});
+  explicit Session(net::Stream& stream, std::function<void(const std::string&)> log = {});
   ~Session() override;
 
   // Serves requests until `disconnect` or the end of the stream.
   void run();
   // From now on `launch` and `attach` are refused unless their `authToken` argument is `token`
-  // (a server any local process can connect to: dap/transport/auth_token.h).
+  // (a server any local process can connect to: net/auth_token.h).
   void requireAuthToken(std::string token) { authToken_ = std::move(token); }
+  // Called once, on the session's thread, when the client has proven itself: `initialize`
+  // answered and, when a token is required, a `launch` or `attach` that carried it. A server lifts
+  // its handshake deadline then (net::Connection::established); a session after that may be idle
+  // for hours.
+  void onEstablished(std::function<void()> established) { onEstablished_ = std::move(established); }
 
   // ---- for handlers
   void sendEvent(const std::string& event, json body = json());
@@ -121,8 +126,8 @@ class Session final : private TargetListener {
   void exited(int exitCode) override;
   void log(const std::string& text);
 
-  MessageReader reader_;
-  MessageWriter writer_;
+  net::MessageReader reader_;
+  net::MessageWriter writer_;
   std::function<void(const std::string&)> log_;
   // Taken with the message's seq and held while it is written: seq order is wire order, whichever
   // thread sends.
@@ -131,6 +136,8 @@ class Session final : private TargetListener {
   std::atomic<bool> terminatedSent_{false};
   bool ending_ = false;
   std::optional<std::string> authToken_;  // required by launch and attach when set
+  bool authenticated_ = false;            // a launch or attach carried the token
+  std::function<void()> onEstablished_;   // until called
   ClientSettings client_;
   std::unique_ptr<Target> target_;
   std::shared_ptr<const Program> program_;

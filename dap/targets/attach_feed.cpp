@@ -15,6 +15,7 @@
 #include "traces/block_encoder.h"
 #include "traces/framing.h"
 #include "traces/trace_codec.h"
+#include "vm/base/out_of_memory.h"
 
 namespace scanback::dap {
 
@@ -274,20 +275,28 @@ class AttachFeed final : public HistoryFeed {
     return true;  // an event of a later version: not ours to read
   }
 
+  // The receiving thread's entry point: nothing may leave it (std::terminate would end the server).
   void receive() {
     std::string error;
     bool ended = false;
-    while (!ended) {
-      std::optional<control::ControlClient::Event> event = client_->nextEvent(error);
-      if (!event) {
-        if (!stopped_.load())
-          error = fmt::format("the connection to the runtime at {} ended: {}", options_.endpoint.text(), error);
-        break;
+    try {
+      while (!ended) {
+        std::optional<control::ControlClient::Event> event = client_->nextEvent(error);
+        if (!event) {
+          if (!stopped_.load())
+            error = fmt::format("the connection to the runtime at {} ended: {}", options_.endpoint.text(), error);
+          break;
+        }
+        if (!take(*event, ended, error)) {
+          error = fmt::format("{}: {}; the history ends here", options_.endpoint.text(), error);
+          break;
+        }
       }
-      if (!take(*event, ended, error)) {
-        error = fmt::format("{}: {}; the history ends here", options_.endpoint.text(), error);
-        break;
-      }
+    } catch (const std::bad_alloc& e) {
+      error = fmt::format("{}: {}; the history ends here", options_.endpoint.text(),
+                          outOfMemoryText(e, "receiving the runtime's history"));
+    } catch (const std::exception& e) {
+      error = fmt::format("{}: {}; the history ends here", options_.endpoint.text(), e.what());
     }
     std::function<void()> onEnded;
     {

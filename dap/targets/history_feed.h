@@ -29,6 +29,8 @@ class HistoryFeed {
   virtual void start(std::function<void()> ended) = 0;
   // How long the task's cycles take to execute (scanback/timeline); nullopt when not known.
   virtual std::optional<Timeline::CycleTime> cycleTime() const = 0;
+  // Whether the task's recording still receives its cycles; nullopt when not known.
+  virtual std::optional<Timeline::Recording> recording() const { return std::nullopt; }
   // Whether the task is paused where it runs (an attached runtime its operator paused): a session
   // that starts at the newest position reports a pause there at once (the seed spec's attach).
   virtual bool paused() const { return false; }

@@ -29,12 +29,14 @@ LiveEngine::Outcome LiveEngine::run(const Move& move, std::optional<StepOrigin> 
     step_.reset();
     if (move.resume != ResumeKind::Continue) {
       const Vm& vm = runtime_.vm();
-      Step step{move.resume, move.task, runtime_.currentCycle().cycle, 0};
+      Step step{move.resume, move.task, runtime_.currentCycle().cycle, 0, 0};
       if (from) {
         step.cycle = from->cycle;
         step.depth = from->depth;
+        step.floor = from->floor;
       } else if (vm.inCycle() && vm.currentTask() == move.task) {
         step.depth = vm.callDepth();
+        step.floor = step.depth;
       }
       // Stepping from outside any call of the task (another task's stop): its next statement is
       // where the step ends.
@@ -88,6 +90,23 @@ LiveEngine::Outcome LiveEngine::run(const Move& move, std::optional<StepOrigin> 
       cycleTimes_.record(static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - cycleBegan_)
               .count()));
+    if (status == RunStatus::CycleDone && checker_.watchesData()) {
+      // A change the cycle's last statement made is seen here, at the end of the cycle, where the
+      // replayer reports it too: the next boundary is the next cycle's, where a change is the
+      // scan inputs'. The task stays between cycles (the next move starts the next one).
+      const Vm& vm = runtime_.vm();
+      if (control_.stopsGeneration() != checker_.generation()) {
+        refreshStops(runtime_.cycle(), 0);
+      } else if (checker_.resolvedFor(vm.program())) {
+        if (std::vector<int64_t> ids = checker_.atCycleEnd(vm); !ids.empty()) {
+          switch (publishStop(StopInfo{StopReason::DataBreakpoint, vm.currentTask(), std::move(ids), {}})) {
+            case Published::Stopped: return Outcome::Stopped;
+            case Published::GoOn: break;
+            case Published::Terminating: return Outcome::Terminating;
+          }
+        }
+      }
+    }
     if (status == RunStatus::Faulted) {
       faulted_ = true;  // (before the stop is published: the session may ask for the history at once)
       if (control_.stops()->stopOnFaults) {
@@ -114,16 +133,64 @@ LiveEngine::Outcome LiveEngine::ended(int code, int& exitCode) {
   return Outcome::Ended;
 }
 
-void LiveEngine::refreshStops() { checker_.take(control_.stops(), &runtime_.vm()); }
+void LiveEngine::refreshStops(uint64_t cycle, uint64_t step) {
+  checker_.take(control_.stops());
+  readWatchedValues();
+  checker_.countHitsFrom(cycle, step);
+}
+
+void LiveEngine::takeStops(const std::shared_ptr<const StopSet>& stops) {
+  checker_.take(stops);
+  readWatchedValues();
+  const auto [cycle, step] = nextPosition();
+  checker_.countHitsFrom(cycle, step);
+}
+
+void LiveEngine::readWatchedValues() {
+  const Vm& vm = runtime_.vm();
+  const std::vector<ExternalWrite>& pending = runtime_.pendingWrites();
+  if (pending.empty()) return checker_.rebase(vm.image(), vm.imageSize());
+  std::vector<uint8_t> image(vm.image(), vm.image() + vm.imageSize());
+  for (const ExternalWrite& w : pending) applyWrite(image.data(), vm.imageSize(), w);
+  checker_.rebase(image.data(), vm.imageSize());
+}
+
+std::pair<uint64_t, uint64_t> LiveEngine::nextPosition() const {
+  const Vm& vm = runtime_.vm();
+  // Paused at boundary k of a cycle (steps() is k + 1; at a fault, k is the faulting statement),
+  // the statement there has been checked; between cycles, the next cycle's start is next.
+  if (vm.inCycle() || faulted_) return {runtime_.currentCycle().cycle, vm.steps()};
+  return {runtime_.cycle(), 0};
+}
+
+LiveEngine::Published LiveEngine::publishStop(StopInfo stop) {
+  const bool stepping = step_ && step_->task == stop.task;
+  stop.endsStep = step_.has_value();
+  // A breakpoint of a set replaced meanwhile goes on, unless a pause or a step of this task is
+  // under way (it then stops as that).
+  switch (control_.publish(std::move(stop), checker_.generation(), {.mayGoOn = !stepping, .pauseWins = false})) {
+    case RunControl::Published::Stopped: step_.reset(); return Published::Stopped;
+    case RunControl::Published::GoOn: return Published::GoOn;
+    case RunControl::Published::Terminating: return Published::Terminating;
+  }
+  return Published::Terminating;
+}
+
+void LiveEngine::onReturn(uint32_t) {
+  // A frame of the task a step over began in returns: the step may end in the caller.
+  const Vm& vm = runtime_.vm();
+  if (step_ && step_->kind == ResumeKind::Next && step_->task == vm.currentTask() && vm.callDepth() > 1 &&
+      runtime_.currentCycle().cycle == step_->cycle)
+    step_->floor = std::max<uint32_t>(1, std::min(step_->floor, vm.callDepth() - 1));  // (the depth it returns to)
+}
 
 bool LiveEngine::onStatement(uint32_t statement, uint64_t step) {
   const Vm& vm = runtime_.vm();
-  if (control_.stopsGeneration() != checker_.generation()) refreshStops();
+  if (control_.stopsGeneration() != checker_.generation()) refreshStops(runtime_.currentCycle().cycle, step);
   const uint32_t task = vm.currentTask();
   std::optional<StopInfo> stop;
   // Resolved for another program version (the rest of a cycle begun before a reload): off.
-  if (checker_.watches(statement) && checker_.resolvedFor(vm.program()))
-    stop = checker_.atStatement(vm, statement, step);
+  if (checker_.watches(statement) && checker_.resolvedFor(vm.program())) stop = checker_.atStatement(vm, statement);
   if (entryPending_) {
     entryPending_ = false;
     stop = StopInfo{StopReason::Entry, task, {}, {}};
@@ -136,20 +203,17 @@ bool LiveEngine::onStatement(uint32_t statement, uint64_t step) {
     bool done = false;
     switch (step_->kind) {
       case ResumeKind::StepIn: done = true; break;
-      case ResumeKind::Next: done = cycle != step_->cycle || depth <= step_->depth; break;
+      case ResumeKind::Next: done = cycle != step_->cycle || depth <= step_->floor; break;
       case ResumeKind::StepOut: done = cycle != step_->cycle || depth < step_->depth; break;
       default: break;  // Continue; reverse moves never reach the live task
     }
     if (done) stop = StopInfo{StopReason::Step, task, {}, {}};
   }
   if (!stop) return false;
-  stop->endsStep = step_.has_value();
-  // A breakpoint of a set replaced meanwhile goes on, unless a pause or a step of this task is
-  // under way (it then stops as that).
-  switch (control_.publish(*stop, checker_.generation(), {.mayGoOn = !stepping, .pauseWins = false})) {
-    case RunControl::Published::Stopped: step_.reset(); return true;
-    case RunControl::Published::GoOn: return false;
-    case RunControl::Published::Terminating: return true;  // run() returns Paused; the move then ends
+  switch (publishStop(std::move(*stop))) {
+    case Published::Stopped: return true;
+    case Published::GoOn: return false;
+    case Published::Terminating: return true;  // run() returns Paused; the move then ends
   }
   return true;
 }
@@ -161,19 +225,17 @@ bool LiveEngine::write(ExternalWrite write, std::string& error) {
     Vm& vm = runtime_.vm();
     if (!vm.inCycle() || vm.steps() == 0) {  // between cycles: with the next cycle's scan inputs
       runtime_.queueWrite(std::move(write));
-      return;
-    }
-    // Paused at a statement boundary inside a cycle: the write takes effect here, at once, and
-    // is recorded at this position so that replay applies it at the same boundary
-    // (docs/architecture.md: determinism).
-    applyWrite(vm.image(), vm.imageSize(), write);
-    {
+    } else {
+      // Paused at a statement boundary inside a cycle: the write takes effect here, at once, and
+      // is recorded at this position so that replay applies it at the same boundary
+      // (docs/architecture.md: determinism).
+      applyWrite(vm.image(), vm.imageSize(), write);
       std::lock_guard lock(mutex_);
       if (recorder_) recorder_->noteWrite(write, vm.steps() - 1);
     }
-    // A data breakpoint compares with the values here: the debugger's own write is no change
-    // for it to stop at.
-    checker_.take(checker_.stopSet(), &vm);
+    // A data breakpoint compares with the values here, or those the next cycle start makes: the
+    // debugger's own write is no change for it to stop at.
+    readWatchedValues();
   });
   if (parked) return true;
   error = "the program is running: values can be written only while it is paused";
@@ -225,7 +287,7 @@ void LiveEngine::applyReloads(std::vector<ReloadRequest> reloads) {
           dropped);
     listener_.output("console", text);
   }
-  refreshStops();  // the watched values, read from the new image
+  refreshStops(runtime_.cycle(), 0);  // the watched values, read from the new image
 }
 
 // ---------------------------------------------------------------- recording
@@ -247,7 +309,20 @@ bool LiveEngine::startRecording(std::string& error) {
   // A replayer following the trace (nonstop) sees a cycle within the latency; otherwise the default
   // flush window bounds what a crash loses.
   if (options_.recordLatencyNs > 0) options.flushEveryNs = options_.recordLatencyNs;
-  std::unique_ptr<recorder::Recorder> recorder = recorder::Recorder::start(runtime_, options, error);
+  // A recording that fails mid-run (a full disk) is said at once, in the Debug Console, while the
+  // task goes on; so is its recovery. (Called on the recorder's writer thread: output() sends under
+  // the session's lock.)
+  auto said = [this, path](const recorder::RecordingEvent& e) {
+    if (e.kind == recorder::RecordingEvent::Kind::Failed)
+      listener_.output("stderr", fmt::format("the recording to {} fails from cycle {}: {}; the task goes on, and "
+                                             "the cycles from there are not in the trace until writing works again\n",
+                                             path, e.cycle, e.message));
+    else
+      listener_.output("console", fmt::format("the recording to {} works again from cycle {} ({} cycles lost: a gap "
+                                              "in the trace)\n",
+                                              path, e.cycle, e.lostCycles));
+  };
+  std::unique_ptr<recorder::Recorder> recorder = recorder::Recorder::start(runtime_, options, error, said);
   if (!recorder) return false;
   loop_.setRecorder(recorder.get());
   std::lock_guard lock(mutex_);
@@ -296,6 +371,13 @@ std::vector<std::string> LiveEngine::tracePaths() const {
   return tracePaths_;
 }
 
+std::optional<Timeline::Recording> LiveEngine::recording() const {
+  std::lock_guard lock(mutex_);
+  if (!recorder_) return std::nullopt;
+  const recorder::RecordingHealth h = recorder_->health();
+  return Timeline::Recording{tracePaths_.back(), h.failing, h.sinceCycle, h.error, h.lostCycles, h.failures};
+}
+
 std::optional<Timeline::CycleTime> LiveEngine::cycleTime() const {
   return Timeline::CycleTime{cycleTimes_.count(), cycleTimes_.quantileNs(0.5), cycleTimes_.quantileNs(0.99),
                              cycleTimes_.maxNs()};
@@ -318,6 +400,7 @@ bool LiveEngine::history(LiveHistory& out, std::string& error) {
     out.partialPath = tracePaths_.back() + ".partial";
     out.program = runtime_.vm().programPtr();
     out.segment = tracePaths_.size() - 1;
+    out.atCycleEnd = !runtime_.vm().inCycle() && !faulted_ && runtime_.vm().steps() > 0;
     if (pausedInCycle()) {
       if (synced.image.empty()) {
         error = fmt::format(

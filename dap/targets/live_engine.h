@@ -47,13 +47,10 @@ struct LiveHistory {
   std::string partialPath;                 // the trace being written
   std::shared_ptr<const Program> program;  // the version it records
   uint64_t segment = 0;                    // which trace: a reload starts the next one
-  std::optional<replay::OpenCycle> open;   // none when paused at a fault (its cycle has ended)
-};
-
-// Where a step that began in history started: the live task finishes it as if it had begun there.
-struct StepOrigin {
-  uint64_t cycle = 0;
-  uint32_t depth = 0;
+  std::optional<replay::OpenCycle> open;   // none when paused at a fault or a cycle's end (it has ended)
+  // Paused right after a cycle ended (a data breakpoint on a write by its last statement): the
+  // live position is that cycle's end, not its last statement.
+  bool atCycleEnd = false;
 };
 
 class LiveEngine final : private VmObserver {
@@ -75,7 +72,7 @@ class LiveEngine final : private VmObserver {
   // ---- the session's thread
   // Under the control's lock, the thread parked: a new set, its watched values read where the task
   // is now (so that the statement about to run is checked too).
-  void takeStops(const std::shared_ptr<const StopSet>& stops) { checker_.take(stops, &runtime_.vm()); }
+  void takeStops(const std::shared_ptr<const StopSet>& stops);
   // While parked.
   const Vm& vm() const { return runtime_.vm(); }
   std::shared_ptr<const Program> programPtr() const { return runtime_.vm().programPtr(); }
@@ -98,6 +95,8 @@ class LiveEngine final : private VmObserver {
   // How long the cycles took to execute (those the debugger did not pause in).
   const CycleTimes& cycleTimes() const { return cycleTimes_; }
   std::optional<Timeline::CycleTime> cycleTime() const;
+  // Whether the recording still receives the cycles; nullopt when nothing records. Any thread.
+  std::optional<Timeline::Recording> recording() const;
 
  private:
   struct Step {
@@ -105,6 +104,10 @@ class LiveEngine final : private VmObserver {
     uint32_t task = 0;
     uint64_t cycle = 0;
     uint32_t depth = 0;
+    // Next: the depth of the innermost frame of the origin's still active (StepOrigin::floor):
+    // lowered as frames return, never below the top level (1, the program bodies, which count as
+    // one frame, as the replayer's steps do).
+    uint32_t floor = 0;
   };
   // The run loop's waits: a pause or the end of the session cuts them short.
   class Waits final : public recorder::RunLoopWaits {
@@ -118,8 +121,18 @@ class LiveEngine final : private VmObserver {
   };
 
   bool onStatement(uint32_t statement, uint64_t step) override;
-  // The checker takes the control's newest set (a setStops() while the task ran).
-  void refreshStops();
+  void onReturn(uint32_t pou) override;
+  // Publishes a stop found by the task itself; whether the task stays paused.
+  enum class Published { Stopped, GoOn, Terminating };
+  Published publishStop(StopInfo stop);
+  // The checker takes the control's newest set (a setStops() while the task ran), counting hits
+  // from position (`cycle`, `step`) for the breakpoints new to it.
+  void refreshStops(uint64_t cycle, uint64_t step);
+  // The checker's watched values, read where the task is (with the debugger's writes queued for
+  // the next cycle start applied).
+  void readWatchedValues();
+  // The first position the task checks from here (while parked or between cycles).
+  std::pair<uint64_t, uint64_t> nextPosition() const;
   // Swaps in the reloads requested so far (between cycles, or before the thread starts).
   void applyReloads(std::vector<ReloadRequest> reloads);
   // Finishes the trace (renamed from .partial to its name); says so when it fails.

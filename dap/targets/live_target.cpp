@@ -38,6 +38,7 @@ class LiveFeed final : public HistoryFeed, private TargetListener {
     task_.start(false);
   }
   std::optional<Timeline::CycleTime> cycleTime() const override { return task_.task().cycleTime(); }
+  std::optional<Timeline::Recording> recording() const override { return task_.task().recording(); }
   void stop() override { task_.terminate(); }
 
  private:

@@ -16,6 +16,12 @@ RecordedLiveTarget::~RecordedLiveTarget() { terminate(); }
 
 void RecordedLiveTarget::carryOut(const Move& move) {
   if (move.kind == Move::Kind::Start || mode_ == Mode::Live) return runLive(move, std::nullopt);
+  if (move.kind == Move::Kind::Resume && !isReverse(move.resume) && history_->atEnd()) {
+    // At the live position already: the live task carries the move out, from where it is (the
+    // statement there was checked when the task got there). At a fault, the program then ends.
+    mode_ = Mode::Live;
+    return runLive(move, std::nullopt);
+  }
   const ReplayEngine::Origin from = history_->origin(move.task);
   if (history_->carryOut(move, control_) != ReplayEngine::Ended::AtLiveEdge) return;
   // History -> Live: the live task goes on with the same move, a step as if it had begun where it
@@ -23,7 +29,7 @@ void RecordedLiveTarget::carryOut(const Move& move) {
   mode_ = Mode::Live;
   if (move.resume == ResumeKind::Continue || move.task != from.task)
     return runLive(Move::resumed(move.resume, move.task), std::nullopt);
-  runLive(move, StepOrigin{from.cycle, from.depth});
+  runLive(move, history_->liveStepOrigin(from));
 }
 
 void RecordedLiveTarget::runLive(const Move& move, std::optional<StepOrigin> from) {
@@ -99,7 +105,7 @@ bool RecordedLiveTarget::inHistory(std::string& error) {
     }
     segment_ = now.segment;
   }
-  if (!history_->moveToLive(now.open ? &*now.open : nullptr, error)) return false;
+  if (!history_->moveToLive(now.open ? &*now.open : nullptr, now.atCycleEnd, error)) return false;
   mode_ = Mode::History;
   return true;
 }
@@ -135,7 +141,10 @@ std::optional<Timeline> RecordedLiveTarget::timeline(std::string& error) {
   // the client sees changes).
   if (!inHistory(error)) return std::nullopt;
   std::optional<Timeline> t = history_->timeline(error);
-  if (t) t->cycleTime = live_.cycleTime();
+  if (t) {
+    t->cycleTime = live_.cycleTime();
+    t->recording = live_.recording();
+  }
   return t;
 }
 

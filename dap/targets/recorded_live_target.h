@@ -45,6 +45,7 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
   std::optional<Timeline> timeline(std::string& error) override;
   std::string traceFile() const override;
   std::optional<Timeline::CycleTime> cycleTime() const override { return live_.cycleTime(); }
+  std::optional<Timeline::Recording> recording() const override { return live_.recording(); }
 
  private:
   enum class Mode { Live, History };

@@ -149,9 +149,10 @@ std::optional<Timeline> ReplayEngine::timeline(std::string&) {
   return t;
 }
 
-bool ReplayEngine::moveToLive(const replay::OpenCycle* open, std::string& error) {
+bool ReplayEngine::moveToLive(const replay::OpenCycle* open, bool atCycleEnd, std::string& error) {
   replayer_->refresh();
   replayer_->setOpenCycle(open);
+  replayer_->setEndAtCycleEnd(!open && atCycleEnd);
   const std::optional<replay::Position> end = replayer_->end();
   if (!end) {
     error = "the recording holds no cycle yet";
@@ -166,8 +167,29 @@ ReplayEngine::Origin ReplayEngine::origin(uint32_t task) const {
   const Vm& vm = replayer_->vm();
   Origin o;
   o.cycle = replayer_->position().cycle;
+  o.step = replayer_->position().step;
   o.task = vm.inCycle() ? vm.currentTask() : task;
   o.depth = vm.inCycle() && vm.currentTask() == task ? vm.callDepth() : 0;
+  return o;
+}
+
+StepOrigin ReplayEngine::liveStepOrigin(const Origin& from) {
+  StepOrigin o{from.cycle, from.depth, from.depth};
+  const replay::Position here = replayer_->position();
+  if (from.depth == 0 || here.cycle != from.cycle) return o;  // (the live task ends it at its next statement)
+  std::string error;
+  const replay::CycleSteps* s = replayer_->steps(from.cycle, error);
+  if (!s || from.step >= s->count()) return o;
+  // The activations here and at the origin (the end of a cycle is at the top level): going out
+  // from the origin's, the first that is here too. Activation 0, the program bodies, is depth 1.
+  const uint32_t at = here.step < s->count() ? s->activations[here.step] : 0;
+  uint32_t a = s->activations[from.step];
+  uint32_t depth = from.depth;
+  while (a != 0 && !s->encloses(a, at)) {
+    a = s->activationTable[a].parent;
+    --depth;
+  }
+  o.floor = std::max<uint32_t>(depth, 1);
   return o;
 }
 
@@ -188,7 +210,11 @@ ReplayEngine::Ended ReplayEngine::carryOut(const Move& move, RunControl& control
   if (!stop && error == replay::Replayer::kCancelled) {
     // Beside a task that never stops, a pause shows the newest recorded position.
     std::string ignored;
-    if (growing_ && replayer_->end()) replayer_->seek(*replayer_->end(), ignored);
+    // (Read again first: the task may have recorded cycles since this thread last looked.)
+    if (growing_) {
+      replayer_->refresh();
+      if (const std::optional<replay::Position> end = replayer_->end()) replayer_->seek(*end, ignored);
+    }
     stop = StopInfo{StopReason::Pause, replayer_->task()};
   } else if (!stop) {
     // The move could not be made (a corrupt chunk on the way, say): it stops where the replayer is.
@@ -219,7 +245,7 @@ std::optional<StopInfo> ReplayEngine::execute(const Move& move, RunControl& cont
       if (!r.seek(end ? *end : *r.start(), error)) return std::nullopt;
       // Attached to a runtime that has faulted: the session starts at the fault, shown as such.
       if (end && atFault(*end))
-        return describe(replay::Stop{*end, replay::StopReason::End, -1, {}}, StopChecker::Search{});
+        return describe(replay::Stop{*end, replay::StopReason::End, -1, {}, {}}, StopChecker::Search{});
       if (move.stopOnEntry) return StopInfo{StopReason::Entry, r.task()};
       // Attached to a runtime its operator paused: the session shows the paused state at once.
       if (end && sourcePaused_ && sourcePaused_()) return StopInfo{StopReason::Pause, r.task()};
@@ -232,7 +258,7 @@ std::optional<StopInfo> ReplayEngine::execute(const Move& move, RunControl& cont
     if (!target) target = r.end();
     if (!target || !r.seek(*target, error)) return std::nullopt;
     if (move.kind == Move::Kind::Start && atFault(*target))
-      return describe(replay::Stop{*target, replay::StopReason::End, -1, {}}, StopChecker::Search{});
+      return describe(replay::Stop{*target, replay::StopReason::End, -1, {}, {}}, StopChecker::Search{});
     return StopInfo{move.kind == Move::Kind::Start ? StopReason::Entry : move.reason, r.task()};
   }
   return moveFrom(move, control, atLiveEdge, error);
@@ -246,22 +272,31 @@ std::optional<StopInfo> ReplayEngine::moveFrom(const Move& move, RunControl& con
   StopChecker::Search search = checker_.search(r.program(), continuing);
   // Following a live task, the end is the live position: a forward move that gets there without a
   // reason to stop goes on live.
+  // (The fault the live task is paused at is a stop of its own, the end of its history.)
   auto reachedLive = [&](const replay::Stop& s) {
-    return endIsLive_ && !isReverse(move.resume) && s.reason == replay::StopReason::End;
+    return endIsLive_ && !isReverse(move.resume) && s.reason == replay::StopReason::End && !atFault(s.position);
   };
+  const replay::Position from = r.position();
   std::optional<replay::Stop> stop;
   if (move.isStep() && move.task != r.task()) {
-    stop = stepOtherTask(move.resume, move.task, error);
+    for (;;) {
+      stop = stepOtherTask(move.resume, move.task, error);
+      if (!growing_ || !stop || stop->reason != replay::StopReason::End || isReverse(move.resume)) break;
+      const Retry retry = retryStepFrom(from, control, error);
+      if (retry == Retry::Failed) return std::nullopt;
+      if (retry == Retry::Ended) break;
+    }
     if (!stop) return std::nullopt;
   } else {
     switch (move.resume) {
       case ResumeKind::Continue:
         for (;;) {
           stop = r.continueForward(search.breakpoints, search.watches, error);
-          if (const ResolvedBreakpoint* logpoint = stop ? search.logpoint(*stop) : nullptr) {
-            checker_.log(*logpoint, r.vm());
-            continue;
-          }
+          if (!stop) break;
+          // The logpoints that stop here print (also beside a breakpoint that stops here, as live);
+          // when only they stop here, the move goes on.
+          for (const ResolvedBreakpoint* logpoint : search.logpoints(*stop)) checker_.log(*logpoint, r.vm());
+          if (search.logpoint(*stop)) continue;
           // Beside a task that never stops: nothing up to the newest recorded position, so wait for
           // the task to record more, with the breakpoints set meanwhile.
           if (growing_ && stop && stop->reason == replay::StopReason::End && waitForGrowth(control)) {
@@ -274,9 +309,23 @@ std::optional<StopInfo> ReplayEngine::moveFrom(const Move& move, RunControl& con
           break;
         }
         break;
-      case ResumeKind::Next: stop = r.stepOver(search.breakpoints, error); break;
-      case ResumeKind::StepIn: stop = r.stepIn(search.breakpoints, error); break;
-      case ResumeKind::StepOut: stop = r.stepOut(search.breakpoints, error); break;
+      case ResumeKind::Next:
+      case ResumeKind::StepIn:
+      case ResumeKind::StepOut:
+        for (;;) {
+          if (move.resume == ResumeKind::Next) stop = r.stepOver(search.breakpoints, search.watches, error);
+          if (move.resume == ResumeKind::StepIn) stop = r.stepIn(search.breakpoints, search.watches, error);
+          if (move.resume == ResumeKind::StepOut) stop = r.stepOut(search.breakpoints, search.watches, error);
+          if (!growing_ || !stop || stop->reason != replay::StopReason::End) break;
+          const Retry retry = retryStepFrom(from, control, error);
+          if (retry == Retry::Failed) return std::nullopt;
+          if (retry == Retry::Ended) break;
+          if (control.stopsGeneration() != checker_.generation()) {
+            checker_.take(control.stops());
+            search = checker_.search(r.program(), false);
+          }
+        }
+        break;
       case ResumeKind::StepBack: stop = r.stepBack(search.breakpoints, error); break;
       case ResumeKind::ReverseContinue: stop = r.reverseContinue(search.breakpoints, search.watches, error); break;
       case ResumeKind::StepBackIn: stop = r.reverseStepIn(search.breakpoints, error); break;
@@ -334,7 +383,7 @@ std::optional<replay::Stop> ReplayEngine::stepOtherTask(ResumeKind move, uint32_
     // None recorded that way: the step stays here, at the start or end of what the recording holds.
     const std::string note = fmt::format("task {} has no recorded cycle {} this one", r.program().tasks.at(task).name,
                                          back ? "before" : "after");
-    return replay::Stop{r.position(), back ? replay::StopReason::Start : replay::StopReason::End, -1, note};
+    return replay::Stop{r.position(), back ? replay::StopReason::Start : replay::StopReason::End, -1, note, {}};
   }
   uint64_t step = 0;
   if (back) {  // the last statement of that cycle
@@ -343,7 +392,7 @@ std::optional<replay::Stop> ReplayEngine::stepOtherTask(ResumeKind move, uint32_
     step = steps->count() ? steps->count() - 1 : 0;
   }
   if (!r.seek(replay::Position{*other, step}, error)) return std::nullopt;
-  return replay::Stop{r.position(), replay::StopReason::Step, -1, {}};
+  return replay::Stop{r.position(), replay::StopReason::Step, -1, {}, {}};
 }
 
 bool ReplayEngine::waitForGrowth(RunControl& control) {
@@ -353,6 +402,15 @@ bool ReplayEngine::waitForGrowth(RunControl& control) {
     if (ended) return false;  // (refreshed after the end: nothing more will come)
     if (control.sleepUntil(std::chrono::steady_clock::now() + kGrowthPoll)) return false;  // a pause, the end
   }
+}
+
+ReplayEngine::Retry ReplayEngine::retryStepFrom(const replay::Position& from, RunControl& control, std::string& error) {
+  if (waitForGrowth(control)) return replayer_->seek(from, error) ? Retry::Again : Retry::Failed;
+  if (control.pauseRequested() || control.terminating()) {
+    error = replay::Replayer::kCancelled;
+    return Retry::Failed;
+  }
+  return Retry::Ended;  // the trace is complete (the task has ended): the step ends at its end
 }
 
 bool ReplayEngine::atFault(const replay::Position& position) const {

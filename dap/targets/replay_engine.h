@@ -80,18 +80,22 @@ class ReplayEngine {
     return HistoryPosition{p.cycle, p.step};
   }
   // Following a live task: picks up what the trace gained, appends the cycle under way (none when
-  // the task is paused at a fault) and moves to the live position.
-  bool moveToLive(const replay::OpenCycle* open, std::string& error);
+  // the task is paused at a fault or at a cycle's end: `atCycleEnd`) and moves to the live
+  // position.
+  bool moveToLive(const replay::OpenCycle* open, bool atCycleEnd, std::string& error);
   // Whether the position is the end (following a live task: the live position).
   bool atEnd();
   // Where a move that begins here began: the cycle, the task of the cycle under way (`task` when
   // between cycles) and the call depth in `task`.
   struct Origin {
-    uint64_t cycle = 0;
+    uint64_t cycle = 0, step = 0;
     uint32_t task = 0;
     uint32_t depth = 0;
   };
   Origin origin(uint32_t task) const;
+  // Following a live task, after a step from `from` reached the live position: where the live
+  // task is to finish it from (the origin's frame, or the caller of it still active here).
+  StepOrigin liveStepOrigin(const Origin& from);
 
  private:
   ReplayEngine(std::unique_ptr<replay::Replayer> replayer, TargetListener& listener);
@@ -105,8 +109,15 @@ class ReplayEngine {
   // A step named a task other than the current position's: that task's next (or, going back,
   // previous) recorded cycle is where it ends, as a live step from another task's stop does.
   std::optional<replay::Stop> stepOtherTask(ResumeKind move, uint32_t task, std::string& error);
-  // Growing: waits until the trace gains cycles. False when paused or ending meanwhile.
+  // Growing: waits until the trace gains cycles. False when paused or ending meanwhile, or when
+  // the trace is complete.
   bool waitForGrowth(RunControl& control);
+  // Growing: a forward step that found its end past the newest recorded position waits for the
+  // task to record more, then is made again from `from` (Again), as a live step runs on until it
+  // ends; Ended when the trace is complete (the step ends at its end); Failed with `error`
+  // (kCancelled when a pause cut the wait short).
+  enum class Retry { Again, Ended, Failed };
+  Retry retryStepFrom(const replay::Position& from, RunControl& control, std::string& error);
   // Whether `position` is the fault the recording ends in.
   bool atFault(const replay::Position& position) const;
 

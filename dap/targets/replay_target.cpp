@@ -48,7 +48,10 @@ bool ReplayTarget::reload(ReloadRequest, std::string& error) {
 
 std::optional<Timeline> ReplayTarget::timeline(std::string& error) {
   std::optional<Timeline> t = replay_->timeline(error);
-  if (t && feed_) t->cycleTime = feed_->cycleTime();
+  if (t && feed_) {
+    t->cycleTime = feed_->cycleTime();
+    t->recording = feed_->recording();
+  }
   return t;
 }
 

@@ -60,6 +60,7 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   std::optional<Timeline> timeline(std::string& error) override;
   std::string traceFile() const override { return feed_ ? feed_->partialPath() : path_; }
   std::optional<Timeline::CycleTime> cycleTime() const override { return feed_ ? feed_->cycleTime() : std::nullopt; }
+  std::optional<Timeline::Recording> recording() const override { return feed_ ? feed_->recording() : std::nullopt; }
 
  private:
   ReplayTarget(std::unique_ptr<ReplayEngine> replay, TargetListener& listener);

@@ -1,6 +1,9 @@
 #include "dap/targets/run_control.h"
 
+#include <fmt/format.h>
+
 #include "vm/base/assert.h"
+#include "vm/base/out_of_memory.h"
 
 namespace scanback::dap {
 
@@ -13,7 +16,24 @@ bool RunControl::start(Move first, std::function<void()> body) {
   if (state_ != State::Configuring || terminating_) return false;
   state_ = State::Running;
   move_ = first;
-  thread_ = std::thread(std::move(body));
+  thread_ = std::thread([this, body = std::move(body)] {
+    // An exception leaving a thread ends the process (std::terminate), and with it every session
+    // of the server: this target ends alone, with a message (vm/base/out_of_memory.h).
+    std::string failure;
+    int exitCode = kExitOutOfMemory;
+    try {
+      body();
+      return;
+    } catch (const std::bad_alloc& e) {
+      failure = outOfMemoryText(e, "running the debug target");
+    } catch (const std::exception& e) {
+      failure = fmt::format("the debug target failed: {}", e.what());
+      exitCode = 70;  // EX_SOFTWARE (sysexits.h): a bug of ours
+    }
+    if (!finish()) return;  // the session is ending anyway
+    listener_.output("stderr", fmt::format("scanback: {}; the program ends here\n", failure));
+    listener_.exited(exitCode);
+  });
   return true;
 }
 

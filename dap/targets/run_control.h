@@ -45,6 +45,16 @@ struct Move {
   }
 };
 
+// Where a step that began in history started: the live task finishes it as if it had begun there.
+struct StepOrigin {
+  uint64_t cycle = 0;
+  uint32_t depth = 0;  // the call depth of the step's task there (as Vm::callDepth counts)
+  // A step over: the innermost frame of the origin's that is still active where the live task
+  // takes the step over (the origin's own, or a caller when it has returned meanwhile). The step
+  // ends at the first statement of that frame or a caller of it.
+  uint32_t floor = 0;
+};
+
 class RunControl {
  public:
   enum class State { Configuring, Running, Paused, Finished };

@@ -8,15 +8,27 @@ void StopChecker::take(std::shared_ptr<const StopSet> stops, const Vm* vm) {
   stops_ = std::move(stops);
   at_.clear();
   widths_.clear();
+  watched_.clear();
+  if (vm) rebase(vm->image(), vm->imageSize());
+}
+
+void StopChecker::rebase(const uint8_t* image, uint32_t imageSize) {
+  at_.clear();
+  widths_.clear();
   size_t total = 0;
   for (const DataWatch& w : stops_->dataWatches) {
     at_.push_back(total);
-    widths_.push_back(vm ? w.width(vm->imageSize()) : 0);
+    widths_.push_back(w.width(imageSize));
     total += widths_.back();
   }
   watched_.assign(total, 0);
-  for (size_t i = 0; vm && i < stops_->dataWatches.size(); ++i)
-    if (widths_[i]) stops_->dataWatches[i].read(vm->image(), watched_.data() + at_[i]);
+  for (size_t i = 0; i < stops_->dataWatches.size(); ++i)
+    if (widths_[i]) stops_->dataWatches[i].read(image, watched_.data() + at_[i]);
+}
+
+void StopChecker::countHitsFrom(uint64_t cycle, uint64_t step) const {
+  for (const auto& bp : stops_->breakpoints)
+    if (!bp->countedFrom) bp->countedFrom = std::pair{cycle, step};
 }
 
 bool StopChecker::holds(const ResolvedBreakpoint& bp, const Vm& vm) const {
@@ -37,7 +49,7 @@ void StopChecker::log(const ResolvedBreakpoint& bp, const Vm& vm) const {
   listener_.output("console", bp.logMessage(vm) + "\n");
 }
 
-std::optional<StopInfo> StopChecker::atStatement(const Vm& vm, uint32_t statement, uint64_t step) {
+std::optional<StopInfo> StopChecker::atStatement(const Vm& vm, uint32_t statement) {
   const StopSet& stops = *stops_;
   const uint32_t task = vm.currentTask();
   std::optional<StopInfo> stop;
@@ -55,18 +67,25 @@ std::optional<StopInfo> StopChecker::atStatement(const Vm& vm, uint32_t statemen
     }
     if (!ids.empty()) stop = StopInfo{StopReason::Breakpoint, task, std::move(ids), {}};
   }
-  if (!stops.dataWatches.empty()) {
-    std::vector<int64_t> ids;
-    for (size_t i = 0; i < stops.dataWatches.size(); ++i) {
-      const DataWatch& w = stops.dataWatches[i];
-      uint8_t* last = watched_.data() + at_[i];
-      if (widths_[i] == 0 || w.holds(vm.image(), last)) continue;
-      w.read(vm.image(), last);
-      if (step > 0) ids.push_back(w.id);
-    }
+  if (!widths_.empty()) {
+    std::vector<int64_t> ids = changedWatches(vm.image());
     if (!ids.empty() && !stop) stop = StopInfo{StopReason::DataBreakpoint, task, std::move(ids), {}};
   }
   return stop;
+}
+
+std::vector<int64_t> StopChecker::atCycleEnd(const Vm& vm) { return changedWatches(vm.image()); }
+
+std::vector<int64_t> StopChecker::changedWatches(const uint8_t* image) {
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < widths_.size(); ++i) {
+    const DataWatch& w = stops_->dataWatches[i];
+    uint8_t* last = watched_.data() + at_[i];
+    if (widths_[i] == 0 || w.holds(image, last)) continue;
+    w.read(image, last);
+    ids.push_back(w.id);
+  }
+  return ids;
 }
 
 StopChecker::Search StopChecker::search(const Program& program, bool withLogpoints) const {
@@ -76,6 +95,7 @@ StopChecker::Search StopChecker::search(const Program& program, bool withLogpoin
     replay::Breakpoint b;
     b.statement = bp->statement;
     b.hitCondition = bp->hitCondition;
+    if (bp->countedFrom) b.countFrom = replay::Position{bp->countedFrom->first, bp->countedFrom->second};
     if (bp->condition) b.condition = [this, bp](const Vm& vm) { return holds(*bp, vm); };
     out.breakpoints.push_back(std::move(b));
   };
@@ -103,12 +123,31 @@ const ResolvedBreakpoint* StopChecker::Search::logpoint(const replay::Stop& stop
   return logpoints_[at - breakpointIds_.size()];
 }
 
+std::vector<const ResolvedBreakpoint*> StopChecker::Search::logpoints(const replay::Stop& stop) const {
+  std::vector<const ResolvedBreakpoint*> out;
+  if (stop.reason != replay::StopReason::Breakpoint || stop.breakpoint < 0) return out;
+  std::vector<int> all{stop.breakpoint};
+  all.insert(all.end(), stop.others.begin(), stop.others.end());
+  for (const int i : all) {
+    const size_t at = static_cast<size_t>(i);
+    if (at >= breakpointIds_.size() && at - breakpointIds_.size() < logpoints_.size())
+      out.push_back(logpoints_[at - breakpointIds_.size()]);
+  }
+  return out;
+}
+
 std::vector<int64_t> StopChecker::Search::ids(const replay::Stop& stop) const {
   if (stop.breakpoint < 0) return {};
   const size_t at = static_cast<size_t>(stop.breakpoint);
-  if (stop.reason == replay::StopReason::Breakpoint && at < breakpointIds_.size()) return {breakpointIds_[at]};
-  if (stop.reason == replay::StopReason::DataWrite && at < watchIds_.size()) return {watchIds_[at]};
-  return {};
+  if (stop.reason == replay::StopReason::DataWrite)
+    return at < watchIds_.size() ? std::vector{watchIds_[at]} : std::vector<int64_t>{};
+  if (stop.reason != replay::StopReason::Breakpoint) return {};
+  std::vector<int64_t> out;
+  std::vector<int> all{stop.breakpoint};
+  all.insert(all.end(), stop.others.begin(), stop.others.end());
+  for (const int i : all)
+    if (static_cast<size_t>(i) < breakpointIds_.size()) out.push_back(breakpointIds_[static_cast<size_t>(i)]);
+  return out;
 }
 
 }  // namespace scanback::dap

@@ -8,9 +8,14 @@
 // prints through log(), and a data breakpoint compares one Watch (vm/runtime/watch.h).
 //
 // Hit counts: live, a breakpoint's hits are counted since it was set (its ResolvedBreakpoint's
-// counter); in replay, a hit's number is its place in the recording from its start (the
-// replayer's count, docs/replayer.md), so a search stops where a breakpoint set before the
-// recording began would have stopped, whichever way it goes.
+// counter, from the position the live task took it at: countedFrom); in replay, a hit's number is
+// its place in the recording from countedFrom, or from the recording's start (the replayer's
+// count, docs/replayer.md), so a search stops where the live task stopped, or where a breakpoint
+// set before the recording began would have stopped, whichever way it goes.
+//
+// Data watches compare values at every statement boundary and at the end of each cycle, as the
+// replayer does: a change is reported right after the statement that made it, at the end of the
+// cycle when its last statement made it, at step 0 when the cycle's scan inputs made it.
 #pragma once
 
 #include <memory>
@@ -28,8 +33,13 @@ class StopChecker {
 
   // Takes a new set. `vm`: where a live task is now, whose watched values a change is seen from.
   void take(std::shared_ptr<const StopSet> stops, const Vm* vm = nullptr);
+  // Live: the watched values a change is seen from are read again from `image` (where the task
+  // is, with the writes the next cycle start applies: the debugger's own are no change to stop at).
+  void rebase(const uint8_t* image, uint32_t imageSize);
+  // Live: the breakpoints of the set that no live task has counted hits of yet count them from
+  // position (`cycle`, `step`) on (ResolvedBreakpoint::countedFrom).
+  void countHitsFrom(uint64_t cycle, uint64_t step) const;
   const StopSet& stops() const { return *stops_; }
-  const std::shared_ptr<const StopSet>& stopSet() const { return stops_; }
   uint64_t generation() const { return stops_->generation; }
   // Whether the set's statement ids and offsets are those of `program` (or it resolves none).
   bool resolvedFor(const Program& program) const { return !stops_->program || stops_->program.get() == &program; }
@@ -40,26 +50,35 @@ class StopChecker {
   // Prints a logpoint's message, evaluated at `vm`.
   void log(const ResolvedBreakpoint& bp, const Vm& vm) const;
 
-  // ---- live: at the boundary before `statement`, step `step` of the cycle, with the set resolved
-  // for the running program. The breakpoints on the statement first (their hit counts move and
-  // logpoints print whether or not something stops here), then the data watches: a change since
-  // the last boundary was made by the statement before this one (at step 0, by the scan inputs:
-  // taken silently). Nullopt when nothing stops.
-  std::optional<StopInfo> atStatement(const Vm& vm, uint32_t statement, uint64_t step);
+  // ---- live: at the boundary before `statement` of the cycle, with the set resolved for the
+  // running program. The breakpoints on the statement first (their hit counts move and logpoints
+  // print whether or not something stops here), then the data watches: a change since the last
+  // boundary was made by the statement before this one (at step 0, by the cycle's scan inputs).
+  // Nullopt when nothing stops.
+  std::optional<StopInfo> atStatement(const Vm& vm, uint32_t statement);
+  // After a cycle ran to its end: the data watches its last statement changed (empty: none).
+  std::vector<int64_t> atCycleEnd(const Vm& vm);
   // Whether atStatement() has anything to look at there (asked first: most statements have not).
   bool watches(uint32_t statement) const {
     return !widths_.empty() ||
            (statement < stops_->statementHasBreakpoint.size() && stops_->statementHasBreakpoint[statement]);
   }
+  // Whether the set has data watches (live: the end of each cycle is checked too).
+  bool watchesData() const { return !widths_.empty(); }
 
   // ---- replay: the same stops as a replayer's search looks for them.
   struct Search {
     // Those that stop, then (withLogpoints) the logpoints, which print as a search passes them.
     std::vector<replay::Breakpoint> breakpoints;
     std::vector<replay::Watch> watches;
-    // Whether a stop of the replayer is a logpoint's; print it with log() and go on.
+    // Whether a stop of the replayer is a logpoint's (then only logpoints stop there: print them
+    // with log() and go on).
     const ResolvedBreakpoint* logpoint(const replay::Stop& stop) const;
-    // The session's breakpoint or data breakpoint ids of a replayer's stop.
+    // Every logpoint that stops at a replayer's stop (with a breakpoint that stops there too, they
+    // print as the live task prints them).
+    std::vector<const ResolvedBreakpoint*> logpoints(const replay::Stop& stop) const;
+    // The session's breakpoint or data breakpoint ids of a replayer's stop (every breakpoint that
+    // stops there, logpoints aside).
     std::vector<int64_t> ids(const replay::Stop& stop) const;
 
    private:
@@ -78,6 +97,9 @@ class StopChecker {
   std::vector<uint8_t> watched_;
   std::vector<size_t> at_;
   std::vector<uint32_t> widths_;
+
+  // The ids of the data watches whose value differs from the last one seen (which they then take).
+  std::vector<int64_t> changedWatches(const uint8_t* image);
 };
 
 }  // namespace scanback::dap

@@ -44,6 +44,10 @@ struct ResolvedBreakpoint {
   std::function<std::string(const Vm&)> logMessage;
   mutable uint64_t hits = 0;                  // counted by the target's thread only
   mutable bool conditionErrorLogged = false;  // likewise
+  // Where a live task began counting hits (the first position it checks with it), in a session
+  // that records: a search of the history numbers hits from there too, so that a hit has the same
+  // number live and in history (docs/dap.md). Unset: from the start of the recording.
+  mutable std::optional<std::pair<uint64_t, uint64_t>> countedFrom;  // (cycle, step); likewise
 };
 
 // A data breakpoint: a watched range of the image (vm/runtime/watch.h) that stops after a
@@ -121,6 +125,17 @@ struct Timeline {
     uint64_t cycles = 0, medianNs = 0, p99Ns = 0, maxNs = 0;
   };
   std::optional<CycleTime> cycleTime;
+  // Live sessions that record: whether the trace still receives the cycles (a full disk stops it
+  // while the task goes on), as `scanback ctl status` says it.
+  struct Recording {
+    std::string path;         // the trace written
+    bool failing = false;     // writing fails now
+    uint64_t sinceCycle = 0;  // (failing) the first cycle not written
+    std::string error;        // (failing) why
+    uint64_t lostCycles = 0;  // cycles lost to failures so far (gaps in the trace)
+    uint32_t failures = 0;    // times writing failed
+  };
+  std::optional<Recording> recording;
 };
 
 // Why a write (setVariable, setExpression, stReload) is refused on a target with readOnly().
@@ -200,6 +215,8 @@ class TargetHistory {
   virtual std::string traceFile() const { return {}; }
   // A live task's scan cycle times (scanback/timeline); nullopt when there is no live task.
   virtual std::optional<Timeline::CycleTime> cycleTime() const { return std::nullopt; }
+  // A live task's recording health (scanback/timeline); nullopt when nothing records.
+  virtual std::optional<Timeline::Recording> recording() const { return std::nullopt; }
 
  protected:
   ~TargetHistory() = default;

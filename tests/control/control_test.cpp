@@ -36,7 +36,7 @@ class TestRuntime final : public ControlledRuntime {
 // One end of a socket pair with small kernel buffers, so that a client that does not read backs
 // up into the server's buffer soon.
 struct SocketPair {
-  std::unique_ptr<dap::FdStream> server, client;
+  std::unique_ptr<net::FdStream> server, client;
   SocketPair() {
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return;
@@ -45,14 +45,14 @@ struct SocketPair {
       ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
       ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
     }
-    server = dap::FdStream::socket(fds[0]);
-    client = dap::FdStream::socket(fds[1]);
+    server = net::FdStream::socket(fds[0]);
+    client = net::FdStream::socket(fds[1]);
   }
 };
 
-json readLine(LineReader& reader) {
+json readLine(net::LineReader& reader) {
   std::string line, error;
-  EXPECT_EQ(reader.readLine(line, error), LineReader::Result::Line) << error;
+  EXPECT_EQ(reader.readLine(line, error), net::LineReader::Result::Line) << error;
   return json::parse(line);
 }
 
@@ -75,8 +75,8 @@ TEST(ControlStream, AClientThatStopsReadingGetsAGapAndNeverSlowsTheTask) {
   ASSERT_TRUE(pair.server && pair.client);
   std::thread server([&] { ControlServer::serve(*pair.server, runtime, control, closing); });
 
-  ASSERT_TRUE(writeLine(*pair.client, json{{"command", "stream"}}));
-  LineReader reader(*pair.client);
+  ASSERT_TRUE(net::writeLine(*pair.client, json{{"command", "stream"}}));
+  net::LineReader reader(*pair.client);
   EXPECT_EQ(readLine(reader)["ok"], true);
   const json header = readLine(reader);
   ASSERT_EQ(header["event"], "header");
@@ -141,8 +141,8 @@ TEST(ControlStream, StreamingIsRefusedWhenDebuggingIsDisabledAndWithoutAHistory)
     control.debugEnabled = debug;
     SocketPair pair;
     std::thread server([&] { ControlServer::serve(*pair.server, none, control, closing); });
-    ASSERT_TRUE(writeLine(*pair.client, json{{"command", "stream"}}));
-    LineReader reader(*pair.client);
+    ASSERT_TRUE(net::writeLine(*pair.client, json{{"command", "stream"}}));
+    net::LineReader reader(*pair.client);
     const json r = readLine(reader);
     EXPECT_EQ(r["ok"], false);
     EXPECT_EQ(r["error"], debug ? "request 1: this runtime keeps no history"
@@ -158,13 +158,13 @@ TEST(ControlServer, PauseAndResumeAreTheRuntimesToAnswer) {
   std::atomic<bool> closing{false};
   SocketPair pair;
   std::thread server([&] { ControlServer::serve(*pair.server, runtime, control, closing); });
-  LineReader reader(*pair.client);
-  ASSERT_TRUE(writeLine(*pair.client, json{{"command", "pause"}}));
+  net::LineReader reader(*pair.client);
+  ASSERT_TRUE(net::writeLine(*pair.client, json{{"command", "pause"}}));
   EXPECT_EQ(readLine(reader), (json{{"ok", true}, {"command", "pause"}}));
-  ASSERT_TRUE(writeLine(*pair.client, json{{"command", "resume"}}));
+  ASSERT_TRUE(net::writeLine(*pair.client, json{{"command", "resume"}}));
   EXPECT_EQ(readLine(reader), (json{{"ok", true}, {"command", "resume"}}));
   runtime.refusal = "the runtime has faulted";
-  ASSERT_TRUE(writeLine(*pair.client, json{{"command", "pause"}}));
+  ASSERT_TRUE(net::writeLine(*pair.client, json{{"command", "pause"}}));
   EXPECT_EQ(readLine(reader), (json{{"ok", false}, {"error", "request 3: the runtime has faulted"}}));
   pair.client->close();
   server.join();

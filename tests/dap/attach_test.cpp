@@ -24,6 +24,7 @@
 
 #include "control/client.h"
 #include "tests/dap/session_client.h"
+#include "tests/support/control_runtime.h"
 #include "tests/support/shell.h"
 #include "tests/support/wait.h"
 
@@ -31,7 +32,6 @@ namespace scanback::dap::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 // Counts its cycles every 10 ms; line 6 is the statement the tests break at.
 const char* kCounter = R"(PROGRAM Counter
@@ -91,79 +91,12 @@ using CliResult = test::ShellResult;
 
 using test::runScanback;
 
-// `scanback run FILE --realtime --control unix://DIR/rt.sock EXTRA...` in a child process.
-class Runtime {
- public:
-  Runtime(const std::string& file, const fs::path& dir, std::vector<std::string> extra = {})
-      : socket_((dir / "rt.sock").string()) {
-    int err[2];
-    if (::pipe2(err, O_CLOEXEC) != 0) return;
-    std::vector<std::string> args = {SCANBACK_BINARY, "run", file, "--realtime", "--quiet", "--control", endpoint()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(err[1], 2);
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    ::close(err[1]);
-    stderr_ = err[0];
-  }
-  ~Runtime() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (stderr_ >= 0) ::close(stderr_);
-  }
-  std::string endpoint() const { return "unix://" + socket_; }
-  pid_t pid() const { return pid_; }
-
-  // Waits for the stderr line that starts with `prefix`; false when it does not come in 20 s.
-  bool awaitLine(const std::string& prefix) {
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    for (;;) {
-      size_t nl;
-      while ((nl = buffer_.find('\n')) != std::string::npos) {
-        const std::string line = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 1);
-        lines_.push_back(line);
-        if (line.starts_with(prefix)) return true;
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return false;
-      pollfd p{stderr_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-      char chunk[512];
-      const ssize_t n = ::read(stderr_, chunk, sizeof chunk);
-      if (n <= 0) return false;
-      buffer_.append(chunk, static_cast<size_t>(n));
-    }
-  }
-  bool ready() { return awaitLine("scanback: control endpoint"); }
-  // Whether it is still running (not reaped).
-  bool running() const { return pid_ > 0 && !test::awaitExit(pid_, std::chrono::milliseconds(0)); }
-  // Its exit code, waiting up to 20 s.
-  int exitCode() {
-    const int code = test::exitCode(pid_, std::chrono::seconds(20));
-    pid_ = -1;
-    return code;
-  }
-
- private:
-  std::string socket_;
-  pid_t pid_ = -1;
-  int stderr_ = -1;
-  std::string buffer_;
-  std::vector<std::string> lines_;
-};
+using Runtime = test::ControlRuntime;
 
 class Attach : public ::testing::Test {
  protected:
-  TempProject project_{{{"counter.st", kCounter}, {"faulty.st", kAttachFaulty}, {"token", "s3cret-token\n"}}};
+  TempProject project_{
+      {{"counter.st", kCounter}, {"faulty.st", kAttachFaulty}, {"token", "s3cret-token-of-24-bytes\n"}}};
   fs::path dir() const { return project_.dir(); }
 
   // The runtime's status, through the control protocol.
@@ -237,7 +170,7 @@ TEST_F(Attach, CtlAndAttachWithAWrongTokenAreRefusedAndTheSessionStaysDisconnect
   const CliResult none = runScanback("ctl " + shellQuote(rt.endpoint()) + " status");
   EXPECT_EQ(none.exitCode, 2);
   EXPECT_NE(none.err.find("requires a token"), std::string::npos) << none.err;
-  const TempProject wrong{{{"token", "not-the-token\n"}}};
+  const TempProject wrong{{{"token", "not-the-token-of-this-runtime\n"}}};
   fs::permissions(wrong.path("token"), fs::perms::owner_read | fs::perms::owner_write);
   const CliResult bad = runScanback("ctl " + shellQuote(rt.endpoint()) + " --auth-token-file " +
                                     shellQuote(wrong.path("token")) + " status");
@@ -257,8 +190,8 @@ TEST_F(Attach, CtlAndAttachWithAWrongTokenAreRefusedAndTheSessionStaysDisconnect
   EXPECT_FALSE(refused.value("success", true));
   EXPECT_NE(refused.value("message", "").find("wrong token"), std::string::npos) << refused.dump();
   // Still disconnected: the same session attaches with the right token.
-  const control::json accepted =
-      c.request("attach", {{"endpoint", rt.endpoint()}, {"authToken", "s3cret-token"}}, std::chrono::seconds(30));
+  const control::json accepted = c.request(
+      "attach", {{"endpoint", rt.endpoint()}, {"authToken", "s3cret-token-of-24-bytes"}}, std::chrono::seconds(30));
   EXPECT_TRUE(accepted.value("success", false)) << accepted.dump();
   EXPECT_EQ(c.schemaErrors(), "");
 }
@@ -317,7 +250,7 @@ TEST_F(Attach, BreakpointAndStepBackWhileTheRuntimeRunsOnAndWritesAreRefused) {
   EXPECT_TRUE(rt.running());
 }
 
-TEST_F(Attach, ATcpEndpointListensOnLoopbackAndAnotherInterfaceNeedsAToken) {
+TEST_F(Attach, ATcpEndpointListensOnLoopbackAndNeedsATokenOrAllowNoToken) {
   const CliResult refused = runScanback("run " + shellQuote(project_.path("counter.st")) +
                                         " --cycles 5 --control tcp://127.0.0.1:0 --control-bind 0.0.0.0");
   EXPECT_EQ(refused.exitCode, 2);
@@ -331,11 +264,28 @@ TEST_F(Attach, ATcpEndpointListensOnLoopbackAndAnotherInterfaceNeedsAToken) {
   EXPECT_EQ(badEndpoint.exitCode, 2);
   EXPECT_NE(badEndpoint.err.find("expected unix:///path.sock or tcp://127.0.0.1:PORT"), std::string::npos)
       << badEndpoint.err;
+  // Loopback without a token: any local user could control the runtime, so it takes a token or
+  // --allow-no-token, which warns at start.
+  const CliResult noToken = runScanback("run " + shellQuote(project_.path("counter.st")) +
+                                        " --cycles 50 --quiet --control tcp://127.0.0.1:0");
+  EXPECT_EQ(noToken.exitCode, 2);
+  EXPECT_NE(noToken.err.find("every local user can connect to a TCP port"), std::string::npos) << noToken.err;
+  EXPECT_NE(noToken.err.find("--allow-no-token"), std::string::npos) << noToken.err;
   // A runtime on a free loopback port answers there, and ends by its cycle limit.
   const CliResult finite = runScanback("run " + shellQuote(project_.path("counter.st")) +
-                                       " --cycles 50 --quiet --control tcp://127.0.0.1:0");
+                                       " --cycles 50 --quiet --control tcp://127.0.0.1:0 --allow-no-token");
   EXPECT_EQ(finite.exitCode, 0) << finite.err;
   EXPECT_NE(finite.err.find("scanback: control endpoint tcp://127.0.0.1:"), std::string::npos) << finite.err;
+  EXPECT_NE(finite.err.find("scanback: WARNING: the control endpoint tcp://127.0.0.1:"), std::string::npos)
+      << finite.err;
+  EXPECT_NE(finite.err.find("has no token (--allow-no-token): EVERY LOCAL USER can pause, stop and snapshot"),
+            std::string::npos)
+      << finite.err;
+  const CliResult withToken = runScanback("run " + shellQuote(project_.path("counter.st")) +
+                                          " --cycles 50 --quiet --control tcp://127.0.0.1:0 --auth-token-file " +
+                                          shellQuote(project_.path("token")));
+  EXPECT_EQ(withToken.exitCode, 0) << withToken.err;
+  EXPECT_EQ(withToken.err.find("WARNING"), std::string::npos) << withToken.err;
 }
 
 TEST_F(Attach, DisconnectWithTerminateDebuggeeStopsTheRuntime) {
@@ -554,13 +504,13 @@ TEST_F(Attach, MalformedControlMessagesGetAnErrorAndTheRuntimeKeepsRunning) {
   ASSERT_TRUE(rt.ready());
   std::string error;
   const control::Endpoint endpoint = *control::parseEndpoint(rt.endpoint(), error);
-  std::unique_ptr<dap::FdStream> stream = control::connectTo(endpoint, error);
+  std::unique_ptr<net::FdStream> stream = control::connectTo(endpoint, error);
   ASSERT_TRUE(stream) << error;
-  control::LineReader reader(*stream);
+  net::LineReader reader(*stream);
   auto exchange = [&](const std::string& bytes) {
     EXPECT_TRUE(stream->write(bytes, error));
     std::string line;
-    EXPECT_EQ(reader.readLine(line, error), control::LineReader::Result::Line);
+    EXPECT_EQ(reader.readLine(line, error), net::LineReader::Result::Line);
     const control::json response = control::json::parse(line);
     EXPECT_EQ(validateControl(response, "Response"), "");
     return response;

@@ -11,6 +11,7 @@
 
 #include "replayer/replayer.h"
 #include "tests/dap/session_client.h"
+#include "tests/support/crafted_traces.h"
 #include "tests/support/trace_support.h"
 #include "tests/support/wait.h"
 #include "traces/trace_reader.h"
@@ -539,6 +540,30 @@ TEST_F(DapReplay, AFileThatIsNoTraceFailsTheLaunchWithAClearError) {
   EXPECT_FALSE(both["success"]);
   EXPECT_NE(both["message"].get<std::string>().find("not both"), std::string::npos);
   // The session goes on: a good launch still works.
+  const json ok = client_.request("launch", json{{"trace", recordMain(10)}});
+  EXPECT_TRUE(ok["success"]) << ok.dump();
+}
+
+TEST_F(DapReplay, CraftedTracesBeyondTheImageLimitFailTheLaunchNamingTheTrace) {
+  // docs/language.md, "Limits": what the header claims, and what the sources declare, are checked
+  // before anything is allocated for them.
+  client_.request("initialize", json{{"adapterID", "scanback"}});
+  const std::pair<test::CraftedTrace, std::string> cases[] = {
+      {test::CraftedTrace::ImageBeyondLimit, "the header claims an image of 4294967295 bytes"},
+      {test::CraftedTrace::HugeSources, "does not compile"},
+      {test::CraftedTrace::SourcesBeyondHeader, "the trace recorded an image of 72 bytes"},
+      {test::CraftedTrace::ImageMismatch, "compiles differently from the recording"},
+  };
+  for (const auto& [kind, message] : cases) {
+    const std::string path = project_.path(std::string(test::craftedTraceName(kind)) + ".trace");
+    std::string error;
+    ASSERT_TRUE(test::writeCraftedTrace(kind, path, error)) << error;
+    const json r = client_.request("launch", json{{"trace", path}});
+    EXPECT_FALSE(r["success"]) << r.dump();
+    const std::string text = r.value("message", "");
+    EXPECT_NE(text.find("cannot replay " + path), std::string::npos) << text;
+    EXPECT_NE(text.find(message), std::string::npos) << text;
+  }
   const json ok = client_.request("launch", json{{"trace", recordMain(10)}});
   EXPECT_TRUE(ok["success"]) << ok.dump();
 }

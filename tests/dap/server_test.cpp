@@ -1,7 +1,6 @@
 // `scanback dap --port` and `--socket` as a separate process, the way an editor reaches them. Any
 // local process can connect to a TCP port, so launch (and attach) need the token the server was
 // started with; a recording never replaces a file that is not a trace; the unix socket is 0600.
-// Also the pieces: token files, generated tokens, the constant-time comparison, UnixListener.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -23,11 +22,11 @@
 #include <thread>
 #include <vector>
 
-#include "dap/transport/auth_token.h"
-#include "dap/transport/message_reader.h"
-#include "dap/transport/message_writer.h"
-#include "dap/transport/stream.h"
-#include "dap/transport/tcp_listener.h"
+#include "net/auth_token.h"
+#include "net/listener.h"
+#include "net/message_reader.h"
+#include "net/message_writer.h"
+#include "net/stream.h"
 #include "tests/support/files.h"
 
 namespace scanback::dap {
@@ -130,12 +129,12 @@ class ServerProcess {
 // A DAP client over a socket: requests and their responses (events are skipped).
 class SocketClient {
  public:
-  explicit SocketClient(int fd) : stream_(FdStream::socket(fd)), reader_(*stream_), writer_(*stream_) {}
+  explicit SocketClient(int fd) : stream_(net::FdStream::socket(fd)), reader_(*stream_), writer_(*stream_) {}
   json request(const std::string& command, json arguments = json::object()) {
     const int64_t seq = seq_++;
     EXPECT_TRUE(writer_.send(json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", arguments}}));
     for (;;) {
-      ReadResult r = reader_.next();
+      net::ReadResult r = reader_.next();
       if (!r.isMessage()) {
         ADD_FAILURE() << "no response to " << command;
         return json();
@@ -145,9 +144,9 @@ class SocketClient {
   }
 
  private:
-  std::unique_ptr<FdStream> stream_;
-  MessageReader reader_;
-  MessageWriter writer_;
+  std::unique_ptr<net::FdStream> stream_;
+  net::MessageReader reader_;
+  net::MessageWriter writer_;
   int64_t seq_ = 1;
 };
 
@@ -177,83 +176,6 @@ int connectUnix(const std::string& path) {
 }
 
 const char* kProgram = "PROGRAM Main\nVAR n : INT; END_VAR\nn := n + 1;\nEND_PROGRAM\n";
-
-// ---------------------------------------------------------------- tokens
-
-TEST(DapAuthToken, ComparisonIsExactAndGeneratedTokensAreRandomHex) {
-  EXPECT_TRUE(sameAuthToken("abc123", "abc123"));
-  EXPECT_FALSE(sameAuthToken("abc124", "abc123"));
-  EXPECT_FALSE(sameAuthToken("abc12", "abc123"));
-  EXPECT_FALSE(sameAuthToken("abc1234", "abc123"));
-  EXPECT_FALSE(sameAuthToken("", "abc123"));
-  EXPECT_FALSE(sameAuthToken("", ""));  // no token matches nothing
-  std::string error;
-  const std::optional<std::string> a = generateAuthToken(error), b = generateAuthToken(error);
-  ASSERT_TRUE(a && b) << error;
-  EXPECT_TRUE(std::regex_match(*a, std::regex("[0-9a-f]{64}"))) << *a;
-  EXPECT_NE(*a, *b);
-}
-
-TEST(DapAuthToken, AFileGivesItsFirstLineAndAnEmptyOneIsRefused) {
-  TempDir dir;
-  std::ofstream(dir.file("token")) << "  s3cret-token \nsecond line\n";
-  ::chmod(dir.file("token").c_str(), 0600);
-  std::string error, warning;
-  EXPECT_EQ(readAuthToken(dir.file("token"), error, warning), "s3cret-token");
-  EXPECT_EQ(warning, "");
-  ::chmod(dir.file("token").c_str(), 0644);
-  EXPECT_EQ(readAuthToken(dir.file("token"), error, warning), "s3cret-token");
-  EXPECT_NE(warning.find("can be read by other users"), std::string::npos) << warning;
-  std::ofstream(dir.file("empty")) << "\n";
-  EXPECT_FALSE(readAuthToken(dir.file("empty"), error, warning));
-  EXPECT_NE(error.find("holds no token"), std::string::npos) << error;
-  EXPECT_FALSE(readAuthToken(dir.file("missing"), error, warning));
-  EXPECT_NE(error.find("cannot read the token file"), std::string::npos) << error;
-}
-
-// ---------------------------------------------------------------- unix sockets
-
-TEST(DapTransportUnix, TheSocketIsPrivateAndGoesWithTheListener) {
-  TempDir dir;
-  const std::string path = dir.file("dap.sock");
-  std::string error;
-  {
-    auto listener = UnixListener::listen(path, error);
-    ASSERT_TRUE(listener) << error;
-    struct stat st {};
-    ASSERT_EQ(::lstat(path.c_str(), &st), 0);
-    EXPECT_TRUE(S_ISSOCK(st.st_mode));
-    EXPECT_EQ(st.st_mode & 0777, 0600u);
-    const int fd = connectUnix(path);
-    ASSERT_GE(fd, 0);
-    auto client = FdStream::socket(fd);
-    auto connection = listener->accept(error);
-    ASSERT_TRUE(connection) << error;
-    ASSERT_TRUE(client->write("ping", error)) << error;
-    char buf[8];
-    ASSERT_EQ(connection->read(std::span<char>(buf, 4), error), 4) << error;
-    EXPECT_EQ(std::string(buf, 4), "ping");
-    // A second server on the same path is refused while the first one answers.
-    EXPECT_FALSE(UnixListener::listen(path, error));
-    EXPECT_EQ(error, "cannot listen on " + path + ": another server is listening there");
-  }
-  EXPECT_FALSE(fs::exists(path));
-
-  // A stale socket (its server gone without cleaning up) is replaced; a file is left alone.
-  {
-    const int stale = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path.data(), path.size());
-    ASSERT_EQ(::bind(stale, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
-    ::close(stale);
-  }
-  EXPECT_TRUE(UnixListener::listen(path, error)) << error;
-  std::ofstream(dir.file("file")) << "keep";
-  EXPECT_FALSE(UnixListener::listen(dir.file("file"), error));
-  EXPECT_NE(error.find("exists and is not a socket"), std::string::npos) << error;
-  EXPECT_EQ(readText(dir.file("file")), "keep");
-}
 
 // ---------------------------------------------------------------- the server
 
@@ -340,10 +262,10 @@ TEST(DapServer, TcpLaunchNeedsTheTokenAndNeverOverwritesAFile) {
 TEST(DapServer, ATokenFileGivesTheToken) {
   TempDir dir;
   std::ofstream(dir.file("main.st")) << kProgram;
-  std::ofstream(dir.file("token")) << "file-token-42\n";
+  std::ofstream(dir.file("token")) << "file-token-of-24-bytes-42\n";
   ::chmod(dir.file("token").c_str(), 0600);
   ServerProcess server({"--port", "0", "--auth-token-file", dir.file("token")});
-  const std::optional<TcpServer> s = startTcp(server, "file-token-42");
+  const std::optional<TcpServer> s = startTcp(server, "file-token-of-24-bytes-42");
   ASSERT_TRUE(s);
   const int fd = connectTcp(s->port);
   ASSERT_GE(fd, 0);
@@ -352,7 +274,7 @@ TEST(DapServer, ATokenFileGivesTheToken) {
   const json launch = json{{"program", dir.file("main.st")}, {"record", false}, {"realtime", false}, {"cycles", 3}};
   EXPECT_FALSE(client.request("launch", launch)["success"]);
   json withToken = launch;
-  withToken["authToken"] = "file-token-42";
+  withToken["authToken"] = "file-token-of-24-bytes-42";
   EXPECT_TRUE(client.request("launch", withToken)["success"]);
   client.request("disconnect", json{{"terminateDebuggee", true}});
   EXPECT_EQ(server.stop(), 0);
@@ -383,7 +305,7 @@ TEST(DapServer, AUnixSocketIsPrivateNeedsNoTokenAndIsRemovedAtTheEnd) {
 
 TEST(DapServer, ListenErrorsAreSaidOnce) {
   std::string error;
-  auto taken = TcpListener::listen(0, error);
+  auto taken = net::TcpListener::listen(0, error);
   ASSERT_TRUE(taken) << error;
   ServerProcess server({"--port", std::to_string(taken->port())});
   const std::optional<std::string> line = server.line();

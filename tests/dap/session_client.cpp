@@ -7,14 +7,14 @@
 #include <random>
 
 #include "dap/session/session.h"
-#include "dap/transport/message_reader.h"
-#include "dap/transport/message_writer.h"
+#include "net/message_reader.h"
+#include "net/message_writer.h"
 #include "tests/dap/schema_validator.h"
 
 namespace scanback::dap::testing {
 
 SessionClient::SessionClient() {
-  MemoryPipe::Pair pipe = MemoryPipe::pair();
+  net::MemoryPipe::Pair pipe = net::MemoryPipe::pair();
   client_ = std::move(pipe.client);
   server_ = std::move(pipe.server);
   session_ = std::thread([this] {
@@ -26,9 +26,9 @@ SessionClient::SessionClient() {
     server_->close();
   });
   reader_ = std::thread([this] {
-    MessageReader reader(*client_);
+    net::MessageReader reader(*client_);
     for (;;) {
-      ReadResult r = reader.next();
+      net::ReadResult r = reader.next();
       std::lock_guard lock(mutex_);
       if (r.isEnd()) {
         ended_ = true;
@@ -65,7 +65,7 @@ int64_t SessionClient::send(const std::string& command, json arguments, bool che
   if (check) {
     EXPECT_EQ(DapSchema::instance().validateRequest(request), "") << "the test sends an invalid request";
   }
-  sendRaw(MessageWriter::frame(request));
+  sendRaw(net::MessageWriter::frame(request));
   return seq;
 }
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "dap/protocol/protocol.h"
-#include "dap/transport/stream.h"
+#include "net/stream.h"
 
 namespace scanback::dap::testing {
 
@@ -63,7 +63,7 @@ class SessionClient {
   void configured();
 
  private:
-  std::unique_ptr<Stream> client_, server_;
+  std::unique_ptr<net::Stream> client_, server_;
   std::thread session_, reader_;
   std::mutex mutex_;
   std::condition_variable arrived_;

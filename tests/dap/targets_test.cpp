@@ -178,7 +178,7 @@ TEST_F(DapRunControl, SetStopsRunsItsWorkWhileTheThreadIsParkedOnly) {
 const char* kCounting = R"(PROGRAM Main
 VAR
   count : DINT := 305419896;
-  other : INT;
+  other : INT := 4321;
 END_VAR
 count := count + 1;
 other := other + 1;
@@ -237,15 +237,17 @@ class DapStopChecker : public ::testing::Test, private VmObserver {
     for (const auto& bp : set->breakpoints) set->statementHasBreakpoint[bp->statement] = 1;
     checker_.take(set, vm_.get());
   }
-  // Runs one cycle; the stops it met, with the cycle and step each was at.
+  // Runs one cycle; the stops it met, with the cycle and step each was at (the end of the cycle:
+  // its step count).
   void cycle() {
     vm_->beginCycle(0, static_cast<int64_t>(cycle_) * 10'000'000);
     EXPECT_EQ(vm_->run(), RunStatus::CycleDone);
+    if (std::vector<int64_t> ids = checker_.atCycleEnd(*vm_); !ids.empty())
+      stops_.push_back({cycle_, vm_->steps(), StopInfo{StopReason::DataBreakpoint, 0, std::move(ids)}});
     ++cycle_;
   }
   bool onStatement(uint32_t statement, uint64_t step) override {
-    if (std::optional<StopInfo> stop = checker_.atStatement(*vm_, statement, step))
-      stops_.push_back({cycle_, step, *stop});
+    if (std::optional<StopInfo> stop = checker_.atStatement(*vm_, statement)) stops_.push_back({cycle_, step, *stop});
     return false;
   }
 
@@ -283,7 +285,9 @@ TEST_F(DapStopChecker, HitConditionsCountHitsWhileLogpointsPrintAndABrokenCondit
             1);
 }
 
-TEST_F(DapStopChecker, ADataWatchStopsAfterTheStatementThatChangedItAndTakesScanInputsSilently) {
+// Where the replayer reports a change (docs/replayer.md): right after the statement that made it,
+// at step 0 when the scan inputs made it, at the end of the cycle when its last statement did.
+TEST_F(DapStopChecker, ADataWatchStopsAfterTheStatementOrScanInputsThatChangedItAsTheReplayerDoes) {
   auto set = stopSet(1);
   const DataWatch watch = countWatch(9);
   set->dataWatches = {watch};
@@ -293,23 +297,52 @@ TEST_F(DapStopChecker, ADataWatchStopsAfterTheStatementThatChangedItAndTakesScan
   EXPECT_EQ(stops_[0].step, 1u) << "the boundary after the statement that wrote it";
   EXPECT_EQ(stops_[0].stop.reason, StopReason::DataBreakpoint);
   EXPECT_EQ(stops_[0].stop.breakpointIds, std::vector<int64_t>{9});
-  // A scan input writes it before the next cycle: seen at step 0, and not a stop.
+  // A scan input writes it before the next cycle: a change at step 0, then the statement's.
   const int32_t fromOutside = 7;
   std::memcpy(vm_->image() + countAt_, &fromOutside, sizeof fromOutside);
   cycle();
-  ASSERT_EQ(stops_.size(), 2u);
+  ASSERT_EQ(stops_.size(), 3u);
   EXPECT_EQ(stops_[1].cycle, 1u);
-  EXPECT_EQ(stops_[1].step, 1u);
+  EXPECT_EQ(stops_[1].step, 0u) << "the scan inputs'";
+  EXPECT_EQ(stops_[2].step, 1u);
+  // The values seen from are taken again (a debugger's own write): no change to stop at.
+  const int32_t debugger = 100;
+  std::memcpy(vm_->image() + countAt_, &debugger, sizeof debugger);
+  checker_.rebase(vm_->image(), vm_->imageSize());
+  cycle();
+  ASSERT_EQ(stops_.size(), 4u);
+  EXPECT_EQ(stops_[3].step, 1u);
+  // The last statement of the cycle writes `other`: seen at the end of the cycle (step 2), not at
+  // the next cycle's step 0, where it would be the scan inputs'.
+  DataWatch other;
+  other.id = 10;
+  other.size = 2;
+  const uint16_t marker = 4321;  // its initial value
+  const Vm initial(program_);
+  for (other.offset = 0; other.offset + 2 <= initial.imageSize(); ++other.offset)
+    if (std::memcmp(initial.image() + other.offset, &marker, 2) == 0) break;
+  ASSERT_LE(other.offset + 2, initial.imageSize()) << "other is not in the image";
+  set = stopSet(2);
+  set->dataWatches = {other};
+  use(set);
+  stops_.clear();
+  cycle();
+  cycle();
+  ASSERT_EQ(stops_.size(), 2u);
+  for (const Seen& seen : stops_) {
+    EXPECT_EQ(seen.step, 2u) << "the end of cycle " << seen.cycle;
+    EXPECT_EQ(seen.stop.breakpointIds, std::vector<int64_t>{10});
+  }
   // One bit of it: only a change of that bit stops.
   DataWatch bit = watch;
   bit.bit = 4;
   bit.size = 1;
-  set = stopSet(2);
+  set = stopSet(3);
   set->dataWatches = {bit};
   use(set);
   const size_t before = stops_.size();
   for (int i = 0; i < 16; ++i) cycle();
-  EXPECT_EQ(stops_.size() - before, 1u) << "count goes from 8 to 24: bit 4 turns on at 16, once";
+  EXPECT_EQ(stops_.size() - before, 1u) << "count goes from 103 to 119: bit 4 turns on at 112, once";
 }
 
 TEST_F(DapStopChecker, InReplayTheSameStopsAreSearchTermsAndTheReplayersStopsMapBackToIds) {
@@ -324,11 +357,11 @@ TEST_F(DapStopChecker, InReplayTheSameStopsAreSearchTermsAndTheReplayersStopsMap
   ASSERT_EQ(forward.watches.size(), 1u);
   EXPECT_EQ(forward.watches[0].offset, countAt_);
   const replay::Position at{0, 1};
-  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}}), std::vector<int64_t>{1});
-  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 1, {}}), std::vector<int64_t>{3});
-  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 2, {}}), printing.get());
-  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}}), nullptr);
-  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::DataWrite, 0, {}}), std::vector<int64_t>{9});
+  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}, {}}), std::vector<int64_t>{1});
+  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 1, {}, {}}), std::vector<int64_t>{3});
+  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 2, {}, {}}), printing.get());
+  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}, {}}), nullptr);
+  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::DataWrite, 0, {}, {}}), std::vector<int64_t>{9});
   // A condition that cannot be evaluated does not hold, and says so once.
   ASSERT_TRUE(forward.breakpoints[1].condition);
   EXPECT_FALSE(forward.breakpoints[1].condition(*vm_));

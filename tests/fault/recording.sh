@@ -72,6 +72,56 @@ check_killed "--control with --record" "$work/t.trace.partial" --record "$work/t
 check_killed "--control with --record --ring" "$work/t.trace.partial" --record "$work/t.trace" --ring 1MB \
   --control "unix://$work/sock"
 
+# A debug session's history: `scanback dap --socket`, a launch that records, driven by a minimal DAP
+# client (python3) that reads everything the adapter sends; the adapter is killed with -9.
+cat >"$work/dap_client.py" <<'PY'
+import json, socket, sys, threading
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(sys.argv[1])
+def send(seq, command, arguments):
+    body = json.dumps({"seq": seq, "type": "request", "command": command, "arguments": arguments}).encode()
+    sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+def drain():
+    while sock.recv(65536):
+        pass
+threading.Thread(target=drain, daemon=True).start()
+send(1, "initialize", {"adapterID": "scanback", "linesStartAt1": True, "columnsStartAt1": True})
+send(2, "launch", {"program": sys.argv[3:], "inputs": sys.argv[2].split("|")[0], "record": sys.argv[2].split("|")[1],
+                   "realtime": True, "keepTrace": True})
+send(3, "configurationDone", {})
+threading.Event().wait(60)
+PY
+check_session_killed() {
+  for round in $(seq 1 "$rounds"); do
+    rm -f "$work"/t.trace* "$work"/dap.sock
+    "$scanback" dap --socket "$work/dap.sock" 2>"$work/err.txt" &
+    local pid=$!
+    wait_for test -S "$work/dap.sock" || { fail "debug session: no socket ($(cat "$work/err.txt"))"; kill -9 $pid; continue; }
+    python3 "$work/dap_client.py" "$work/dap.sock" "$PWD/$stimulus|$work/t.trace" "${plant[@]/#/$PWD/}" &
+    local client=$!
+    wait_for test -e "$work/t.trace.partial" || { fail "debug session: no trace ($(cat "$work/err.txt"))"; kill -9 $pid $client; continue; }
+    local start
+    start=$(ms_now)
+    sleep "$(python3 -c 'import random; print(round(random.uniform(1.5, 4.0), 2))')"
+    kill -9 $pid
+    local killed
+    killed=$(ms_now)
+    { wait $pid; } 2>/dev/null
+    kill $client 2>/dev/null
+    { wait $client; } 2>/dev/null
+    local ran=$(((killed - start) * rate / 1000))
+    local held
+    held=$(cycles_in "$work/t.trace.partial")
+    local allowed=$(((window_ms + 300) * rate / 1000))
+    if [ "$held" -gt 0 ] && [ $((ran - held)) -le "$allowed" ] && verify "$work/t.trace.partial"; then
+      pass "debug session (launch with record) round $round: $held cycles on disk after kill -9 of the adapter (>= $ran - $allowed), all replay"
+    else
+      fail "debug session round $round: $held cycles on disk, $ran run, at most $allowed may be lost: $(tail -2 "$work/verify.txt")"
+    fi
+  done
+}
+check_session_killed
+
 echo "== SIGHUP, SIGTERM, SIGINT finish the trace cleanly"
 for sig in HUP TERM INT; do
   rm -f "$work"/t.trace*
@@ -141,6 +191,103 @@ check_full_disk() {  # MODE ARGS...
 }
 check_full_disk "plain --record"
 check_full_disk "--ring 64MB" --ring 64MB
+
+# The same in a debug session: the Debug Console says it (an output event) and scanback/timeline
+# reports the recording failing, then ok with the cycles lost; the session goes on.
+cat >"$work/dap_full_disk.py" <<'PY'
+import json, os, socket, subprocess, sys, threading, time
+path, adapter, inputs, trace = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+program = sys.argv[5:]
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(path)
+messages, lock, seq = [], threading.Lock(), [0]
+def send(command, arguments=None):
+    with lock:
+        seq[0] += 1
+        n = seq[0]
+    body = json.dumps({"seq": n, "type": "request", "command": command, "arguments": arguments or {}}).encode()
+    sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    return n
+def receive():
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+        while b"\r\n\r\n" in data:
+            head, rest = data.split(b"\r\n\r\n", 1)
+            size = int(head.split(b":")[1])
+            if len(rest) < size:
+                break
+            with lock:
+                messages.append(json.loads(rest[:size]))
+            data = rest[size:]
+threading.Thread(target=receive, daemon=True).start()
+def response(n, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        with lock:
+            for m in messages:
+                if m.get("type") == "response" and m.get("request_seq") == n:
+                    return m
+        time.sleep(0.02)
+    sys.exit(f"no response to request {n}")
+def outputs():
+    with lock:
+        return "".join(m["body"]["output"] for m in messages if m.get("event") == "output")
+def recording(until, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        r = response(send("scanback/timeline"))
+        rec = r.get("body", {}).get("recording")
+        if r.get("success") and rec and until(rec):
+            return rec
+        time.sleep(0.1)
+    sys.exit(f"scanback/timeline never said so: {r}")
+send("initialize", {"adapterID": "scanback", "linesStartAt1": True, "columnsStartAt1": True})
+response(send("launch", {"program": program, "inputs": inputs, "record": trace, "realtime": True, "keepTrace": True}))
+response(send("configurationDone"))
+time.sleep(1.5)
+print("before:", recording(lambda r: r["state"] == "ok"))
+limit = os.path.getsize(trace + ".partial") + 200
+subprocess.run(["prlimit", "--pid", adapter, f"--fsize={limit}:"], check=True)
+failing = recording(lambda r: r["state"] == "failing")
+print("failing:", failing)
+if "sinceCycle" not in failing or failing.get("path") != trace or "File too large" not in failing.get("error", ""):
+    sys.exit(f"the failure says neither its cycle nor the trace: {failing}")
+end = time.time() + 5
+while "fails from cycle" not in outputs() and time.time() < end:
+    time.sleep(0.05)
+if "fails from cycle" not in outputs():
+    sys.exit("no output event about the failure: " + outputs())
+subprocess.run(["prlimit", "--pid", adapter, "--fsize=unlimited:"], check=True)
+ok = recording(lambda r: r["state"] == "ok" and r["lostCycles"] > 0)
+print("resumed:", ok)
+if "works again" not in outputs():
+    time.sleep(1)
+    if "works again" not in outputs():
+        sys.exit("no output event about the recovery: " + outputs())
+response(send("disconnect", {"terminateDebuggee": True}))
+print("said:", [line for line in outputs().splitlines() if "recording" in line])
+PY
+rm -f "$work"/t.trace* "$work"/dap.sock
+"$scanback" dap --socket "$work/dap.sock" 2>"$work/err.txt" &
+pid=$!
+if wait_for test -S "$work/dap.sock" &&
+  timeout 60 python3 "$work/dap_full_disk.py" "$work/dap.sock" $pid "$PWD/$stimulus" "$work/t.trace" "${plant[@]/#/$PWD/}" \
+    >"$work/dap_full_disk.txt" 2>&1; then
+  pass "debug session: an output event and scanback/timeline say the recording fails, then that it works again: $(grep -m1 '^resumed' "$work/dap_full_disk.txt" | cut -c1-150)"
+else
+  fail "debug session with a full disk: $(cat "$work/dap_full_disk.txt" "$work/err.txt" | tail -5)"
+fi
+kill $pid 2>/dev/null
+{ wait $pid; } 2>/dev/null
+if wait_for test -e "$work/t.trace" && verify "$work/t.trace"; then
+  pass "debug session: the finished trace verifies ($(grep -m1 '^gaps' <("$scanback" trace info "$work/t.trace")))"
+else
+  fail "debug session: verify: $(tail -3 "$work/verify.txt")"
+fi
 
 echo "== two writers to one path: the second is refused, the first loses nothing"
 rm -f "$work"/t.trace*

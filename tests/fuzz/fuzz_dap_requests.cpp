@@ -20,10 +20,11 @@
 #include <vector>
 
 #include "dap/session/session.h"
-#include "dap/transport/message_reader.h"
-#include "dap/transport/message_writer.h"
-#include "dap/transport/stream.h"
+#include "net/message_reader.h"
+#include "net/message_writer.h"
+#include "net/stream.h"
 
+using namespace scanback;
 using namespace scanback::dap;
 namespace fs = std::filesystem;
 
@@ -206,11 +207,11 @@ json request(Bytes& in, std::string& command) {
 // Reads the session's messages on its own thread, so that a wait can end at a deadline.
 class Client {
  public:
-  explicit Client(Stream& stream) : writer_(stream) {
+  explicit Client(net::Stream& stream) : writer_(stream) {
     reader_ = std::thread([this, &stream] {
-      MessageReader reader(stream);
+      net::MessageReader reader(stream);
       for (;;) {
-        ReadResult r = reader.next();
+        net::ReadResult r = reader.next();
         std::lock_guard lock(mutex_);
         if (r.isEnd()) {
           ended_ = true;
@@ -275,7 +276,7 @@ class Client {
     return nullptr;
   }
 
-  MessageWriter writer_;
+  net::MessageWriter writer_;
   std::thread reader_;
   std::mutex mutex_;
   std::condition_variable arrived_;
@@ -292,7 +293,7 @@ class Client {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes in(data, size);
   const bool record = in.next() % 2 == 1;
-  MemoryPipe::Pair pipe = MemoryPipe::pair();
+  net::MemoryPipe::Pair pipe = net::MemoryPipe::pair();
   std::thread server([&] {
     Session session(*pipe.server, [](const std::string&) {});
     session.run();

@@ -3,20 +3,21 @@
 // session requires a token nobody can guess, so a launch in the bytes never runs a program (the
 // typed request sequences of fuzz_dap_requests do that); everything before it — framing,
 // resynchronisation, JSON, message checks, dispatch, argument reading — runs on any input. The same
-// bytes also go through a MessageReader with tiny limits, to reach its limit paths.
+// bytes also go through a net::MessageReader with tiny limits, to reach its limit paths.
 #include <cstdint>
 #include <string>
 
 #include "dap/session/session.h"
-#include "dap/transport/message_reader.h"
-#include "dap/transport/stream.h"
+#include "net/message_reader.h"
+#include "net/stream.h"
 
+using namespace scanback;
 using namespace scanback::dap;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   {
-    MemoryPipe::Pair pipe = MemoryPipe::pair();
+    net::MemoryPipe::Pair pipe = net::MemoryPipe::pair();
     std::string error;
     pipe.client->write(bytes, error);
     pipe.client->close();
@@ -25,17 +26,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     session.run();
   }
   {
-    MemoryPipe::Pair pipe = MemoryPipe::pair();
+    net::MemoryPipe::Pair pipe = net::MemoryPipe::pair();
     std::string error;
     pipe.client->write(bytes, error);
     pipe.client->close();
-    ReaderLimits limits;
+    net::ReaderLimits limits;
     limits.maxHeaderBytes = 64;
     limits.maxBodyBytes = 256;
     limits.maxNestingDepth = 4;
-    MessageReader reader(*pipe.server, limits);
+    net::MessageReader reader(*pipe.server, limits);
     for (int i = 0; i < 100000; ++i) {
-      const ReadResult r = reader.next();
+      const net::ReadResult r = reader.next();
       if (r.isEnd()) break;
       if (r.isError()) (void)r.error.toString();
     }

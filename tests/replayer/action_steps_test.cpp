@@ -61,31 +61,31 @@ TEST(ActionSteps, StepInEntersActionsAndStepOutLeavesThem) {
   ASSERT_TRUE(r->seek(*r->start(), error)) << error;
   EXPECT_EQ(here(*r).line, 13u);  // Tick();
 
-  ASSERT_TRUE(r->stepIn({}, error)) << error;
+  ASSERT_TRUE(r->stepIn({}, {}, error)) << error;
   Here h = here(*r);
   EXPECT_EQ(h.line, 17u);  // count := count + 1; in Main's action Tick
   EXPECT_EQ(h.depth, 2u);
   EXPECT_EQ(h.frame, "Main (Main.Tick)");
 
-  ASSERT_TRUE(r->stepOut({}, error)) << error;
+  ASSERT_TRUE(r->stepOut({}, {}, error)) << error;
   EXPECT_EQ(here(*r).line, 14u);  // m(speed := 5);
   EXPECT_EQ(here(*r).depth, 1u);
 
-  ASSERT_TRUE(r->stepIn({}, error)) << error;  // into Motor's body
+  ASSERT_TRUE(r->stepIn({}, {}, error)) << error;  // into Motor's body
   EXPECT_EQ(here(*r).line, 7u);
-  ASSERT_TRUE(r->stepIn({}, error)) << error;  // Start();
+  ASSERT_TRUE(r->stepIn({}, {}, error)) << error;  // Start();
   EXPECT_EQ(here(*r).line, 8u);
-  ASSERT_TRUE(r->stepIn({}, error)) << error;  // into the FB's action, on the instance m
+  ASSERT_TRUE(r->stepIn({}, {}, error)) << error;  // into the FB's action, on the instance m
   h = here(*r);
   EXPECT_EQ(h.line, 5u);
   EXPECT_EQ(h.depth, 3u);
   EXPECT_EQ(h.frame, "Main.m (Motor.Start)");
 
   // Out of the action: Motor's body has nothing left, so the next stop is Main's call from outside.
-  ASSERT_TRUE(r->stepOut({}, error)) << error;
+  ASSERT_TRUE(r->stepOut({}, {}, error)) << error;
   EXPECT_EQ(here(*r).line, 15u);  // m.Start();
   EXPECT_EQ(here(*r).depth, 1u);
-  ASSERT_TRUE(r->stepIn({}, error)) << error;
+  ASSERT_TRUE(r->stepIn({}, {}, error)) << error;
   h = here(*r);
   EXPECT_EQ(h.line, 5u);
   EXPECT_EQ(h.frame, "Main.m (Motor.Start)");

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "recorder/recorder.h"
+#include "tests/support/crafted_traces.h"
 #include "tests/support/golden_cases.h"
 #include "tests/support/trace_support.h"
 #include "vm/runtime/state_json.h"
@@ -247,7 +248,7 @@ TEST_F(ReplayerFixture, StepBackMirrorsStepOver) {
       }
       if (s.activations[p.step] == s.activations[q]) {
         ++sameActivation;
-        const auto over = replayer_->stepOver({}, error);
+        const auto over = replayer_->stepOver({}, {}, error);
         ASSERT_TRUE(over) << error;
         EXPECT_EQ(over->position, (Position{cycle, q})) << "stepOver after stepBack from step " << q;
       } else {
@@ -273,7 +274,7 @@ TEST_F(ReplayerFixture, StepOverSkipsCallsAndStepOutReturnsToTheCaller) {
   ASSERT_TRUE(replayer_->seek({5, 0}, error)) << error;
   std::vector<uint64_t> visited{0};
   for (;;) {
-    const auto stop = replayer_->stepOver({}, error);
+    const auto stop = replayer_->stepOver({}, {}, error);
     ASSERT_TRUE(stop) << error;
     if (stop->position.cycle != 5) {
       EXPECT_EQ(stop->position, (Position{6, 0}));
@@ -291,7 +292,7 @@ TEST_F(ReplayerFixture, StepOverSkipsCallsAndStepOutReturnsToTheCaller) {
     uint64_t first = 0;
     while (s.activations[first] != a) ++first;
     ASSERT_TRUE(replayer_->seek({5, first}, error)) << error;
-    const auto out = replayer_->stepOut({}, error);
+    const auto out = replayer_->stepOut({}, {}, error);
     ASSERT_TRUE(out) << error;
     uint64_t expected = first;
     while (expected < s.count() && !(s.activations[expected] != a && s.encloses(s.activations[expected], a)))
@@ -325,7 +326,7 @@ TEST_F(ReplayerFixture, ContinueBothWaysFindsWhatABruteForceWalkFinds) {
     std::memcpy(&n, vm.image() + nOffset, 2);
     return n % 2 == 0;
   };
-  std::vector<replay::Breakpoint> breakpoints{{addB, evenN, nullptr}, {resetCount, nullptr, nullptr}};
+  std::vector<replay::Breakpoint> breakpoints{{addB, evenN, nullptr, {}}, {resetCount, nullptr, nullptr, {}}};
 
   // Every boundary, in order, with the breakpoint it would stop at.
   std::vector<std::pair<Position, int>> all;
@@ -406,8 +407,8 @@ TEST_P(HitConditions, StopWhereTheNumberedHitPasses) {
   };
   auto everySecond = [](uint64_t hit) { return hit % 2 == 0; };
   auto seventhOrEveryFifthFrom20 = [](uint64_t hit) { return hit == 7 || (hit >= 20 && hit % 5 == 0); };
-  const std::vector<replay::Breakpoint> breakpoints{{addB, evenN, everySecond},
-                                                    {addCount, nullptr, seventhOrEveryFifthFrom20}};
+  const std::vector<replay::Breakpoint> breakpoints{{addB, evenN, everySecond, {}},
+                                                    {addCount, nullptr, seventhOrEveryFifthFrom20, {}}};
 
   // Every boundary with the breakpoint that stops there, numbering the hits as the walk goes.
   std::vector<std::pair<Position, int>> all;
@@ -533,6 +534,159 @@ TEST_F(ReplayerFixture, DataChangesMatchTheValuesAtEveryBoundary) {
   EXPECT_EQ(fwd->position, firstAfter);
 }
 
+// Forward steps stop where a live task's step stops: at the first change of a watched value on the
+// way, the position the step ends at included (a change at the end of a cycle, made by its last
+// statement, too), and report a breakpoint hit where they end as the breakpoint. Checked against
+// the values at every boundary and against the same steps made without stops.
+TEST_F(ReplayerFixture, ForwardStepsStopAtWatchedChangesOnTheWayAndAtBreakpointsWhereTheyEnd) {
+  auto program = mustCompile(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 70, 12);  // from cycle 49 on, a reaches 100: its last statement changes it
+  std::string error;
+  auto a = findVariable(*program, "Main.a", error);
+  ASSERT_TRUE(a) << error;
+  const replay::Watch watch{a->offset, 2, -1};
+  std::vector<std::pair<Position, int16_t>> values;
+  for (uint64_t c = 49; c < 60; ++c) {
+    const replay::CycleSteps s = *replayer_->steps(c, error);
+    for (uint64_t q = 0; q <= s.count(); ++q) {
+      ASSERT_TRUE(replayer_->seek({c, q}, error)) << error;
+      int16_t v;
+      std::memcpy(&v, replayer_->vm().image() + a->offset, 2);
+      values.push_back({{c, q}, v});
+    }
+  }
+  std::vector<Position> changes;
+  for (size_t k = 1; k < values.size(); ++k)
+    if (values[k].second != values[k - 1].second) changes.push_back(values[k].first);
+  int atCycleEnd = 0, stoppedEarly = 0, endedOnBreakpoint = 0;
+  for (uint64_t c = 50; c < 57; ++c) {
+    const replay::CycleSteps s = *replayer_->steps(c, error);
+    if (std::find(changes.begin(), changes.end(), Position{c, s.count()}) != changes.end()) ++atCycleEnd;
+    for (uint64_t q = 0; q < s.count(); ++q) {
+      const Position from{c, q};
+      for (int kind = 0; kind < 3; ++kind) {
+        auto step = [&](const std::vector<replay::Breakpoint>& bps, const std::vector<replay::Watch>& ws) {
+          EXPECT_TRUE(replayer_->seek(from, error)) << error;
+          std::optional<replay::Stop> stop = kind == 0   ? replayer_->stepIn(bps, ws, error)
+                                             : kind == 1 ? replayer_->stepOver(bps, ws, error)
+                                                         : replayer_->stepOut(bps, ws, error);
+          EXPECT_TRUE(stop) << error;
+          return stop.value_or(replay::Stop{});
+        };
+        const replay::Stop plain = step({}, {});
+        ASSERT_EQ(plain.reason, replay::StopReason::Step);
+        const Position to = plain.position;
+        // Watching a: the first change after `from`, up to `to` included.
+        const auto change = std::find_if(changes.begin(), changes.end(), [&](Position p) { return p > from; });
+        const replay::Stop watched = step({}, {watch});
+        if (change != changes.end() && *change <= to) {
+          EXPECT_EQ(watched.reason, replay::StopReason::DataWrite) << "step " << kind << " from " << c << ":" << q;
+          EXPECT_EQ(watched.position, *change) << "step " << kind << " from " << c << ":" << q;
+          stoppedEarly += *change < to;
+        } else {
+          EXPECT_EQ(watched.reason, replay::StopReason::Step) << "step " << kind << " from " << c << ":" << q;
+          EXPECT_EQ(watched.position, to);
+        }
+        // A breakpoint on the statement where the step ends: reported there (or at an earlier run
+        // of that statement on the way).
+        const replay::CycleSteps t = *replayer_->steps(to.cycle, error);
+        if (to.step >= t.count()) continue;
+        const uint32_t statement = t.statements[to.step];
+        const replay::Stop hit = step({replay::Breakpoint{statement, {}, {}, {}}}, {});
+        EXPECT_EQ(hit.reason, replay::StopReason::Breakpoint) << "step " << kind << " from " << c << ":" << q;
+        EXPECT_LE(hit.position, to);
+        EXPECT_GT(hit.position, from);
+        endedOnBreakpoint += hit.position == to;
+      }
+    }
+  }
+  EXPECT_GT(atCycleEnd, 0) << "some cycle's last statement changes a";
+  EXPECT_GT(stoppedEarly, 5);
+  EXPECT_GT(endedOnBreakpoint, 100);
+}
+
+// A breakpoint's hits numbered from where it was set (Breakpoint::countFrom): earlier hits do not
+// count and a hit condition stops at none of them, forward or backward; without a hit condition
+// it stops anywhere. Breakpoints stopping at the same position are all reported.
+TEST_F(ReplayerFixture, HitsAreNumberedFromCountFromAndEveryBreakpointStoppingThereIsReported) {
+  auto program = mustCompile(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 40, 8);
+  std::string error;
+  const uint32_t incN = statementOnLine(*program, 24);  // n := n + 1; step 0 of every cycle
+  auto third = [](uint64_t hit) { return hit == 3; };
+  replay::Breakpoint fromTenOne{incN, {}, third, Position{10, 1}};
+  ASSERT_TRUE(replayer_->seek({0, 0}, error)) << error;
+  std::optional<replay::Stop> stop = replayer_->continueForward({fromTenOne}, {}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->position, (Position{13, 0})) << "hits 11:0, 12:0, 13:0";
+  ASSERT_TRUE(replayer_->seek({30, 0}, error)) << error;
+  stop = replayer_->reverseContinue({fromTenOne}, {}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->position, (Position{13, 0}));
+  ASSERT_TRUE(replayer_->seek({12, 0}, error)) << error;
+  stop = replayer_->reverseContinue({fromTenOne}, {}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->reason, replay::StopReason::Start) << "no third hit before 12:0 counted from 10:1";
+  replay::Breakpoint fromTen{incN, {}, third, Position{10, 0}};
+  ASSERT_TRUE(replayer_->seek({0, 0}, error)) << error;
+  stop = replayer_->continueForward({fromTen}, {}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->position, (Position{12, 0})) << "hits 10:0, 11:0, 12:0";
+  replay::Breakpoint plain{incN, {}, {}, Position{10, 1}};
+  ASSERT_TRUE(replayer_->seek({5, 3}, error)) << error;
+  stop = replayer_->reverseContinue({plain}, {}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->position, (Position{5, 0})) << "a breakpoint without a hit condition stops anywhere";
+  // Two breakpoints on one statement: the first and the others.
+  ASSERT_TRUE(replayer_->seek({0, 2}, error)) << error;
+  const replay::Breakpoint any{incN, {}, {}, {}};
+  stop = replayer_->continueForward({any, fromTen, any}, {}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->position, (Position{1, 0}));
+  EXPECT_EQ(stop->breakpoint, 0);
+  EXPECT_EQ(stop->others, std::vector<int>{2}) << "the one numbered from 10:0 does not stop at 1:0";
+}
+
+// A live task paused at the end of the last recorded cycle: end() is that cycle's end, where a
+// forward move that finds nothing ends, and a change there is found.
+TEST_F(ReplayerFixture, TheEndCanBeTheLastCyclesEnd) {
+  auto program = mustCompile(kCalls);
+  ASSERT_TRUE(program);
+  open(program, 70, 8);
+  std::string error;
+  const uint32_t last = replayer_->steps(69, error)->count();
+  EXPECT_EQ(replayer_->end(), (Position{69, last - 1}));
+  replayer_->setEndAtCycleEnd(true);
+  EXPECT_EQ(replayer_->end(), (Position{69, last}));
+  ASSERT_TRUE(replayer_->seek({69, last - 1}, error)) << error;
+  std::optional<replay::Stop> stop = replayer_->stepIn({}, {}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->position, (Position{69, last}));
+  EXPECT_EQ(stop->reason, replay::StopReason::End);
+  // The cycle's last statement, a := a MOD 100, changes a in some cycle: found at that cycle's end.
+  auto a = findVariable(*program, "Main.a", error);
+  ASSERT_TRUE(a) << error;
+  const replay::Watch watch{a->offset, 2, -1};
+  std::optional<Position> endChange;
+  for (uint64_t c = 0; c < 70 && !endChange; ++c) {
+    const uint32_t n = replayer_->steps(c, error)->count();
+    ASSERT_TRUE(replayer_->seek({c, n - 1}, error)) << error;
+    const std::vector<uint8_t> before(replayer_->vm().image() + a->offset, replayer_->vm().image() + a->offset + 2);
+    ASSERT_TRUE(replayer_->seek({c, n}, error)) << error;
+    if (!std::equal(before.begin(), before.end(), replayer_->vm().image() + a->offset)) endChange = Position{c, n};
+  }
+  ASSERT_TRUE(endChange);
+  ASSERT_TRUE(replayer_->seek({endChange->cycle, endChange->step - 1}, error)) << error;
+  stop = replayer_->continueForward({}, {watch}, error);
+  ASSERT_TRUE(stop) << error;
+  EXPECT_EQ(stop->position, *endChange);
+  EXPECT_EQ(stop->reason, replay::StopReason::DataWrite);
+  replayer_->setEndAtCycleEnd(false);
+  EXPECT_EQ(replayer_->end(), (Position{69, last - 1}));
+}
+
 // lastChanges searches back in windows (the recent cycles, then the rest of each chunk): every
 // count from anywhere, across window and chunk borders, against the values at every boundary.
 TEST_F(ReplayerFixture, LastChangesAcrossWindowsAndChunks) {
@@ -606,6 +760,31 @@ TEST(Replayer, OpeningWithAnotherProgramNamesBothHashes) {
   EXPECT_NE(error.find(other->hash), std::string::npos) << error;
 }
 
+TEST(Replayer, CraftedTracesBeyondTheImageLimitAreRefusedWithTheSizes) {
+  // docs/language.md, "Limits". The sources are compiled to at most the image the header
+  // recorded, so sources crafted to declare more never get their image allocated.
+  const std::pair<test::CraftedTrace, std::string> cases[] = {
+      {test::CraftedTrace::ImageBeyondLimit,
+       "the header claims an image of 4294967295 bytes; scanback's limit is 268435456 bytes (256 MiB)"},
+      {test::CraftedTrace::HugeSources,
+       "main.st:2:3: error: the image would need 268435464 bytes with global 'g0'; the trace recorded an image of 72 "
+       "bytes"},
+      {test::CraftedTrace::SourcesBeyondHeader,
+       "main.st:1:9: error: the image would need 200000008 bytes with program instance 'Main'; the trace recorded an "
+       "image of 72 bytes"},
+      {test::CraftedTrace::ImageMismatch,
+       "the program compiles differently from the recording: image 24 bytes and 1 statements recorded, 16 bytes and "
+       "1 statements now"},
+  };
+  for (const auto& [kind, message] : cases) {
+    const TempTrace path(test::craftedTraceName(kind));
+    std::string error;
+    ASSERT_TRUE(test::writeCraftedTrace(kind, path.string(), error)) << error;
+    EXPECT_FALSE(replay::Replayer::open(path.string(), replay::ReplayOptions{}, error));
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  }
+}
+
 TEST(Replayer, AStepWithNowhereToGoEndsAtTheFaultTheRecordingEndsInNeverGoingBack) {
   // Faults in its third cycle, inside the call of F.
   auto program = mustCompile(
@@ -622,7 +801,7 @@ TEST(Replayer, AStepWithNowhereToGoEndsAtTheFaultTheRecordingEndsInNeverGoingBac
   ASSERT_TRUE(replayer->history().fault());
   // At `r := F(n);` of the faulting cycle: `next` has no later statement in this frame.
   ASSERT_TRUE(replayer->seek(replay::Position{end->cycle, 1}, error)) << error;
-  std::optional<replay::Stop> stop = replayer->stepOver({}, error);
+  std::optional<replay::Stop> stop = replayer->stepOver({}, {}, error);
   ASSERT_TRUE(stop) << error;
   EXPECT_EQ(stop->reason, replay::StopReason::End);
   EXPECT_EQ(stop->position, *end);
@@ -850,7 +1029,8 @@ TEST(Replayer, OpenCycleReplaysUpToWhereTheLiveTaskIsPaused) {
   // A breakpoint in the open cycle is found going back from its end.
   const uint32_t callC1 = statementOnLine(*program, 26);  // c1(step := n MOD 5);
   ASSERT_TRUE(replayer->seek(Position{40, 7}, error)) << error;
-  const std::optional<replay::Stop> hit = replayer->reverseContinue({replay::Breakpoint{callC1, {}, {}}}, {}, error);
+  const std::optional<replay::Stop> hit =
+      replayer->reverseContinue({replay::Breakpoint{callC1, {}, {}, {}}}, {}, error);
   ASSERT_TRUE(hit) << error;
   EXPECT_EQ(hit->reason, replay::StopReason::Breakpoint);
   EXPECT_EQ(hit->position.cycle, 40u);

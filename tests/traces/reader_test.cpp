@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -549,6 +550,59 @@ TEST(TraceReader, ProgramChangeThatDoesNotDecodeStopsTheScan) {
   EXPECT_EQ(*r->corruptOffset(), at);
   EXPECT_NE(r->corruptError().find("expected a program change message, found gap"), std::string::npos)
       << r->corruptError();
+}
+
+TEST(TraceReader, AHeaderClaimingAnImageBeyondTheLimitIsRefusedBeforeAnythingIsSizedByIt) {
+  // docs/language.md, "Limits": no program has a larger image, so no chunk of such a trace could
+  // ever replay; a header that claims one is a crafted or broken file.
+  TempDir dir;
+  Rng rng(27);
+  for (const uint32_t claimed : {uint32_t{UINT32_MAX}, uint32_t{(256u << 20) + 1}}) {
+    const std::string path = dir.file("claims" + std::to_string(claimed) + ".trace");
+    std::string error;
+    auto writer = TraceWriter::create(path, randomHeader(rng, claimed, 4), error);
+    ASSERT_TRUE(writer) << error;
+    ASSERT_TRUE(writer->close()) << writer->lastError();
+    gLargest = 0;
+    gTrack = true;
+    auto r = TraceReader::open(path, error);
+    gTrack = false;
+    EXPECT_FALSE(r);
+    EXPECT_EQ(
+        error,
+        fmt::format("the header claims an image of {} bytes; scanback's limit is 268435456 bytes (256 MiB)", claimed));
+    EXPECT_LT(gLargest.load(), size_t{1} << 20);
+  }
+  // The limit itself is allowed (an empty trace of a program of 256 MiB).
+  const std::string path = dir.file("at-limit.trace");
+  std::string error;
+  auto writer = TraceWriter::create(path, randomHeader(rng, 256u << 20, 4), error);
+  ASSERT_TRUE(writer) << error;
+  ASSERT_TRUE(writer->close()) << writer->lastError();
+  EXPECT_TRUE(TraceReader::open(path, error)) << error;
+}
+
+TEST(TraceReader, AProgramChangeClaimingAnImageBeyondTheLimitStopsTheScan) {
+  TempDir dir;
+  Rng rng(28);
+  std::string error;
+  auto writer = TraceWriter::create(dir.file("pc.trace"), randomHeader(rng, 16, 4), error);
+  ASSERT_TRUE(writer) << error;
+  ASSERT_TRUE(writer->writeChunk(randomChunk(rng, 0, 3, 16, 4, 1))) << writer->lastError();
+  ASSERT_TRUE(writer->writeProgramChange(ProgramChangeData{3, "next", {}, UINT32_MAX, 4})) << writer->lastError();
+  ASSERT_TRUE(writer->close()) << writer->lastError();
+  for (const bool indexed : {true, false}) {  // found through the index, and by scanning
+    std::vector<uint8_t> bytes = readBytes(dir.file("pc.trace"));
+    if (!indexed) bytes.resize(bytes.size() - 1);  // no trailer: the blocks are scanned
+    auto r = TraceReader::openBytes(bytes, error);
+    ASSERT_TRUE(r) << error;
+    EXPECT_EQ(r->blocks().size(), 1u);
+    ASSERT_TRUE(r->corruptOffset());
+    EXPECT_NE(r->corruptError().find("the program change at cycle 3 claims an image of 4294967295 bytes; scanback's "
+                                     "limit is 268435456 bytes (256 MiB)"),
+              std::string::npos)
+        << r->corruptError();
+  }
 }
 
 }  // namespace

@@ -112,6 +112,30 @@ TEST(CompilerDiagnostics, SeveralErrorsInSeveralPousAreAllReported) {
   EXPECT_EQ(errorLines, (std::vector<int>{4, 13, 15})) << c.messages();
 }
 
+TEST(CompilerDiagnostics, ErrorsInNestedStatementListsAreAllReported) {
+  // The compiler analyses and lowers a body a statement at a time, nested lists included; errors
+  // found while lowering, and after the first error (when nothing is lowered any more), are all
+  // reported, and EXIT knows the loops around it wherever it is analysed.
+  const Compiled c = compileIec(
+      "PROGRAM Main\nVAR x : INT; END_VAR\n"
+      "x := 1;\n"
+      "IF x > 0 THEN\n"
+      "  x := 2;\n"
+      "  CASE x OF 1: y := 1;\n"  // line 6: found while the IF is lowered
+      "  END_CASE;\n"
+      "  WHILE x < 5 DO\n    IF x > 2 THEN EXIT; END_IF;\n    z := 1;\n  END_WHILE;\n"  // line 10
+      "ELSIF x < 0 THEN\n  EXIT;\n"                                                     // line 13: no loop around it
+      "END_IF;\n"
+      "FOR x := 1 TO 3 DO\n  REPEAT\n    CONTINUE;\n  UNTIL w END_REPEAT;\nEND_FOR;\n"  // line 18
+      "END_PROGRAM\n");
+  EXPECT_FALSE(c.program);
+  EXPECT_TRUE(hasError(c, 6, "'y'")) << c.messages();
+  EXPECT_TRUE(hasError(c, 10, "'z'")) << c.messages();
+  EXPECT_TRUE(hasError(c, 13, "EXIT outside a loop")) << c.messages();
+  EXPECT_TRUE(hasError(c, 18, "'w'")) << c.messages();
+  EXPECT_EQ(c.errorCount(), 4u) << c.messages();
+}
+
 TEST(CompilerDiagnostics, ErrorsNameTheirOwnFile) {
   Compiled c = test::compileFiles({
       {"a.st", "FUNCTION F : INT\nF := undeclaredA;\nEND_FUNCTION\n"},

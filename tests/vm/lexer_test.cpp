@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <deque>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,9 +19,13 @@ struct Lexed {
 };
 
 Lexed lexText(const std::string& text) {
+  // A token's text is a view of the source: the texts lexed here live as long as the tests, so
+  // that a token copied out of a Lexed (single()) still reads its text.
+  static std::deque<std::string> texts;
+  const std::string& kept = texts.emplace_back(text);
   Lexed l;
-  FileId f = l.sources.add("t.st", text);
-  l.tokens = lex(l.sources, f, l.diag);
+  l.sources.add("t.st", text);
+  l.tokens = lex(kept, 0, l.diag);
   return l;
 }
 

@@ -39,7 +39,7 @@ std::string opName(BinaryOp op) {
 // A compact, fully parenthesised rendering of an expression.
 std::string dump(const Expr* e) {
   if (!e) return "<null>";
-  std::string prefix = e->typePrefix.empty() ? "" : e->typePrefix + "#";
+  std::string prefix = e->typePrefix.empty() ? "" : std::string(e->typePrefix.str()) + "#";
   switch (e->kind) {
     case ExprKind::IntLiteral: return prefix + (e->negative ? "-" : "") + std::to_string(e->intValue);
     case ExprKind::RealLiteral: {
@@ -1143,6 +1143,60 @@ TEST(ParserErrors, TopLevelGarbage) {
                "t.st:1:1: error: expected PROGRAM, FUNCTION, FUNCTION_BLOCK, CLASS, INTERFACE, TYPE, VAR_GLOBAL or "
                "CONFIGURATION, found 'hello'"));
   EXPECT_EQ(p->unit.pous.size(), 1u);
+}
+
+// The parser takes tokens from the lexer as it reaches them and releases those behind it (a
+// window of a few thousand): what it comes back to must still be there, and nothing the lexer
+// reports may be lost when the parse stops early.
+TEST(ParserWindow, ConstructsThatComeBackToTheirFirstTokenAfterLongBodies) {
+  // Far more statements than the window holds, between a token and its use.
+  std::string body;
+  for (int i = 0; i < 20000; ++i) body += "x := x + 1;\n";
+  // A property's type is parsed again for its second accessor, after the first one's body.
+  auto p = parseOk("FUNCTION_BLOCK Tank\nVAR x : INT; END_VAR\nPROPERTY Level : ARRAY[0..3] OF INT\nGET\n" + body +
+                   "END_GET\nSET\n" + body + "END_SET\nEND_PROPERTY\nEND_FUNCTION_BLOCK\n");
+  const Pou& tank = p->unit.pous.at(0);
+  ASSERT_EQ(tank.methods.size(), 2u);
+  ASSERT_TRUE(tank.methods[0].returnType);
+  EXPECT_EQ(tank.methods[0].returnType->kind, TypeRefKind::Array);
+  EXPECT_EQ(tank.methods[0].body.size(), 20000u);
+  ASSERT_EQ(tank.methods[1].vars.size(), 1u);  // the SET's input, of the property's type
+  EXPECT_EQ(tank.methods[1].vars[0].type->kind, TypeRefKind::Array);
+  // A misplaced METHOD is reported at its first token, after its body is parsed.
+  auto m = parse("PROGRAM P\nVAR x : INT; END_VAR\nMETHOD Long\nVAR y : INT; END_VAR\n" + body + "END_METHOD\n" +
+                 "END_PROGRAM\n");
+  EXPECT_TRUE(hasError(*m, "t.st:3:1: error: METHOD is only allowed inside a FUNCTION_BLOCK")) << m->errors();
+  EXPECT_EQ(m->diag.errorCount(), 1u) << m->errors();
+  // A block statement's end is matched to its opener after a long body.
+  auto i = parse("PROGRAM P\nVAR x : INT; END_VAR\nIF x > 0 THEN\n" + body + "END_PROGRAM\n");
+  EXPECT_TRUE(hasError(*i, "expected 'END_IF' to close 'IF' at line 3, found 'END_PROGRAM'")) << i->errors();
+}
+
+TEST(ParserWindow, AStatementOfMillionsOfTokensOnOneLine) {
+  // 300,000 statements on one line, then an identifier of a million characters.
+  std::string line;
+  for (int i = 0; i < 300000; ++i) line += "x := x + 1; ";
+  const std::string name(1000000, 'n');
+  auto p = parseOk("PROGRAM P VAR x : INT; " + name + " : INT; END_VAR " + line + name + " := x; END_PROGRAM");
+  ASSERT_EQ(p->unit.pous.size(), 1u);
+  EXPECT_EQ(p->unit.pous[0].body.size(), 300001u);
+  EXPECT_EQ(p->unit.pous[0].vars.at(1).name.size(), 1000000u);
+  EXPECT_EQ(p->unit.pous[0].body.back()->target->text, name);
+}
+
+TEST(ParserWindow, LexicalErrorsAfterTheParseGivesUpAreStillReported) {
+  // 100 syntax errors end the parse of the file; the lexer still reads it to its end, as it did
+  // when it lexed the whole file first, and reports a bad character on the last line.
+  std::string text = "PROGRAM P\nVAR x : INT; END_VAR\n";
+  for (int i = 0; i < 150; ++i) text += "x := := 1;\n";
+  text += "x := 1 @ 2;\nEND_PROGRAM\n";
+  auto p = parse(text);
+  EXPECT_TRUE(hasError(*p, "too many errors; giving up on this file")) << p->errors().substr(0, 300);
+  EXPECT_TRUE(hasError(*p, "t.st:153:8: error: unexpected character '@'")) << p->errors();
+  // And after a standalone expression (a debugger condition) that has tokens left over.
+  auto e = parseExpr("a b $");
+  EXPECT_FALSE(e->expr);
+  EXPECT_NE(e->errors().find("unexpected character '$'"), std::string::npos) << e->errors();
 }
 
 TEST(ParserErrors, MisplacedConstructs) {

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 namespace scanback {
 
 const char* sectionName(VarSection s) {
@@ -17,6 +20,36 @@ const char* sectionName(VarSection s) {
     case VarSection::Return: return "return value";
   }
   return "VAR";
+}
+
+bool Type::zeroInitial() const {
+  if (!init.empty()) return std::all_of(init.begin(), init.end(), [](uint8_t b) { return b == 0; });
+  return kind != TypeKind::Array || !base || base->zeroInitial();
+}
+
+void Type::writeInitialValue(uint8_t* dst) const {
+  if (size == 0) return;
+  if (!init.empty()) {
+    std::memcpy(dst, init.data(), size);
+    return;
+  }
+  if (kind != TypeKind::Array || !base || base->size == 0 || base->zeroInitial()) {
+    std::memset(dst, 0, size);
+    return;
+  }
+  // The first element, then the elements written so far copied after them, doubling.
+  base->writeInitialValue(dst);
+  for (size_t filled = base->size; filled < size;) {
+    const size_t n = std::min<size_t>(filled, size - filled);
+    std::memcpy(dst + filled, dst, n);
+    filled += n;
+  }
+}
+
+std::vector<uint8_t> Type::initialValue() const {
+  std::vector<uint8_t> bytes(size);
+  writeInitialValue(bytes.data());
+  return bytes;
 }
 
 uint64_t Type::elementCount() const {
@@ -202,9 +235,8 @@ const Type* TypeTable::array(const Type* element, std::vector<ArrayDim> dims) {
   const uint64_t total = t.elementCount() * element->size;
   t.size = static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
   t.align = element->align;
-  t.init.reserve(t.size);
-  for (uint64_t i = 0; i < t.elementCount() && t.init.size() < (1u << 30); ++i)
-    t.init.insert(t.init.end(), element->init.begin(), element->init.end());
+  // No initial bytes of its own: each element starts as the element type's initial value
+  // (writeInitialValue), so an array type costs no memory for its size.
   const Type* r = add(std::move(t));
   arrays_.emplace(std::make_pair(element, std::move(key)), r);
   return r;

@@ -93,7 +93,10 @@ struct Type {
   std::vector<ArrayDim> dims;       // Array
   uint32_t pou = UINT32_MAX;        // FunctionBlock: its POU index
   bool pointer = false;             // Ref: POINTER TO (byte arithmetic, converts to and from DWORD)
-  std::vector<uint8_t> init;        // initial bytes of one value (size bytes)
+  // The initial bytes of one value: `size` bytes, or none when they follow from the type: all
+  // zero, or for an array each element its element type's initial value (so that an array of
+  // 200 MB costs no memory as a type). writeInitialValue() writes them either way.
+  std::vector<uint8_t> init;
 
   // Object orientation. A FunctionBlock that extends another starts with its base's layout
   // (`extends`); one that takes part in dynamic dispatch (it extends, is extended or implements an
@@ -133,6 +136,9 @@ struct Type {
   bool isScalar() const {
     return kind <= TypeKind::WChar || kind == TypeKind::Enum || kind == TypeKind::Subrange || kind == TypeKind::Ref;
   }
+  void writeInitialValue(uint8_t* dst) const;          // `size` bytes at dst
+  std::vector<uint8_t> initialValue() const;           // the same, as a vector
+  bool zeroInitial() const;                            // whether every initial byte is 0
   uint64_t elementCount() const;                       // Array: product of dims
   std::vector<uint64_t> strides() const;               // Array: bytes per step of each dimension (row-major)
   const Variable* field(std::string_view name) const;  // case-insensitive

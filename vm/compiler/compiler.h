@@ -17,6 +17,11 @@ struct CompileOptions {
   // task, named after it, that runs one instance of it; the project's own tasks and program
   // instances are left out. Empty: the project's tasks (test POUs are compiled, never run).
   std::string test;
+  // Nonzero when compiling a trace's sources to replay it: the image size the trace recorded. A
+  // larger image is an error before it is allocated (the sources of a crafted trace may declare
+  // far more than its header says; a trace whose program compiles to another size does not
+  // replay anyway).
+  uint32_t recordedImageSize = 0;
 };
 
 // Parses, checks and compiles every file of `sources` as one project. Returns null when any

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "vm/base/int128.h"
+#include "vm/bytecode/limits.h"
 #include "vm/bytecode/open_arrays.h"
 #include "vm/bytecode/program.h"
 #include "vm/compiler/compiler.h"
@@ -103,6 +104,8 @@ struct PouDecl {
   std::string name;              // "FB.Method" for methods
   Type* instanceType = nullptr;  // FB / program layout (null until laid out)
   bool layingOut = false;
+  bool layoutFailed = false;  // its instance would pass the image limit (reported once)
+  bool frameFailed = false;   // its frame would pass the limit (reported; the body is not analysed)
   const Type* returnType = nullptr;
   std::vector<Variable> frameVars;  // functions/methods: all variables; FB/program: VAR_TEMP
   std::vector<const ast::VarDecl*> frameVarDecls;
@@ -144,8 +147,11 @@ struct LoopLabels {
 };
 
 // State while generating one body.
+class BodyScope;
+
 struct BodyContext {
   PouDecl* decl = nullptr;
+  BodyScope* scope = nullptr;  // the names its statements see
   PouInfo* info = nullptr;
   uint32_t pouIndex = 0;
   enum class Mode { Function, Method, FbBody, Program } mode = Mode::Function;
@@ -154,6 +160,7 @@ struct BodyContext {
   std::unordered_map<std::string, const Variable*> frameVars;  // upper-case name
   uint32_t tempTop = 0;                                        // next free frame byte
   uint32_t frameMax = 0;                                       // high-water mark
+  bool frameFull = false;                                      // temporaries would pass the limit (reported once)
   std::vector<LoopLabels> loops;
   Label returnLabel;
   std::vector<uint32_t> calleeFixups;  // code indices holding callee-frame-relative operands
@@ -252,7 +259,7 @@ class Compiler {
   void resolveHierarchyOf(PouDecl& fb);
   void resolveInterface(InterfaceDecl& itf);
   void checkHierarchy();
-  void layoutInheritance(PouDecl& decl, Type& t, uint32_t& off);
+  void layoutInheritance(PouDecl& decl, Type& t, uint64_t& off);
   void initInheritance(PouDecl& decl, Type& t);
   void genPrototype(PouDecl& decl);
   void buildDispatch();
@@ -275,7 +282,11 @@ class Compiler {
   void resolveGlobal(GlobalDecl& g);
   void resolveAllTypes();
   Variable makeVariable(const ast::VarDecl& d, VarSection section);
-  void placeVariable(Variable& v, uint32_t& off);
+  // A type's or frame's initial bytes, once built: dropped when all zero (Type::writeInitialValue
+  // and templateOf make them again), otherwise counted against kMaxInitialBytes. False, reported
+  // once, past that limit (the bytes are dropped too).
+  bool keepInitial(std::vector<uint8_t>& bytes, const SourceSpan& span);
+  bool placeVariable(Variable& v, uint64_t& off, const std::string& container);
   void writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ast::Initializer* init);
   void writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ConstValue& c,
                   const SourceSpan& span);
@@ -381,6 +392,15 @@ class Compiler {
 
   // ---- statements.cpp
   void lowerStatements(const sema::StmtList& list);
+  // One statement of a body or nested list, as written: analysed (its nested lists deferred), then
+  // lowered, after `beforeCode` (the body's prologue) when not null; once there is an error, only
+  // analysed (whole). So the IR of one statement is held at a time, never a body's.
+  void lowerSource(const ast::Stmt& s, int loops, const std::function<void()>& beforeCode);
+  // Analyses the lists `s` left deferred, for their errors (its analysis reported one).
+  void checkDeferred(const sema::Stmt& s);
+  // A nested list of `owner`: `analysed`, or else `source` (deferred) a statement at a time.
+  void lowerList(const sema::Stmt& owner, const sema::StmtList& analysed, const ast::StmtList* source);
+  static bool listEmpty(const sema::StmtList& analysed, const ast::StmtList* source);
   void lowerStatement(const sema::Stmt& s);
   void lowerIf(const sema::Stmt& s);
   void lowerCase(const sema::Stmt& s);
@@ -404,6 +424,8 @@ class Compiler {
   void move(uint32_t dst, uint32_t src, const Type* type);
 
   void error(const SourceSpan& span, std::string message) { diags_.error(span, std::move(message)); }
+  // Where code being generated comes from: the statement being lowered, else the body's POU.
+  SourceSpan currentSpan() const;
 
   const SourceSet& sources_;
   Diagnostics& diags_;
@@ -428,7 +450,11 @@ class Compiler {
   const ast::Configuration* config_ = nullptr;
   std::map<std::string, const ast::VarConfigEntry*> varConfig_;  // "INST.VAR"
   std::map<std::string, uint32_t> instanceIndex_;                // upper instance name -> Program::instances
+  std::vector<SourceSpan> instanceSpans_;                        // by Program::instances index: its declaration
   std::map<std::vector<uint8_t>, uint32_t> constPool_;
+  bool constantsFull_ = false;  // the constant pool would pass the limit (reported once)
+  uint64_t initialBytes_ = 0;   // initial bytes of types and frames kept (keepInitial)
+  bool initialsFull_ = false;   // they passed kMaxInitialBytes (reported once)
   std::map<const Type*, PouDecl*> fbDecls_;
   std::map<uint32_t, std::vector<uint32_t>> calleesOf_;  // POU index -> functions/methods it calls
   PouDecl* layoutDecl_ = nullptr;                        // the POU whose declarations are being resolved
@@ -443,6 +469,9 @@ class Compiler {
   std::vector<uint32_t> labelPos_;
   std::vector<std::vector<uint32_t>> labelUses_;
   BodyContext* ctx_ = nullptr;
+  // The IR arenas of lowerSource, by the depth of nested statement lists.
+  std::vector<std::unique_ptr<sema::Arena>> arenas_;
+  size_t arenaDepth_ = 0;
   uint32_t testInstance_ = UINT32_MAX;  // CompileOptions::test: its index in Program::instances
   std::vector<Value> assertOperands_;   // while an assertion is lowered: its operands' values
 };

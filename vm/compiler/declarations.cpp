@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "vm/base/int128.h"
+#include "vm/bytecode/limits.h"
 #include "vm/compiler/compiler_impl.h"
 #include "vm/exec/natives.h"
 #include "vm/sema/rules.h"
@@ -179,12 +180,18 @@ std::optional<const Type*> Compiler::resolveDeclaredType(const std::string& key,
       // so that enumeration values registered for it keep pointing at it.
       Type* own = const_cast<Type*>(t);
       own->name = d.name;
-      if (d.init) writeInitial(own->init, 0, t, d.init.get());
+      if (d.init) {
+        if (own->init.empty()) own->init = t->initialValue();
+        writeInitial(own->init, 0, t, d.init.get());
+        keepInitial(own->init, d.span);
+      }
     } else if (d.init) {
       // An alias with its own default value is a distinct type.
       Type copy = *t;
       copy.name = d.name;
+      copy.init = t->initialValue();
       writeInitial(copy.init, 0, t, d.init.get());
+      keepInitial(copy.init, d.span);
       t = types_->add(std::move(copy));
     }
   }
@@ -246,7 +253,9 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
       if (ref.open) return openArrayType(ref);
       const Type* elem = ref.element ? resolveType(*ref.element) : nullptr;
       std::vector<ArrayDim> dims;
+      // Bytes of the whole array, saturating: the product of the counts may pass 2^64.
       uint64_t total = elem ? elem->size : 0;
+      std::string bounds;  // "1..10, 0..3", for the message
       for (const ast::ArrayDim& d : ref.dims) {
         auto lo = evalConstInt(*d.lower);
         auto hi = evalConstInt(*d.upper);
@@ -259,14 +268,17 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
           error(d.lower->span, "array bounds must fit in DINT");
           return nullptr;
         }
-        dims.push_back(ArrayDim{*lo, static_cast<uint32_t>(*hi - *lo + 1)});
-        total *= static_cast<uint64_t>(*hi - *lo + 1);
-        if (total > (1u << 28)) {
-          error(ref.span, "array is larger than 256 MiB");
-          return nullptr;
-        }
+        const uint64_t count = static_cast<uint64_t>(*hi - *lo + 1);  // at most 2^32: DINT bounds
+        dims.push_back(ArrayDim{*lo, static_cast<uint32_t>(count)});
+        total = mulSize(total, count);
+        bounds += fmt::format("{}{}..{}", bounds.empty() ? "" : ", ", *lo, *hi);
       }
       if (!elem) return nullptr;
+      if (total > kMaxImageBytes) {
+        error(ref.span, fmt::format("ARRAY[{}] OF {} would need {}; scanback's limit is {}", bounds, elem->name,
+                                    layoutSizeText(total), imageLimitText()));
+        return nullptr;
+      }
       return types_->array(elem, std::move(dims));
     }
     case ast::TypeRefKind::RefTo: {
@@ -281,7 +293,7 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
       Type t;
       t.kind = TypeKind::Struct;
       t.name = "STRUCT";
-      uint32_t off = 0;
+      uint64_t off = 0;
       for (const ast::VarDecl& f : ref.fields) {
         const Type* ft = f.type ? resolveType(*f.type) : nullptr;
         if (!ft) continue;
@@ -293,23 +305,33 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
           error(f.span, fmt::format("field '{}' is declared twice", f.name));
           continue;
         }
-        off = alignUp(off, ft->align);
+        const uint64_t at = alignSize(off, ft->align);
+        const uint64_t end = alignSize(addSize(at, ft->size), std::max(t.align, ft->align));
+        if (end > kMaxImageBytes) {
+          error(f.span, fmt::format("the STRUCT would need {} with field '{}'; scanback's limit is {}",
+                                    layoutSizeText(end), f.name, imageLimitText()));
+          return nullptr;
+        }
         Variable v;
         v.name = f.name;
         v.type = ft;
-        v.offset = off;
+        v.offset = static_cast<uint32_t>(at);
         v.span = f.span;
         t.addField(v);
-        off += ft->size;
+        off = at + ft->size;
         t.align = std::max(t.align, ft->align);
       }
-      t.size = alignUp(std::max<uint32_t>(off, 1), t.align);
-      t.init.assign(t.size, 0);
-      for (size_t i = 0, k = 0; i < ref.fields.size(); ++i) {
+      t.size = static_cast<uint32_t>(alignSize(std::max<uint64_t>(off, 1), t.align));
+      // Without initial values written its bytes are all zero: none are made (keepInitial).
+      const bool initialised =
+          std::any_of(ref.fields.begin(), ref.fields.end(), [](const ast::VarDecl& f) { return f.init != nullptr; });
+      if (initialised) t.init.assign(t.size, 0);
+      for (size_t i = 0, k = 0; initialised && i < ref.fields.size(); ++i) {
         if (k >= t.fields.size() || !equalsIgnoreCase(t.fields[k].name, ref.fields[i].name)) continue;
         writeInitial(t.init, t.fields[k].offset, t.fields[k].type, ref.fields[i].init.get());
         ++k;
       }
+      if (!keepInitial(t.init, ref.span)) return nullptr;
       return types_->add(std::move(t));
     }
     case ast::TypeRefKind::Enum: {
@@ -455,19 +477,30 @@ bool Compiler::locate(const ast::Location& loc, Variable& v, const Type* type) {
   return true;
 }
 
-// Gives `v` the next offset of its container (`off` advances): in-outs hold a REF, the rest their value.
-void Compiler::placeVariable(Variable& v, uint32_t& off) {
+// Gives `v` the next offset of its container (`off` advances): in-outs hold a REF, the rest their
+// value. False, reported, when the container (`container`: "an instance of 'Fb'") would pass the
+// limit; `v` and `off` are then left as they were.
+bool Compiler::placeVariable(Variable& v, uint64_t& off, const std::string& container) {
   const bool byReference = v.section == VarSection::InOut;
   const uint32_t size = isOpenArray(v.type) ? openArraySlotSize(v.type) : byReference ? 4 : v.type->size;
   const uint32_t align = byReference ? 4 : v.type->align;
+  const uint64_t at = alignSize(off, align);
+  // The container's own alignment (at most 8, and the limit is a multiple of it) adds no more.
+  const uint64_t end = addSize(at, size);
+  if (end > kMaxImageBytes) {
+    error(v.span, fmt::format("{} would need {} with '{}'; scanback's limit is {}", container, layoutSizeText(end),
+                              v.name, imageLimitText()));
+    return false;
+  }
   v.byReference = byReference;
-  off = alignUp(off, align);
-  v.offset = off;
-  off += size;
+  v.offset = static_cast<uint32_t>(at);
+  off = end;
+  return true;
 }
 
 Type* Compiler::layoutPou(PouDecl& decl) {
   if (decl.instanceType) return decl.instanceType;
+  if (decl.layoutFailed) return nullptr;  // reported once
   if (decl.layingOut) {
     error(decl.ast->span, fmt::format("'{}' contains an instance of itself", decl.name));
     return nullptr;
@@ -478,7 +511,7 @@ Type* Compiler::layoutPou(PouDecl& decl) {
   Type t;
   t.kind = TypeKind::FunctionBlock;
   t.name = decl.name;
-  uint32_t off = 0;
+  uint64_t off = 0;
   layoutInheritance(decl, t, off);
   if (decl.base && !t.extends) {  // the base failed (reported)
     decl.layingOut = false;
@@ -524,25 +557,44 @@ Type* Compiler::layoutPou(PouDecl& decl) {
       t.addField(v);
       continue;
     }
-    placeVariable(v, off);
+    if (!placeVariable(v, off, fmt::format("an instance of '{}'", decl.name))) {
+      decl.layoutFailed = true;
+      decl.layingOut = false;
+      layoutDecl_ = outerDecl;
+      return nullptr;
+    }
     if (!v.byReference) t.align = std::max(t.align, v.type->align);
     initDecls.push_back(v.byReference ? nullptr : &d);
     t.addField(v);
   }
   t.align = std::max<uint32_t>(t.align, 4);
-  t.size = alignUp(std::max<uint32_t>(off, 1), t.align);
-  t.init.assign(t.size, 0);
+  // At most the limit: it is a multiple of every alignment.
+  t.size = static_cast<uint32_t>(alignSize(std::max<uint64_t>(off, 1), t.align));
+  // An instance whose bytes all start at zero gets none made (a program of 200 MB would otherwise
+  // need them to find that out); then no initial value reads an earlier one (rememberInitial).
+  const bool zero =
+      !decl.polymorphic && (!t.extends || t.extends->zeroInitial()) &&
+      std::none_of(initDecls.begin(), initDecls.end(), [](const ast::VarDecl* d) { return d && d->init; }) &&
+      std::all_of(t.fields.begin(), t.fields.end(),
+                  [](const Variable& v) { return v.absolute || v.byReference || v.type->zeroInitial(); });
+  if (!zero) t.init.assign(t.size, 0);
   for (const Variable& v : t.fields) {
-    if (v.absolute || v.byReference) continue;
-    std::memcpy(t.init.data() + v.offset, v.type->init.data(), v.type->size);
+    if (zero || v.absolute || v.byReference) continue;
+    v.type->writeInitialValue(t.init.data() + v.offset);
   }
-  initInheritance(decl, t);  // the base's initial values, then the derived block's below
-  for (size_t i = 0; i < initDecls.size(); ++i) {
+  if (!zero) initInheritance(decl, t);  // the base's initial values, then the derived block's below
+  for (size_t i = 0; !zero && i < initDecls.size(); ++i) {
     if (initDecls[i] && initDecls[i]->init)
       writeInitial(t.init, t.fields[i].offset, t.fields[i].type, initDecls[i]->init.get());
     if (initDecls[i]) rememberInitial(decl, t.fields[i], t.init);
   }
   decl.initials.clear();
+  if (!keepInitial(t.init, decl.ast->span)) {
+    decl.layoutFailed = true;
+    decl.layingOut = false;
+    layoutDecl_ = outerDecl;
+    return nullptr;
+  }
   decl.instanceType = types_->add(std::move(t));
   fbDecls_[decl.instanceType] = &decl;
   decl.layingOut = false;
@@ -556,7 +608,7 @@ void Compiler::resolveFrame(PouDecl& decl) {
   decl.frameResolved = true;
   PouDecl* outerDecl = layoutDecl_;
   layoutDecl_ = &decl;
-  uint32_t off = 0;
+  uint64_t off = 0;
   const bool callable = decl.kind == PouKind::Function || decl.kind == PouKind::Method;
   if (callable && decl.ast->returnType) {
     decl.returnType = resolveType(*decl.ast->returnType);
@@ -588,9 +640,9 @@ void Compiler::resolveFrame(PouDecl& decl) {
   if (decl.kind == PouKind::Method)
     for (const ast::VarDecl& d : decl.ast->vars)
       if (!isParameter(d)) ordered.push_back(&d);
-  decl.paramsSize = off;
+  decl.paramsSize = static_cast<uint32_t>(off);
   for (size_t index = 0; index < ordered.size(); ++index) {
-    if (index == parameterCount && decl.kind == PouKind::Method) decl.paramsSize = off;
+    if (index == parameterCount && decl.kind == PouKind::Method) decl.paramsSize = static_cast<uint32_t>(off);
     const ast::VarDecl& d = *ordered[index];
     if (d.section == ast::VarSection::External) continue;
     if (!callable && d.section != ast::VarSection::Temp) continue;
@@ -614,23 +666,57 @@ void Compiler::resolveFrame(PouDecl& decl) {
       error(d.span, fmt::format("'{}' is declared twice", d.name));
       continue;
     }
-    placeVariable(v, off);
+    if (!placeVariable(v, off, fmt::format("the frame of '{}'", decl.name))) {
+      // The variables placed so far make the frame; the body is not analysed (genBody).
+      decl.frameFailed = true;
+      break;
+    }
     decl.frameVars.push_back(v);
     decl.frameVarDecls.push_back(&d);
   }
-  if (decl.kind == PouKind::Method && parameterCount == ordered.size()) decl.paramsSize = off;
-  decl.frameVarsSize = alignUp(off, 8);
-  decl.frameTemplate.assign(decl.frameVarsSize, 0);
+  if (decl.kind == PouKind::Method && parameterCount == ordered.size()) decl.paramsSize = static_cast<uint32_t>(off);
+  decl.frameVarsSize = static_cast<uint32_t>(alignSize(off, 8));
+  if (decl.frameFailed) {  // no code is generated: no initial frame either
+    decl.initials.clear();
+    layoutDecl_ = outerDecl;
+    return;
+  }
+  // A frame whose bytes all start at zero gets no template made (templateOf makes one for code).
+  bool zero = true;
   for (size_t i = 0; i < decl.frameVars.size(); ++i) {
     const Variable& v = decl.frameVars[i];
+    if (!v.byReference && (!v.type->zeroInitial() || (decl.frameVarDecls[i] && decl.frameVarDecls[i]->init)))
+      zero = false;
+  }
+  if (!zero) decl.frameTemplate.assign(decl.frameVarsSize, 0);
+  for (size_t i = 0; !zero && i < decl.frameVars.size(); ++i) {
+    const Variable& v = decl.frameVars[i];
     if (v.byReference) continue;
-    std::memcpy(decl.frameTemplate.data() + v.offset, v.type->init.data(), v.type->size);
+    v.type->writeInitialValue(decl.frameTemplate.data() + v.offset);
     if (decl.frameVarDecls[i] && decl.frameVarDecls[i]->init)
       writeInitial(decl.frameTemplate, v.offset, v.type, decl.frameVarDecls[i]->init.get());
     rememberInitial(decl, v, decl.frameTemplate);
   }
   decl.initials.clear();
+  // All zero, the template is made again when code needs it (templateOf).
+  if (!keepInitial(decl.frameTemplate, decl.ast->span)) decl.frameFailed = true;
   layoutDecl_ = outerDecl;
+}
+
+bool Compiler::keepInitial(std::vector<uint8_t>& bytes, const SourceSpan& span) {
+  if (std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; })) {
+    std::vector<uint8_t>().swap(bytes);
+    return true;
+  }
+  initialBytes_ = addSize(initialBytes_, bytes.size());
+  if (initialBytes_ <= kMaxInitialBytes) return true;
+  if (!initialsFull_)
+    error(span, fmt::format("the initial values of the program's types and frames would need {} in all (those not "
+                            "all zero); scanback's limit is {} bytes ({} MiB)",
+                            layoutSizeText(initialBytes_), kMaxInitialBytes, kMaxInitialBytes >> 20));
+  initialsFull_ = true;
+  std::vector<uint8_t>().swap(bytes);
+  return false;
 }
 
 const LocalConstant* Compiler::foldLaterConstant(PouDecl& decl, const std::string& upperName) {
@@ -878,11 +964,40 @@ void Compiler::layoutImage() {
   }
   image.assign(off, 0);
 
-  auto place = [&](uint32_t size, uint32_t align) {
-    const uint32_t at = alignUp(static_cast<uint32_t>(image.size()), std::max<uint32_t>(align, 1));
+  // The offset of `size` more bytes of the image, or nullopt once the image would pass the limit:
+  // the first declaration that does so is reported (`what` names it), the ones after it are not,
+  // and the image does not grow any more (the program has an error: it is never run).
+  bool imageFull = false;
+  const uint64_t limit =
+      options_.recordedImageSize ? std::min<uint64_t>(options_.recordedImageSize, kMaxImageBytes) : kMaxImageBytes;
+  const std::string limitText = options_.recordedImageSize
+                                    ? fmt::format("the trace recorded an image of {} bytes", options_.recordedImageSize)
+                                    : fmt::format("scanback's limit is {}", imageLimitText());
+  auto place = [&](uint32_t size, uint32_t align, const SourceSpan& span,
+                   const std::string& what) -> std::optional<uint32_t> {
+    if (imageFull) return std::nullopt;
+    const uint64_t at = alignSize(image.size(), std::max<uint32_t>(align, 1));
+    const uint64_t end = alignSize(addSize(at, size), 8);  // the image ends 8-aligned
+    if (end > limit) {
+      error(span, fmt::format("the image would need {} with {}; {}", layoutSizeText(end), what, limitText));
+      imageFull = true;
+      return std::nullopt;
+    }
     image.resize(at + size, 0);
-    return at;
+    return static_cast<uint32_t>(at);
   };
+
+  // The image grows by what is placed: reserved ahead (at most the limit), so that a large image
+  // is not copied at each doubling of its vector. The globals' types and the programs' layouts
+  // (setupTasks) are resolved first to know its size.
+  uint64_t bytes = image.size();
+  for (GlobalDecl* g : globalOrder_) {
+    resolveGlobal(*g);
+    if (g->var.type && !g->ast->location) bytes = addSize(bytes, alignSize(g->var.type->size, 8));
+  }
+  setupTasks();
+  for (const ProgramInstanceInfo& inst : program_->instances) bytes = addSize(bytes, alignSize(inst.type->size, 8));
+  image.reserve(static_cast<size_t>(std::min(bytes, limit)));
 
   for (GlobalDecl* g : globalOrder_) {
     resolveGlobal(*g);
@@ -895,17 +1010,20 @@ void Compiler::layoutImage() {
         continue;
       }
       if (!locate(*g->ast->location, v, v.type)) continue;
-      if (v.bit < 0) std::memcpy(image.data() + v.offset, v.type->init.data(), v.type->size);
+      if (v.bit < 0) v.type->writeInitialValue(image.data() + v.offset);
       if (g->ast->init && v.bit < 0) writeInitial(image, v.offset, v.type, g->ast->init.get());
     } else {
-      v.offset = place(v.type->size, v.type->align);
-      std::memcpy(image.data() + v.offset, v.type->init.data(), v.type->size);
-      if (g->ast->init) writeInitial(image, v.offset, v.type, g->ast->init.get());
+      const std::optional<uint32_t> at =
+          place(v.type->size, v.type->align, g->ast->span, fmt::format("global '{}'", v.name));
+      // Past the limit the global is still declared (its uses are checked), at no place.
+      v.offset = at.value_or(0);
+      if (at) {
+        v.type->writeInitialValue(image.data() + v.offset);
+        if (g->ast->init) writeInitial(image, v.offset, v.type, g->ast->init.get());
+      }
     }
     program_->globals.push_back(v);
   }
-
-  setupTasks();
 
   // Program instances: each gets its own copy of the program's layout with its VAR_CONFIG bindings
   // (those without an open address AT %I* share the program's).
@@ -938,15 +1056,18 @@ void Compiler::layoutImage() {
     }
     if (bound) inst.type = types_->add(std::move(copy));
     fbDecls_[inst.type] = decl;
-    inst.offset = place(inst.type->size, inst.type->align);
-    std::memcpy(image.data() + inst.offset, inst.type->init.data(), inst.type->size);
+    const std::optional<uint32_t> at =
+        place(inst.type->size, inst.type->align, instanceSpans_[&inst - program_->instances.data()],
+              fmt::format("program instance '{}'", inst.name));
+    inst.offset = at.value_or(0);
+    if (at) inst.type->writeInitialValue(image.data() + inst.offset);
     // Initial values of located variables of the program live in the I/O areas.
     std::map<std::string, const ast::VarDecl*> located;  // the first declaration of each name
     for (const ast::VarDecl& d : decl->ast->vars)
       if (d.location) located.emplace(upperCase(d.name), &d);
     for (const Variable& f : inst.type->fields) {
       if (!f.absolute || f.offset == UINT32_MAX || f.bit >= 0) continue;
-      std::memcpy(image.data() + f.offset, f.type->init.data(), f.type->size);
+      f.type->writeInitialValue(image.data() + f.offset);
       auto it = located.find(upperCase(f.name));
       if (it != located.end() && it->second->init) writeInitial(image, f.offset, f.type, it->second->init.get());
     }
@@ -1000,6 +1121,7 @@ void Compiler::setupTasks() {
     info.task = task;
     instanceIndex_[upperCase(name)] = static_cast<uint32_t>(program_->instances.size());
     program_->instances.push_back(info);
+    instanceSpans_.push_back(span);
     program_->tasks[task].instances.push_back(static_cast<uint32_t>(program_->instances.size() - 1));
   };
 

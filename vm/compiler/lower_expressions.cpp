@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "vm/base/assert.h"
+#include "vm/bytecode/limits.h"
 #include "vm/compiler/compiler_impl.h"
 #include "vm/compiler/lowering.h"
 
@@ -33,6 +34,16 @@ uint32_t Compiler::constBytes(const std::vector<uint8_t>& bytes, uint32_t align)
   auto it = constPool_.find(bytes);
   if (it != constPool_.end() && it->second % std::max<uint32_t>(align, 1) == 0) return it->second;
   auto& pool = program_->constants;
+  const uint64_t end = addSize(alignSize(pool.size(), std::max<uint32_t>(align, 1)), bytes.size());
+  if (end > kMaxImageBytes) {
+    // Frame templates fill it: functions with large variables. Reported once; the program has an
+    // error and is never run, so the operand is never read.
+    if (!constantsFull_)
+      error(currentSpan(), fmt::format("the constant pool would need {}; scanback's limit is {}", layoutSizeText(end),
+                                       imageLimitText()));
+    constantsFull_ = true;
+    return 0;
+  }
   const uint32_t at = alignUp(static_cast<uint32_t>(pool.size()), std::max<uint32_t>(align, 1));
   pool.resize(at, 0);
   pool.insert(pool.end(), bytes.begin(), bytes.end());
@@ -58,8 +69,19 @@ uint32_t Compiler::constOperand(const Type* type, const ConstValue& c, const Sou
 uint32_t Compiler::allocTemp(const Type* type) {
   SB_ASSERT(ctx_, "a temporary outside a body");
   const uint32_t align = std::max<uint32_t>(type->align, 1);
+  const uint64_t end = addSize(alignSize(ctx_->tempTop, align), std::max<uint32_t>(type->size, 1));
+  if (end > kMaxImageBytes) {
+    // Temporaries of large values (function results, strings) in one statement. Reported once per
+    // body; the program has an error and is never run, so the operand is never read.
+    if (!ctx_->frameFull)
+      error(currentSpan(), fmt::format("the frame of '{}' would need {} with the temporaries of this statement; "
+                                       "scanback's limit is {}",
+                                       ctx_->info->name, layoutSizeText(end), imageLimitText()));
+    ctx_->frameFull = true;
+    return operand(Base::Frame, 0);
+  }
   const uint32_t at = alignUp(ctx_->tempTop, align);
-  ctx_->tempTop = at + std::max<uint32_t>(type->size, 1);
+  ctx_->tempTop = static_cast<uint32_t>(end);
   ctx_->frameMax = std::max(ctx_->frameMax, ctx_->tempTop);
   return operand(Base::Frame, at);
 }

@@ -180,7 +180,10 @@ Value Compiler::lowerString(const sema::Expr& e, const std::vector<uint32_t>& x,
 // ---------------------------------------------------------------- calls
 
 uint32_t Compiler::templateOf(PouDecl& decl) {
-  if (decl.templateConst == UINT32_MAX) decl.templateConst = constBytes(decl.frameTemplate, 8);
+  // An all-zero template is not kept (keepInitial): its bytes are made here.
+  if (decl.templateConst == UINT32_MAX)
+    decl.templateConst =
+        constBytes(decl.frameTemplate.empty() ? std::vector<uint8_t>(decl.frameVarsSize, 0) : decl.frameTemplate, 8);
   return decl.templateConst;
 }
 

@@ -200,7 +200,7 @@ uint32_t Compiler::slotOf(const std::string& key) {
 
 // ---------------------------------------------------------------- layout
 
-void Compiler::layoutInheritance(PouDecl& decl, Type& t, uint32_t& off) {
+void Compiler::layoutInheritance(PouDecl& decl, Type& t, uint64_t& off) {
   if (decl.ast) {
     t.abstract = decl.ast->isAbstract;
     t.isClass = decl.ast->isClass;
@@ -234,7 +234,7 @@ void Compiler::layoutInheritance(PouDecl& decl, Type& t, uint32_t& off) {
 }
 
 void Compiler::initInheritance(PouDecl& decl, Type& t) {
-  if (t.extends) std::memcpy(t.init.data(), t.extends->init.data(), t.extends->size);
+  if (t.extends) t.extends->writeInitialValue(t.init.data());
   if (decl.polymorphic) std::memcpy(t.init.data(), &decl.classId, 4);
 }
 

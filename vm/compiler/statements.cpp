@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "vm/base/int128.h"
+#include "vm/base/out_of_memory.h"
+#include "vm/bytecode/limits.h"
 #include "vm/compiler/compiler_impl.h"
 #include "vm/syntax/parser.h"
 
@@ -68,8 +70,62 @@ void Compiler::bind(Label l) {
 
 // ---------------------------------------------------------------- statements
 
+SourceSpan Compiler::currentSpan() const {
+  if (!ctx_) return SourceSpan{};
+  if (!ctx_->statementStack.empty()) return program_->statements[ctx_->statementStack.back()].span;
+  return ctx_->info ? ctx_->info->span : SourceSpan{};
+}
+
 void Compiler::lowerStatements(const sema::StmtList& list) {
   for (const sema::Stmt* s : list) lowerStatement(*s);
+}
+
+void Compiler::lowerSource(const ast::Stmt& s, int loops, const std::function<void()>& beforeCode) {
+  // This statement's IR (its nested lists' not included) in the arena of its depth, reused from
+  // statement to statement: the nodes' memory is taken once, not for each statement.
+  if (arenaDepth_ == arenas_.size()) arenas_.push_back(std::make_unique<sema::Arena>());
+  sema::Arena& arena = *arenas_[arenaDepth_];
+  arena.reset();
+  ++arenaDepth_;
+  struct Leave {
+    size_t& depth;
+    ~Leave() { --depth; }
+  } leave{arenaDepth_};
+  sema::Analyzer::Options options;
+  // Once there is an error no code is made: the statement is analysed whole, for its errors.
+  const bool lowering = !diags_.hasErrors();
+  options.deferLists = lowering;
+  const sema::Stmt* st = sema::Analyzer(*ctx_->scope, diags_, arena, options).listStatement(s, loops);
+  if (!st || !lowering) return;
+  if (diags_.hasErrors()) {
+    checkDeferred(*st);
+    return;
+  }
+  if (beforeCode) beforeCode();
+  lowerStatement(*st);
+}
+
+void Compiler::checkDeferred(const sema::Stmt& s) {
+  auto check = [&](const ast::StmtList* list) {
+    if (list)
+      for (const std::unique_ptr<ast::Stmt>& nested : *list)
+        if (nested) lowerSource(*nested, s.listLoops, nullptr);
+  };
+  for (const sema::IfBranch& b : s.branches) check(b.source);
+  check(s.elseSource);
+  check(s.bodySource);
+}
+
+void Compiler::lowerList(const sema::Stmt& owner, const sema::StmtList& analysed, const ast::StmtList* source) {
+  if (!source) return lowerStatements(analysed);
+  for (const std::unique_ptr<ast::Stmt>& s : *source)
+    if (s) lowerSource(*s, owner.listLoops, nullptr);
+}
+
+bool Compiler::listEmpty(const sema::StmtList& analysed, const ast::StmtList* source) {
+  if (!source) return analysed.empty();
+  return std::none_of(source->begin(), source->end(),
+                      [](const std::unique_ptr<ast::Stmt>& s) { return s && s->kind != ast::StmtKind::Empty; });
 }
 
 void Compiler::lowerStatement(const sema::Stmt& s) {
@@ -103,10 +159,10 @@ void Compiler::lowerStatement(const sema::Stmt& s) {
       if (isWhile) emit(Op::JMP, {lab(test)});
       bind(body);
       ctx_->loops.push_back({exit, test});
-      lowerStatements(s.body);
+      lowerList(s, s.body, s.bodySource);
       // A loop whose body has no statement passes no statement boundary per iteration; it ticks
       // the watchdog instead, so that an endless empty loop still faults.
-      if (s.body.empty()) emit(Op::TICK, {});
+      if (listEmpty(s.body, s.bodySource)) emit(Op::TICK, {});
       ctx_->loops.pop_back();
       bind(test);
       const uint32_t mark = ctx_->tempTop;
@@ -135,12 +191,12 @@ void Compiler::lowerIf(const sema::Stmt& s) {
     const uint32_t mark = ctx_->tempTop;
     lowerCondJump(*b.condition, false, next);
     ctx_->tempTop = mark;
-    lowerStatements(b.body);
+    lowerList(s, b.body, b.source);
     const bool last = i + 1 == s.branches.size() && !s.hasElse;
     if (!last) emit(Op::JMP, {lab(end)});
     bind(next);
   }
-  if (s.hasElse) lowerStatements(s.elseBody);
+  if (s.hasElse) lowerList(s, s.elseBody, s.elseSource);
   bind(end);
 }
 
@@ -211,11 +267,11 @@ void Compiler::lowerCase(const sema::Stmt& s) {
   }
   for (size_t b = 0; b < s.branches.size(); ++b) {
     bind(bodies[b]);
-    lowerStatements(s.branches[b].body);
+    lowerList(s, s.branches[b].body, s.branches[b].source);
     if (b + 1 < s.branches.size() || s.hasElse) emit(Op::JMP, {lab(end)});
   }
   bind(elseLabel);
-  if (s.hasElse) lowerStatements(s.elseBody);
+  if (s.hasElse) lowerList(s, s.elseBody, s.elseSource);
   bind(end);
 }
 
@@ -239,10 +295,10 @@ void Compiler::lowerFor(const sema::Stmt& s) {
   bind(body);
   const uint32_t bodyPc = here();
   ctx_->loops.push_back({exit, next});
-  lowerStatements(s.body);
+  lowerList(s, s.body, s.bodySource);
   // A loop whose body has no statement passes no statement boundary per iteration; it ticks the
   // watchdog instead, so that an endless empty loop still faults.
-  if (s.body.empty()) emit(Op::TICK, {});
+  if (listEmpty(s.body, s.bodySource)) emit(Op::TICK, {});
   ctx_->loops.pop_back();
   bind(next);
   const bool runsAhead = bodyRunsAhead(bodyPc, var.place.operand, p);
@@ -319,11 +375,8 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
             fmt::format("VAR_EXTERNAL '{}' is declared {} but the global is {}", d.name, declared->name, actual->name));
   }
 
-  // The semantic pass, then code for its IR when the program has no error so far.
-  BodyScope scope(*this, ctx);
-  sema::Arena arena;
-  const sema::StmtList body = sema::Analyzer(scope, diags_, arena).statements(decl.ast->body);
-  if (!diags_.hasErrors()) {
+  // The code that starts the body, before its first statement.
+  auto prologue = [&] {
     templateOf(decl);
     // FB and program bodies initialise their own VAR_TEMP; functions' frames are filled by callers.
     if ((mode == BodyContext::Mode::FbBody || mode == BodyContext::Mode::Program) && decl.frameVarsSize > 0)
@@ -337,8 +390,22 @@ void Compiler::genBody(PouDecl& decl, BodyContext::Mode mode, uint32_t programBa
       emit(Op::MOVN,
            {o(operand(Base::Frame, decl.paramsSize)), o(operand(Base::Const, decl.templateConst + decl.paramsSize)),
             o(decl.frameVarsSize - decl.paramsSize)});
-    lowerStatements(body);
-  }
+  };
+  // The semantic pass and the code for its IR, a statement at a time: the IR of one statement is
+  // held at once, not the whole body's (a body of a million statements held gigabytes). Code is
+  // made only while the program has no error. A frame that would pass the limit lacks variables:
+  // its body is not analysed (it would only report them).
+  BodyScope scope(*this, ctx);
+  ctx.scope = &scope;
+  bool started = false;
+  const std::function<void()> start = [&] {
+    if (!started) prologue();
+    started = true;
+  };
+  if (!decl.frameFailed)
+    for (const std::unique_ptr<ast::Stmt>& s : decl.ast->body)
+      if (s) lowerSource(*s, 0, start);
+  if (!started && !diags_.hasErrors()) prologue();
   bind(ctx.returnLabel);
   emit(Op::RET, {});
 
@@ -426,6 +493,12 @@ void Compiler::finishProgram() {
 // ---------------------------------------------------------------- driver
 
 std::shared_ptr<const Program> Compiler::run() {
+  // The VM's memory is the image and the stack; both stay far below what a REF's 32 bits reach.
+  if (options_.stackSize > kMaxImageBytes) {
+    error(SourceSpan{},
+          fmt::format("a stack of {} bytes is above scanback's limit of {}", options_.stackSize, imageLimitText()));
+    return nullptr;
+  }
   for (FileId id = 0; id < sources_.size(); ++id) {
     units_.push_back(std::make_unique<ast::CompilationUnit>(parseFile(sources_, id, diags_)));
     collect(*units_.back());
@@ -477,6 +550,7 @@ std::shared_ptr<const Program> Compiler::run() {
     }
     auto body = std::make_unique<PouDecl>(*type);
     body->frameResolved = false;
+    body->frameFailed = false;
     body->frameVars.clear();
     body->frameVarDecls.clear();
     body->templateConst = UINT32_MAX;
@@ -597,8 +671,20 @@ namespace scanback {
 
 std::shared_ptr<const Program> compileProject(const SourceSet& sources, Diagnostics& diagnostics,
                                               const CompileOptions& options) {
-  compiler::Compiler c(sources, diagnostics, options);
-  return c.run();
+  // The image, types and frames are limited (vm/bytecode/limits.h), but not the source: a large
+  // one may still not fit in the memory there is.
+  return allocating(
+      [&] {
+        compiler::Compiler c(sources, diagnostics, options);
+        return c.run();
+      },
+      0,
+      [&] {
+        uint64_t bytes = 0;
+        for (const SourceFile& f : sources.files()) bytes += f.text.size();
+        return sources.size() == 1 ? fmt::format("compiling {} ({} bytes)", sources.file(0).path, bytes)
+                                   : fmt::format("compiling {} files ({} bytes)", sources.size(), bytes);
+      });
 }
 
 SourceSet loadSourceFiles(const std::vector<std::string>& paths, Diagnostics& diagnostics) {

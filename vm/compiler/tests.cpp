@@ -30,6 +30,7 @@ void Compiler::setupTestTask() {
   testInstance_ = static_cast<uint32_t>(program_->instances.size());
   instanceIndex_[upperCase(decl->name)] = testInstance_;
   program_->instances.push_back(instance);
+  instanceSpans_.push_back(task.span);
   program_->tasks.back().instances.push_back(testInstance_);
 }
 

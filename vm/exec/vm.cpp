@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "vm/base/int128.h"
+#include "vm/base/out_of_memory.h"
 #include "vm/bytecode/assertions.h"
 #include "vm/exec/arith.h"
 #include "vm/exec/iec_text.h"
@@ -191,7 +192,12 @@ std::string_view faultText(FaultCode code) {
 
 Vm::Vm(std::shared_ptr<const Program> program) : program_(std::move(program)) {
   imageSize_ = program_->imageSize();
-  memory_.assign(static_cast<size_t>(imageSize_) + program_->stackSize, 0);
+  const uint64_t bytes = uint64_t{imageSize_} + program_->stackSize;
+  allocating([&] { memory_.assign(bytes, 0); }, bytes,
+             [&] {
+               return fmt::format("allocating the VM's memory (an image of {} bytes and a stack of {})", imageSize_,
+                                  program_->stackSize);
+             });
   scratch_.resize(kStringScratchBytes);
   reset();
 }

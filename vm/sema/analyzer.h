@@ -31,6 +31,10 @@ class Analyzer {
     // A CONSTANT named alone is its value (folded), or the variable that holds it (paths that
     // designate storage: stimulus columns, `trace why`).
     bool foldNamedConstants = true;
+    // Statement lists inside statements are left to the caller (Stmt::bodySource and friends),
+    // who analyses them a statement at a time with listStatement(): the compiler, so that the IR
+    // of a CASE of a hundred thousand branches is never held whole.
+    bool deferLists = false;
   };
 
   Analyzer(Scope& scope, Diagnostics& diagnostics, Arena& arena, Options options);
@@ -60,6 +64,14 @@ class Analyzer {
 
   // ---- statements (statements.cpp)
   StmtList statements(const ast::StmtList& list);
+  // One statement of a statement list (null for an empty one), as statements() analyses each: the
+  // compiler analyses and lowers a body a statement at a time, so that the IR of a long body is
+  // never held whole.
+  // `loops`: the loops around it (Stmt::listLoops of the statement whose list it is in).
+  const Stmt* listStatement(const ast::Stmt& s, int loops = 0) {
+    loops_ = loops;
+    return s.kind == ast::StmtKind::Empty ? nullptr : statement(s);
+  }
   // A BOOL condition, in the forms a jump uses (Expr::jumpForm).
   Expr* condition(const ast::Expr& cond);
 
@@ -139,6 +151,8 @@ class Analyzer {
   const Stmt* assignment(const ast::Stmt& s);
   const Stmt* caseStatement(const ast::Stmt& s);
   const Stmt* forStatement(const ast::Stmt& s);
+  // A nested statement list of `owner`: analysed into `out`, or deferred into `source`.
+  void nestedList(Stmt* owner, const ast::StmtList& list, StmtList& out, const ast::StmtList*& source);
 
   Scope& scope_;
   Diagnostics& diags_;

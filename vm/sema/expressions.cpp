@@ -532,7 +532,7 @@ Expr* Analyzer::literal(const ast::Expr& e) {
       if (e.negative) value = -value;
       Expr* v = constantNode(nullptr, ConstValue::ofInt(value), e.span);
       if (e.typePrefix.empty()) return v;
-      const Type* t = typeNamed(e.typePrefix, e.span);
+      const Type* t = typeNamed(std::string(e.typePrefix.str()), e.span);
       if (!t) return v;
       if (t->isReal())
         v->constant = ConstValue::ofReal(static_cast<double>(value));
@@ -550,7 +550,7 @@ Expr* Analyzer::literal(const ast::Expr& e) {
                       : prefix == "LREAL" ? elementary(TypeKind::LReal)
                                           : nullptr;
       if (!t) {
-        error(e.span, fmt::format("{}# cannot hold a real number", e.typePrefix));
+        error(e.span, fmt::format("{}# cannot hold a real number", e.typePrefix.str()));
         return v;
       }
       v->type = t;

@@ -19,6 +19,7 @@
 #include "vm/bytecode/open_arrays.h"
 #include "vm/bytecode/program.h"
 #include "vm/bytecode/types.h"
+#include "vm/syntax/ast.h"
 
 namespace scanback::sema {
 
@@ -192,6 +193,7 @@ using StmtList = std::vector<const Stmt*>;
 struct IfBranch {
   const Expr* condition = nullptr;  // Analyzer::condition()
   StmtList body;
+  const ast::StmtList* source = nullptr;  // instead of body: not analysed yet (Options::deferLists)
 };
 
 struct CaseRange {
@@ -217,6 +219,12 @@ struct Stmt {
   StmtList body;                    // For, While, Repeat
   StmtList elseBody;                // If, Case
   bool hasElse = false;
+  // Analyzer::Options::deferLists: the nested statement lists as written, instead of body and
+  // elseBody (and of each branch's body), for the compiler to analyse and lower a statement at a
+  // time (Analyzer::listStatement) with `listLoops` loops around them.
+  const ast::StmtList* bodySource = nullptr;
+  const ast::StmtList* elseSource = nullptr;
+  int listLoops = 0;
 };
 
 // Owns the nodes of one analysis, in blocks that double in size (a body's thousands of nodes take
@@ -226,23 +234,48 @@ template <class T>
 class Blocks {
  public:
   T* next() {
-    if (used_ == capacity_) {
-      capacity_ = capacity_ ? std::min<size_t>(capacity_ * 2, 256) : 2;
-      blocks_.push_back(std::make_unique<T[]>(capacity_));
+    if (block_ == blocks_.size() || used_ == blocks_[block_].capacity) {
+      if (block_ < blocks_.size()) ++block_;
+      if (block_ == blocks_.size()) {
+        const size_t capacity = blocks_.empty() ? 2 : std::min<size_t>(blocks_.back().capacity * 2, 256);
+        blocks_.push_back(Block{std::make_unique<T[]>(capacity), capacity, 0});
+      }
       used_ = 0;
     }
-    return &blocks_.back()[used_++];
+    Block& b = blocks_[block_];
+    T* node = &b.nodes[used_++];
+    if (used_ <= b.handedOut)
+      *node = T{};  // handed out before a reset(): as new
+    else
+      b.handedOut = used_;
+    return node;
+  }
+  // Forgets every node; the blocks stay for the nodes that follow.
+  void reset() {
+    block_ = 0;
+    used_ = 0;
   }
 
  private:
-  std::vector<std::unique_ptr<T[]>> blocks_;
-  size_t used_ = 0, capacity_ = 0;
+  struct Block {
+    std::unique_ptr<T[]> nodes;
+    size_t capacity = 0;
+    size_t handedOut = 0;  // nodes handed out since the block was made
+  };
+  std::vector<Block> blocks_;
+  size_t block_ = 0;  // the block in use
+  size_t used_ = 0;   // nodes handed out of it
 };
 
 class Arena {
  public:
   Expr* expr() { return exprs_.next(); }
   Stmt* stmt() { return stmts_.next(); }
+  // Forgets every node (the compiler reuses one arena for statement after statement).
+  void reset() {
+    exprs_.reset();
+    stmts_.reset();
+  }
 
  private:
   Blocks<Expr> exprs_;

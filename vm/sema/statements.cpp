@@ -1,6 +1,10 @@
 // Statements and conditions.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+#include <map>
+
 #include "vm/sema/analyzer.h"
 
 namespace scanback::sema {
@@ -27,11 +31,11 @@ const Stmt* Analyzer::statement(const ast::Stmt& s) {
       for (const ast::IfBranch& b : s.branches) {
         IfBranch branch;
         if (b.condition) branch.condition = condition(*b.condition);
-        branch.body = statements(b.body);
+        nestedList(st, b.body, branch.body, branch.source);
         st->branches.push_back(std::move(branch));
       }
       st->hasElse = s.hasElse;
-      if (s.hasElse) st->elseBody = statements(s.elseBody);
+      if (s.hasElse) nestedList(st, s.elseBody, st->elseBody, st->elseSource);
       return st;
     case ast::StmtKind::Case: return caseStatement(s);
     case ast::StmtKind::For: return forStatement(s);
@@ -40,7 +44,7 @@ const Stmt* Analyzer::statement(const ast::Stmt& s) {
       st->kind = s.kind == ast::StmtKind::While ? StmtKind::While : StmtKind::Repeat;
       // The code tests the condition after the body (WHILE jumps to the test first).
       ++loops_;
-      st->body = statements(s.body);
+      nestedList(st, s.body, st->body, st->bodySource);
       --loops_;
       st->value = condition(*s.value);
       return st;
@@ -101,6 +105,10 @@ const Stmt* Analyzer::caseStatement(const ast::Stmt& s) {
     }
     return v->constant.i;
   };
+  // The values the labels so far cover, as disjoint ranges by their lower bound: a label is
+  // checked against its neighbours there, not against every earlier label (a CASE of 100,000
+  // labels took seconds).
+  std::map<Int128, Int128> covered;
   for (size_t b = 0; b < s.cases.size(); ++b) {
     for (const ast::CaseLabel& l : s.cases[b].labels) {
       std::optional<Int128> lo = labelValue(*l.lower);
@@ -111,14 +119,27 @@ const Stmt* Analyzer::caseStatement(const ast::Stmt& s) {
         error(l.span, "empty CASE range");
         continue;
       }
-      for (const CaseRange& r : st->ranges)
-        if (*lo <= r.upper && r.lower <= *hi) error(l.span, "CASE label overlaps an earlier one");
+      // The first covered range that ends at or after lo overlaps when it starts at or before hi.
+      auto next = covered.upper_bound(*lo);
+      if (next != covered.begin() && std::prev(next)->second >= *lo) --next;
+      if (next != covered.end() && next->first <= *hi) error(l.span, "CASE label overlaps an earlier one");
+      Int128 from = *lo, to = *hi;
+      while (next != covered.end() && next->first <= to) {  // merged into one covered range
+        from = std::min(from, next->first);
+        to = std::max(to, next->second);
+        next = covered.erase(next);
+      }
+      covered.emplace(from, to);
       st->ranges.push_back(CaseRange{*lo, *hi, b, l.span});
     }
   }
-  for (const ast::CaseBranch& b : s.cases) st->branches.push_back(IfBranch{nullptr, statements(b.body)});
+  for (const ast::CaseBranch& b : s.cases) {
+    IfBranch branch;
+    nestedList(st, b.body, branch.body, branch.source);
+    st->branches.push_back(std::move(branch));
+  }
   st->hasElse = s.hasElse;
-  if (s.hasElse) st->elseBody = statements(s.elseBody);
+  if (s.hasElse) nestedList(st, s.elseBody, st->elseBody, st->elseSource);
   return st;
 }
 
@@ -154,9 +175,18 @@ const Stmt* Analyzer::forStatement(const ast::Stmt& s) {
   st->limit = once(s.to.get(), 0);
   st->step = once(s.by.get(), 1);
   ++loops_;
-  st->body = statements(s.body);
+  nestedList(st, s.body, st->body, st->bodySource);
   --loops_;
   return st;
+}
+
+void Analyzer::nestedList(Stmt* owner, const ast::StmtList& list, StmtList& out, const ast::StmtList*& source) {
+  if (options_.deferLists) {
+    source = &list;
+    owner->listLoops = loops_;
+  } else {
+    out = statements(list);
+  }
 }
 
 Expr* Analyzer::condition(const ast::Expr& cond) {

@@ -1,7 +1,5 @@
 #include "vm/source/source.h"
 
-#include <cctype>
-
 namespace scanback {
 
 std::string Diagnostics::format(const SourceSet& sources) const {
@@ -18,16 +16,22 @@ std::string Diagnostics::format(const SourceSet& sources) const {
   return out;
 }
 
+namespace {
+// ASCII only, as std::toupper in the "C" locale scanback runs in (it never calls setlocale), without
+// a call per character: names are upper-cased for every lookup.
+char upperAscii(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+}  // namespace
+
 std::string upperCase(std::string_view text) {
   std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : out) c = upperAscii(c);
   return out;
 }
 
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (std::toupper(static_cast<unsigned char>(a[i])) != std::toupper(static_cast<unsigned char>(b[i]))) return false;
+    if (upperAscii(a[i]) != upperAscii(b[i])) return false;
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "vm/base/assert.h"
 #include "vm/base/int128.h"
 
 namespace scanback {
@@ -69,9 +70,17 @@ unsigned daysInMonth(int64_t y, unsigned m) {
   return m == 2 && isLeapYear(y) ? 29 : kDays[m - 1];
 }
 
-const std::unordered_map<std::string, TokenKind>& keywordTable() {
-  static const std::unordered_map<std::string, TokenKind> table = [] {
-    std::unordered_map<std::string, TokenKind> t;
+// Looked up by the upper-case spelling as a string_view (no string made for each word).
+struct KeywordHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using KeywordTable = std::unordered_map<std::string, TokenKind, KeywordHash, std::equal_to<>>;
+constexpr size_t kLongestKeyword = 23;  // END_TEST_FUNCTION_BLOCK
+
+const KeywordTable& keywordTable() {
+  static const KeywordTable table = [] {
+    KeywordTable t;
 #define SCANBACK_KW_MAP(name, spelling) t.emplace(spelling, TokenKind::Kw##name);
     SCANBACK_ST_KEYWORDS(SCANBACK_KW_MAP)
 #undef SCANBACK_KW_MAP
@@ -297,15 +306,29 @@ bool parseTimeOfDay(std::string_view s, uint64_t& ns, std::string& error) {
   return true;
 }
 
+}  // namespace
+
 class Lexer {
  public:
-  Lexer(std::string_view text, FileId file, Diagnostics& diag) : src_(text), file_(file), diag_(diag) {}
-
-  std::vector<Token> run() {
+  Lexer(std::string_view text, FileId file, Diagnostics& diag) : src_(text), file_(file), diag_(diag) {
     // A UTF-8 byte order mark (editors on Windows write one) is not part of the text: skipped, and
     // not counted as columns, as editors do not show it.
     if (src_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;
-    while (i_ < src_.size()) {
+  }
+
+  // The next token into `out` (whatever it held is replaced): EndOfFile at the end, and again at
+  // every later call. Written in place, so that a token is never moved (the parser's window
+  // reuses its slots, and their strings' memory).
+  void next(Token& out) {
+    out_ = &out;
+    emitted_ = false;
+    while (!emitted_) {
+      if (i_ >= src_.size()) {
+        begin();
+        Token& eof = emit(TokenKind::EndOfFile);
+        eof.span = SourceSpan{file_, line_, col_, line_, col_};
+        return;
+      }
       char c = src_[i_];
       if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
         bump();
@@ -327,13 +350,8 @@ class Lexer {
         skipPragma();
         continue;
       }
-      lexToken();
+      lexToken();  // emits at most one token (an unknown character none)
     }
-    Token eof;
-    eof.kind = TokenKind::EndOfFile;
-    eof.span = SourceSpan{file_, line_, col_, line_, col_};
-    tokens_.push_back(std::move(eof));
-    return std::move(tokens_);
   }
 
  private:
@@ -344,7 +362,11 @@ class Lexer {
   uint32_t line_ = 1;
   uint32_t col_ = 1;
   size_t errors_ = 0;
-  std::vector<Token> tokens_;
+  Token* out_ = nullptr;  // the token being lexed (its payload is filled in after emit())
+  bool emitted_ = false;
+  // The token emitted before it: after a '.', a number is a bit index (lexNumberToken).
+  TokenKind previousKind_ = TokenKind::EndOfFile;
+  uint32_t previousEndLine_ = 0, previousEndCol_ = 0;
 
   // token start
   size_t startI_ = 0;
@@ -406,12 +428,24 @@ class Lexer {
   }
 
   Token& emit(TokenKind kind) {
-    Token t;
+    SB_ASSERT(!emitted_, "two tokens lexed at once ({} after {})", tokenKindName(kind), tokenKindName(out_->kind));
+    emitted_ = true;
+    Token& t = *out_;
     t.kind = kind;
     t.span = tokenSpan();
-    t.text = std::string(src_.substr(startI_, i_ - startI_));
-    tokens_.push_back(std::move(t));
-    return tokens_.back();
+    t.text = src_.substr(startI_, i_ - startI_);
+    t.intValue = 0;
+    t.negative = false;
+    t.boolValue = false;
+    t.typePrefix = LiteralPrefix();
+    t.stringValue.clear();
+    t.area = 0;
+    t.size = 0;
+    t.parts.clear();
+    previousKind_ = kind;
+    previousEndLine_ = t.span.endLine;
+    previousEndCol_ = t.span.endColumn;
+    return t;
   }
 
   void lexToken() {
@@ -483,6 +517,30 @@ class Lexer {
   void lexWord() {
     while (i_ < src_.size() && isIdentChar(src_[i_])) bump();
     std::string_view word = src_.substr(startI_, i_ - startI_);
+    if (cur() != '#') {
+      // The common case, without a string: a keyword, TRUE or FALSE, or an identifier.
+      if (word.size() <= kLongestKeyword) {
+        char buffer[kLongestKeyword];
+        for (size_t k = 0; k < word.size(); ++k) buffer[k] = toUpper(word[k]);
+        const std::string_view upper(buffer, word.size());
+        if (upper == "TRUE" || upper == "FALSE") {
+          Token& t = emit(TokenKind::BoolLiteral);
+          t.boolValue = upper == "TRUE";
+          return;
+        }
+        const KeywordTable& keywords = keywordTable();
+        if (auto it = keywords.find(upper); it != keywords.end()) {
+          emit(it->second);
+          return;
+        }
+        if (upper == "__ISVALIDREF" || upper == "__QUERYINTERFACE" || upper == "__QUERYPOINTER") {
+          emit(TokenKind::Identifier);  // CODESYS's operators: their two underscores are allowed
+          return;
+        }
+      }
+      identifier(word);
+      return;
+    }
     std::string upper = upperCase(word);
 
     if (cur() == '#' && (upper == "STRING" || upper == "WSTRING" || upper == "WCHAR") &&
@@ -494,7 +552,7 @@ class Lexer {
         error(tokenSpan(), upper + "# takes a " + (upper == "STRING" ? "'...'" : "\"...\"") + " literal");
       if (wideQuote) return lexWString(upper == "STRING" ? "WSTRING" : upper);
       lexString();
-      tokens_.back().typePrefix = "STRING";
+      out_->typePrefix = LiteralPrefix("STRING");
       return;
     }
     if (cur() == '#') {
@@ -518,7 +576,14 @@ class Lexer {
     }
     // CODESYS's operators (__ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER) begin with two.
     const bool codesysOperator = upper == "__ISVALIDREF" || upper == "__QUERYINTERFACE" || upper == "__QUERYPOINTER";
-    if (!codesysOperator && (word.find("__") != std::string_view::npos || word.back() == '_'))
+    if (codesysOperator)
+      emit(TokenKind::Identifier);
+    else
+      identifier(word);
+  }
+
+  void identifier(std::string_view word) {
+    if (word.find("__") != std::string_view::npos || word.back() == '_')
       error(tokenSpan(), "invalid identifier '" + std::string(word) + "' (double or trailing underscore)");
     emit(TokenKind::Identifier);
   }
@@ -564,7 +629,7 @@ class Lexer {
         }
         Token& t = emit(TokenKind::BoolLiteral);
         t.boolValue = ok && value;
-        t.typePrefix = prefix;
+        t.typePrefix = LiteralPrefix(prefix);
         return;
       }
       case PrefixClass::Int:
@@ -579,13 +644,13 @@ class Lexer {
           Token& t = emit(TokenKind::RealLiteral);
           double v = n.isReal ? n.realValue : static_cast<double>(n.intValue);
           t.realValue = negative ? -v : v;
-          t.typePrefix = prefix;
+          t.typePrefix = LiteralPrefix(prefix);
         } else {
           if (n.ok && n.isReal) error(tokenSpan(), "a " + prefix + " literal cannot have a fraction or exponent");
           Token& t = emit(TokenKind::IntLiteral);
           t.intValue = n.isReal ? 0 : n.intValue;
           t.negative = negative;
-          t.typePrefix = prefix;
+          t.typePrefix = LiteralPrefix(prefix);
         }
         return;
       }
@@ -705,8 +770,7 @@ class Lexer {
 
   void lexNumberToken() {
     // After a '.', a number is a bit index or member: "x.1.2" is bit 1 then bit 2, never a real.
-    bool afterDot = !tokens_.empty() && tokens_.back().kind == TokenKind::Dot &&
-                    tokens_.back().span.endLine == startLine_ && tokens_.back().span.endColumn == startCol_;
+    bool afterDot = previousKind_ == TokenKind::Dot && previousEndLine_ == startLine_ && previousEndCol_ == startCol_;
     NumberValue n = lexNumber(afterDot);
     if (n.isReal) {
       Token& t = emit(TokenKind::RealLiteral);
@@ -740,7 +804,7 @@ class Lexer {
     }
     Token& t = emit(TokenKind::TimeLiteral);
     t.intValue = negative ? (~magnitude + 1) : magnitude;  // two's complement of the signed value
-    t.typePrefix = prefix;
+    t.typePrefix = LiteralPrefix(prefix);
   }
 
   void lexDateTime(PrefixClass pc, const std::string& prefix) {
@@ -799,7 +863,7 @@ class Lexer {
                                               : TokenKind::DtLiteral;
     Token& t = emit(kind);
     t.intValue = static_cast<uint64_t>(static_cast<int64_t>(ns));
-    t.typePrefix = prefix;
+    t.typePrefix = LiteralPrefix(prefix);
   }
 
   void lexString() {
@@ -887,7 +951,7 @@ class Lexer {
     }
     Token& t = emit(TokenKind::StringLiteral);
     t.stringValue = std::move(units);
-    t.typePrefix = prefix;
+    t.typePrefix = LiteralPrefix(prefix);
   }
 
   template <class Put>
@@ -1004,8 +1068,6 @@ class Lexer {
   }
 };
 
-}  // namespace
-
 std::string_view tokenKindName(TokenKind kind) {
   switch (kind) {
     case TokenKind::EndOfFile: return "end of file";
@@ -1055,8 +1117,17 @@ std::string_view tokenKindName(TokenKind kind) {
 
 bool isKeyword(TokenKind kind) { return kind >= TokenKind::KwProgram && kind < TokenKind::Count_; }
 
+TokenStream::TokenStream(std::string_view text, FileId file, Diagnostics& diagnostics)
+    : lexer_(std::make_unique<Lexer>(text, file, diagnostics)) {}
+TokenStream::~TokenStream() = default;
+void TokenStream::next(Token& out) { lexer_->next(out); }
+
 std::vector<Token> lex(std::string_view text, FileId file, Diagnostics& diagnostics) {
-  return Lexer(text, file, diagnostics).run();
+  Lexer lexer(text, file, diagnostics);
+  std::vector<Token> tokens;
+  do lexer.next(tokens.emplace_back());
+  while (tokens.back().kind != TokenKind::EndOfFile);
+  return tokens;
 }
 
 std::vector<Token> lex(const SourceSet& sources, FileId file, Diagnostics& diagnostics) {

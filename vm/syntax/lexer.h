@@ -17,11 +17,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "vm/source/source.h"
+#include "vm/syntax/literal_prefix.h"
 
 namespace scanback {
 
@@ -102,7 +104,7 @@ namespace scanback {
   X(Extends, "EXTENDS")                              \
   X(Implements, "IMPLEMENTS")
 
-enum class TokenKind {
+enum class TokenKind : uint8_t {
   EndOfFile,
   Identifier,     // text = the identifier as written
   IntLiteral,     // intValue (magnitude), negative, typePrefix ("" or "INT", "BYTE", ...)
@@ -149,19 +151,23 @@ enum class TokenKind {
 };
 
 struct Token {
-  TokenKind kind = TokenKind::EndOfFile;
   SourceSpan span;
-  std::string text;  // the source text exactly as written (empty for EndOfFile)
+  TokenKind kind = TokenKind::EndOfFile;
 
   // Decoded payload (see TokenKind for which fields each kind uses).
-  uint64_t intValue = 0;
   bool negative = false;
-  double realValue = 0.0;
   bool boolValue = false;
-  std::string typePrefix;       // upper-cased and normalised (T# -> "TIME", D# -> "DATE", ...)
+  char area = 0;  // DirectAddress
+  char size = 0;  // DirectAddress ('*' for %I*)
+  // The source text exactly as written (empty for EndOfFile): a view of the text lexed, which must
+  // outlive the token.
+  std::string_view text;
+  union {
+    uint64_t intValue = 0;
+    double realValue;  // RealLiteral
+  };
+  LiteralPrefix typePrefix;
   std::string stringValue;      // StringLiteral
-  char area = 0;                // DirectAddress
-  char size = 0;                // DirectAddress ('*' for %I*)
   std::vector<uint32_t> parts;  // DirectAddress
 };
 
@@ -172,5 +178,23 @@ bool isKeyword(TokenKind kind);
 // Lexes one file; the result always ends with an EndOfFile token.
 std::vector<Token> lex(const SourceSet& sources, FileId file, Diagnostics& diagnostics);
 std::vector<Token> lex(std::string_view text, FileId file, Diagnostics& diagnostics);
+
+class Lexer;
+
+// Lexes one file a token at a time, as the parser asks for them: it holds the tokens it still
+// needs, not the whole file's (those of a 10 MB file took 770 MB). `text` must outlive it.
+class TokenStream {
+ public:
+  TokenStream(std::string_view text, FileId file, Diagnostics& diagnostics);
+  ~TokenStream();
+  TokenStream(const TokenStream&) = delete;
+  TokenStream& operator=(const TokenStream&) = delete;
+  // The next token into `out` (replacing what it held): EndOfFile at the end, and again at every
+  // later call.
+  void next(Token& out);
+
+ private:
+  std::unique_ptr<Lexer> lexer_;
+};
 
 }  // namespace scanback

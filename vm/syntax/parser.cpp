@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,41 @@ using ast::VarSection;
 using K = TokenKind;
 
 struct SyntaxError {};
+
+// Tokens by their index in the file, in blocks of kBlock: a reference stays valid as more are
+// added, until the block holding it is released; indexing is a shift and a mask.
+class TokenWindow {
+ public:
+  size_t end() const { return end_; }  // one past the last token added
+  const Token& operator[](size_t i) const { return blocks_[(i >> kShift) - first_][i & kMask]; }
+  // The slot of the next token (it may hold a released token: the lexer overwrites it).
+  Token& append() {
+    if ((end_ & kMask) == 0) {
+      if (spare_) {
+        blocks_.push_back(std::move(spare_));
+      } else {
+        blocks_.push_back(std::make_unique<Token[]>(kBlock));
+      }
+    }
+    return blocks_.back()[end_++ & kMask];
+  }
+  // Drops the blocks wholly before index i (one is kept for reuse).
+  void releaseBefore(size_t i) {
+    size_t drop = 0;
+    while (drop + 1 < blocks_.size() && ((first_ + drop + 1) << kShift) <= i) ++drop;
+    if (drop == 0) return;
+    spare_ = std::move(blocks_.front());
+    blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(drop));
+    first_ += drop;
+  }
+
+ private:
+  static constexpr size_t kShift = 10, kBlock = size_t{1} << kShift, kMask = kBlock - 1;
+  std::vector<std::unique_ptr<Token[]>> blocks_;  // blocks_[b] holds the tokens of block first_ + b
+  std::unique_ptr<Token[]> spare_;
+  size_t first_ = 0;
+  size_t end_ = 0;
+};
 
 constexpr int kMaxDepth = 200;        // parser recursion: nested statements, parentheses, types, ...
 constexpr int kMaxExprHeight = 1000;  // height of an expression tree (a + b + ... chains included)
@@ -135,10 +171,11 @@ std::string describe(const Token& tok) {
   switch (tok.kind) {
     case K::EndOfFile: return "end of file";
     case K::StringLiteral:
-      return "string literal " + (tok.text.size() > 40 ? tok.text.substr(0, 37) + "..." : tok.text);
+      return "string literal " +
+             (tok.text.size() > 40 ? std::string(tok.text.substr(0, 37)) + "..." : std::string(tok.text));
     default: break;
   }
-  std::string s = tok.text;
+  std::string s(tok.text);
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return "'" + s + "'";
 }
@@ -181,9 +218,11 @@ ExprPtr literalExpr(const Token& tok) {
     default: break;
   }
   ExprPtr e = makeExpr(k, tok.span);
-  e->intValue = tok.intValue;
+  if (k == ExprKind::RealLiteral)
+    e->realValue = tok.realValue;
+  else
+    e->intValue = tok.intValue;
   e->negative = tok.negative;
-  e->realValue = tok.realValue;
   e->boolValue = tok.boolValue;
   e->typePrefix = tok.typePrefix;
   if (k == ExprKind::StringLiteral) e->text = tok.stringValue;
@@ -236,18 +275,20 @@ int binaryPrecedence(K k, BinaryOp& op) {
 
 class Parser {
  public:
-  Parser(std::vector<Token> tokens, FileId file, Diagnostics& diag) : t_(std::move(tokens)), file_(file), diag_(diag) {
-    if (t_.empty() || t_.back().kind != K::EndOfFile) {
-      Token eof;
-      eof.kind = K::EndOfFile;
-      t_.push_back(std::move(eof));
-    }
-  }
+  Parser(std::string_view text, FileId file, Diagnostics& lexDiag, Diagnostics& diag)
+      : lexer_(text, file, lexDiag), file_(file), diag_(diag) {}
 
   CompilationUnit parseUnit() {
     CompilationUnit unit;
     unit.file = file_;
+    // The unit's nodes are made in its arena (ast::NodeArena).
+    struct CurrentArena {
+      NodeArena* outer = NodeArena::current();
+      explicit CurrentArena(NodeArena* arena) { NodeArena::current() = arena; }
+      ~CurrentArena() { NodeArena::current() = outer; }
+    } current(unit.arena.get());
     while (!atEnd()) {
+      release();
       size_t before = pos_;
       try {
         parseTopLevelItem(unit);
@@ -270,8 +311,21 @@ class Parser {
     return e;
   }
 
+  // Lexes what is left of the file, for its lexical errors (the parser may stop early).
+  void drain() {
+    while (eof_ == kNoToken) lexOne(false);
+  }
+
  private:
-  std::vector<Token> t_;
+  // The tokens, lexed as the parser reaches them (indexes count from the start of the file);
+  // release() drops the ones before what is still needed, so the parse holds a window of the
+  // file, not all of it. References into the window stay valid as it grows, and as it is released
+  // up to tokens no one refers to any more.
+  mutable TokenStream lexer_;
+  mutable TokenWindow t_;
+  mutable size_t eof_ = kNoToken;  // the index of the EndOfFile token once lexed
+  mutable Token drained_;          // a token lexed only for its errors (drain())
+  std::vector<size_t> pins_;       // indexes an error message or a second parse will come back to
   size_t pos_ = 0;
   FileId file_;
   Diagnostics& diag_;
@@ -313,32 +367,70 @@ class Parser {
     OpenBlock& operator=(const OpenBlock&) = delete;
   };
 
-  const Token& cur() const { return t_[pos_]; }
-  const Token& peek(size_t n) const { return t_[std::min(pos_ + n, t_.size() - 1)]; }
-  K kind() const { return t_[pos_].kind; }
+  // Lexes one more token: kept at the end of t_, or (`keep` false, draining) dropped unless it is
+  // the EndOfFile, which then follows the tokens kept.
+  void lexOne(bool keep) const {
+    if (!keep) {
+      lexer_.next(drained_);
+      if (drained_.kind != K::EndOfFile) return;
+      t_.append() = drained_;
+    } else {
+      lexer_.next(t_.append());
+    }
+    if (t_[t_.end() - 1].kind == K::EndOfFile) eof_ = t_.end() - 1;
+  }
+  // The token at index i (the EndOfFile for any index past it). Never one released.
+  const Token& tok(size_t i) const {
+    if (i < t_.end()) [[likely]]
+      return t_[i];  // lexed already (the EndOfFile is the last token lexed)
+    while (eof_ == kNoToken && i >= t_.end()) lexOne(true);
+    return t_[std::min(i, eof_)];
+  }
+  // Drops the tokens before the previous one (prevSpan) and before every pinned one. Called only
+  // where no reference to an earlier token is held: between statements, declarations and
+  // top-level items (block openers held across them are copies). Batched: each token is moved
+  // once.
+  void release() {
+    size_t keep = pos_ > 0 ? pos_ - 1 : 0;
+    for (size_t p : pins_) keep = std::min(keep, p);
+    t_.releaseBefore(keep);
+  }
+  // Keeps the tokens from an index on while it lives.
+  struct Pin {
+    Parser& p;
+    Pin(Parser& parser, size_t index) : p(parser) { p.pins_.push_back(index); }
+    ~Pin() { p.pins_.pop_back(); }
+    Pin(const Pin&) = delete;
+    Pin& operator=(const Pin&) = delete;
+  };
+
+  const Token& cur() const { return tok(pos_); }
+  const Token& peek(size_t n) const { return tok(pos_ + n); }
+  K kind() const { return cur().kind; }
   bool at(K k) const { return kind() == k; }
   bool atEnd() const { return kind() == K::EndOfFile; }
   const Token& advance() {
-    const Token& tok = t_[pos_];
-    if (pos_ + 1 < t_.size()) ++pos_;
-    return tok;
+    const Token& t = cur();
+    if (t.kind != K::EndOfFile) ++pos_;
+    return t;
   }
   bool accept(K k) {
     if (!at(k)) return false;
     advance();
     return true;
   }
-  SourceSpan prevSpan() const { return pos_ > 0 ? t_[pos_ - 1].span : cur().span; }
+  SourceSpan prevSpan() const { return pos_ > 0 ? tok(pos_ - 1).span : cur().span; }
 
   // The optional ';' after END_VAR, END_TYPE, END_STRUCT or END_<POU>: only on the same line, so
   // that a ';' on the next line stays an empty statement.
   void acceptTrailingSemicolon() {
-    if (at(K::Semicolon) && pos_ > 0 && cur().span.line == t_[pos_ - 1].span.endLine) advance();
+    if (at(K::Semicolon) && pos_ > 0 && cur().span.line == tok(pos_ - 1).span.endLine) advance();
   }
 
   void abort() {
     aborted_ = true;
-    pos_ = t_.size() - 1;
+    drain();
+    pos_ = eof_;
   }
 
   void report(const SourceSpan& span, std::string message, size_t tokenIndex) {
@@ -352,7 +444,7 @@ class Parser {
     }
   }
   void errorHere(std::string message) { report(cur().span, std::move(message), pos_); }
-  void errorAt(size_t tokenIndex, std::string message) { report(t_[tokenIndex].span, std::move(message), tokenIndex); }
+  void errorAt(size_t tokenIndex, std::string message) { report(tok(tokenIndex).span, std::move(message), tokenIndex); }
 
   [[noreturn]] void fail(std::string message) {
     errorHere(std::move(message));
@@ -383,7 +475,7 @@ class Parser {
     if (accept(K::Semicolon)) return;
     errorHere(expectedMsg(K::Semicolon, context));
     const Token& c = cur();
-    bool newLine = pos_ > 0 && c.span.line > t_[pos_ - 1].span.endLine;
+    bool newLine = pos_ > 0 && c.span.line > tok(pos_ - 1).span.endLine;
     if (newLine || atEnd() || isPouLevel(c.kind) || isCloser(c.kind)) return;
     throw SyntaxError{};
   }
@@ -395,9 +487,12 @@ class Parser {
     return m + ", found " + describe(cur());
   }
 
-  // After an error: skip to the end of the statement.
+  // After an error: skip to the end of the statement. Its callers hold no reference to the tokens
+  // skipped (the frames that did have unwound), so they are released as it goes: a statement of
+  // millions of tokens is skipped in a window of a few thousand.
   void syncStatement() {
     while (!atEnd()) {
+      release();
       K k = kind();
       if (k == K::Semicolon) {
         advance();
@@ -444,7 +539,10 @@ class Parser {
   }
 
   void skipToTopLevel() {
-    while (!atEnd() && !isTopLevelItem(kind())) advance();
+    while (!atEnd() && !isTopLevelItem(kind())) {
+      release();  // as syncStatement()
+      advance();
+    }
   }
 
   // ------------------------------------------------------------------ expressions
@@ -633,7 +731,7 @@ class Parser {
           advance();
           const Token& value = advance();
           ExprPtr e = makeExpr(ExprKind::Name, SourceSpan::cover(tok.span, value.span));
-          e->text = tok.text + "#" + value.text;
+          e->text = std::string(tok.text) + "#" + std::string(value.text);
           return e;
         }
         return nameExpr(tok);
@@ -705,6 +803,7 @@ class Parser {
         continue;
       }
       if (stopAtCaseLabel && looksLikeCaseLabel()) break;
+      release();
       size_t before = pos_;
       try {
         out.push_back(parseStatement());
@@ -789,7 +888,7 @@ class Parser {
 
   // Not inlined into parseStatement: keeps the frames of nested statements small.
   [[gnu::noinline]] std::unique_ptr<Stmt> parseIf() {
-    const Token& ifTok = advance();
+    const Token ifTok = advance();  // a copy: the body releases tokens
     auto s = std::make_unique<Stmt>(StmtKind::If, ifTok.span);
     OpenBlock open(*this, {K::KwElsif, K::KwElse, K::KwEndIf});
     IfBranch first;
@@ -838,7 +937,7 @@ class Parser {
 
   // Not inlined into parseStatement: keeps the frames of nested statements small.
   [[gnu::noinline]] std::unique_ptr<Stmt> parseCase() {
-    const Token& caseTok = advance();
+    const Token caseTok = advance();  // a copy: the body releases tokens
     auto s = std::make_unique<Stmt>(StmtKind::Case, caseTok.span);
     OpenBlock open(*this, {K::KwElse, K::KwEndCase});
     s->value = parseHeaderExpr(K::KwOf, "after the CASE selector");
@@ -905,7 +1004,7 @@ class Parser {
 
   // Not inlined into parseStatement: keeps the frames of nested statements small.
   [[gnu::noinline]] std::unique_ptr<Stmt> parseFor() {
-    const Token& forTok = advance();
+    const Token forTok = advance();  // a copy: the body releases tokens
     auto s = std::make_unique<Stmt>(StmtKind::For, forTok.span);
     OpenBlock open(*this, {K::KwEndFor});
     try {
@@ -926,7 +1025,7 @@ class Parser {
 
   // Not inlined into parseStatement: keeps the frames of nested statements small.
   [[gnu::noinline]] std::unique_ptr<Stmt> parseWhile() {
-    const Token& whileTok = advance();
+    const Token whileTok = advance();  // a copy: the body releases tokens
     auto s = std::make_unique<Stmt>(StmtKind::While, whileTok.span);
     OpenBlock open(*this, {K::KwEndWhile});
     s->value = parseHeaderExpr(K::KwDo, "after the WHILE condition");
@@ -937,7 +1036,7 @@ class Parser {
 
   // Not inlined into parseStatement: keeps the frames of nested statements small.
   [[gnu::noinline]] std::unique_ptr<Stmt> parseRepeat() {
-    const Token& repeatTok = advance();
+    const Token repeatTok = advance();  // a copy: the body releases tokens
     auto s = std::make_unique<Stmt>(StmtKind::Repeat, repeatTok.span);
     OpenBlock open(*this, {K::KwUntil, K::KwEndRepeat});
     s->body = parseStatementList();
@@ -1185,7 +1284,7 @@ class Parser {
   }
 
   void parseVarSection(std::vector<VarDecl>& out) {
-    const Token& sectionTok = advance();
+    const Token sectionTok = advance();  // a copy: the declarations release tokens
     VarSection section = sectionFor(sectionTok.kind);
     bool constant = false, retain = false;
     for (;;) {
@@ -1202,6 +1301,7 @@ class Parser {
     for (;;) {
       K k = kind();
       if (k == K::KwEndVar || k == K::EndOfFile || isPouLevel(k) || statementAhead()) break;
+      release();
       size_t before = pos_;
       try {
         parseVarDecl(out, section, constant, retain);
@@ -1289,11 +1389,11 @@ class Parser {
       try {
         VarConfigEntry e;
         const Token& first = expectIdent("an instance path");
-        e.path.push_back(first.text);
+        e.path.emplace_back(first.text);
         SourceSpan last = first.span;
         while (accept(K::Dot)) {
           const Token& n = expectIdent("a name after '.'");
-          e.path.push_back(n.text);
+          e.path.emplace_back(n.text);
           last = n.span;
         }
         e.span = SourceSpan::cover(first.span, last);
@@ -1349,7 +1449,7 @@ class Parser {
         errorHere("expected a name, found " + describe(cur()));
         break;
       }
-      names.push_back(NameRef{cur().text, cur().span});
+      names.push_back(NameRef{std::string(cur().text), cur().span});
       advance();
     } while (accept(K::Comma));
     return names;
@@ -1358,7 +1458,7 @@ class Parser {
   // `prototype`: a method of an INTERFACE (declared, never implemented there). `test`: a
   // TEST_PROGRAM or TEST_FUNCTION_BLOCK.
   Pou parsePou(PouKind pouKind, bool isClass = false, bool prototype = false, bool test = false) {
-    const Token& kw = advance();
+    const Token kw = advance();  // a copy: the body releases tokens
     K endKw = pouKind == PouKind::Program         ? (test ? K::KwEndTestProgram : K::KwEndProgram)
               : pouKind == PouKind::Function      ? K::KwEndFunction
               : pouKind == PouKind::Interface     ? K::KwEndInterface
@@ -1407,7 +1507,7 @@ class Parser {
   // specifier may also stand before PROPERTY): its accessors become methods of `owner` (a GET
   // returns T under the property's name, a SET has the input of that name).
   void parseProperty(Pou& owner, Pou modifiers) {
-    const Token& kw = advance();
+    const Token kw = advance();  // a copy: the accessors release tokens
     parseModifiers(modifiers);
     if (!at(K::Identifier)) {
       errorHere("expected a name after 'PROPERTY', found " + describe(cur()));
@@ -1415,9 +1515,10 @@ class Parser {
       accept(K::KwEndProperty);
       return;
     }
-    const std::string name = cur().text;
+    const std::string name(cur().text);
     const SourceSpan nameSpan = advance().span;
     size_t typePos = pos_;
+    const Pin pin(*this, typePos);  // parsed again for the second accessor (typeAgain)
     TypeRefPtr type;
     if (!accept(K::Colon)) {
       errorHere(expectedMsg(K::Colon, "and a type after the property name"));
@@ -1457,7 +1558,7 @@ class Parser {
     for (;;) {
       if (isWord(cur(), "GET") || isWord(cur(), "SET")) {
         const bool get = isWord(cur(), "GET");
-        const Token& opener = advance();
+        const Token opener = advance();  // a copy: the accessor's body releases tokens
         if ((get && sawGet) || (!get && sawSet))
           report(opener.span, std::string(get ? "GET" : "SET") + " is declared twice", pos_ - 1);
         (get ? sawGet : sawSet) = true;
@@ -1508,7 +1609,7 @@ class Parser {
   // `ACTION Name: statements END_ACTION` (the ':' is optional): statements only; it shares the
   // variables of the POU it stands in.
   Pou parseAction() {
-    const Token& kw = advance();
+    const Token kw = advance();  // a copy: the body releases tokens
     Pou a;
     a.kind = PouKind::Method;
     a.action = true;
@@ -1600,6 +1701,7 @@ class Parser {
           return;
         }
         size_t actionIndex = pos_;
+        const Pin pin(*this, actionIndex);  // for the error below, after its body
         Pou a = parseAction();
         if (p.kind == PouKind::Program || p.kind == PouKind::FunctionBlock)
           p.methods.push_back(std::move(a));
@@ -1618,6 +1720,7 @@ class Parser {
           return;
         }
         size_t methodIndex = pos_;
+        const Pin pin(*this, methodIndex);  // for the error below, after its body
         const bool inInterface = p.kind == PouKind::Interface;
         Pou m = parsePou(PouKind::Method, false, inInterface);
         if (p.kind == PouKind::FunctionBlock || inInterface)
@@ -1722,7 +1825,8 @@ class Parser {
             else if (isWord(prop, "SINGLE"))
               t.single = std::move(value);
             else
-              errorAt(propIndex, "unknown task property '" + prop.text + "' (expected INTERVAL, PRIORITY or SINGLE)");
+              errorAt(propIndex,
+                      "unknown task property '" + std::string(prop.text) + "' (expected INTERVAL, PRIORITY or SINGLE)");
             if (!accept(K::Comma)) break;
           }
         }
@@ -1760,7 +1864,7 @@ class Parser {
   }
 
   Resource parseResource() {
-    const Token& kw = advance();
+    const Token kw = advance();  // a copy: VAR_GLOBAL sections release tokens
     Resource r;
     if (at(K::Identifier)) {
       r.name = cur().text;
@@ -1805,7 +1909,7 @@ class Parser {
   }
 
   Configuration parseConfiguration() {
-    const Token& kw = advance();
+    const Token kw = advance();  // a copy: VAR_GLOBAL sections release tokens
     Configuration c;
     if (at(K::Identifier)) {
       c.name = cur().text;
@@ -1922,16 +2026,18 @@ void mergeInSourceOrder(const Diagnostics& lexed, const Diagnostics& parsed, Dia
 
 ast::CompilationUnit parseFile(const SourceSet& sources, FileId file, Diagnostics& diagnostics) {
   Diagnostics lexDiag, parseDiag;
-  Parser parser(lex(sources, file, lexDiag), file, parseDiag);
+  Parser parser(sources.file(file).text, file, lexDiag, parseDiag);
   ast::CompilationUnit unit = parser.parseUnit();
+  parser.drain();
   mergeInSourceOrder(lexDiag, parseDiag, diagnostics);
   return unit;
 }
 
 ast::ExprPtr parseExpression(const SourceSet& sources, FileId file, Diagnostics& diagnostics) {
   Diagnostics lexDiag, parseDiag;
-  Parser parser(lex(sources, file, lexDiag), file, parseDiag);
+  Parser parser(sources.file(file).text, file, lexDiag, parseDiag);
   ast::ExprPtr e = parser.parseStandaloneExpression();
+  parser.drain();
   bool failed = lexDiag.hasErrors() || parseDiag.hasErrors();
   mergeInSourceOrder(lexDiag, parseDiag, diagnostics);
   return failed ? nullptr : std::move(e);
@@ -1955,9 +2061,11 @@ Argument cloneArgument(const Argument& arg) {
 
 ExprPtr cloneExpr(const Expr& expr) {
   auto e = std::make_unique<Expr>(expr.kind, expr.span);
-  e->intValue = expr.intValue;
+  if (expr.kind == ExprKind::RealLiteral)
+    e->realValue = expr.realValue;
+  else
+    e->intValue = expr.intValue;
   e->negative = expr.negative;
-  e->realValue = expr.realValue;
   e->boolValue = expr.boolValue;
   e->typePrefix = expr.typePrefix;
   e->text = expr.text;

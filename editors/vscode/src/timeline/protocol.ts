@@ -18,6 +18,22 @@ export interface TimelineBody {
   fault?: string | TimelineFault;
   live: boolean;
   cycleTime?: { cycles: number; medianNs: number; p99Ns: number; maxNs: number };
+  /** A live task's recording: whether the trace still receives its cycles (a full disk stops it
+   *  while the task goes on). Absent when nothing records. */
+  recording?: TimelineRecording;
+}
+
+export interface TimelineRecording {
+  /** The trace written. */
+  path: string;
+  state: 'ok' | 'failing';
+  /** (failing) why, with the trace's path. */
+  error?: string;
+  /** (failing) the first cycle not in the trace. */
+  sinceCycle?: number;
+  /** Cycles lost to failures so far: gaps in the trace. */
+  lostCycles: number;
+  failures: number;
 }
 
 export interface TimelineFault {

@@ -695,7 +695,7 @@ test('attach from the Run and Debug view to a running plant: breakpoint, Step Ba
 test('Attach to Runtime… with a wrong token: the adapter\'s refusal is shown and no session remains; authTokenFile attaches', async () => {
   const workspace = await attachWorkspace();
   const tokenFile = join(scratch, 'runtime-token');
-  writeFileSync(tokenFile, 'the-right-token\n', { mode: 0o600 });
+  writeFileSync(tokenFile, 'the-right-token-of-this-runtime\n', { mode: 0o600 });
   const endpoint = `unix://${join(socketDir, 'rt-token.sock')}`;
   const runtime = await startRuntime(plantFiles.map((f) => join(workspace, f)), endpoint, ['--auth-token-file', tokenFile]);
   // Attach to Runtime… from the palette: the endpoint, then a wrong token.

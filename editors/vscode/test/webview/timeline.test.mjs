@@ -182,6 +182,28 @@ test('a live timeline: the live edge and the cycle-time statistics', async () =>
   assert.ok(Math.abs((await leftPercent('#cursor')) - 50) < 0.01);
 });
 
+test('a live recording that fails says so, with its reason and since when; recovered, it counts what was lost', async () => {
+  await show({ ...live, recording: { path: '/var/trace/plant.trace', state: 'ok', lostCycles: 0, failures: 0 } });
+  assert.equal(await hidden('#recording-text'), true);
+  assert.match(await text('#stats'), /recording\s*ok/);
+  const failing = {
+    path: '/var/trace/plant.trace',
+    state: 'failing',
+    error: 'cannot write its .partial file: No space left on device',
+    sinceCycle: 5120,
+    lostCycles: 0,
+    failures: 1,
+  };
+  await send({ type: 'timeline', timeline: { ...live, recording: failing } });
+  await page.waitForFunction(() => !document.getElementById('recording-text').hidden);
+  assert.match(await text('#recording-text'), /Recording to \/var\/trace\/plant\.trace failed from cycle 5120: cannot write its \.partial file: No space left on device/);
+  assert.equal(await page.$eval('#recording-text', (e) => e.getAttribute('role')), 'status');
+  assert.match(await text('#stats'), /failing since cycle 5120/);
+  await send({ type: 'timeline', timeline: { ...live, recording: { path: '/var/trace/plant.trace', state: 'ok', lostCycles: 730, failures: 1 } } });
+  await page.waitForFunction(() => document.getElementById('recording-text').hidden);
+  assert.match(await text('#stats'), /recording\s*ok · 730 cycles lost in 1 failure/);
+});
+
 test('a recording that ends in a fault shows the fault marker and message', async () => {
   await show(fault);
   assert.equal(await hidden('#fault-marker'), false);

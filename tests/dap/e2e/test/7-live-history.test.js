@@ -145,7 +145,7 @@ describe('live history', function () {
     assert.deepStrictEqual([t2.live, t2.lastCycle], [true, t2.cycle]);
   });
 
-  ctx.it('reverseContinue from a live pause finds the earlier hits (condition; hitCondition counted from the start of the recording); continue replays them up to the live one, then finds new ones live; logpoints print going forward only', async function () {
+  ctx.it('reverseContinue from a live pause finds the earlier hits (condition; a hitCondition counted from where it was set); continue replays them up to the live one, then finds new ones live; logpoints print going forward only', async function () {
     const { dc } = ctx;
     await dc.startSession(plantLaunch());
     const cond = 'upTicks MOD 10 = 3';
@@ -194,18 +194,22 @@ describe('live history', function () {
     const p33 = await move('continue', 33, logs(23, 33), 'live to 33');
     assert.strictEqual(cycleOf(p33), slowCycle(33));
     assert.strictEqual((await dc.timeline()).lastCycle, slowCycle(33));
-    // hitCondition '=2': the second hit since the start of the recording (13), not the second before here.
+    // hitCondition '=2' set at the live pause (33): its hits count from there, in history as live
+    // (docs/dap.md), so that one pass through time meets its second hit once. None before is
+    // numbered: reverseContinue goes to the start of the recording.
     set = await dc.setBreakpointsRequest({ source: src(P), breakpoints: [{ line: L.upTicks, condition: cond, hitCondition: '=2' }] });
     id = set.body.breakpoints[0].id;
-    assert.strictEqual(await move('reverseContinue', 13, [], 'hitCondition =2'), liveHits[13]);
-    // From history, through the live position (no hit there), on live to the next breakpoint.
-    set = await dc.setBreakpointsRequest({ source: src(P), breakpoints: [{ line: L.upTicks, condition: 'upTicks = 40' }] });
-    id = set.body.breakpoints[0].id;
     from = dc.mark();
-    await move('continue', 40, [], 'through the live position to 40');
+    stopped = await dc.resumeToStop('reverseContinue', { threadId: 2 });
+    assert.strictEqual(stopped.body.reason, 'step');
+    assert.strictEqual(await dc.position(), '0:0');
+    // From history, through the live position (its hit, 33, is not counted: it was there when the
+    // breakpoint was set), on live to the second hit after it, 53; no stop on the way.
+    from = dc.mark();
+    await move('continue', 53, [], 'through the live position to the second hit after it');
     assert.strictEqual(dc.eventsSince('stopped', from).length, 1, 'no stop at the live position on the way');
-    const t40 = await dc.timeline();
-    assert.deepStrictEqual([t40.cycle, t40.lastCycle], [slowCycle(40), slowCycle(40)]);
+    const t53 = await dc.timeline();
+    assert.deepStrictEqual([t53.cycle, t53.lastCycle], [slowCycle(53), slowCycle(53)]);
   });
 
   ctx.it('a data breakpoint (write) set at a live pause: reverseContinue stops right after the last writes, as `trace why` saw them; continue replays them, then the live task makes the next one', async function () {

@@ -24,6 +24,7 @@ const preview = byId('preview');
 const gaps = byId('gaps');
 const faultMarker = byId('fault-marker');
 const faultText = byId('fault-text');
+const recordingText = byId('recording-text');
 const liveEdge = byId('live-edge');
 const firstLabel = byId('first-label');
 const lastLabel = byId('last-label');
@@ -232,6 +233,13 @@ function renderTimeline() {
     faultText.textContent = `Ends in a fault: ${fault.text}`;
   }
 
+  // A recording that fails says so where the history's end is shown: the cycles from there on are
+  // not kept, though the task runs on.
+  const failing = t.recording?.state === 'failing';
+  recordingText.hidden = !failing;
+  if (failing)
+    recordingText.textContent = `Recording to ${t.recording?.path ?? '?'} failed from cycle ${t.recording?.sinceCycle ?? '?'}: ${t.recording?.error ?? 'unknown error'}. The task runs on; its cycles are not recorded until writing works again.`;
+
   liveEdge.hidden = !t.live || !inView(t.lastCycle, t);
   if (t.live) liveEdge.style.left = '100%';
 
@@ -245,6 +253,11 @@ function renderTimeline() {
     const c = t.cycleTime;
     statRow('cycle time', `median ${formatDuration(c.medianNs)} · p99 ${formatDuration(c.p99Ns)} · max ${formatDuration(c.maxNs)}`);
     statRow('measured', `${c.cycles} cycles`);
+  }
+  if (t.recording) {
+    const r = t.recording;
+    const lost = r.lostCycles > 0 ? ` · ${r.lostCycles} cycles lost in ${r.failures} failure(s)` : '';
+    statRow('recording', `${r.state === 'failing' ? `failing since cycle ${r.sinceCycle ?? '?'}` : 'ok'}${lost}`);
   }
   if (!dragging && pendingCycle === undefined) showPreview(undefined);
   renderLanes();

@@ -1,9 +1,9 @@
-#include "dap/transport/message_reader.h"
+#include "net/message_reader.h"
 
 #include <algorithm>
 #include <limits>
 
-namespace scanback::dap {
+namespace scanback::net {
 
 namespace {
 
@@ -396,4 +396,4 @@ ReadResult MessageReader::validateBody(std::string_view body, uint64_t messageOf
   return r;
 }
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

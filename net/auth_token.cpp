@@ -1,4 +1,4 @@
-#include "dap/transport/auth_token.h"
+#include "net/auth_token.h"
 
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace scanback::dap {
+namespace scanback::net {
 
 std::optional<std::string> readAuthToken(const std::string& path, std::string& error, std::string& warning) {
   std::ifstream in(path);
@@ -24,6 +24,11 @@ std::optional<std::string> readAuthToken(const std::string& path, std::string& e
     return std::nullopt;
   }
   const size_t last = line.find_last_not_of(" \t\r");
+  if (last - first + 1 < kMinAuthTokenBytes) {
+    error = "the token in " + path + " has " + std::to_string(last - first + 1) + " bytes; a token needs at least " +
+            std::to_string(kMinAuthTokenBytes) + " (head -c 24 /dev/urandom | base64 makes one)";
+    return std::nullopt;
+  }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRGRP | S_IROTH)) != 0)
     warning = "the token file " + path + " can be read by other users (chmod 600 it)";
@@ -60,4 +65,4 @@ bool sameAuthToken(std::string_view given, std::string_view expected) {
   return difference == 0 && !expected.empty();
 }
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

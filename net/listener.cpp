@@ -1,10 +1,11 @@
-#include "dap/transport/tcp_listener.h"
+#include "net/listener.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -14,33 +15,29 @@
 #include <cstring>
 #include <exception>
 
-namespace scanback::dap {
+namespace scanback::net {
 
 namespace {
 
 std::string errnoText(int err) { return std::strerror(err); }
 
-// The wake-up pipe of a listener: close() writes to it, accept() polls it.
-bool makeWakePipe(int wake[2]) { return ::pipe2(wake, O_CLOEXEC | O_NONBLOCK) == 0; }
+// The wake-up eventfd of a listener: close() signals it, accept() polls it. -1 when none can be made.
+int makeWake() { return ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 }  // namespace
 
-Listener::Listener(int fd, int wakeRead, int wakeWrite) : fd_(fd) {
-  wake_[0] = wakeRead;
-  wake_[1] = wakeWrite;
-}
+Listener::Listener(int fd, int wake) : fd_(fd), wake_(wake) {}
 
 Listener::~Listener() {
   close();
   ::close(fd_);
-  ::close(wake_[0]);
-  ::close(wake_[1]);
+  ::close(wake_);
 }
 
 std::unique_ptr<FdStream> Listener::accept(std::string& error) {
   for (;;) {
     if (closed_.load(std::memory_order_acquire)) return nullptr;
-    pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       error = "accept failed: " + errnoText(errno);
@@ -69,8 +66,8 @@ std::unique_ptr<FdStream> Listener::accept(std::string& error) {
 
 void Listener::close() {
   if (closed_.exchange(true, std::memory_order_acq_rel)) return;
-  const char byte = 1;
-  [[maybe_unused]] const ssize_t n = ::write(wake_[1], &byte, 1);
+  const uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_, &one, sizeof one);
 }
 
 // ---------------------------------------------------------------- TCP
@@ -93,7 +90,7 @@ std::unique_ptr<TcpListener> TcpListener::listen(uint16_t port, std::string& err
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr = bindAddress;
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 8) != 0) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, kListenBacklog) != 0) {
     error = where + errnoText(errno);
     ::close(fd);
     return nullptr;
@@ -104,17 +101,16 @@ std::unique_ptr<TcpListener> TcpListener::listen(uint16_t port, std::string& err
     ::close(fd);
     return nullptr;
   }
-  int wake[2];
-  if (!makeWakePipe(wake)) {
+  const int wake = makeWake();
+  if (wake < 0) {
     error = where + errnoText(errno);
     ::close(fd);
     return nullptr;
   }
-  return std::unique_ptr<TcpListener>(new TcpListener(fd, ntohs(addr.sin_port), wake[0], wake[1]));
+  return std::unique_ptr<TcpListener>(new TcpListener(fd, ntohs(addr.sin_port), wake));
 }
 
-TcpListener::TcpListener(int fd, uint16_t port, int wakeRead, int wakeWrite)
-    : Listener(fd, wakeRead, wakeWrite), port_(port) {}
+TcpListener::TcpListener(int fd, uint16_t port, int wake) : Listener(fd, wake), port_(port) {}
 
 void TcpListener::configure(int connection) {
   const int one = 1;
@@ -159,7 +155,7 @@ std::unique_ptr<UnixListener> UnixListener::listen(const std::string& path, std:
   const int bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   const int bindErrno = errno;
   ::umask(old);
-  if (bound != 0 || ::listen(fd, 8) != 0) {
+  if (bound != 0 || ::listen(fd, kListenBacklog) != 0) {
     error = where + errnoText(bound != 0 ? bindErrno : errno);
     ::close(fd);
     return nullptr;
@@ -170,22 +166,22 @@ std::unique_ptr<UnixListener> UnixListener::listen(const std::string& path, std:
     ::unlink(path.c_str());
     return nullptr;
   }
-  int wake[2];
-  if (!makeWakePipe(wake)) {
+  const int wake = makeWake();
+  if (wake < 0) {
     error = where + errnoText(errno);
     ::close(fd);
     ::unlink(path.c_str());
     return nullptr;
   }
-  return std::unique_ptr<UnixListener>(new UnixListener(fd, path, st.st_dev, st.st_ino, wake[0], wake[1]));
+  return std::unique_ptr<UnixListener>(new UnixListener(fd, path, st.st_dev, st.st_ino, wake));
 }
 
-UnixListener::UnixListener(int fd, std::string path, dev_t device, ino_t inode, int wakeRead, int wakeWrite)
-    : Listener(fd, wakeRead, wakeWrite), path_(std::move(path)), device_(device), inode_(inode) {}
+UnixListener::UnixListener(int fd, std::string path, dev_t device, ino_t inode, int wake)
+    : Listener(fd, wake), path_(std::move(path)), device_(device), inode_(inode) {}
 
 UnixListener::~UnixListener() {
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_) ::unlink(path_.c_str());
 }
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

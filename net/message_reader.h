@@ -57,9 +57,9 @@
 #include <string>
 #include <string_view>
 
-#include "dap/transport/stream.h"
+#include "net/stream.h"
 
-namespace scanback::dap {
+namespace scanback::net {
 
 struct ReaderLimits {
   size_t maxHeaderBytes = 8 * 1024;          // a whole header, its line breaks and final empty line included
@@ -131,4 +131,4 @@ class MessageReader {
 // When not, `errorAt` (if given) receives the offset of the first bad sequence.
 bool isValidUtf8(std::string_view s, size_t* errorAt = nullptr);
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

@@ -1,6 +1,6 @@
-#include "dap/transport/message_writer.h"
+#include "net/message_writer.h"
 
-namespace scanback::dap {
+namespace scanback::net {
 
 std::string MessageWriter::frame(const nlohmann::json& message) {
   const std::string body = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -21,4 +21,4 @@ bool MessageWriter::send(const nlohmann::json& message, std::string* error) {
   return ok;
 }
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

@@ -16,13 +16,13 @@
 #include <random>
 #include <thread>
 
-#include "dap/transport/message_reader.h"
-#include "dap/transport/message_writer.h"
-#include "dap/transport/stream.h"
-#include "dap/transport/tcp_listener.h"
+#include "net/listener.h"
+#include "net/message_reader.h"
+#include "net/message_writer.h"
+#include "net/stream.h"
 #include "tests/support/wait.h"
 
-namespace scanback::dap {
+namespace scanback::net {
 namespace {
 
 using json = nlohmann::json;
@@ -130,7 +130,7 @@ std::string firstError(const std::vector<ReadResult>& results) {
 
 // ---------------------------------------------------------------- well-formed streams
 
-TEST(DapTransportReader, ReadsMessagesWhateverTheReadSizes) {
+TEST(NetMessageReader, ReadsMessagesWhateverTheReadSizes) {
   std::string bytes;
   std::vector<json> sent;
   for (int i = 1; i <= 20; ++i) {
@@ -157,7 +157,7 @@ TEST(DapTransportReader, ReadsMessagesWhateverTheReadSizes) {
   }
 }
 
-TEST(DapTransportReader, SeveralMessagesInOneReadTakeOneReadCall) {
+TEST(NetMessageReader, SeveralMessagesInOneReadTakeOneReadCall) {
   const std::string bytes = framedRequest(1) + framedRequest(2) + framedRequest(3);
   ScriptedStream stream(bytes);
   MessageReader reader(stream);
@@ -169,7 +169,7 @@ TEST(DapTransportReader, SeveralMessagesInOneReadTakeOneReadCall) {
   EXPECT_TRUE(reader.next().isEnd());
 }
 
-TEST(DapTransportReader, ReturnsAMessageWithoutWaitingForMore) {
+TEST(NetMessageReader, ReturnsAMessageWithoutWaitingForMore) {
   auto [client, server] = MemoryPipe::pair();
   std::string error;
   ASSERT_TRUE(client->write(framedRequest(1), error));
@@ -181,7 +181,7 @@ TEST(DapTransportReader, ReturnsAMessageWithoutWaitingForMore) {
   EXPECT_TRUE(reader.next().isEnd());
 }
 
-TEST(DapTransportReader, OtherHeaderFieldsAndLenientLineEnds) {
+TEST(NetMessageReader, OtherHeaderFieldsAndLenientLineEnds) {
   const std::string body = request(1).dump();
   const std::string bytes =
       "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
@@ -195,7 +195,7 @@ TEST(DapTransportReader, OtherHeaderFieldsAndLenientLineEnds) {
   EXPECT_EQ(kinds(readAll(bytes)), (Kinds{"msg 1", "msg 1", "msg 1", "msg 1", "msg 1", "msg 1", "end"}));
 }
 
-TEST(DapTransportReader, UnicodeBodiesCountBytes) {
+TEST(NetMessageReader, UnicodeBodiesCountBytes) {
   const std::vector<std::string> texts = {"caf\u00e9",
                                           "\u4e2d\u6587\u5b57",
                                           "\U0001F600 emoji",
@@ -220,7 +220,7 @@ TEST(DapTransportReader, UnicodeBodiesCountBytes) {
 // ---------------------------------------------------------------- malformed headers
 
 // Each bad header is followed by a good message, which must still be read.
-TEST(DapTransportReader, BadHeadersAreReportedAndTheNextMessageIsRead) {
+TEST(NetMessageReader, BadHeadersAreReportedAndTheNextMessageIsRead) {
   const std::string body = request(5).dump();
   const std::map<std::string, std::string> cases = {
       {"no Content-Length", "Content-Type: x\r\n\r\n" + body},
@@ -255,7 +255,7 @@ TEST(DapTransportReader, BadHeadersAreReportedAndTheNextMessageIsRead) {
   }
 }
 
-TEST(DapTransportReader, ErrorTextsSayWhatWasWrong) {
+TEST(NetMessageReader, ErrorTextsSayWhatWasWrong) {
   EXPECT_EQ(firstError(readAll("Content-Type: x\r\n\r\n")), "header without Content-Length");
   EXPECT_EQ(firstError(readAll("Content-Length: -5\r\n\r\n")), "Content-Length '-5' is negative");
   EXPECT_EQ(firstError(readAll("Content-Length: abc\r\n\r\n")), "Content-Length 'abc' is not a decimal number");
@@ -268,7 +268,7 @@ TEST(DapTransportReader, ErrorTextsSayWhatWasWrong) {
             "Content-Length 100000000 is over the limit of 67108864 bytes: looking for the next message");
 }
 
-TEST(DapTransportReader, ErrorsCarryTheOffsetOfTheirMessage) {
+TEST(NetMessageReader, ErrorsCarryTheOffsetOfTheirMessage) {
   const std::string first = framedRequest(1);
   const std::string bad = "Content-Length: x\r\n\r\n";
   const std::string bytes = first + bad + framedRequest(2) + framed("{}") + framedRequest(3);
@@ -280,7 +280,7 @@ TEST(DapTransportReader, ErrorsCarryTheOffsetOfTheirMessage) {
             "byte " + std::to_string(first.size()) + ": Content-Length 'x' is not a decimal number");
 }
 
-TEST(DapTransportReader, HeaderOverTheLimit) {
+TEST(NetMessageReader, HeaderOverTheLimit) {
   ReaderLimits limits;
   // A line longer than the limit, with a line break after it.
   std::string bytes = "X-Junk: " + std::string(20000, 'a') + "\r\n\r\n" + framedRequest(1);
@@ -306,7 +306,7 @@ TEST(DapTransportReader, HeaderOverTheLimit) {
   EXPECT_EQ(kinds(readAll(header + body + framedRequest(8), limits)), (Kinds{"error", "msg 8", "end"}));
 }
 
-TEST(DapTransportReader, ContentLengthCutByTheHeaderLimitIsStillFound) {
+TEST(NetMessageReader, ContentLengthCutByTheHeaderLimitIsStillFound) {
   ReaderLimits limits;
   limits.maxHeaderBytes = 100;
   // Junk without a line break, ending so that the next header straddles the 100th byte.
@@ -319,7 +319,7 @@ TEST(DapTransportReader, ContentLengthCutByTheHeaderLimitIsStillFound) {
 
 // ---------------------------------------------------------------- over-limit and huge lengths
 
-TEST(DapTransportReader, BodyOverTheLimitIsPassedOverAndTheNextMessageRead) {
+TEST(NetMessageReader, BodyOverTheLimitIsPassedOverAndTheNextMessageRead) {
   ReaderLimits limits;
   limits.maxBodyBytes = 100;
   const std::string big = R"({"seq":1,"type":"request","command":")" + std::string(5000, 'b') + "\"}";
@@ -337,7 +337,7 @@ TEST(DapTransportReader, BodyOverTheLimitIsPassedOverAndTheNextMessageRead) {
 
 // An over-limit body is searched in bounded pieces, never stored: a reader with a 1 KiB limit
 // passes over a 64 MiB body (its memory would show under ASan if it were kept; here it must be quick).
-TEST(DapTransportReader, SkippingAHugeBodyStoresNothing) {
+TEST(NetMessageReader, SkippingAHugeBodyStoresNothing) {
   class Zeros : public Stream {  // an endless-looking stream of a given length, then a message
    public:
     explicit Zeros(uint64_t n) : left_(n), tail_(framedRequest(9)) {}
@@ -400,7 +400,7 @@ TEST(DapTransportReader, SkippingAHugeBodyStoresNothing) {
 
 // A huge Content-Length is reported as soon as the header is read — the reader does not first
 // try to read 10^18 bytes — and the good message after it is read: the session goes on.
-TEST(DapTransportReader, HugeContentLengthFollowedByAGoodMessage) {
+TEST(NetMessageReader, HugeContentLengthFollowedByAGoodMessage) {
   for (const std::string length : {"1000000000000000000", "9223372036854775807"}) {
     auto [client, server] = MemoryPipe::pair();
     std::string error;
@@ -427,7 +427,7 @@ TEST(DapTransportReader, HugeContentLengthFollowedByAGoodMessage) {
 
 // ---------------------------------------------------------------- malformed bodies
 
-TEST(DapTransportReader, BadBodiesAreReportedAndOnlyThatBodyIsLost) {
+TEST(NetMessageReader, BadBodiesAreReportedAndOnlyThatBodyIsLost) {
   const std::map<std::string, std::string> cases = {
       {"empty", ""},
       {"not JSON", "{\"seq\":1,"},
@@ -466,7 +466,7 @@ TEST(DapTransportReader, BadBodiesAreReportedAndOnlyThatBodyIsLost) {
   EXPECT_EQ(kinds(readAll(framed(deep))), (Kinds{"msg 1", "end"}));
 }
 
-TEST(DapTransportReader, ObjectsThatAreNotMessagesReportTheirSeq) {
+TEST(NetMessageReader, ObjectsThatAreNotMessagesReportTheirSeq) {
   const std::map<std::string, std::pair<std::string, std::optional<int64_t>>> cases = {
       {"no seq", {R"({"type":"request","command":"next"})", std::nullopt}},
       {"seq a string", {R"({"seq":"7","type":"request","command":"next"})", std::nullopt}},
@@ -502,7 +502,7 @@ TEST(DapTransportReader, ObjectsThatAreNotMessagesReportTheirSeq) {
 // A client that counts characters instead of UTF-8 bytes sends a Content-Length that is too short
 // (or, with its own bug, too long). Too short: the body's tail is in front of the next header, on
 // the same line, and that next message is kept. Too long: the next header's start is eaten.
-TEST(DapTransportReader, WrongLengthsResynchroniseOnTheNextHeader) {
+TEST(NetMessageReader, WrongLengthsResynchroniseOnTheNextHeader) {
   json m = request(1, "evaluate");
   m["arguments"] = {{"expression", "\u00e9\u00e9\u00e9"}};
   const std::string utf8 = m.dump();
@@ -519,7 +519,7 @@ TEST(DapTransportReader, WrongLengthsResynchroniseOnTheNextHeader) {
 
 // ---------------------------------------------------------------- truncated streams, read errors
 
-TEST(DapTransportReader, TruncatedStreams) {
+TEST(NetMessageReader, TruncatedStreams) {
   const std::string whole = framedRequest(1);
   const size_t headerSize = whole.find("\r\n\r\n") + 4;
   EXPECT_EQ(kinds(readAll("")), (Kinds{"end"}));
@@ -538,7 +538,7 @@ TEST(DapTransportReader, TruncatedStreams) {
   }
 }
 
-TEST(DapTransportReader, ReadErrorEndsTheStreamWithItsText) {
+TEST(NetMessageReader, ReadErrorEndsTheStreamWithItsText) {
   ScriptedStream stream(framedRequest(1) + "Content-Len");
   stream.failWith = "connection reset";
   const auto results = readAll(stream, 100);
@@ -549,7 +549,7 @@ TEST(DapTransportReader, ReadErrorEndsTheStreamWithItsText) {
 
 // Streams built to make a naive resynchronisation loop or go quadratic: the rule bounds the
 // number of results (at most bytes + 2, checked by readAll) and the reader stays fast.
-TEST(DapTransportReader, AdversarialStreamsStayLinear) {
+TEST(NetMessageReader, AdversarialStreamsStayLinear) {
   std::vector<std::string> streams;
   std::string s;
   for (int i = 0; i < 20000; ++i) s += "Content-Length";
@@ -636,7 +636,7 @@ void mutate(Rng& rng, std::string& s) {
   }
 }
 
-TEST(DapTransportFuzz, RandomBytesNeverCrashOrHang) {
+TEST(NetMessageReaderFuzz, RandomBytesNeverCrashOrHang) {
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t seed = 0; seed < 300; ++seed) {
     Rng rng(seed);
@@ -651,7 +651,7 @@ TEST(DapTransportFuzz, RandomBytesNeverCrashOrHang) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
 }
 
-TEST(DapTransportFuzz, MutatedStreamsNeverCrashOrHang) {
+TEST(NetMessageReaderFuzz, MutatedStreamsNeverCrashOrHang) {
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t seed = 0; seed < 1500; ++seed) {
     Rng rng(seed);
@@ -675,7 +675,7 @@ TEST(DapTransportFuzz, MutatedStreamsNeverCrashOrHang) {
 }
 
 // Damage inside one body that keeps its length loses that message only.
-TEST(DapTransportFuzz, DamageInsideABodyLosesOnlyThatMessage) {
+TEST(NetMessageReaderFuzz, DamageInsideABodyLosesOnlyThatMessage) {
   for (uint64_t seed = 0; seed < 500; ++seed) {
     Rng rng(seed);
     const int count = static_cast<int>(uniform(rng, 2, 8));
@@ -700,7 +700,7 @@ TEST(DapTransportFuzz, DamageInsideABodyLosesOnlyThatMessage) {
 
 // ---------------------------------------------------------------- writer
 
-TEST(DapTransportWriter, FramesCompactUtf8) {
+TEST(NetMessageWriter, FramesCompactUtf8) {
   ScriptedStream stream("");
   MessageWriter writer(stream);
   const json m = {{"seq", 1}, {"type", "event"}, {"event", "output"}, {"body", {{"output", "caf\u00e9"}}}};
@@ -710,7 +710,7 @@ TEST(DapTransportWriter, FramesCompactUtf8) {
   EXPECT_EQ(body.size(), 67u);  // bytes, not characters
 }
 
-TEST(DapTransportWriter, InvalidUtf8IsReplacedNotThrown) {
+TEST(NetMessageWriter, InvalidUtf8IsReplacedNotThrown) {
   ScriptedStream stream("");
   MessageWriter writer(stream);
   const json m = {{"seq", 1},
@@ -728,7 +728,7 @@ TEST(DapTransportWriter, InvalidUtf8IsReplacedNotThrown) {
             "b\xEF\xBF\xBD");
 }
 
-TEST(DapTransportWriter, OneWriteCallPerMessage) {
+TEST(NetMessageWriter, OneWriteCallPerMessage) {
   class Counting : public Stream {
    public:
     ptrdiff_t read(std::span<char>, std::string&) override { return 0; }
@@ -746,7 +746,7 @@ TEST(DapTransportWriter, OneWriteCallPerMessage) {
   EXPECT_EQ(stream.writes[1], framedRequest(2));
 }
 
-TEST(DapTransportWriter, ConcurrentWritersNeverInterleave) {
+TEST(NetMessageWriter, ConcurrentWritersNeverInterleave) {
   auto [client, server] = MemoryPipe::pair();
   MessageWriter writer(*server);
   constexpr int kThreads = 8, kEach = 300;
@@ -781,7 +781,7 @@ TEST(DapTransportWriter, ConcurrentWritersNeverInterleave) {
   EXPECT_EQ(received, kThreads * kEach);
 }
 
-TEST(DapTransportWriter, SendFailsOnAClosedStream) {
+TEST(NetMessageWriter, SendFailsOnAClosedStream) {
   auto [client, server] = MemoryPipe::pair();
   MessageWriter writer(*server);
   client.reset();  // the client went away
@@ -792,7 +792,7 @@ TEST(DapTransportWriter, SendFailsOnAClosedStream) {
 
 // ---------------------------------------------------------------- MemoryPipe
 
-TEST(DapTransportMemoryPipe, BytesFlowBothWaysAndCloseEndsTheOtherSide) {
+TEST(NetMemoryPipe, BytesFlowBothWaysAndCloseEndsTheOtherSide) {
   auto [client, server] = MemoryPipe::pair();
   std::string error;
   ASSERT_TRUE(client->write("hello", error));
@@ -812,7 +812,7 @@ TEST(DapTransportMemoryPipe, BytesFlowBothWaysAndCloseEndsTheOtherSide) {
   EXPECT_EQ(server->read(std::span<char>(buf, 0), error), 0);
 }
 
-TEST(DapTransportMemoryPipe, CloseWakesABlockedRead) {
+TEST(NetMemoryPipe, CloseWakesABlockedRead) {
   for (int own = 0; own < 2; ++own) {
     auto [client, server] = MemoryPipe::pair();
     std::atomic<ptrdiff_t> got{-2};
@@ -834,7 +834,7 @@ TEST(DapTransportMemoryPipe, CloseWakesABlockedRead) {
   }
 }
 
-TEST(DapTransportMemoryPipe, ByteByByteWriterThread) {
+TEST(NetMemoryPipe, ByteByByteWriterThread) {
   auto [client, server] = MemoryPipe::pair();
   const std::string bytes = framedRequest(1) + framed("nope") + framedRequest(2);
   std::thread writer([&bytes, c = client.get()] {
@@ -865,7 +865,7 @@ struct Pipe {
   }
 };
 
-TEST(DapTransportFdStream, RoundTripOverPipes) {
+TEST(NetFdStream, RoundTripOverPipes) {
   Pipe toServer, toClient;
   FdStream server(toServer.release(0), toClient.release(1), true);
   FdStream client(toClient.release(0), toServer.release(1), true);
@@ -884,7 +884,7 @@ TEST(DapTransportFdStream, RoundTripOverPipes) {
   EXPECT_TRUE(serverReader.next().isEnd());
 }
 
-TEST(DapTransportFdStream, CloseFromAnotherThreadWakesABlockedRead) {
+TEST(NetFdStream, CloseFromAnotherThreadWakesABlockedRead) {
   Pipe p;
   FdStream stream(p.fds[0], p.fds[1], false);  // nobody ever writes
   std::atomic<bool> done{false};
@@ -905,7 +905,7 @@ TEST(DapTransportFdStream, CloseFromAnotherThreadWakesABlockedRead) {
   EXPECT_EQ(error, "the stream is closed");
 }
 
-TEST(DapTransportFdStream, WritingToAPipeWithoutReaderIsAnErrorNotASignal) {
+TEST(NetFdStream, WritingToAPipeWithoutReaderIsAnErrorNotASignal) {
   Pipe p;
   ::close(p.release(0));
   FdStream stream(-1, p.fds[1], false);
@@ -914,7 +914,7 @@ TEST(DapTransportFdStream, WritingToAPipeWithoutReaderIsAnErrorNotASignal) {
   EXPECT_EQ(error, "write failed: the other end closed the stream");
 }
 
-TEST(DapTransportFdStream, LargeMessagesThroughAPipe) {
+TEST(NetFdStream, LargeMessagesThroughAPipe) {
   Pipe p;
   FdStream in(p.fds[0], -1, false), out(-1, p.fds[1], false);
   json m = request(1, "evaluate");
@@ -947,7 +947,7 @@ int connectTo(uint16_t port) {
   return fd;
 }
 
-TEST(DapTransportTcp, RoundTripOnPortZero) {
+TEST(NetTcpListener, RoundTripOnPortZero) {
   std::string error;
   auto listener = TcpListener::listen(0, error);
   ASSERT_TRUE(listener) << error;
@@ -984,7 +984,7 @@ TEST(DapTransportTcp, RoundTripOnPortZero) {
   EXPECT_TRUE(reader.next().isEnd());
 }
 
-TEST(DapTransportTcp, ServerCloseEndsTheClientsStream) {
+TEST(NetTcpListener, ServerCloseEndsTheClientsStream) {
   std::string error;
   auto listener = TcpListener::listen(0, error);
   ASSERT_TRUE(listener) << error;
@@ -1004,7 +1004,7 @@ TEST(DapTransportTcp, ServerCloseEndsTheClientsStream) {
   t.join();
 }
 
-TEST(DapTransportTcp, CloseStopsABlockedAccept) {
+TEST(NetTcpListener, CloseStopsABlockedAccept) {
   std::string error;
   auto listener = TcpListener::listen(0, error);
   ASSERT_TRUE(listener) << error;
@@ -1026,7 +1026,7 @@ TEST(DapTransportTcp, CloseStopsABlockedAccept) {
   EXPECT_EQ(listener->accept(error), nullptr);  // and every later accept
 }
 
-TEST(DapTransportTcp, PortInUseIsAnError) {
+TEST(NetTcpListener, PortInUseIsAnError) {
   std::string error;
   auto first = TcpListener::listen(0, error);
   ASSERT_TRUE(first) << error;
@@ -1036,4 +1036,4 @@ TEST(DapTransportTcp, PortInUseIsAnError) {
 }
 
 }  // namespace
-}  // namespace scanback::dap
+}  // namespace scanback::net

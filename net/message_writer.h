@@ -1,5 +1,5 @@
 // Writing Debug Adapter Protocol messages to a byte stream: `Content-Length: N\r\n\r\n` and the
-// JSON body (dap/transport/message_reader.h describes the framing).
+// JSON body (net/message_reader.h describes the framing).
 //
 // send() may be called from any thread (responses from the session's thread, events from a
 // target's): each message goes out whole, with its header, in one Stream::write call made under a
@@ -13,9 +13,9 @@
 #include <mutex>
 #include <string>
 
-#include "dap/transport/stream.h"
+#include "net/stream.h"
 
-namespace scanback::dap {
+namespace scanback::net {
 
 class MessageWriter {
  public:
@@ -33,4 +33,4 @@ class MessageWriter {
   std::mutex mutex_;
 };
 
-}  // namespace scanback::dap
+}  // namespace scanback::net

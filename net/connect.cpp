@@ -1,0 +1,116 @@
+#include "net/connect.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <vector>
+
+namespace scanback::net {
+
+namespace {
+
+// The connected `fd` as a stream (owned); null with `error` when no stream can be made of it.
+std::unique_ptr<FdStream> streamOf(int fd, std::string& error) {
+  try {
+    return FdStream::socket(fd);
+  } catch (const std::exception& e) {
+    ::close(fd);
+    error = e.what();
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<FdStream> connectUnix(const std::string& path, std::string& error) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof addr.sun_path) {
+    error = "a socket path has 1 to " + std::to_string(sizeof addr.sun_path - 1) + " bytes";
+    return nullptr;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    error = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return nullptr;
+  }
+  return streamOf(fd, error);
+}
+
+std::unique_ptr<FdStream> connectTcp(const std::string& host, uint16_t port, std::string& error) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    error = "not an IPv4 address";
+    return nullptr;
+  }
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    error = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return nullptr;
+  }
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return streamOf(fd, error);
+}
+
+namespace {
+
+// "mallory (uid 1001)", or "uid 1001" for a user without a name.
+std::string userText(uid_t uid) {
+  passwd entry{};
+  passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found)
+    return std::string(found->pw_name) + " (uid " + std::to_string(uid) + ")";
+  return "uid " + std::to_string(uid);
+}
+
+}  // namespace
+
+bool checkUnixServerOwner(const std::string& path, const FdStream& stream, std::string& error) {
+  const uid_t me = ::geteuid();
+  const auto trusted = [me](uid_t uid) { return uid == me || uid == 0; };
+  const std::string whom = me == 0 ? "root" : "you (" + userText(me) + ") or root";
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    error = "cannot check the owner of the socket " + path + ": " + std::strerror(errno) + "; the token is not sent";
+    return false;
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    error = path + " is not a socket; the token is not sent to it";
+    return false;
+  }
+  if (!trusted(st.st_uid)) {
+    error = "the socket " + path + " belongs to user " + userText(st.st_uid) + ", not to " + whom +
+            ": the token is not sent to it";
+    return false;
+  }
+  const std::optional<PeerCredentials> peer = stream.peerCredentials();
+  if (!peer) {
+    error = "cannot tell which user listens on " + path + "; the token is not sent to it";
+    return false;
+  }
+  if (!trusted(peer->uid)) {
+    error = "the process listening on " + path + " (pid " + std::to_string(peer->pid) + ") runs as user " +
+            userText(peer->uid) + ", not as " + whom + ": the token is not sent to it";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace scanback::net
