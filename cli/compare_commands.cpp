@@ -76,6 +76,7 @@ int rerunCommand(const RerunArgs& args) {
   std::cerr << fmt::format("scanback: rerun of {} (cycles {}..{}) with {}\n", args.trace, result.firstCycle,
                            result.firstCycle + result.cycles - (result.cycles ? 1 : 0),
                            result.sameProgram ? "the recorded program" : "program " + result.programHash[1]);
+  for (const std::string& w : result.warnings) std::cerr << "  warning: the recording: " << w << "\n";
   if (result.coldStart)
     std::cerr << "  start: cycle 0, from the new version's initial values\n";
   else if (result.sameProgram)

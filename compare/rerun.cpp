@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -294,6 +295,29 @@ class Rerun {
   std::vector<uint8_t> sample_;
   uint64_t first_ = 0, last_ = 0;
   int64_t lastStartNs_ = 0;  // the virtual start of recorded cycle last_
+
+  bool inGap(uint64_t cycle) const {
+    for (const trace::GapData& g : replayer_->history().gaps())
+      if (cycle >= g.firstCycle && cycle - g.firstCycle < g.cycleCount) return true;
+    return false;
+  }
+  // Ends a rerun that met an unreadable part of the recording: an error, and no output left (a
+  // rerun that silently stopped early would look like one that ran every cycle asked for).
+  bool unreadable(uint64_t cycle, const std::string& why, std::string& error) {
+    error = fmt::format("cycle {} of the recording cannot be read: {}", cycle, why);
+    if (stream_) {
+      stream_->stop();
+      stream_.reset();
+    }
+    if (recorder_) {
+      std::string ignored;
+      recorder_->finish(ignored);
+      recorder_.reset();
+      std::error_code removeError;
+      std::filesystem::remove(options_.record, removeError);
+    }
+    return false;
+  }
 };
 
 bool Rerun::prepare(const std::string& tracePath, std::string& error) {
@@ -304,6 +328,7 @@ bool Rerun::prepare(const std::string& tracePath, std::string& error) {
     error = "the trace holds no recorded cycle";
     return false;
   }
+  result_.warnings = h.warnings();
   from_ = replayer_->programPtr();
   to_ = options_.program;
   result_.programHash[0] = from_->hash;
@@ -518,6 +543,9 @@ bool Rerun::run(const std::string& tracePath, std::string& error) {
       }
       std::string why;
       if (!h.cycle(recorded, held, record, why)) {
+        // A gap (cycles the recorder had to drop) has no scan inputs to take: the rerun ends
+        // there. Anything else is a trace that cannot be read where it claims cycles.
+        if (!inGap(recorded)) return unreadable(recorded, why, error);
         result_.ended = why;
         break;
       }
@@ -545,6 +573,7 @@ bool Rerun::run(const std::string& tracePath, std::string& error) {
       while (recorded <= last_) {
         std::string why;
         if (!h.cycle(recorded, held, record, why)) {
+          if (!inGap(recorded)) return unreadable(recorded, why, error);
           if (!any) result_.ended = why;
           break;
         }

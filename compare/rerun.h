@@ -69,13 +69,16 @@ struct RerunResult {
   // (stopOnDivergence) the first cycle that differs from the recording, and how.
   std::optional<uint64_t> divergenceCycle;
   std::string divergence;
+  // The recording's reader warnings (a trace cut off by a crash: the rerun goes as far as it was
+  // recorded; a corrupt block met inside the cycles rerun is an error instead).
+  std::vector<std::string> warnings;
   // (record) what was written.
   uint64_t bytesWritten = 0, chunks = 0;
 };
 
 // Reruns the trace at `tracePath` with `options.program`. False with `error` when the trace cannot
-// be read or replayed up to the first cycle, the range is not in it, the new version's tasks
-// cannot start there, or the trace cannot be written.
+// be read or replayed up to the first cycle, a cycle rerun cannot be read (then no output is left), the range is not in
+// it, the new version's tasks cannot start there, or the trace cannot be written.
 bool rerun(const std::string& tracePath, const RerunOptions& options, RerunResult& result, std::string& error);
 
 }  // namespace scanback::compare

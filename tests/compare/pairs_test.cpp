@@ -12,7 +12,9 @@
 
 #include "tests/support/files.h"
 #include "tests/support/shell.h"
+#include "tests/support/xml_check.h"
 #include "tests/traces/trace_test_support.h"
+#include "traces/trace_reader.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -102,10 +104,12 @@ std::string runArguments(const fs::path& dir) {
   return " --cycles " + cycles + inputs;
 }
 
-// Records the pair's program and reruns the recording with its changed version.
-void recordPair(const fs::path& dir, const std::string& a, const std::string& b, ShellResult* rerun = nullptr) {
+// Records the pair's program (with `recordOptions` for `run`) and reruns the recording with its
+// changed version.
+void recordPair(const fs::path& dir, const std::string& a, const std::string& b, ShellResult* rerun = nullptr,
+                const std::string& recordOptions = "") {
   const ShellResult recorded = runScanback("run --quiet " + shellQuote((dir / "a.st").string()) + runArguments(dir) +
-                                           " --record " + shellQuote(a));
+                                           " --record " + shellQuote(a) + recordOptions);
   ASSERT_EQ(recorded.exitCode, 0) << describe(recorded);
   const ShellResult again =
       runScanback("rerun " + shellQuote(a) + " " + shellQuote((dir / "b.st").string()) + " --record " + shellQuote(b));
@@ -136,6 +140,8 @@ TEST_P(Pairs, TheDiffIsTheOneWorkedOutByHand) {
   // The JUnit file: one test case for the schedule, one for faults, one per compared value; a
   // failure for each that differs.
   const std::string xml = readText(junit);
+  std::string notWellFormed;
+  EXPECT_TRUE(scanback::test::wellFormedXml(xml, notWellFormed)) << notWellFormed << "\n" << xml;
   const size_t failures =
       report["differing"].get<size_t>() + (report.contains("schedule") ? 1 : 0) + (report.contains("fault") ? 1 : 0);
   EXPECT_NE(xml.find("tests=\"" + std::to_string(report["values"].size() + 2) + "\" failures=\"" +
@@ -222,6 +228,153 @@ TEST(Diff, ACorruptOrCutOffTraceOnEitherSideIsAnErrorAndNothingIsWritten) {
       EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
     }
   }
+}
+
+// A recording whose chunks come in several blocks (a block every 3 cycles, a keyframe every 16:
+// continuations after each chunk's first block) gives the diff one stored in whole chunks gives, and
+// reruns the same way.
+TEST(Diff, ARecordingInContinuationBlocksGivesTheSameDiff) {
+  const fs::path dir = pairsDirectory() / "changed_branch";
+  TempDir tmp;
+  const std::string a = tmp.file("a.trace"), b = tmp.file("b.trace");
+  const std::string pieces = tmp.file("pieces.trace"), piecesRerun = tmp.file("pieces_b.trace");
+  recordPair(dir, a, b);
+  recordPair(dir, pieces, piecesRerun, nullptr, " --keyframe-every 16 --flush-cycles 3");
+  std::string error;
+  const std::unique_ptr<scanback::trace::TraceReader> reader = scanback::trace::TraceReader::open(pieces, error);
+  ASSERT_TRUE(reader) << error;
+  size_t continuations = 0, chunks = 0;
+  for (const scanback::trace::BlockInfo& block : reader->blocks()) {
+    if (block.kind != scanback::trace::BlockKind::Chunk) continue;
+    ++chunks;
+    continuations += block.continuations.size();
+  }
+  EXPECT_EQ(chunks, 3u);             // cycles 0..15, 16..31, 32..39
+  EXPECT_GE(continuations, chunks);  // every chunk of more than 3 cycles is in several blocks
+
+  const ShellResult whole = runScanback("trace diff " + shellQuote(a) + " " + shellQuote(b) + " --json");
+  const ShellResult inPieces =
+      runScanback("trace diff " + shellQuote(pieces) + " " + shellQuote(piecesRerun) + " --json");
+  ASSERT_EQ(whole.exitCode, 1) << describe(whole);
+  ASSERT_EQ(inPieces.exitCode, 1) << describe(inPieces);
+  const json x = json::parse(whole.out), y = json::parse(inPieces.out);
+  for (const char* key : {"equal", "compared", "firstDivergence", "pathsSplit", "values", "differing"})
+    EXPECT_EQ(x[key], y[key]) << key;
+  // Each side against the other's recording: the same cycles, statements and values.
+  const ShellResult across = runScanback("trace diff " + shellQuote(a) + " " + shellQuote(pieces));
+  EXPECT_EQ(across.exitCode, 0) << describe(across);
+}
+
+// Bad input is a usage error (exit 2) that says what and where: a missing trace on either side, a
+// missing argument; for rerun a missing trace, a range not in the recording, a bad range, and a
+// corrupt chunk inside the cycles rerun (no output left then). A trace cut off at its end (what a
+// crash leaves) reruns as far as it was recorded, with a warning.
+TEST(Diff, BadInputIsAUsageErrorThatSaysWhatAndWhere) {
+  const fs::path dir = pairsDirectory() / "changed_branch";
+  TempDir tmp;
+  const std::string a = tmp.file("a.trace"), b = tmp.file("b.trace"), missing = tmp.file("missing.trace");
+  recordPair(dir, a, b, nullptr, " --keyframe-every 16");
+  const std::string changed = shellQuote((dir / "b.st").string());
+
+  const ShellResult noA = runScanback("trace diff " + shellQuote(missing) + " " + shellQuote(b));
+  EXPECT_EQ(noA.exitCode, 2) << describe(noA);
+  EXPECT_NE(noA.err.find("trace A (" + missing + "): cannot open"), std::string::npos) << noA.err;
+  const ShellResult noB = runScanback("trace diff " + shellQuote(a) + " " + shellQuote(missing) + " --json");
+  EXPECT_EQ(noB.exitCode, 2) << describe(noB);
+  EXPECT_NE(noB.err.find("trace B (" + missing + "): cannot open"), std::string::npos) << noB.err;
+  EXPECT_TRUE(noB.out.empty()) << noB.out;
+  const ShellResult oneTrace = runScanback("trace diff " + shellQuote(a));
+  EXPECT_EQ(oneTrace.exitCode, 2) << describe(oneTrace);
+
+  const std::string out = tmp.file("out.trace");
+  const ShellResult rerunMissing = runScanback("rerun " + shellQuote(missing) + " " + changed);
+  EXPECT_EQ(rerunMissing.exitCode, 2) << describe(rerunMissing);
+  EXPECT_NE(rerunMissing.err.find(missing + ": cannot open"), std::string::npos) << rerunMissing.err;
+  const ShellResult outside = runScanback("rerun " + shellQuote(a) + " " + changed + " --cycles 100..200");
+  EXPECT_EQ(outside.exitCode, 2) << describe(outside);
+  EXPECT_NE(outside.err.find("cycles 100..200 are not in the recording (it holds cycles 0..39)"), std::string::npos)
+      << outside.err;
+  const ShellResult badRange = runScanback("rerun " + shellQuote(a) + " " + changed + " --cycles 5..x");
+  EXPECT_EQ(badRange.exitCode, 2) << describe(badRange);
+  EXPECT_NE(badRange.err.find("--cycles: bad cycle range '5..x'"), std::string::npos) << badRange.err;
+
+  // The second chunk's payload damaged (a keyframe every 16 cycles: cycles 16..31).
+  namespace tt = scanback::trace::testing;
+  std::string error;
+  const std::unique_ptr<scanback::trace::TraceReader> reader = scanback::trace::TraceReader::open(a, error);
+  ASSERT_TRUE(reader) << error;
+  std::vector<const scanback::trace::BlockInfo*> chunks;
+  for (const scanback::trace::BlockInfo& block : reader->blocks())
+    if (block.kind == scanback::trace::BlockKind::Chunk) chunks.push_back(&block);
+  ASSERT_EQ(chunks.size(), 3u);
+  std::vector<uint8_t> bytes = tt::readBytes(a);
+  const uint64_t second = chunks[1]->offset;
+  bytes[second + bytes.size() / 1000 + 40] ^= 0x5A;  // past the frame header, inside the payload
+  const std::string corrupt = tmp.file("corrupt.trace");
+  tt::writeBytes(corrupt, bytes);
+  const ShellResult broken =
+      runScanback("rerun " + shellQuote(corrupt) + " " + changed + " --record " + shellQuote(out));
+  EXPECT_EQ(broken.exitCode, 2) << describe(broken);
+  EXPECT_NE(broken.err.find("cycle 16 of the recording cannot be read"), std::string::npos) << broken.err;
+  EXPECT_NE(broken.err.find("offset " + std::to_string(second)), std::string::npos) << broken.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  // A range before the damage reruns.
+  const ShellResult before = runScanback("rerun " + shellQuote(corrupt) + " " + changed + " --cycles 0..15");
+  EXPECT_EQ(before.exitCode, 0) << describe(before);
+
+  // Cut off in its last chunk, as a crash leaves a recording: rerun up to there, with a warning.
+  const std::string cut = tmp.file("cut.trace");
+  tt::writeBytes(cut, tt::readBytes(a), chunks[2]->offset + 20);
+  const ShellResult partial = runScanback("rerun " + shellQuote(cut) + " " + changed + " --record " + shellQuote(out));
+  EXPECT_EQ(partial.exitCode, 0) << describe(partial);
+  EXPECT_NE(partial.err.find("warning: the recording:"), std::string::npos) << partial.err;
+  EXPECT_NE(partial.err.find("(cycles 0..31)"), std::string::npos) << partial.err;
+  EXPECT_TRUE(fs::exists(out));
+}
+
+// --stop-on-divergence ends the rerun at the end of the first cycle that differs from the
+// recording (exit 4), and says how; a rerun from a later cycle starts from the recorded state
+// there, and the diff compares the cycles both have.
+TEST(Rerun, StopsAtTheFirstDivergenceAndStartsFromALaterCycle) {
+  const fs::path dir = pairsDirectory() / "changed_branch";
+  TempDir tmp;
+  const std::string a = tmp.file("a.trace"), b = tmp.file("b.trace"), part = tmp.file("part.trace");
+  recordPair(dir, a, b);
+  const std::string changed = shellQuote((dir / "b.st").string());
+  const ShellResult stopped = runScanback("rerun " + shellQuote(a) + " " + changed + " --stop-on-divergence");
+  EXPECT_EQ(stopped.exitCode, 4) << describe(stopped);
+  EXPECT_NE(stopped.err.find("first divergence from the recording: cycle 10: values differ at its end: Main.alarm "
+                             "(recorded TRUE, now FALSE), Main.trips (recorded 1, now 0)"),
+            std::string::npos)
+      << stopped.err;
+  EXPECT_NE(stopped.err.find("11 cycles in"), std::string::npos) << stopped.err;
+  const ShellResult same =
+      runScanback("rerun " + shellQuote(a) + " " + shellQuote((dir / "a.st").string()) + " --stop-on-divergence");
+  EXPECT_EQ(same.exitCode, 0) << describe(same);
+
+  // From cycle 15 (trips 6 recorded there), with level 85: the new limit's branch at once.
+  const ShellResult later =
+      runScanback("rerun " + shellQuote(a) + " " + changed + " --cycles 15..25 --record " + shellQuote(part));
+  ASSERT_EQ(later.exitCode, 0) << describe(later);
+  EXPECT_NE(later.err.find("start: cycle 15, from the recorded state: 4 values kept by name and type"),
+            std::string::npos)
+      << later.err;
+  const ShellResult diff = runScanback("trace diff " + shellQuote(a) + " " + shellQuote(part) + " --json");
+  EXPECT_EQ(diff.exitCode, 1) << describe(diff);
+  const json report = json::parse(diff.out);
+  EXPECT_EQ(
+      report["compared"],
+      (json{{"firstCycle", 15}, {"lastCycle", 25}, {"cycles", 11}, {"notComparedInA", 29}, {"notComparedInB", 0}}));
+  EXPECT_EQ(report["firstDivergence"]["cycle"], 15);
+  EXPECT_EQ(report["firstDivergence"]["kind"], "pathsSplit");
+  std::string where;
+  EXPECT_TRUE(holds(report["values"],
+                    json::parse(R"([{"name": "Main.trips", "equal": false, "firstCycle": 15, "lastCycle": 25,
+                                     "cycles": 11, "first": {"a": "6", "b": "5"}}])"),
+                    "values", where))
+      << where << "\n"
+      << report.dump(2);
 }
 
 }  // namespace
