@@ -15,8 +15,15 @@ constexpr size_t kBatchBytes = 4u << 20;
 
 }  // namespace
 
-CycleStream::CycleStream(replay::Replayer& replayer, const ComparedSet& set, Side side, uint64_t first, uint64_t last)
-    : replayer_(replayer), set_(set), side_(side), first_(first), last_(last) {
+CycleStream::CycleStream(replay::Replayer& replayer, const ComparedSet& set, Side side, uint64_t first, uint64_t last,
+                         bool useWriteIndex, std::mutex* oneAtATime)
+    : replayer_(replayer),
+      set_(set),
+      side_(side),
+      first_(first),
+      last_(last),
+      useWriteIndex_(useWriteIndex),
+      oneAtATime_(oneAtATime) {
   replayer_.setCancelFlag(&stopped_);
   thread_ = std::thread([this] { produce(); });
 }
@@ -72,7 +79,7 @@ void CycleStream::produce() {
       break;
     }
     // Ruled out by the write index: the keyframe's values are those at the end of every cycle.
-    const trace::WriteIndex* written = history.writeIndex(n);
+    const trace::WriteIndex* written = useWriteIndex_ ? history.writeIndex(n) : nullptr;
     bool constant = written != nullptr;
     for (size_t i = 0; constant && i < watches.size(); ++i)
       constant = !trace::writeIndexTouches(*written, watches[i].offset,
@@ -86,10 +93,21 @@ void CycleStream::produce() {
       batch->width = width;
       batch->samples.resize(width);
       set_.gather(side_, chunk->keyframe.data(), batch->samples.data());
+      skipped_.fetch_add(1, std::memory_order_relaxed);
       ok = push(std::move(batch));
       continue;
     }
     std::shared_ptr<CycleBatch> batch;
+    // Taking turns, a stream's full batches wait until its turn ends: blocked on a full queue, it
+    // would hold the turn the comparison needs the other stream to take.
+    std::unique_lock<std::mutex> turn;
+    if (oneAtATime_) turn = std::unique_lock(*oneAtATime_);
+    std::vector<std::shared_ptr<CycleBatch>> held;
+    auto hand = [&](std::shared_ptr<CycleBatch> full) {
+      if (!turn.owns_lock()) return push(std::move(full));
+      held.push_back(std::move(full));
+      return true;
+    };
     ok = replayer_.cycleEnds(
         watches, from, to,
         [&](uint64_t cycle, int64_t, const uint8_t* image) {
@@ -103,11 +121,13 @@ void CycleStream::produce() {
           batch->samples.resize(size_t{batch->count + 1} * width);
           set_.gather(side_, image, batch->samples.data() + size_t{batch->count} * width);
           ++batch->count;
-          if (batch->count >= perBatch && !push(std::move(batch))) return false;
+          if (batch->count >= perBatch && !hand(std::move(batch))) return false;
           return true;
         },
         error);
-    if (ok && batch && batch->count) ok = push(std::move(batch));
+    if (ok && batch && batch->count) ok = hand(std::move(batch));
+    if (turn.owns_lock()) turn.unlock();
+    for (size_t i = 0; ok && i < held.size(); ++i) ok = push(std::move(held[i]));
   }
   std::lock_guard lock(mutex_);
   if (!ok && !stopped_.load(std::memory_order_relaxed)) error_ = error.empty() ? "the trace could not be read" : error;

@@ -37,8 +37,11 @@ struct CycleBatch {
 class CycleStream {
  public:
   // Reads the cycles first..last of `replayer` (which the stream's thread uses until it is
-  // destroyed or has ended) on its own thread.
-  CycleStream(replay::Replayer& replayer, const ComparedSet& set, Side side, uint64_t first, uint64_t last);
+  // destroyed or has ended) on its own thread. With `oneAtATime`, shared by the streams of a diff,
+  // the streams take turns, a chunk each (the benchmark of one reader against two).
+  // `useWriteIndex` off: every chunk re-executed (benchmarks compare both).
+  CycleStream(replay::Replayer& replayer, const ComparedSet& set, Side side, uint64_t first, uint64_t last,
+              bool useWriteIndex = true, std::mutex* oneAtATime = nullptr);
   ~CycleStream();
   CycleStream(const CycleStream&) = delete;
   CycleStream& operator=(const CycleStream&) = delete;
@@ -47,6 +50,8 @@ class CycleStream {
   std::shared_ptr<const CycleBatch> next();
   // Why the stream ended early (empty when it read every cycle).
   const std::string& error() const { return error_; }
+  // Chunks the write index ruled out (read from one keyframe, not re-executed) so far.
+  uint64_t chunksSkipped() const { return skipped_.load(std::memory_order_relaxed); }
   // Ends the thread (it stops at its next cycle); next() then returns null.
   void stop();
 
@@ -58,6 +63,9 @@ class CycleStream {
   const ComparedSet& set_;
   Side side_;
   uint64_t first_, last_;
+  bool useWriteIndex_;
+  std::mutex* oneAtATime_;
+  std::atomic<uint64_t> skipped_{0};
   std::atomic<bool> stopped_{false};
   std::mutex mutex_;
   std::condition_variable changed_;

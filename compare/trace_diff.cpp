@@ -258,8 +258,10 @@ bool diffTraces(const std::string& pathA, const std::string& pathB, const DiffOp
 
   std::optional<uint64_t> firstValueCycle, firstFaultCycle;
   {
-    CycleStream streams[2] = {CycleStream(*r[0], set, Side::A, first, last),
-                              CycleStream(*r[1], set, Side::B, first, last)};
+    std::mutex turns;
+    std::mutex* oneAtATime = options.parallelReaders ? nullptr : &turns;
+    CycleStream streams[2] = {CycleStream(*r[0], set, Side::A, first, last, options.useWriteIndex, oneAtATime),
+                              CycleStream(*r[1], set, Side::B, first, last, options.useWriteIndex, oneAtATime)};
     std::shared_ptr<const CycleBatch> batch[2] = {streams[0].next(), streams[1].next()};
     uint32_t at[2] = {0, 0};
     PathCompare pathCompare(map);
@@ -341,6 +343,7 @@ bool diffTraces(const std::string& pathA, const std::string& pathB, const DiffOp
     }
     for (size_t s = 0; s < 2; ++s) {
       streams[s].stop();
+      report.chunksSkipped[s] = streams[s].chunksSkipped();
       if (!streams[s].error().empty() && !report.schedule) {
         error = fmt::format("trace {} ({}): {}", sideName(s), paths[s], streams[s].error());
         return false;
@@ -351,7 +354,7 @@ bool diffTraces(const std::string& pathA, const std::string& pathB, const DiffOp
     // Recorded cycles not compared: outside the other's range, in the other's gaps, or after a
     // schedule split.
     report.onlyIn[s] = report.trace[s].cycles - report.comparedCycles - (report.schedule ? 1 : 0);
-    report.chunksSkipped[s] = r[s]->chunksSkipped();
+    report.chunksSkipped[s] += r[s]->chunksSkipped();
     for (const replay::Divergence& d : r[s]->divergences())
       report.warnings.push_back(
           fmt::format("trace {} does not replay as recorded at cycle {}: {}", sideName(s), d.position.cycle, d.what));

@@ -34,6 +34,9 @@ namespace scanback::compare {
 struct DiffOptions {
   CompareChoice choice;
   bool useWriteIndex = true;  // off: every cycle re-executed (benchmarks compare both)
+  // Each trace read on its own thread (both cores); off: the two readers take turns, a chunk each
+  // (benchmarks compare both).
+  bool parallelReaders = true;
 };
 
 // A statement of one side, as the report shows it.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/trace_diff.h"
 #include "tests/support/files.h"
 #include "tests/support/shell.h"
 #include "tests/support/xml_check.h"
@@ -375,6 +376,37 @@ TEST(Rerun, StopsAtTheFirstDivergenceAndStartsFromALaterCycle) {
                     "values", where))
       << where << "\n"
       << report.dump(2);
+}
+
+// The readers taking turns and every cycle re-executed (what the benchmark compares with) give the
+// report two reader threads with the write index give, chunks skipped aside. With a keyframe every
+// 8 cycles, the chunks in which no cycle counts a trip (level <= 80 in A, <= 90 in B) are ruled
+// out for Main.trips: A's 0..7 and 32..39, B's 0..7, 8..15 and 32..39.
+TEST(Diff, ReadersTakingTurnsAndEveryCycleReexecutedGiveTheSameReport) {
+  const fs::path dir = pairsDirectory() / "changed_branch";
+  TempDir tmp;
+  const std::string a = tmp.file("a.trace"), b = tmp.file("b.trace");
+  recordPair(dir, a, b, nullptr, " --keyframe-every 8");
+  namespace compare = scanback::compare;
+  auto diff = [&](bool parallel, bool index, compare::DiffReport& report) {
+    compare::DiffOptions options;
+    options.choice.vars = "Main.trips";
+    options.parallelReaders = parallel;
+    options.useWriteIndex = index;
+    std::string error;
+    EXPECT_TRUE(compare::diffTraces(a, b, options, report, error)) << error;
+    json j = compare::diffToJson(report);
+    j.erase("chunksSkipped");
+    return j;
+  };
+  compare::DiffReport fast, turns, slow;
+  const json expected = diff(true, true, fast);
+  EXPECT_EQ(diff(false, true, turns), expected);
+  EXPECT_EQ(diff(false, false, slow), expected);
+  EXPECT_EQ(fast.chunksSkipped[0], 2u) << expected.dump(2);
+  EXPECT_EQ(fast.chunksSkipped[1], 3u) << expected.dump(2);
+  EXPECT_EQ(slow.chunksSkipped[0] + slow.chunksSkipped[1], 0u);
+  EXPECT_EQ(expected["values"][0]["firstCycle"], 10);
 }
 
 }  // namespace
