@@ -183,7 +183,12 @@ void BM_Rerun(benchmark::State& state) {
       std::string error;
       const bool ok = compare::rerun(s.tracePath, options, result, error);
       if (!ok) std::fprintf(stderr, "compare_bench: %s\n", error.c_str());
-      return wrong += !ok || result.cycles != commonFlags.cycles || !result.sameProgram;
+      const bool right = ok && result.cycles == commonFlags.cycles && result.sameProgram;
+      if (ok && !right)
+        std::fprintf(stderr, "compare_bench: the rerun ran %llu cycles (ended: %s), %s\n",
+                     static_cast<unsigned long long>(result.cycles), result.ended.c_str(),
+                     result.sameProgram ? "the same program" : "another program");
+      return wrong += !right;
     });
   }
   report(state, rerun);
