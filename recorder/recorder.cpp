@@ -13,7 +13,7 @@
 #include "traces/trace_writer.h"
 #include "vm/base/assert.h"
 #include "vm/base/version.h"
-#include "vm/exec/natives.h"
+#include "vm/bytecode/native_blocks.h"
 #include "vm/runtime/step_writes.h"
 
 namespace scanback::recorder {

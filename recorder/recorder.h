@@ -251,10 +251,10 @@ class Recorder final : public CycleHooks {
   SyncResult sync();
   // The scan inputs of the cycle under way (same threads as sync(); inside a cycle).
   CycleInputs currentInputs() const;
-  // For a task that runs no cycle for now (it faulted, or an operator paused it): does what the
-  // next cycle's start would, marking the snapshot requests made so far, so that they are served,
-  // and hands the staged cycles to the writer, so that readers of the history get every cycle run.
-  // The scan thread, between cycles.
+  // For a task that runs no cycle for now (it faulted, an operator paused it, a debugger stopped it
+  // inside a cycle): does what the next cycle's start would, marking the snapshot requests made so
+  // far, so that they are served, and hands the staged cycles (all ended) to the writer, so that
+  // readers of the history get every cycle run. The scan thread, between cycles or held inside one.
   void idle();
   // Asks the writer to put every cycle it has taken into a block now rather than at the end of the
   // flush window (a task that holds for a while: an operator's pause, a fault). Any thread; never waits.

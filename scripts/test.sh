@@ -41,8 +41,9 @@ ci=(-DSCANBACK_WERROR=ON -DCMAKE_UNITY_BUILD=ON)
 # ccache, when the machine has it, makes a rerun on the same machine rebuild only what changed.
 if command -v ccache >/dev/null; then ci+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 
-stage "format"
+stage "format and layers"
 scripts/check-format.sh
+scripts/check-layers.sh
 
 stage "build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${ci[@]}" >/dev/null
@@ -66,7 +67,10 @@ stage "build (ThreadSanitizer: the recorder's scan and writer threads, replayers
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_TSAN=ON -DSCANBACK_BENCH=OFF "${ci[@]}" >/dev/null
 cmake --build build-tsan --target recorder_tests replayer_tests dap_tests control_tests net_tests -j"$jobs"
 stage "recorder, replayer, DAP, control and net thread tests under ThreadSanitizer"
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Durability\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|DapEstablished\.|Net[A-Za-z]*\.|ControlStream\.|ControlServer\.|ControlLimits\.|Attach\.|LiveEdge\.|NonstopEdge\.|AttachEdge)' -j"$jobs")
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Durability\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|DapEstablished\.|Net[A-Za-z]*\.|ControlStream\.|ControlServer\.|ControlLimits\.|Attach\.|LiveEdge\.|NonstopEdge\.|AttachEdge)' \
+  -E '^NonstopEdge\.LineBreakpointsConditionsAndHitCounts' -j"$jobs")
+# (That test waits for the live task to record 30,000 cycles of 10 ms whenever the replay is slower
+# than the task, as under ThreadSanitizer: 5 minutes. It runs in the other builds.)
 
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
   stage "fuzzing (clang, libFuzzer, ASan + UBSan): each target for ${FUZZ_SECONDS:-60} s"

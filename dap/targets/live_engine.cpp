@@ -164,6 +164,15 @@ std::pair<uint64_t, uint64_t> LiveEngine::nextPosition() const {
 }
 
 LiveEngine::Published LiveEngine::publishStop(StopInfo stop) {
+  {
+    // The task may be held here for hours (a debugger's stop): the cycles that ended before it go
+    // to the file now, not when the next cycle starts, so that a crash meanwhile loses none of them.
+    std::lock_guard lock(mutex_);
+    if (recorder_) {
+      recorder_->idle();
+      recorder_->flushSoon();
+    }
+  }
   const bool stepping = step_ && step_->task == stop.task;
   stop.endsStep = step_.has_value();
   // A breakpoint of a set replaced meanwhile goes on, unless a pause or a step of this task is

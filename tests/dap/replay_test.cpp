@@ -1311,6 +1311,37 @@ TEST_F(DapLiveHistory, TimelineAndSignalsAnswerWhileTheLiveTaskRuns) {
   }));
 }
 
+TEST_F(DapLiveHistory, WhileTheTaskIsStoppedTheCyclesBeforeTheStopReachTheFileAndTheTimelineSaysTheRecordingIsOk) {
+  const std::string trace = project_.path("held.trace");
+  startLive(json{{"record", trace}, {"keepTrace", true}});
+  setBreakpoints(json::array({{{"line", kLineTotal}, {"condition", "gTotal = 3000"}}}));
+  client_.configured();
+  ASSERT_EQ(client_.event("stopped")["body"]["reason"], "breakpoint");
+  // Held at the breakpoint: every cycle that ended before it is in the .partial file within the
+  // flush window (1 s by default), though no further cycle starts (a crash meanwhile loses none).
+  // (Main counts gTotal once a Fast cycle: the stop is in the Fast cycle of 30 s, after 3000 Fast
+  // cycles and the 600 Slow ones released before 30 s. No request that reads history comes first:
+  // moving into history writes the file on its own.)
+  const uint64_t stoppedIn = 3600;
+  uint64_t held = 0;
+  EXPECT_TRUE(test::eventually([&] {
+    std::string error;
+    std::unique_ptr<trace::TraceReader> reader = trace::TraceReader::open(trace + ".partial", error);
+    if (!reader) return false;
+    held = 0;
+    for (const trace::BlockInfo& b : reader->blocks())
+      if (b.kind == trace::BlockKind::Chunk) held = std::max(held, b.firstCycle + b.cycleCount);
+    return held >= stoppedIn;
+  })) << held
+      << " cycles in the file, stopped in cycle " << stoppedIn;
+  const json t = client_.request("scanback/timeline");
+  ASSERT_TRUE(t["success"]) << t.dump();
+  EXPECT_EQ(t["body"]["cycle"], stoppedIn);
+  EXPECT_EQ(t["body"]["recording"]["state"], "ok");
+  EXPECT_EQ(t["body"]["recording"]["path"], trace);
+  EXPECT_EQ(t["body"]["recording"]["lostCycles"], 0);
+}
+
 // ---------------------------------------------------------------- exactness
 
 TEST_F(DapReplay, AStopAtACyclesEndHasTheTasksProgramAtItsEndProgramLineAsItsFrame) {

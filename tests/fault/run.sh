@@ -7,7 +7,8 @@ build="${1:?usage: tests/fault/run.sh BUILD_DIR}"
 here="$(cd "$(dirname "$0")" && pwd)"
 failed=()
 for script in "$here"/*.sh; do
-  [ "$(basename "$script")" = run.sh ] && continue
+  # ctest runs these in every build (CMakeLists.txt: CraftedTraces, FaultEndpoints): not twice.
+  case "$(basename "$script")" in run.sh | crafted_trace.sh | endpoints.sh) continue ;; esac
   name="$(basename "$script" .sh)"
   echo "-- $name"
   begun=$(date +%s)

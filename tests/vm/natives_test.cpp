@@ -16,7 +16,23 @@ namespace {
 
 constexpr uint8_t kSentinel = 0xA5;
 
-std::vector<bool> fieldBytes(const NativeFbInfo& fb) {
+// A block's layout (vm/bytecode) with its body (vm/exec), by native id.
+struct Native : NativeBlock {
+  NativeRun run;
+};
+std::vector<Native> natives() {
+  std::vector<Native> all;
+  for (size_t id = 0; id < nativeBlocks().size(); ++id)
+    all.push_back(Native{nativeBlocks()[id], nativeBodies()[id].run});
+  return all;
+}
+
+TEST(NativeFunctionBlocks, EveryLayoutHasItsBodyUnderTheSameId) {
+  ASSERT_EQ(nativeBodies().size(), nativeBlocks().size());
+  for (size_t id = 0; id < nativeBlocks().size(); ++id) EXPECT_EQ(nativeBodies()[id].name, nativeBlocks()[id].name);
+}
+
+std::vector<bool> fieldBytes(const NativeBlock& fb) {
   std::vector<bool> covered(fb.size, false);
   for (const NativeField& f : fb.fields)
     for (uint32_t i = 0; i < f.size; ++i) covered.at(f.offset + i) = true;
@@ -24,7 +40,7 @@ std::vector<bool> fieldBytes(const NativeFbInfo& fb) {
 }
 
 TEST(NativeFunctionBlocks, FieldsLieInsideTheInstanceAndDoNotOverlap) {
-  for (const NativeFbInfo& fb : nativeFunctionBlocks()) {
+  for (const Native& fb : natives()) {
     std::vector<int> owner(fb.size, -1);
     for (size_t k = 0; k < fb.fields.size(); ++k) {
       const NativeField& f = fb.fields[k];
@@ -39,7 +55,7 @@ TEST(NativeFunctionBlocks, FieldsLieInsideTheInstanceAndDoNotOverlap) {
 }
 
 TEST(NativeFunctionBlocks, InitialBytesAreZeroOutsideFields) {
-  for (const NativeFbInfo& fb : nativeFunctionBlocks()) {
+  for (const Native& fb : natives()) {
     const auto init = fb.initialBytes();
     ASSERT_EQ(init.size(), fb.size) << fb.name;
     const auto covered = fieldBytes(fb);
@@ -55,7 +71,7 @@ TEST(NativeFunctionBlocks, InitialBytesAreZeroOutsideFields) {
 // the fields alone: the same fields with other padding give the same fields after the call.
 TEST(NativeFunctionBlocks, CallsNeverWritePaddingAndIgnoreIt) {
   std::mt19937_64 random(42);
-  for (const NativeFbInfo& fb : nativeFunctionBlocks()) {
+  for (const Native& fb : natives()) {
     const auto covered = fieldBytes(fb);
     std::vector<uint8_t> withSentinel(fb.initialBytes().begin(), fb.initialBytes().end());
     std::vector<uint8_t> withZeros = withSentinel;
@@ -90,7 +106,7 @@ TEST(NativeFunctionBlocks, TimersAreDefinedForAnyStartTime) {
   // A start time corrupted in a trace's keyframe (or written by a debugger) once made TON compute
   // now - start with a signed overflow. Whatever the start, the elapsed time is within 0..PT.
   const int64_t times[] = {INT64_MIN, INT64_MIN + 1, -1'000'000'000, -1, 0, 1, 1'000'000'000, INT64_MAX - 1, INT64_MAX};
-  for (const NativeFbInfo& fb : nativeFunctionBlocks()) {
+  for (const Native& fb : natives()) {
     const std::string name(fb.name);
     if (name != "TON" && name != "TOF" && name != "TP") continue;
     auto field = [&](const char* n) -> const NativeField& {

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "tests/vm/test_support.h"
-#include "vm/exec/natives.h"
+#include "vm/bytecode/native_blocks.h"
 #include "vm/exec/vm.h"
 
 namespace fs = std::filesystem;

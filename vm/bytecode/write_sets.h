@@ -48,7 +48,7 @@ class WriteSets {
   static constexpr size_t kMaxRanges = 64;
 
   // `nativeSizes`: the instance bytes of each standard function block, by native id (the VM's
-  // table, vm/exec/natives.h; a call of one not in it may write anywhere).
+  // table, vm/bytecode/native_blocks.h; a call of one not in it may write anywhere).
   WriteSets(const Program& program, std::span<const uint32_t> nativeSizes);
 
   uint32_t imageSize() const { return imageSize_; }

@@ -7,8 +7,8 @@
 
 #include "vm/base/int128.h"
 #include "vm/bytecode/limits.h"
+#include "vm/bytecode/native_blocks.h"
 #include "vm/compiler/compiler_impl.h"
-#include "vm/exec/natives.h"
 #include "vm/sema/rules.h"
 
 namespace scanback::compiler {
@@ -33,9 +33,9 @@ Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOp
     errorType_ = types_->add(std::move(err));
   }
   // Standard function blocks are POUs like any other, with native bodies.
-  const auto natives = nativeFunctionBlocks();
+  const auto natives = nativeBlocks();
   for (uint32_t id = 0; id < natives.size(); ++id) {
-    const NativeFbInfo& n = natives[id];
+    const NativeBlock& n = natives[id];
     auto decl = std::make_unique<PouDecl>();
     decl->kind = PouKind::Native;
     decl->name = std::string(n.name);

@@ -9,99 +9,9 @@
 namespace scanback {
 namespace {
 
-// Instance layouts. Field order is the declaration order shown to users; internal state is last.
-struct Timer {  // TON, TOF, TP
-  uint8_t IN;
-  int64_t PT;
-  uint8_t Q;
-  int64_t ET;
-  uint8_t prevIn;
-  uint8_t running;
-  int64_t start;
-};
-struct Trig {  // R_TRIG, F_TRIG
-  uint8_t CLK;
-  uint8_t Q;
-  uint8_t M;
-};
-struct Ctu {
-  uint8_t CU;
-  uint8_t RESET;
-  int16_t PV;
-  uint8_t Q;
-  int16_t CV;
-  uint8_t prevCu;
-};
-struct Ctd {
-  uint8_t CD;
-  uint8_t LOAD;
-  int16_t PV;
-  uint8_t Q;
-  int16_t CV;
-  uint8_t prevCd;
-};
-struct Ctud {
-  uint8_t CU;
-  uint8_t CD;
-  uint8_t RESET;
-  uint8_t LOAD;
-  int16_t PV;
-  uint8_t QU;
-  uint8_t QD;
-  int16_t CV;
-  uint8_t prevCu;
-  uint8_t prevCd;
-};
-struct Sr {
-  uint8_t S1;
-  uint8_t R;
-  uint8_t Q1;
-};
-struct Rs {
-  uint8_t S;
-  uint8_t R1;
-  uint8_t Q1;
-};
+using namespace native_layout;
 
 // clang-format off
-#define SB_FIELD(S, F, KIND, SECTION) NativeField{#F, TypeKind::KIND, VarSection::SECTION, offsetof(S, F), sizeof(S::F), false}
-#define SB_HIDDEN(S, F, KIND) NativeField{#F, TypeKind::KIND, VarSection::Var, offsetof(S, F), sizeof(S::F), true}
-
-constexpr NativeField kTimerFields[] = {
-    SB_FIELD(Timer, IN, Bool, Input),   SB_FIELD(Timer, PT, Time, Input),  SB_FIELD(Timer, Q, Bool, Output),
-    SB_FIELD(Timer, ET, Time, Output),  SB_HIDDEN(Timer, prevIn, Bool),    SB_HIDDEN(Timer, running, Bool),
-    SB_HIDDEN(Timer, start, Time),
-};
-constexpr NativeField kTrigFields[] = {
-    SB_FIELD(Trig, CLK, Bool, Input),
-    SB_FIELD(Trig, Q, Bool, Output),
-    SB_HIDDEN(Trig, M, Bool),
-};
-constexpr NativeField kCtuFields[] = {
-    SB_FIELD(Ctu, CU, Bool, Input), SB_FIELD(Ctu, RESET, Bool, Input), SB_FIELD(Ctu, PV, Int, Input),
-    SB_FIELD(Ctu, Q, Bool, Output), SB_FIELD(Ctu, CV, Int, Output),     SB_HIDDEN(Ctu, prevCu, Bool),
-};
-constexpr NativeField kCtdFields[] = {
-    SB_FIELD(Ctd, CD, Bool, Input), SB_FIELD(Ctd, LOAD, Bool, Input), SB_FIELD(Ctd, PV, Int, Input),
-    SB_FIELD(Ctd, Q, Bool, Output), SB_FIELD(Ctd, CV, Int, Output),    SB_HIDDEN(Ctd, prevCd, Bool),
-};
-constexpr NativeField kCtudFields[] = {
-    SB_FIELD(Ctud, CU, Bool, Input),    SB_FIELD(Ctud, CD, Bool, Input),   SB_FIELD(Ctud, RESET, Bool, Input),
-    SB_FIELD(Ctud, LOAD, Bool, Input),  SB_FIELD(Ctud, PV, Int, Input),    SB_FIELD(Ctud, QU, Bool, Output),
-    SB_FIELD(Ctud, QD, Bool, Output),   SB_FIELD(Ctud, CV, Int, Output),   SB_HIDDEN(Ctud, prevCu, Bool),
-    SB_HIDDEN(Ctud, prevCd, Bool),
-};
-constexpr NativeField kSrFields[] = {
-    SB_FIELD(Sr, S1, Bool, Input),
-    SB_FIELD(Sr, R, Bool, Input),
-    SB_FIELD(Sr, Q1, Bool, Output),
-};
-constexpr NativeField kRsFields[] = {
-    SB_FIELD(Rs, S, Bool, Input),
-    SB_FIELD(Rs, R1, Bool, Input),
-    SB_FIELD(Rs, Q1, Bool, Output),
-};
-
 // The field tables as constant expressions, so that every field's copy below has a constant
 // size and is inlined (a call to memcpy per field was a sixth of the plant benchmark's VM time).
 template <class T>
@@ -275,47 +185,17 @@ void runRs(uint8_t* p, int64_t) {
   store(p, s);
 }
 
-template <class T>
-std::span<const uint8_t> zeroBytes() {
-  static const std::array<uint8_t, sizeof(T)> bytes{};
-  return bytes;
-}
-
-std::span<const uint8_t> fTrigInit() {
-  static const auto bytes = [] {
-    std::array<uint8_t, sizeof(Trig)> b{};
-    b[offsetof(Trig, M)] = 1;  // IEC: F_TRIG's memory starts TRUE, so a FALSE input does not fire on the first call
-    return b;
-  }();
-  return bytes;
-}
-
 // clang-format on
 
-#define SB_NATIVE(NAME, S, FIELDS, RUN, INIT) \
-  NativeFbInfo { NAME, sizeof(S), alignof(S), FIELDS, RUN, INIT }
-
-const NativeFbInfo kNatives[] = {
-    SB_NATIVE("TON", Timer, kTimerFields, runTon, zeroBytes<Timer>),
-    SB_NATIVE("TOF", Timer, kTimerFields, runTof, zeroBytes<Timer>),
-    SB_NATIVE("TP", Timer, kTimerFields, runTp, zeroBytes<Timer>),
-    SB_NATIVE("R_TRIG", Trig, kTrigFields, runRTrig, zeroBytes<Trig>),
-    SB_NATIVE("F_TRIG", Trig, kTrigFields, runFTrig, fTrigInit),
-    SB_NATIVE("CTU", Ctu, kCtuFields, runCtu, zeroBytes<Ctu>),
-    SB_NATIVE("CTD", Ctd, kCtdFields, runCtd, zeroBytes<Ctd>),
-    SB_NATIVE("CTUD", Ctud, kCtudFields, runCtud, zeroBytes<Ctud>),
-    SB_NATIVE("SR", Sr, kSrFields, runSr, zeroBytes<Sr>),
-    SB_NATIVE("RS", Rs, kRsFields, runRs, zeroBytes<Rs>),
+// By native id: in the order of nativeBlocks() (vm/bytecode/native_blocks.cpp), which
+// natives_test checks by name.
+const NativeBody kBodies[] = {
+    {"TON", runTon}, {"TOF", runTof}, {"TP", runTp},     {"R_TRIG", runRTrig}, {"F_TRIG", runFTrig},
+    {"CTU", runCtu}, {"CTD", runCtd}, {"CTUD", runCtud}, {"SR", runSr},        {"RS", runRs},
 };
 
 }  // namespace
 
-std::span<const NativeFbInfo> nativeFunctionBlocks() { return kNatives; }
-
-std::vector<uint32_t> nativeInstanceSizes() {
-  std::vector<uint32_t> sizes;
-  for (const NativeFbInfo& n : kNatives) sizes.push_back(n.size);
-  return sizes;
-}
+std::span<const NativeBody> nativeBodies() { return kBodies; }
 
 }  // namespace scanback

@@ -510,13 +510,12 @@ L_RET : {
   DISPATCH();
 }
 L_NATFB:
-  nativeFunctionBlocks()[OPND(0)].run(ADR(OPND(1)), now_);
+  nativeBodies()[OPND(0)].run(ADR(OPND(1)), now_);
   NEXT(3);
 L_NATFBP : {
   const uint32_t ref = RD(uint32_t, 1);
-  const NativeFbInfo& fb = nativeFunctionBlocks()[OPND(0)];
-  REF_CHECK(ref, fb.size);
-  fb.run(mem + ref, now_);
+  REF_CHECK(ref, nativeBlocks()[OPND(0)].size);
+  nativeBodies()[OPND(0)].run(mem + ref, now_);
   NEXT(3);
 }
 

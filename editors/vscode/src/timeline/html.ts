@@ -44,11 +44,11 @@ export function timelineHtml(r: TimelinePageResources): string {
       <span id="first-label"></span>
       <span id="last-label"></span>
     </div>
+    <p id="recording-text" class="fault-text" role="status" hidden></p>
     <section id="lanes" aria-label="Signals"></section>
     <p id="lanes-empty" class="hint">Waveforms: <b>Add to Scan Timeline</b> in the Variables or Watch view's context menu.</p>
     <p id="hint" class="hint">Click or drag to go to a cycle; ←/→ one cycle, PgUp/PgDn a tenth, Home/End the ends; Ctrl+wheel or +/− zooms, Shift+wheel scrolls.</p>
     <p id="fault-text" class="fault-text" hidden></p>
-    <p id="recording-text" class="fault-text" role="status" hidden></p>
   </section>
   <section id="stats" aria-label="Statistics" hidden>
     <table>

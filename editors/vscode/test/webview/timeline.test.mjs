@@ -199,6 +199,9 @@ test('a live recording that fails says so, with its reason and since when; recov
   assert.match(await text('#recording-text'), /Recording to \/var\/trace\/plant\.trace failed from cycle 5120: cannot write its \.partial file: No space left on device/);
   assert.equal(await page.$eval('#recording-text', (e) => e.getAttribute('role')), 'status');
   assert.match(await text('#stats'), /failing since cycle 5120/);
+  const file = join(artifacts, 'timeline-recording-failed-webview.png');
+  await page.screenshot({ path: file });
+  assert.ok(readFileSync(file).length > 1000);
   await send({ type: 'timeline', timeline: { ...live, recording: { path: '/var/trace/plant.trace', state: 'ok', lostCycles: 730, failures: 1 } } });
   await page.waitForFunction(() => document.getElementById('recording-text').hidden);
   assert.match(await text('#stats'), /recording\s*ok · 730 cycles lost in 1 failure/);
