@@ -23,6 +23,8 @@ inline constexpr int kExitDamaged = 5;
 // Every command: memory ran out (kExitOutOfMemory = 6, vm/base/out_of_memory.h; cli/main.cpp).
 // `scanback test`: a test failed (compile and usage errors are kExitUsage there).
 inline constexpr int kExitTestsFailed = 1;
+// `scanback trace diff`: the traces differ (0: equal, kExitUsage: bad input).
+inline constexpr int kExitDifferent = 1;
 
 // Connections served at once by default (--max-connections): a runtime's control endpoint (ctl,
 // HMIs polling status, attached debuggers) and `scanback dap --port/--socket` (a developer's few
@@ -119,6 +121,30 @@ struct TestArgs {
   uint64_t statementBudget = 0;
 };
 int testCommand(const TestArgs& args);
+
+// `scanback rerun TRACE FILES... [--record OUT] [--cycles A..B] [--stop-on-divergence]`
+// (cli/compare_commands.cpp): exit 0, kExitCompile, kExitUsage, kExitFault when the new version
+// faults, kExitDivergence when --stop-on-divergence stopped it.
+struct RerunArgs {
+  std::string trace;
+  std::vector<std::string> files;
+  std::string record;
+  std::string cycles;  // "A..B", "A..", "..B" or "A"
+  bool stopOnDivergence = false;
+  bool strict = false;
+};
+int rerunCommand(const RerunArgs& args);
+
+// `scanback trace diff A B [--vars LIST] [--outputs] [--json] [--junit FILE]`: exit 0 equal,
+// kExitDifferent, kExitUsage (bad input: nothing is written then).
+struct DiffArgs {
+  std::string a, b;
+  std::string vars;
+  bool outputs = false;
+  bool json = false;
+  std::string junit;
+};
+int traceDiffCommand(const DiffArgs& args);
 
 // `scanback dap [--port N [--auth-token-file FILE] | --socket PATH] [--max-connections N]`
 // (cli/dap_command.cpp).

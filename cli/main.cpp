@@ -191,6 +191,40 @@ int main(int argc, char** argv) {
                         "or FB instance stands for all its values. Default: every value of the image");
   exportCmd->add_option("--cycles", exportArgs.cycles, "Only cycles A..B (inclusive; A.. or ..B)");
 
+  // Compare runs (cli/compare_commands.cpp): a recording rerun with another version, two diffed.
+  RerunArgs rerunArgs;
+  auto* rerunCmd = app.add_subcommand(
+      "rerun",
+      "Drive another version of the program with a trace's recorded scan inputs (docs/compare.md; exit 0 ran, 1 "
+      "compile errors, 2 usage or an unreadable trace, 3 it faulted, 4 --stop-on-divergence stopped it)");
+  rerunCmd->add_option("trace", rerunArgs.trace, "The recording")->required();
+  rerunCmd->add_option("files", rerunArgs.files, "ST source files of the version to run")
+      ->required()
+      ->check(CLI::ExistingFile);
+  rerunCmd->add_option("--record", rerunArgs.record, "Record the rerun to this trace file")->type_name("OUT");
+  rerunCmd
+      ->add_option("--cycles", rerunArgs.cycles,
+                   "Only recorded cycles A..B (A.. or ..B); from A > 0 the recorded state is carried over")
+      ->type_name("A..B");
+  rerunCmd->add_flag("--stop-on-divergence", rerunArgs.stopOnDivergence,
+                     "Stop after the first cycle whose outputs or common variables differ from the recording");
+  rerunCmd->add_flag("--strict", rerunArgs.strict, strictHelp);
+  DiffArgs diffArgs;
+  auto* diffCmd = traceCmd->add_subcommand(
+      "diff",
+      "Compare two recordings cycle by cycle: the first divergence down to the statement, each value's "
+      "differences (docs/compare.md; exit 0 equal, 1 different, 2 usage or an unreadable trace)");
+  diffCmd->add_option("a", diffArgs.a, "Trace A")->required();
+  diffCmd->add_option("b", diffArgs.b, "Trace B")->required();
+  diffCmd
+      ->add_option("--vars", diffArgs.vars,
+                   "Compare these paths and globs (as trace export --vars) instead of the outputs and every "
+                   "variable both versions have")
+      ->type_name("LIST");
+  diffCmd->add_flag("--outputs", diffArgs.outputs, "Compare the outputs (%Q) only");
+  diffCmd->add_flag("--json", diffArgs.json, "Print the report as JSON");
+  diffCmd->add_option("--junit", diffArgs.junit, "Also write the report as JUnit XML to FILE")->type_name("FILE");
+
   // The debug adapter (cli/dap_command.cpp).
   DapArgs dapArgs;
   uint16_t dapPort = 0;
@@ -245,6 +279,8 @@ int main(int argc, char** argv) {
     if (*why) return traceWhyCommand(whyArgs);
     if (*exportCmd) return traceExportCommand(exportArgs);
     if (*replayCmd) return replayCommand(replayArgs);
+    if (*rerunCmd) return rerunCommand(rerunArgs);
+    if (*diffCmd) return traceDiffCommand(diffArgs);
     if (*dapCmd) {
       if (*portOpt) dapArgs.port = dapPort;
       if (*socketOpt) dapArgs.socket = dapSocket;

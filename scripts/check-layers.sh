@@ -20,8 +20,8 @@ layers=(
   "network: net"
   "control: control"
   "debug adapter: dap"
+  "runtime host: runtime"
   "unit tests: testrunner"
-  "runtime: runtime"
   "compare: compare"
   "command: cli"
 )

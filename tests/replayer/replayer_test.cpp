@@ -14,6 +14,7 @@
 
 #include "recorder/recorder.h"
 #include "tests/support/crafted_traces.h"
+#include "tests/support/golden_cases.h"
 #include "tests/support/trace_support.h"
 #include "vm/runtime/state_json.h"
 #include "vm/runtime/stimulus.h"
@@ -818,59 +819,11 @@ TEST(Replayer, AStepWithNowhereToGoEndsAtTheFaultTheRecordingEndsInNeverGoingBac
 
 }  // namespace
 
-namespace {
-
-// One golden program (tests/golden/README.md): its files and directives.
-struct GoldenCase {
-  std::string name;
-  std::vector<std::string> files;
-  uint64_t cycles = 1;
-  int64_t forNs = -1;
-  std::string inputs;
-  int expectExit = 0;
-};
-
-std::vector<GoldenCase> goldenCases() {
-  const fs::path dir = fs::path(SCANBACK_SOURCE_DIR) / "tests" / "golden";
-  std::vector<GoldenCase> cases;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    GoldenCase c;
-    c.name = e.path().stem().string();
-    if (e.is_directory()) {
-      c.files = stFilesIn(e.path());
-    } else if (e.path().extension() == ".st") {
-      c.files.push_back(e.path().string());
-    }
-    if (c.files.empty()) continue;
-    std::ifstream in(c.files.front());
-    std::string line;
-    while (std::getline(in, line) && line.rfind("// @", 0) == 0) {
-      std::istringstream words(line.substr(4));
-      std::string key, value;
-      words >> key >> value;
-      if (key == "cycles") c.cycles = std::stoull(value);
-      if (key == "inputs") c.inputs = (fs::path(c.files.front()).parent_path() / value).string();
-      if (key == "expect-exit") c.expectExit = std::stoi(value);
-      if (key == "for") {
-        const size_t digits = value.find_first_not_of("0123456789");
-        const int64_t n = std::stoll(value.substr(0, digits));
-        const std::string unit = value.substr(digits);
-        c.forNs = n * (unit == "ms" ? 1'000'000 : unit == "s" ? 1'000'000'000 : unit == "us" ? 1'000 : 1);
-      }
-    }
-    cases.push_back(c);
-  }
-  std::sort(cases.begin(), cases.end(), [](const GoldenCase& a, const GoldenCase& b) { return a.name < b.name; });
-  return cases;
-}
-
-}  // namespace
-
 // Every golden program: record it, then every sought position (random ones, each cycle's first
 // and last boundary) equals a fresh run stopped there.
 TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
   size_t programs = 0, positions = 0;
-  for (const GoldenCase& g : goldenCases()) {
+  for (const test::GoldenCase& g : test::goldenCases()) {
     if (g.expectExit == 1 || g.expectExit == 2) continue;  // nothing runs
     SCOPED_TRACE(g.name);
     auto program = mustCompileSourceFiles(g.files);
@@ -882,15 +835,7 @@ TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
       ASSERT_TRUE(s) << error;
       stimulus = *s;
     }
-    uint64_t cycles = g.cycles;
-    if (g.forNs >= 0) {  // every cycle released before the time
-      Runtime probe(program);
-      cycles = 0;
-      while (probe.nextCycle().startNs < g.forNs) {
-        probe.runCycle();
-        ++cycles;
-      }
-    }
+    const uint64_t cycles = test::goldenCycles(g, program);
     const TempTrace path("golden_" + g.name);
     recordCycles(program, path, cycles, 3, stimulus);
     auto replayer = replay::Replayer::open(path.string(), {}, error);

@@ -13,6 +13,7 @@
 #include "replayer/replayer.h"
 #include "testrunner/testrunner.h"
 #include "tests/support/shell.h"
+#include "tests/support/xml_check.h"
 #include "tests/traces/trace_test_support.h"
 #include "vm/compiler/compiler.h"
 
@@ -475,68 +476,6 @@ test::ShellResult scanback(const std::string& args, const fs::path& dir) {
 
 void writeFile(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
-// A small check that `xml` is well-formed: elements nest and close, attribute values are quoted,
-// and '&' only starts one of the five entities or a character reference.
-bool wellFormed(const std::string& xml, std::string& why) {
-  std::vector<std::string> open;
-  size_t i = 0;
-  if (xml.rfind("<?xml ", 0) == 0) i = xml.find("?>") + 2;
-  while (i < xml.size()) {
-    if (xml[i] == '&') {
-      const size_t semi = xml.find(';', i);
-      const std::string entity = semi == std::string::npos ? "" : xml.substr(i, semi - i + 1);
-      if (entity != "&amp;" && entity != "&lt;" && entity != "&gt;" && entity != "&quot;" && entity != "&apos;" &&
-          entity.rfind("&#", 0) != 0) {
-        why = "bad entity at " + std::to_string(i);
-        return false;
-      }
-      i = semi + 1;
-      continue;
-    }
-    if (xml[i] != '<') {
-      if (xml[i] == '>') {
-        why = "stray '>' at " + std::to_string(i);
-        return false;
-      }
-      ++i;
-      continue;
-    }
-    const bool closing = xml[i + 1] == '/';
-    size_t j = i + (closing ? 2 : 1);
-    const size_t nameEnd = xml.find_first_of(" />", j);
-    const std::string name = xml.substr(j, nameEnd - j);
-    j = nameEnd;
-    char quote = 0;
-    for (; j < xml.size() && (quote || xml[j] != '>'); ++j) {
-      if (quote && xml[j] == quote)
-        quote = 0;
-      else if (!quote && (xml[j] == '"' || xml[j] == '\''))
-        quote = xml[j];
-      else if (quote && xml[j] == '<') {
-        why = "'<' in an attribute at " + std::to_string(j);
-        return false;
-      }
-    }
-    if (j >= xml.size()) {
-      why = "unclosed tag " + name;
-      return false;
-    }
-    const bool empty = xml[j - 1] == '/';
-    if (closing) {
-      if (open.empty() || open.back() != name) {
-        why = "</" + name + "> closes nothing open";
-        return false;
-      }
-      open.pop_back();
-    } else if (!empty) {
-      open.push_back(name);
-    }
-    i = j + 1;
-  }
-  if (!open.empty()) why = "<" + open.back() + "> is not closed";
-  return open.empty();
-}
-
 TEST(TestCommand, ExitCodesLinesAndSummary) {
   TempDir dir;
   writeFile(dir.path / "lib.st", kLibrary);
@@ -604,7 +543,7 @@ END_TEST_PROGRAM
   EXPECT_EQ(r.exitCode, 1) << r.err;
   const std::string xml = readText(dir.path / "out" / "results.xml");
   std::string why;
-  EXPECT_TRUE(wellFormed(xml, why)) << why << "\n" << xml;
+  EXPECT_TRUE(test::wellFormedXml(xml, why)) << why << "\n" << xml;
   EXPECT_NE(xml.find("<testcase name=\"Fine\" classname=\"mixed_test\" file=\"mixed_test.st\" line=\"1\""),
             std::string::npos)
       << xml;
@@ -614,7 +553,7 @@ END_TEST_PROGRAM
   EXPECT_NE(xml.find("tests=\"2\" failures=\"1\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("got &apos;x&#10;y&apos;"), std::string::npos) << xml;
   std::string bad = "<a><b></a>";
-  EXPECT_FALSE(wellFormed(bad, why));  // the check itself can fail
+  EXPECT_FALSE(test::wellFormedXml(bad, why));  // the check itself can fail
 }
 
 // Issue 27: a STRING may hold any byte; the report must still be UTF-8 and XML 1.0. A byte that is

@@ -7,11 +7,6 @@
 
 namespace scanback {
 
-namespace {
-
-std::string typeText(const Type& t) { return t.name.empty() ? "?" : t.name; }
-
-// Same storage and meaning for a value stored as one machine value (or a string).
 bool sameValueType(const Type& a, const Type& b) {
   if (a.kind != b.kind || a.size != b.size) return false;
   switch (a.kind) {
@@ -28,6 +23,10 @@ bool sameValueType(const Type& a, const Type& b) {
     default: return true;
   }
 }
+
+namespace {
+
+std::string typeText(const Type& t) { return t.name.empty() ? "?" : t.name; }
 
 class Planner {
  public:

@@ -41,6 +41,11 @@ std::string reloadBlocker(const Program& from, const Program& to);
 
 ReloadPlan planReload(const Program& from, const Program& to);
 
+// Whether a value of type `a` keeps its meaning as a value of type `b`: the same storage and kind
+// for a value stored as one machine value or a string (enumerations: the same members and values).
+// What the plan keeps, and what `scanback trace diff` compares between two versions.
+bool sameValueType(const Type& a, const Type& b);
+
 // Fills `toImage` (the new program's image size, holding its initial image) with the kept values
 // of `fromImage`. REF slots that pointed at kept storage point at its new place; others become
 // NULL.

@@ -62,6 +62,34 @@ CycleStart Runtime::nextCycle() const {
   return CycleStart{cycle_, best, bestTime};
 }
 
+bool Runtime::startAt(uint64_t cycle, uint32_t task, int64_t startNs) {
+  const Program& p = vm_.program();
+  if (task >= p.tasks.size() || startNs < 0 || startNs == kClockEndNs || startNs % p.tasks[task].intervalNs != 0)
+    return false;
+  std::vector<uint64_t> releases(p.tasks.size());
+  for (uint32_t t = 0; t < p.tasks.size(); ++t) {
+    // Releases before startNs, and the one at startNs when the tie goes to t (nextCycle(): the
+    // lower PRIORITY, then the task declared first).
+    const int64_t interval = p.tasks[t].intervalNs;
+    uint64_t n = static_cast<uint64_t>(startNs / interval + (startNs % interval != 0 ? 1 : 0));
+    const bool first =
+        p.tasks[t].priority < p.tasks[task].priority || (p.tasks[t].priority == p.tasks[task].priority && t < task);
+    if (startNs % interval == 0 && first) ++n;
+    releases[t] = n;
+  }
+  const std::vector<uint64_t> saved = releases_;
+  const uint64_t savedCycle = cycle_;
+  releases_ = std::move(releases);
+  cycle_ = cycle;
+  const CycleStart next = nextCycle();
+  if (next.task != task || next.startNs != startNs) {
+    releases_ = saved;
+    cycle_ = savedCycle;
+    return false;
+  }
+  return true;
+}
+
 void applyWrite(uint8_t* image, uint32_t imageSize, const ExternalWrite& w) {
   if (w.offset >= imageSize || w.bytes.size() > imageSize - w.offset) return;
   if (w.bit >= 0) {

@@ -85,6 +85,11 @@ class Runtime {
   bool clockEnded() const { return nextCycle().startNs == kClockEndNs; }
   // Cycles completed since the start.
   uint64_t cycle() const { return cycle_; }
+  // Moves the schedule, between cycles, to where the next cycle is cycle number `cycle`, the release
+  // of `task` at `startNs` (a rerun that starts at a recorded keyframe, compare/rerun.h): every task
+  // counts the releases the schedule makes before that one. False, with nothing changed, when
+  // `task` is never released at `startNs`.
+  bool startAt(uint64_t cycle, uint32_t task, int64_t startNs);
 
   // Latches inputs, applies queued writes and starts the next cycle; run() then executes it.
   void startCycle();
