@@ -73,12 +73,17 @@ class NodeArena {
     NodeArena* arena = NodeArena::current();                       \
     return arena ? arena->allocate(bytes) : ::operator new(bytes); \
   }                                                                \
-  static void operator delete(T* node, std::destroying_delete_t) { \
-    const bool inArena = node->inArena;                            \
-    node->~T();                                                    \
-    if (!inArena) ::operator delete(node);                         \
-  }                                                                \
+  static void operator delete(T* node, std::destroying_delete_t);  \
   bool inArena = NodeArena::current() != nullptr
+
+// Its delete, defined once every node type is complete (a node's destructor destroys members of
+// types declared after it: clang instantiates it where the delete is defined).
+#define SCANBACK_AST_NODE_DELETE(T)                                   \
+  inline void T::operator delete(T* node, std::destroying_delete_t) { \
+    const bool inArena = node->inArena;                               \
+    node->~T();                                                       \
+    if (!inArena) ::operator delete(node);                            \
+  }
 
 // ---------------------------------------------------------------- expressions
 
@@ -409,5 +414,10 @@ struct CompilationUnit {
   std::vector<VarDecl> globals;  // VAR_GLOBAL blocks at file level
   std::vector<Configuration> configurations;
 };
+
+SCANBACK_AST_NODE_DELETE(Expr)
+SCANBACK_AST_NODE_DELETE(Initializer)
+SCANBACK_AST_NODE_DELETE(TypeRef)
+SCANBACK_AST_NODE_DELETE(Stmt)
 
 }  // namespace scanback::ast
