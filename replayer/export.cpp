@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "replayer/signals.h"
 #include "vm/base/version.h"
 #include "vm/runtime/wide_values.h"
 
@@ -73,9 +74,9 @@ std::vector<std::string> pathParts(const std::string& path) {
   return parts;
 }
 
-struct Signal {
-  VariableLocation where;
-  SignalKind kind = SignalKind::Integer;
+// A signal as a column (CSV) or a VCD variable.
+struct Column {
+  Signal signal;
   uint32_t bits = 1;  // integers: the VCD vector width
   std::string id;     // VCD
   std::string last;   // the last value, formatted (CSV text or VCD value change)
@@ -92,9 +93,9 @@ struct Signal {
 };
 
 // The VCD value change of `s` as read from `image` ("1!", "b101 \"", "r2.5 #", "sRed $").
-std::string vcdValue(const Program& program, const Signal& s, const uint8_t* image) {
-  const VariableLocation& v = s.where;
-  switch (s.kind) {
+std::string vcdValue(const Program& program, const Column& s, const uint8_t* image) {
+  const VariableLocation& v = s.signal.where;
+  switch (s.signal.kind) {
     case SignalKind::Bool:
       return fmt::format("{}{}", *numericValue(image, v.offset, v.bit, *v.type) != 0 ? 1 : 0, s.id);
     case SignalKind::Real: {
@@ -128,7 +129,7 @@ std::string vcdValue(const Program& program, const Signal& s, const uint8_t* ima
 struct Scope {
   std::string name;
   std::vector<std::unique_ptr<Scope>> children;
-  std::vector<std::pair<std::string, Signal*>> variables;
+  std::vector<std::pair<std::string, Column*>> variables;
   Scope* child(const std::string& childName) {
     for (auto& c : children)
       if (c->name == childName) return c.get();
@@ -141,7 +142,7 @@ struct Scope {
 void writeScope(std::ostream& out, const Scope& scope) {
   out << "$scope module " << vcdText(scope.name) << " $end\n";
   for (const auto& [name, s] : scope.variables) {
-    switch (s->kind) {
+    switch (s->signal.kind) {
       case SignalKind::Bool: out << "$var wire 1 " << s->id << " " << vcdText(name) << " $end\n"; break;
       case SignalKind::Integer:
         out << "$var integer " << s->bits << " " << s->id << " " << vcdText(name) << " $end\n";
@@ -159,16 +160,15 @@ void writeScope(std::ostream& out, const Scope& scope) {
 
 bool exportSignals(Replayer& r, const ExportOptions& options, std::ostream& out, std::string& error) {
   const Program& program = r.program();
-  std::vector<Signal> signals;
+  std::vector<Column> signals;
   std::vector<Watch> watches;
   for (const VariableLocation& v : options.variables) {
-    Signal s;
-    s.where = v;
-    s.kind = signalKind(*v.type);
+    Column s;
+    s.signal = signalOf(v);
     s.bits = std::max<uint32_t>(8, v.type->size * 8);
     s.id = vcdId(signals.size());
+    watches.push_back(s.signal.watch());
     signals.push_back(std::move(s));
-    watches.push_back(Watch{v.offset, v.bit >= 0 ? 1u : std::max<uint32_t>(v.type->size, 1), v.bit});
   }
   const uint64_t first = options.firstCycle, last = options.lastCycle;
   auto progress = [&](uint64_t cycle) {
@@ -177,7 +177,7 @@ bool exportSignals(Replayer& r, const ExportOptions& options, std::ostream& out,
   bool ok = false;
   if (options.format == ExportFormat::Csv) {
     out << "cycle,time";
-    for (const Signal& s : signals) out << ',' << csvField(s.where.path);
+    for (const Column& s : signals) out << ',' << csvField(s.signal.where.path);
     out << '\n';
     std::string row;
     bool firstRow = true;
@@ -186,9 +186,10 @@ bool exportSignals(Replayer& r, const ExportOptions& options, std::ostream& out,
         [&](uint64_t cycle, int64_t startNs, const uint8_t* image) {
           row = fmt::format("{},{}", cycle, startNs);
           for (size_t i = 0; i < signals.size(); ++i) {
-            Signal& s = signals[i];
+            Column& s = signals[i];
+            const VariableLocation& v = s.signal.where;
             if (s.changed(watches[i], image, firstRow))
-              s.last = csvField(formatValue(program, image, s.where.offset, s.where.bit, *s.where.type));
+              s.last = csvField(formatValue(program, image, v.offset, v.bit, *v.type));
             row += ',';
             row += s.last;
           }
@@ -205,8 +206,8 @@ bool exportSignals(Replayer& r, const ExportOptions& options, std::ostream& out,
     out << "$timescale 1ns $end\n";
     Scope root;
     Scope* globals = nullptr;
-    for (Signal& s : signals) {
-      std::vector<std::string> parts = pathParts(s.where.path);
+    for (Column& s : signals) {
+      std::vector<std::string> parts = pathParts(s.signal.where.path);
       Scope* scope = &root;
       // A global is not inside a program instance: they share one scope.
       bool inInstance = false;
@@ -229,7 +230,7 @@ bool exportSignals(Replayer& r, const ExportOptions& options, std::ostream& out,
           // timestamp, the last value of each.
           std::string changes;
           for (size_t i = 0; i < signals.size(); ++i) {
-            Signal& s = signals[i];
+            Column& s = signals[i];
             if (!s.changed(watches[i], image, !dumped)) continue;
             std::string value = vcdValue(program, s, image);
             if (dumped && value == s.last) continue;

@@ -23,21 +23,11 @@ constexpr const char* kAttachIsReadOnly =
 // as it was, disconnected.
 Reply attachRequest(Session& session, const json& args) {
   if (session.launched()) throw DapError("a program is launched or attached already");
-  const auto endpointText = optionalMember<std::string>(args, "endpoint");
-  if (!endpointText || endpointText->empty())
-    throw DapError(
-        "missing argument 'endpoint': the runtime's control endpoint, unix:///path.sock or "
-        "tcp://127.0.0.1:PORT");
-  if (const auto cwd = optionalMember<std::string>(args, "cwd")) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(*cwd, ec)) throw DapError(fmt::format("'cwd' {} is not a directory", *cwd));
-  }
+  const AttachArguments attach = readAttachArguments(args);
   std::string error;
   AttachOptions options;
-  const std::optional<control::Endpoint> endpoint = control::parseEndpoint(*endpointText, error);
-  if (!endpoint) throw DapError(fmt::format("'endpoint': {}", error));
-  options.endpoint = *endpoint;
-  options.token = optionalMember<std::string>(args, "authToken");
+  options.endpoint = attach.endpoint;
+  options.token = attach.authToken;
   std::unique_ptr<HistoryFeed> feed = attachFeed(options, session.targetListener(), error);
   if (!feed) throw DapError(fmt::format("cannot attach: {}", error));
   std::unique_ptr<ReplayTarget> target =
@@ -45,13 +35,10 @@ Reply attachRequest(Session& session, const json& args) {
   if (!target) throw DapError(fmt::format("cannot attach: {}", error));
   target->setReadOnlyReason(kAttachIsReadOnly);
   std::shared_ptr<const Program> program = target->program();
-  const std::string cwd = optionalMember<std::string>(args, "cwd").value_or(std::filesystem::current_path().string());
-  session.output("console", fmt::format("attached to {} (program {}); the runtime runs on\n", endpoint->text(),
+  const std::string cwd = attach.cwd.value_or(std::filesystem::current_path().string());
+  session.output("console", fmt::format("attached to {} (program {}); the runtime runs on\n", attach.endpoint.text(),
                                         program->hash.substr(0, 12)));
   session.stopOnEntry = false;
-  json kept = args;
-  kept.erase("authToken");
-  session.launchArguments = std::move(kept);
   session.stopDebuggee = [options](std::string& why) { return stopRuntime(options, why); };
   session.setTarget(std::move(target), program, cwd);
   session.applyStops();

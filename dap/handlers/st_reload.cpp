@@ -36,9 +36,12 @@ Reply stReloadRequest(Session& session, const json& args) {
   if (stop && stop->reason == StopReason::Exception)
     throw DapError(
         "the program is stopped at a fault and ends when it goes on: launch it again to run the new version");
-  const json& launch = session.launchArguments;
-  const fs::path cwd = launch.value("cwd", fs::current_path().string());
-  const json programArgument = args.contains("program") ? args["program"] : launch.value("program", json());
+  // Defaults from the launch (none for a replayed or attached session, which is read-only anyway).
+  const std::optional<LaunchArguments>& launch = session.launchArguments;
+  const fs::path cwd = launch ? launch->cwd : fs::current_path().string();
+  const std::vector<std::string> programArgument = args.contains("program") || !launch || launch->program.empty()
+                                                       ? readProgramArgument(args.value("program", json()))
+                                                       : launch->program;
   std::shared_ptr<const Program> program = compileProgramArgument(session, programArgument, cwd);
 
   // Planned from the newest version: the one the target runs when this takes effect.
@@ -46,8 +49,7 @@ Reply stReloadRequest(Session& session, const json& args) {
   if (const std::string why = reloadBlocker(current, *program); !why.empty())
     throw DapError(fmt::format("cannot reload: {}; restart the session to run the new version", why));
   ReloadRequest request{program, planReload(current, *program), std::nullopt};
-  if (const auto inputs = optionalMember<std::string>(launch, "inputs"))
-    request.stimulus = loadInputsArgument(*inputs, cwd, *program);
+  if (launch && launch->inputs) request.stimulus = loadInputsArgument(*launch->inputs, cwd, *program);
   const ReloadPlan& plan = request.plan;
   json body{{"programHash", program->hash}, {"kept", plan.kept}, {"reset", plan.reset}, {"removed", plan.removed}};
   std::string summary =

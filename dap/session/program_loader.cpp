@@ -13,19 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The files `program` names: one path, or an array of paths and glob patterns, relative to `cwd`.
-std::vector<std::string> programFiles(const json& program, const fs::path& cwd) {
-  std::vector<std::string> patterns;
-  if (program.is_string()) {
-    patterns.push_back(program.get<std::string>());
-  } else if (program.is_array() && !program.empty()) {
-    for (const json& p : program) {
-      if (!p.is_string()) throw DapError("'program' must be a file path or an array of file paths");
-      patterns.push_back(p.get<std::string>());
-    }
-  } else {
-    throw DapError("'program' must be a file path or an array of file paths");
-  }
+// The files `patterns` name (paths and glob patterns, relative to `cwd`).
+std::vector<std::string> programFiles(const std::vector<std::string>& patterns, const fs::path& cwd) {
   std::vector<std::string> files;
   for (const std::string& pattern : patterns) {
     const fs::path full = fs::path(pattern).is_absolute() ? fs::path(pattern) : cwd / pattern;
@@ -46,7 +35,8 @@ std::vector<std::string> programFiles(const json& program, const fs::path& cwd) 
 
 }  // namespace
 
-std::shared_ptr<const Program> compileProgramArgument(Session& session, const json& program, const fs::path& cwd) {
+std::shared_ptr<const Program> compileProgramArgument(Session& session, const std::vector<std::string>& program,
+                                                      const fs::path& cwd) {
   const std::vector<std::string> files = programFiles(program, cwd);
   Diagnostics diagnostics;
   SourceSet sources = loadSourceFiles(files, diagnostics);

@@ -14,9 +14,9 @@ namespace scanback::dap {
 
 class Session;
 
-// `program`: a file path, or an array of paths and glob patterns, relative to `cwd`. Warnings go
-// out as `output`; a compile error is a DapError with the diagnostics (also sent as `output`).
-std::shared_ptr<const Program> compileProgramArgument(Session& session, const json& program,
+// `program` (readProgramArgument): paths and glob patterns, relative to `cwd`. Warnings go out as
+// `output`; a compile error is a DapError with the diagnostics (also sent as `output`).
+std::shared_ptr<const Program> compileProgramArgument(Session& session, const std::vector<std::string>& program,
                                                       const std::filesystem::path& cwd);
 
 // The stimulus CSV `inputs` (relative to `cwd`) resolved for `program`; DapError when it does not fit.

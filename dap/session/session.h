@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "dap/protocol/arguments.h"
 #include "dap/protocol/protocol.h"
 #include "dap/session/breakpoints.h"
 #include "dap/session/history_reader.h"
@@ -104,8 +105,9 @@ class Session final : private TargetListener {
   bool stopOnEntry = false;
   // An attached session: stops the runtime (disconnect with terminateDebuggee). False with `error`.
   std::function<bool(std::string&)> stopDebuggee;
-  // The launch's arguments (stReload defaults to its `program`, `cwd` and `inputs`).
-  json launchArguments;
+  // A launched session's arguments (stReload defaults to its `program`, `cwd` and `inputs`); none
+  // before `launch`, and for an attached session.
+  std::optional<LaunchArguments> launchArguments;
   bool configurationDone = false;
   bool initialized = false;
   // Ends the session once the current response is sent.

@@ -16,18 +16,12 @@
 #include <optional>
 #include <string>
 
+#include "dap/protocol/arguments.h"  // StartAt
 #include "dap/targets/run_control.h"
 #include "dap/targets/stop_checker.h"
 #include "replayer/replayer.h"
 
 namespace scanback::dap {
-
-// Where a replay session stops first.
-struct StartAt {
-  enum class Kind { End, Start, Cycle };
-  Kind kind = Kind::End;
-  uint64_t cycle = 0;
-};
 
 class ReplayEngine {
  public:

@@ -1,0 +1,117 @@
+#include "dap/protocol/arguments.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace scanback::dap {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// `cwd` as given, when it names a directory (DapError when it does not).
+std::optional<std::string> cwdArgument(const json& args) {
+  std::optional<std::string> cwd = optionalMember<std::string>(args, "cwd");
+  std::error_code ec;
+  if (cwd && !fs::is_directory(*cwd, ec)) throw DapError(fmt::format("'cwd' {} is not a directory", *cwd));
+  return cwd;
+}
+
+// `startAt`: "end" (the default), "start", or a cycle number.
+StartAt startAtArgument(const json& args) {
+  StartAt at;
+  if (!args.contains("startAt")) return at;
+  const json& value = args["startAt"];
+  if (value == "end") return at;
+  if (value == "start") {
+    at.kind = StartAt::Kind::Start;
+    return at;
+  }
+  if (value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0)) {
+    at.kind = StartAt::Kind::Cycle;
+    at.cycle = value.get<uint64_t>();
+    return at;
+  }
+  throw DapError(fmt::format("'startAt' must be \"end\", \"start\" or a cycle number, not {}", value.dump()));
+}
+
+// `record`: a trace path, true (the default: a temporary trace) or false (no history).
+RecordArgument recordArgument(const json& args) {
+  RecordArgument record;
+  const json value = args.contains("record") ? args["record"] : json(true);
+  if (value == true) return record;
+  if (value == false) {
+    record.kind = RecordArgument::Kind::Off;
+    return record;
+  }
+  if (!value.is_string() || value.get<std::string>().empty())
+    throw DapError(fmt::format("'record' must be a trace path, true or false, not {}", value.dump()));
+  record.kind = RecordArgument::Kind::Path;
+  record.path = value.get<std::string>();
+  return record;
+}
+
+}  // namespace
+
+std::vector<std::string> readProgramArgument(const json& program) {
+  std::vector<std::string> patterns;
+  if (program.is_string()) {
+    patterns.push_back(program.get<std::string>());
+  } else if (program.is_array() && !program.empty()) {
+    for (const json& p : program) {
+      if (!p.is_string()) throw DapError("'program' must be a file path or an array of file paths");
+      patterns.push_back(p.get<std::string>());
+    }
+  } else {
+    throw DapError("'program' must be a file path or an array of file paths");
+  }
+  return patterns;
+}
+
+LaunchArguments readLaunchArguments(const json& args) {
+  LaunchArguments launch;
+  launch.cwd = cwdArgument(args).value_or(fs::current_path().string());
+  if (args.contains("trace")) {
+    if (args.contains("program"))
+      throw DapError("give 'program' (run it live) or 'trace' (replay a recording), not both");
+    launch.trace = optionalMember<std::string>(args, "trace");
+    if (!launch.trace || launch.trace->empty()) throw DapError("'trace' must be the path of a trace file");
+    launch.startAt = startAtArgument(args);
+    return launch;
+  }
+  if (!args.contains("program"))
+    throw DapError("missing argument 'program' (the ST file, or an array of files) or 'trace' (a recording to replay)");
+  launch.program = readProgramArgument(args["program"]);
+  if (const std::optional<int64_t> cycles = optionalMember<int64_t>(args, "cycles")) {
+    if (*cycles < 0) throw DapError("'cycles' must not be negative");
+    launch.cycles = static_cast<uint64_t>(*cycles);
+  }
+  launch.realtime = optionalMember<bool>(args, "realtime").value_or(true);
+  launch.inputs = optionalMember<std::string>(args, "inputs");
+  launch.record = recordArgument(args);
+  launch.keepTrace = optionalMember<bool>(args, "keepTrace").value_or(false);
+  launch.nonstop = optionalMember<bool>(args, "nonstop").value_or(false);
+  if (launch.nonstop && launch.record.kind == RecordArgument::Kind::Off)
+    throw DapError("'nonstop' works on the recorded history: it cannot be combined with 'record': false");
+  launch.stopOnEntry = optionalMember<bool>(args, "stopOnEntry").value_or(false);
+  return launch;
+}
+
+AttachArguments readAttachArguments(const json& args) {
+  const std::optional<std::string> endpoint = optionalMember<std::string>(args, "endpoint");
+  if (!endpoint || endpoint->empty())
+    throw DapError(
+        "missing argument 'endpoint': the runtime's control endpoint, unix:///path.sock or "
+        "tcp://127.0.0.1:PORT");
+  AttachArguments attach;
+  attach.cwd = cwdArgument(args);
+  std::string error;
+  const std::optional<control::Endpoint> parsed = control::parseEndpoint(*endpoint, error);
+  if (!parsed) throw DapError(fmt::format("'endpoint': {}", error));
+  attach.endpoint = *parsed;
+  attach.authToken = optionalMember<std::string>(args, "authToken");
+  return attach;
+}
+
+}  // namespace scanback::dap
