@@ -161,10 +161,10 @@ int Server::run() {
     if (r.isError()) {
       // The message's id is unknown: JSON-RPC answers with a null one.
       options_.log(r.error.toString());
-      const bool notJson = r.error.what.find("not JSON") != std::string::npos ||
-                           r.error.what.find("UTF-8") != std::string::npos ||
-                           r.error.what.find("nests") != std::string::npos;
-      replyError(nullptr, notJson ? kParseError : kInvalidRequest, r.error.toString());
+      // JSON that is not an object is an Invalid Request; anything that could not be read as JSON
+      // (a bad header, a body that is not UTF-8 or not JSON) a Parse error.
+      const bool notObject = r.error.what.find("not an object") != std::string::npos;
+      replyError(nullptr, notObject ? kInvalidRequest : kParseError, r.error.toString());
       continue;
     }
     handle(r.message);
