@@ -244,7 +244,7 @@ TEST(Lsp, WarningsArePublishedWithTheirSeverity) {
 
 // ------------------------------------------------------------------ navigation on the plant
 
-class Plant : public ::testing::Test {
+class LspPlant : public ::testing::Test {
  protected:
   void SetUp() override {
     client.initialize(kPlant);
@@ -258,7 +258,7 @@ class Plant : public ::testing::Test {
   std::string programs, fbs, programsText, fbsText;
 };
 
-TEST_F(Plant, DocumentSymbolsOutlineThePousAndTheirVariables) {
+TEST_F(LspPlant, DocumentSymbolsOutlineThePousAndTheirVariables) {
   const json symbols = resultOf(client.request("textDocument/documentSymbol", {{"textDocument", textDocument(fbs)}}));
   EXPECT_EQ(checkDocumentSymbols(symbols), "");
   const json* pid = nullptr;
@@ -275,7 +275,7 @@ TEST_F(Plant, DocumentSymbolsOutlineThePousAndTheirVariables) {
   EXPECT_TRUE(kp && reset) << pid->dump();
 }
 
-TEST_F(Plant, WorkspaceSymbolsFindDeclarationsInEveryFile) {
+TEST_F(LspPlant, WorkspaceSymbolsFindDeclarationsInEveryFile) {
   const json symbols = resultOf(client.request("workspace/symbol", {{"query", "pidc"}}));
   EXPECT_EQ(checkSymbolInformation(symbols), "");
   ASSERT_EQ(symbols.size(), 1u);
@@ -287,7 +287,7 @@ TEST_F(Plant, WorkspaceSymbolsFindDeclarationsInEveryFile) {
   EXPECT_TRUE(lineState);
 }
 
-TEST_F(Plant, DefinitionAndDeclarationJumpAcrossFiles) {
+TEST_F(LspPlant, DefinitionAndDeclarationJumpAcrossFiles) {
   // `motor.Reset()`: the method of MotorCtl in fbs.st.
   json loc =
       resultOf(client.request("textDocument/definition", at(programs, positionOf(programsText, "motor.Reset", 0, 7))));
@@ -314,7 +314,7 @@ TEST_F(Plant, DefinitionAndDeclarationJumpAcrossFiles) {
       resultOf(client.request("textDocument/definition", at(programs, positionOf(programsText, "END_VAR")))).is_null());
 }
 
-TEST_F(Plant, ReferencesFindEveryUseAndOnlyThoseOfTheSymbol) {
+TEST_F(LspPlant, ReferencesFindEveryUseAndOnlyThoseOfTheSymbol) {
   const json refs =
       resultOf(client.request("textDocument/references", {{"textDocument", textDocument(programs)},
                                                           {"position", positionOf(programsText, "hornLatch")},
@@ -346,7 +346,7 @@ TEST_F(Plant, ReferencesFindEveryUseAndOnlyThoseOfTheSymbol) {
   EXPECT_GE(resets.size(), 2u);
 }
 
-TEST_F(Plant, HoverShowsTypeAddressInitialValueAndComment) {
+TEST_F(LspPlant, HoverShowsTypeAddressInitialValueAndComment) {
   json h = resultOf(client.request("textDocument/hover", at(programs, positionOf(programsText, "startPb", 1, 1))));
   EXPECT_EQ(checkHover(h), "");
   const std::string v = h["contents"]["value"];
@@ -367,7 +367,7 @@ TEST_F(Plant, HoverShowsTypeAddressInitialValueAndComment) {
   EXPECT_NE(scale.find("Scale a raw analog input"), std::string::npos) << scale;
 }
 
-TEST_F(Plant, CompletionOffersMembersParametersNamesKeywordsAndSnippets) {
+TEST_F(LspPlant, CompletionOffersMembersParametersNamesKeywordsAndSnippets) {
   // After `motor.`: MotorCtl's variables and methods, no locals.
   json r =
       resultOf(client.request("textDocument/completion", at(programs, positionOf(programsText, "motor.Reset", 0, 6))));
@@ -408,7 +408,7 @@ TEST_F(Plant, CompletionOffersMembersParametersNamesKeywordsAndSnippets) {
   EXPECT_TRUE(has(l, "IN := ") && has(l, "PT := ") && has(l, "Q => ")) << r.dump();
 }
 
-TEST_F(Plant, SignatureHelpFollowsTheArguments) {
+TEST_F(LspPlant, SignatureHelpFollowsTheArguments) {
   // A user function: `ScaleAnalog(raw, lo, hi)` as TankControl calls it.
   const size_t call = programsText.find("ScaleAnalog(");
   ASSERT_NE(call, std::string::npos);
@@ -429,7 +429,7 @@ TEST_F(Plant, SignatureHelpFollowsTheArguments) {
   EXPECT_NE(r["signatures"][0]["label"].get<std::string>().find("fillTimer("), std::string::npos) << r.dump();
 }
 
-TEST_F(Plant, SemanticTokensMarkEnumValuesInstancesAndAddresses) {
+TEST_F(LspPlant, SemanticTokensMarkEnumValuesInstancesAndAddresses) {
   const json legend = resultOf(client.request("workspace/symbol", {{"query", "x"}}));  // any request: the server is up
   (void)legend;
   json r = resultOf(client.request("textDocument/semanticTokens/full", {{"textDocument", textDocument(programs)}}));
@@ -452,7 +452,7 @@ TEST_F(Plant, SemanticTokensMarkEnumValuesInstancesAndAddresses) {
   EXPECT_EQ(found, 3);
 }
 
-TEST_F(Plant, RenameOfAPouEditsEveryFileAndTheProjectStillCompiles) {
+TEST_F(LspPlant, RenameOfAPouEditsEveryFileAndTheProjectStillCompiles) {
   json prep = resultOf(client.request("textDocument/prepareRename", at(fbs, positionOf(fbsText, "PidCtrl"))));
   EXPECT_EQ(checkPrepareRename(prep), "");
   EXPECT_EQ(prep["placeholder"], "PidCtrl");
