@@ -356,16 +356,16 @@ void Server::loadWorkspace(const std::string& folder) {
     text << in.rdbuf();
     const std::string uri = pathToUri(p.string());
     onDisk_.insert(uri);
-    setFile(uri, std::make_shared<FileIndex>(uri, p.string(), text.str()));
+    setFile(uri, p.string(), std::make_shared<const std::string>(text.str()));
   }
   scheduleDiagnostics();
 }
 
 // ------------------------------------------------------------------ documents
 
-void Server::setFile(const std::string& uri, std::shared_ptr<const FileIndex> file) {
-  if (file)
-    files_[uri] = std::move(file);
+void Server::setFile(const std::string& uri, const std::string& path, std::shared_ptr<const std::string> text) {
+  if (text)
+    files_[uri] = File{path, std::move(text), nullptr};
   else
     files_.erase(uri);
   project_.reset();
@@ -374,7 +374,10 @@ void Server::setFile(const std::string& uri, std::shared_ptr<const FileIndex> fi
 const Project& Server::project() {
   if (!project_) {
     std::vector<std::shared_ptr<const FileIndex>> files;
-    for (const auto& [uri, f] : files_) files.push_back(f);
+    for (auto& [uri, f] : files_) {
+      if (!f.index) f.index = std::make_shared<const FileIndex>(uri, f.path, *f.text);
+      files.push_back(f.index);
+    }
     project_ = std::make_shared<const Project>(std::move(files));
   }
   return *project_;
@@ -388,7 +391,7 @@ void Server::didOpen(const json& params) {
   const json& version = member(doc, "version");
   if (version.is_number_integer()) d.version = version.get<int64_t>();
   const std::string path = uriToPath(uri).value_or(uri);
-  setFile(uri, std::make_shared<FileIndex>(uri, path, d.text));
+  setFile(uri, path, std::make_shared<const std::string>(d.text));
   open_[uri] = std::move(d);
   scheduleDiagnostics();
 }
@@ -418,7 +421,7 @@ void Server::didChange(const json& params) {
     d.text.replace(from, to - from, text);
   }
   if (const json& v = member(doc, "version"); v.is_number_integer()) d.version = v.get<int64_t>();
-  setFile(uri, std::make_shared<FileIndex>(uri, uriToPath(uri).value_or(uri), d.text));
+  setFile(uri, uriToPath(uri).value_or(uri), std::make_shared<const std::string>(d.text));
   it->second = std::move(d);
   scheduleDiagnostics();
 }
@@ -427,17 +430,17 @@ void Server::didClose(const json& params) {
   const std::string uri = stringMember(member(params, "textDocument"), "uri");
   if (open_.erase(uri) == 0) return;
   // A file of the workspace folder goes back to its content on disk; any other leaves the project.
-  std::shared_ptr<const FileIndex> replacement;
+  std::shared_ptr<const std::string> replacement;
+  const std::string path = uriToPath(uri).value_or(uri);
   if (onDisk_.count(uri)) {
-    const std::string path = uriToPath(uri).value_or("");
     std::ifstream in(path, std::ios::binary);
     if (in) {
       std::stringstream text;
       text << in.rdbuf();
-      replacement = std::make_shared<FileIndex>(uri, path, text.str());
+      replacement = std::make_shared<const std::string>(text.str());
     }
   }
-  setFile(uri, std::move(replacement));
+  setFile(uri, path, std::move(replacement));
   scheduleDiagnostics();
 }
 
@@ -446,7 +449,7 @@ void Server::didClose(const json& params) {
 void Server::scheduleDiagnostics() {
   std::vector<Snapshot> files;
   for (const auto& [uri, f] : files_) {
-    Snapshot s{f, std::nullopt};
+    Snapshot s{uri, f.path, f.text, std::nullopt};
     if (auto d = open_.find(uri); d != open_.end()) s.version = d->second.version;
     files.push_back(std::move(s));
   }
@@ -485,14 +488,16 @@ void Server::diagnosticsLoop() {
     std::vector<json> perFile(files.size(), json::array());
     try {
       SourceSet sources;
-      for (const Snapshot& s : files) sources.add(s.file->path(), s.file->text());
+      for (const Snapshot& s : files) sources.add(s.path, *s.text);
       Diagnostics diagnostics;
       compileProject(sources, diagnostics);
+      std::vector<LineMap> lines;
+      for (const Snapshot& s : files) lines.emplace_back(*s.text);
       for (const Diagnostic& d : diagnostics.items()) {
         const size_t f = d.span.file < files.size() ? d.span.file : 0;
         if (files.empty()) break;
         const int severity = d.severity == Severity::Error ? 1 : d.severity == Severity::Warning ? 2 : 3;
-        const Range r = files[f].file->lines().range(d.span, encoding_);
+        const Range r = lines[f].range(d.span, encoding_);
         perFile[f].push_back(json{{"range",
                                    {{"start", {{"line", r.start.line}, {"character", r.start.character}}},
                                     {"end", {{"line", r.end.line}, {"character", r.end.character}}}}},
@@ -510,8 +515,10 @@ void Server::diagnosticsLoop() {
     std::set<std::string> now;
     std::vector<json> messages;
     for (size_t i = 0; i < files.size(); ++i) {
-      const std::string& uri = files[i].file->uri();
-      if (perFile[i].empty() && !withDiagnostics_.count(uri)) continue;
+      const std::string& uri = files[i].uri;
+      // An open document hears of every compile of its text (its version says which); a file on
+      // disk only when it has diagnostics, or had some that are gone now.
+      if (perFile[i].empty() && !withDiagnostics_.count(uri) && !files[i].version) continue;
       if (!perFile[i].empty()) now.insert(uri);
       json params = {{"uri", uri}, {"diagnostics", std::move(perFile[i])}};
       if (files[i].version) params["version"] = *files[i].version;
@@ -519,7 +526,7 @@ void Server::diagnosticsLoop() {
     }
     // A file that left the project loses its diagnostics.
     for (const std::string& uri : withDiagnostics_)
-      if (std::none_of(files.begin(), files.end(), [&](const Snapshot& s) { return s.file->uri() == uri; }))
+      if (std::none_of(files.begin(), files.end(), [&](const Snapshot& s) { return s.uri == uri; }))
         messages.push_back(json{{"method", "textDocument/publishDiagnostics"},
                                 {"params", {{"uri", uri}, {"diagnostics", json::array()}}}});
     withDiagnostics_ = std::move(now);

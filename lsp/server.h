@@ -103,7 +103,8 @@ class Server {
   void didChange(const json& params);
   void didClose(const json& params);
   void loadWorkspace(const std::string& folder);
-  void setFile(const std::string& uri, std::shared_ptr<const FileIndex> file);
+  // The file's new text (null: it leaves the project). Its index is built when a request needs it.
+  void setFile(const std::string& uri, const std::string& path, std::shared_ptr<const std::string> text);
   const Project& project();
   // The file of a request's textDocument and the token and source position of its `position`.
   struct At {
@@ -134,14 +135,21 @@ class Server {
     std::string text;
     int64_t version = 0;
   };
-  std::map<std::string, Document> open_;                           // uri -> open document
-  std::set<std::string> onDisk_;                                   // uris of the workspace folder's files
-  std::map<std::string, std::shared_ptr<const FileIndex>> files_;  // uri -> its latest index
-  std::shared_ptr<const Project> project_;                         // null when files_ changed since
+  std::map<std::string, Document> open_;  // uri -> open document
+  std::set<std::string> onDisk_;          // uris of the workspace folder's files
+  struct File {
+    std::string path;
+    std::shared_ptr<const std::string> text;
+    std::shared_ptr<const FileIndex> index;  // of `text`; null until a request needs it
+  };
+  std::map<std::string, File> files_;       // uri -> its latest text
+  std::shared_ptr<const Project> project_;  // null when files_ changed since
 
   // Shared with the diagnostics thread.
   struct Snapshot {
-    std::shared_ptr<const FileIndex> file;
+    std::string uri;
+    std::string path;
+    std::shared_ptr<const std::string> text;
     std::optional<int64_t> version;
   };
   mutable std::mutex mutex_;
