@@ -739,8 +739,11 @@ json Server::signatureHelp(const json& params) {
   auto call = p.callAt(f, before);
   if (!call) return nullptr;
   const std::vector<const Symbol*> parameters = p.parameters(call->calleeType);
-  std::string name =
-      call->callee && call->callee->pou ? call->callee->name : std::string(f.tokens()[call->open - 1].text);
+  // The name as called: a POU's, an instance's (`fillTimer`), or the type of an initial value.
+  const LexToken& calleeToken = f.tokens()[call->open - 1];
+  const std::string name = call->callee                                ? call->callee->name
+                           : calleeToken.kind == TokenKind::Identifier ? std::string(calleeToken.text)
+                                                                       : call->calleeType;
   std::string label = name + "(";
   json params_ = json::array();
   for (size_t i = 0; i < parameters.size(); ++i) {
