@@ -226,6 +226,29 @@ TEST(Lsp, DiagnosticsOfAnEditReplaceTheDocumentsAndReachOtherFiles) {
   EXPECT_EQ(c.shutdown(), 0);
 }
 
+TEST(Lsp, ABurstOfEditsEndsWithTheLastVersionsDiagnosticsNeverAnOlderOneAfterIt) {
+  Folder f;
+  const std::string text = "PROGRAM P\nVAR\n  x : INT;\nEND_VAR\nx := 1;\nEND_PROGRAM\n";
+  const std::string path = f.write("p.st", text);
+  LspClient c;
+  c.initialize(f.path());
+  open(c, path, text);
+  // Twenty edits sent at once, alternately broken and fixed; the last one is broken.
+  for (int v = 2; v <= 21; ++v) change(c, path, v % 2 ? "PROGRAM P\nx := ;\nEND_PROGRAM\n" : text, v);
+  json p = c.waitForDiagnostics(uriOf(path), [](const json& d) { return d.value("version", 0) == 21; });
+  EXPECT_FALSE(p["diagnostics"].empty());
+  // Every publication so far came in version order (a compile of older text never lands last).
+  c.server().waitForDiagnostics();
+  EXPECT_EQ(resultOf(c.request("workspace/symbol", {{"query", "P"}})).size(), 1u);
+  int64_t last = 0;
+  for (const json& n : c.notifications())
+    if (n["params"]["uri"] == uriOf(path)) {
+      EXPECT_GE(n["params"]["version"].get<int64_t>(), last);
+      last = n["params"]["version"];
+    }
+  EXPECT_EQ(c.shutdown(), 0);
+}
+
 TEST(Lsp, WarningsArePublishedWithTheirSeverity) {
   Folder f;
   // CODESYS's implicit narrowing: a warning (docs/language.md), not an error.
