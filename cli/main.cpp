@@ -264,6 +264,10 @@ int main(int argc, char** argv) {
       ->add_option("--debounce-ms", lspArgs.debounceMs,
                    "Compile for diagnostics this long after the last edit (default 25)")
       ->check(CLI::Range(0u, 10000u));
+  // Many clients (vscode-languageclient's stdio transport among them) add `--stdio`: the server
+  // always talks over stdin/stdout, so it is accepted and changes nothing.
+  bool lspStdio = false;
+  lspCmd->add_flag("--stdio", lspStdio, "Accepted for clients that pass it: the server always uses stdin/stdout");
 
   try {
     app.parse(argc, argv);

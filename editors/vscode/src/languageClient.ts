@@ -34,8 +34,10 @@ export class ScanbackLanguageClient implements vscode.Disposable {
     }
     if (!command) return;
     try {
-      const { LanguageClient: Client, TransportKind } = await import('vscode-languageclient/node');
-      const server: ServerOptions = { command: command.command, args: command.args, transport: TransportKind.stdio };
+      const { LanguageClient: Client } = await import('vscode-languageclient/node');
+      // No `transport`: with TransportKind.stdio the client would add `--stdio` to the arguments;
+      // without one it talks over stdin/stdout all the same.
+      const server: ServerOptions = { command: command.command, args: command.args };
       const options: LanguageClientOptions = {
         documentSelector: languageServerDocuments,
         diagnosticCollectionName: 'scanback',
