@@ -236,7 +236,7 @@ TEST(Lsp, ABurstOfEditsEndsWithTheLastVersionsDiagnosticsNeverAnOlderOneAfterIt)
   // Twenty edits sent at once, alternately broken and fixed; the last one is broken.
   for (int v = 2; v <= 21; ++v) change(c, path, v % 2 ? "PROGRAM P\nx := ;\nEND_PROGRAM\n" : text, v);
   json p = c.waitForDiagnostics(uriOf(path), [](const json& d) { return d.value("version", 0) == 21; });
-  EXPECT_FALSE(p["diagnostics"].empty());
+  EXPECT_FALSE(p["diagnostics"].empty()) << p.dump();
   // Every publication so far came in version order (a compile of older text never lands last).
   c.server().waitForDiagnostics();
   EXPECT_EQ(resultOf(c.request("workspace/symbol", {{"query", "P"}})).size(), 1u);
