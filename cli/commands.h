@@ -156,4 +156,11 @@ struct DapArgs {
 };
 int dapCommand(const DapArgs& args);
 
+// `scanback lsp [--debounce-ms N]`: the Language Server Protocol server on stdin/stdout
+// (cli/lsp_command.cpp, lsp/server.h).
+struct LspArgs {
+  unsigned debounceMs = 25;
+};
+int lspCommand(const LspArgs& args);
+
 }  // namespace scanback::cli

@@ -254,6 +254,21 @@ int main(int argc, char** argv) {
                        "still in its handshake is closed, or the new one refused")
           ->check(CLI::Range(size_t{1}, size_t{100000}));
 
+  // The language server (cli/lsp_command.cpp).
+  LspArgs lspArgs;
+  auto* lspCmd = app.add_subcommand("lsp",
+                                    "Serve the Language Server Protocol on stdin/stdout (what an editor starts): "
+                                    "diagnostics of the workspace folder's .st files as you type, outline, "
+                                    "definitions, references, hover, completion, rename (docs/lsp.md)");
+  lspCmd
+      ->add_option("--debounce-ms", lspArgs.debounceMs,
+                   "Compile for diagnostics this long after the last edit (default 25)")
+      ->check(CLI::Range(0u, 10000u));
+  // Many clients (vscode-languageclient's stdio transport among them) add `--stdio`: the server
+  // always talks over stdin/stdout, so it is accepted and changes nothing.
+  bool lspStdio = false;
+  lspCmd->add_flag("--stdio", lspStdio, "Accepted for clients that pass it: the server always uses stdin/stdout");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -290,6 +305,7 @@ int main(int argc, char** argv) {
       }
       return dapCommand(dapArgs);
     }
+    if (*lspCmd) return lspCommand(lspArgs);
     if (*ctlCmd) {
       if (*ctlSnapshot) ctlArgs.action = CtlArgs::Action::Snapshot;
       if (*ctlStop) ctlArgs.action = CtlArgs::Action::Stop;

@@ -201,7 +201,8 @@ bool isValidUtf8(std::string_view s, size_t* errorAt) {
   return true;
 }
 
-MessageReader::MessageReader(Stream& stream, ReaderLimits limits) : stream_(stream), limits_(limits) {}
+MessageReader::MessageReader(Stream& stream, ReaderLimits limits, BodyProtocol protocol)
+    : stream_(stream), limits_(limits), protocol_(protocol) {}
 
 bool MessageReader::fill() {
   if (eof_) return false;
@@ -389,7 +390,7 @@ ReadResult MessageReader::validateBody(std::string_view body, uint64_t messageOf
   }
   if (!r.message.is_object())
     return error(std::string("the body is JSON but not an object (") + r.message.type_name() + ")", messageOffset);
-  const std::string problem = messageProblem(r.message);
+  const std::string problem = protocol_ == BodyProtocol::Dap ? messageProblem(r.message) : std::string();
   if (!problem.empty())
     return error("the body is not a message: " + problem, messageOffset, integerMember(r.message, "seq"));
   r.kind = ReadResult::Kind::Message;

@@ -69,6 +69,11 @@ struct ReaderLimits {
   size_t maxNestingDepth = 256;
 };
 
+// What a body must be besides a JSON object. The framing is the same for both protocols that use
+// it: the Debug Adapter Protocol's messages (seq, type) and the Language Server Protocol's JSON-RPC
+// 2.0 messages, which lsp/ checks itself, so that it answers a bad one with a JSON-RPC error.
+enum class BodyProtocol { Dap, JsonRpc };
+
 struct FramingError {
   std::string what;
   uint64_t offset = 0;           // stream offset of the first byte of the message at fault (its header)
@@ -79,9 +84,9 @@ struct FramingError {
 struct ReadResult {
   enum class Kind { Message, Error, End };
   Kind kind = Kind::End;
-  // Kind::Message: a JSON object with an integer `seq` and a string `type` that is "request"
-  // (then `command` is a string), "response" (integer `request_seq`, boolean `success`, string
-  // `command`) or "event" (string `event`). Nothing else is checked here.
+  // Kind::Message: a JSON object. Under BodyProtocol::Dap, one with an integer `seq` and a string
+  // `type` that is "request" (then `command` is a string), "response" (integer `request_seq`,
+  // boolean `success`, string `command`) or "event" (string `event`). Nothing else is checked here.
   nlohmann::json message;
   FramingError error;    // Kind::Error
   std::string endError;  // Kind::End: empty when the stream ended cleanly, else why reading failed
@@ -93,7 +98,7 @@ struct ReadResult {
 
 class MessageReader {
  public:
-  explicit MessageReader(Stream& stream, ReaderLimits limits = {});
+  explicit MessageReader(Stream& stream, ReaderLimits limits = {}, BodyProtocol protocol = BodyProtocol::Dap);
 
   // Blocks until the next message, framing error or end of the stream. Once the end has been
   // returned, every later call returns it again without reading.
@@ -118,6 +123,7 @@ class MessageReader {
 
   Stream& stream_;
   ReaderLimits limits_;
+  BodyProtocol protocol_;
   std::string buf_;
   size_t pos_ = 0;     // next unconsumed byte in buf_
   uint64_t base_ = 0;  // stream offset of buf_[0]

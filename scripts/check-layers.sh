@@ -20,6 +20,7 @@ layers=(
   "network: net"
   "control: control"
   "debug adapter: dap"
+  "language server: lsp"
   "runtime host: runtime"
   "unit tests: testrunner"
   "compare: compare"

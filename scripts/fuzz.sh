@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-trace_reader replayer st_frontend dap_stream dap_requests control}"
+targets="${FUZZ_TARGETS:-trace_reader replayer st_frontend dap_stream dap_requests control lsp_stream}"
 jobs="$(nproc)"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi

@@ -10,6 +10,8 @@ packages=(
   capnproto libcapnp-dev libzstd-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libvalijson-dev
   lua5.4
+  # A language client no one here wrote, against `scanback lsp` (tests/lsp/nvim_check.sh).
+  neovim
   # `trace export --vcd` is checked with GTKWave's vcd2fst; the README's screenshot is GTKWave
   # under Xvfb (xvfb-run, xauth).
   gtkwave xvfb xauth

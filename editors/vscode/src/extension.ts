@@ -12,6 +12,7 @@ import {
   stepBack,
 } from './commands';
 import { debugType, ScanbackConfigurationProvider } from './configuration';
+import { ScanbackLanguageClient } from './languageClient';
 import { TimelineViewProvider } from './timeline/provider';
 
 /** Requests after which the program runs until the next `stopped` event. */
@@ -80,6 +81,15 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('scanback.addToTimeline', (context?: unknown) => addToScanTimeline(timeline, context)),
   );
   updateContext();
+
+  // The language server for .st files (scanback lsp), unless scanback.languageServer.enabled is off.
+  languageClient = new ScanbackLanguageClient(context.extensionPath);
+  context.subscriptions.push(languageClient);
+  void languageClient.start();
 }
 
-export function deactivate(): void {}
+let languageClient: ScanbackLanguageClient | undefined;
+
+export function deactivate(): Thenable<void> | undefined {
+  return languageClient?.stop();
+}

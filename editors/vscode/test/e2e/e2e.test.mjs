@@ -731,3 +731,52 @@ test('Attach to Runtime… with a wrong token: the adapter\'s refusal is shown a
   assert.match(ctl(endpoint, '--auth-token-file', tokenFile, 'stop'), /stop requested/);
   await new Promise((done) => (runtime.exitCode !== null ? done() : runtime.once('exit', done)));
 });
+
+test('the language server: an error of the plant is in Problems and under a squiggle while the file is open; F12 jumps to a definition', async () => {
+  // A copy of the plant whose programs.st lost a ';' (line 76 then reports it).
+  const workspace = join(scratch, 'lsp-plant');
+  mkdirSync(workspace, { recursive: true });
+  for (const file of plantFiles) copyFileSync(join(plant, file), join(workspace, file));
+  const programs = readFileSync(join(workspace, 'programs.st'), 'utf8');
+  writeFileSync(join(workspace, 'programs.st'), programs.replace('hornLatch := FALSE;', 'hornLatch := FALSE'));
+  await openWorkbench(workspace);
+  await until('the explorer to show the copy', () =>
+    page.evaluate(() => document.querySelector('.explorer-folders-view')?.textContent.includes('programs.st')),
+  );
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyP');
+  await page.keyboard.up('Control');
+  await page.waitForSelector('.quick-input-widget .input', { visible: true });
+  await page.keyboard.type('programs.st');
+  await until('programs.st in Quick Open', () =>
+    page.evaluate(() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes('programs.st'))),
+  );
+  await page.keyboard.press('Enter');
+  await until('the programs.st editor', () =>
+    page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.textContent.includes('programs.st')),
+  );
+  // The status bar's problem count: one error, from `scanback lsp` (no debug session ran here).
+  await until('one error in the status bar', () =>
+    page.evaluate(() => /(^|\D)1(\D|$)/.test(document.querySelector('[id="status.problems"]')?.textContent ?? '') &&
+      document.querySelector('[id="status.problems"] .codicon-error') !== null),
+  );
+  await page.click('.editor-instance .monaco-editor .view-lines');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyG');
+  await page.keyboard.up('Control');
+  await page.keyboard.type('76');
+  await page.keyboard.press('Enter');
+  await until('the squiggle under the error', () => page.$('.editor-instance .monaco-editor .squiggly-error'));
+  await shot('lsp-problems');
+  // F12 on `motor` of `motor.Reset();` (line 72): its declaration on line 56 of the same file.
+  const motorLine = programs.split('\n').findIndex((l) => l.includes('motor.Reset();')) + 1;
+  const declLine = programs.split('\n').findIndex((l) => l.includes('motor : MotorCtl')) + 1;
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyG');
+  await page.keyboard.up('Control');
+  await page.keyboard.type(`${motorLine}:4`);
+  await page.keyboard.press('Enter');
+  await until(`the cursor on line ${motorLine}`, async () => (await statusBarLine()) === motorLine);
+  await page.keyboard.press('F12');
+  await until(`the definition on line ${declLine}`, async () => (await statusBarLine()) === declLine, 20000);
+});

@@ -35,11 +35,12 @@ function reset() {
     openDialogAnswer: undefined,
     workspaceFolders: [],
   };
-  calls = { info: [], error: [], inputBox: [], openDialog: [], startDebugging: [], setContext: [], registered: {} };
+  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], startDebugging: [], setContext: [], registered: {} };
   events = {
     didSave: new EventEmitter(),
     didChangeActiveTextEditor: new EventEmitter(),
     didChangeTextDocument: new EventEmitter(),
+    didChangeConfiguration: new EventEmitter(),
     didStartSession: new EventEmitter(),
     didTerminateSession: new EventEmitter(),
     didChangeActiveSession: new EventEmitter(),
@@ -75,6 +76,7 @@ const vscode = {
     onDidChangeActiveTextEditor: (l) => events.didChangeActiveTextEditor.event(l),
     showInformationMessage: (message) => (calls.info.push(message), Promise.resolve(undefined)),
     showErrorMessage: (message) => (calls.error.push(message), Promise.resolve(undefined)),
+    showWarningMessage: (message) => (calls.warning.push(message), Promise.resolve(undefined)),
     // inputBoxAnswer answers every input box; an array answers one box each, in order.
     showInputBox: (options) => (
       calls.inputBox.push(options),
@@ -92,6 +94,7 @@ const vscode = {
     }),
     onDidSaveTextDocument: (l) => events.didSave.event(l),
     onDidChangeTextDocument: (l) => events.didChangeTextDocument.event(l),
+    onDidChangeConfiguration: (l) => events.didChangeConfiguration.event(l),
     getWorkspaceFolder: () => state.workspaceFolders[0],
     get workspaceFolders() {
       return state.workspaceFolders;
