@@ -20,7 +20,7 @@ layers=(
   "network: net"
   "control: control"
   "debug adapter: dap"
-  "runtime host: runtime"
+  "runtime host: runtime runtime/io"
   "unit tests: testrunner"
   "compare: compare"
   "command: cli"
