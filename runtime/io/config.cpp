@@ -3,12 +3,12 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 namespace scanback::runtime::io {
 
@@ -59,8 +59,7 @@ struct ConfigError {
 };
 
 [[noreturn]] void refuse(const toml::source_region& at, std::string message) {
-  throw ConfigError{{static_cast<uint32_t>(at.begin.line), static_cast<uint32_t>(at.begin.column)},
-                    std::move(message)};
+  throw ConfigError{{static_cast<uint32_t>(at.begin.line), static_cast<uint32_t>(at.begin.column)}, std::move(message)};
 }
 [[noreturn]] void refuse(ConfigPlace at, std::string message) { throw ConfigError{at, std::move(message)}; }
 
@@ -178,9 +177,7 @@ ImageAddress imageAddressOf(const toml::node& n, std::string_view key) {
   std::string a;
   for (char c : text) a += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   ImageAddress out;
-  auto bad = [&](std::string why) -> ImageAddress {
-    refuse(n.source(), fmt::format("'{}': '{}' {}", key, text, why));
-  };
+  auto bad = [&](std::string why) -> ImageAddress { refuse(n.source(), fmt::format("'{}': '{}' {}", key, text, why)); };
   if (a.size() < 4 || a[0] != '%') return bad("is not an image address like %IX0.0 or %QW4");
   out.area = a[1];
   if (out.area != 'I' && out.area != 'Q') return bad("is not in %I or %Q");
@@ -282,8 +279,8 @@ MapEntry parseMap(const toml::table& t, const Device& device) {
   const int64_t count = integerOf(countNode, "count");
   if (count < 1) refuse(countNode.source(), fmt::format("'count' must be at least 1 (it is {})", count));
   if (address + count > 65536)
-    refuse(countNode.source(), fmt::format("address {} + count {} passes the last Modbus address, 65535", address,
-                                           count));
+    refuse(countNode.source(),
+           fmt::format("address {} + count {} passes the last Modbus address, 65535", address, count));
   m.count = static_cast<uint32_t>(count);
   const bool bits = holdsBits(m.area);
   m.type = bits ? ValueType::Bool : ValueType::Word;
@@ -300,8 +297,8 @@ MapEntry parseMap(const toml::table& t, const Device& device) {
                          "LWORD, LREAL",
                          name));
     if (bits && found->type != ValueType::Bool)
-      refuse(typeNode->source(), fmt::format("'type': {} holds bits, so its values are BOOL, not {}", areaName(m.area),
-                                             found->name));
+      refuse(typeNode->source(),
+             fmt::format("'type': {} holds bits, so its values are BOOL, not {}", areaName(m.area), found->name));
     if (!bits && found->type == ValueType::Bool)
       refuse(typeNode->source(),
              fmt::format("'type': {} holds 16-bit registers: BOOL is for coils and discrete inputs (map a register "
@@ -310,8 +307,8 @@ MapEntry parseMap(const toml::table& t, const Device& device) {
     m.type = found->type;
   }
   if (!bits && m.count % m.registersPerValue())
-    refuse(countNode.source(), fmt::format("'count' {} is not a whole number of {} values ({} registers each)",
-                                           m.count, typeName(m.type), m.registersPerValue()));
+    refuse(countNode.source(), fmt::format("'count' {} is not a whole number of {} values ({} registers each)", m.count,
+                                           typeName(m.type), m.registersPerValue()));
   const toml::node& toNode = requiredNode(t, "to", what);
   m.to = stringOf(toNode, "to");
   const ImageAddress to = imageAddressOf(toNode, "to");
@@ -319,12 +316,11 @@ MapEntry parseMap(const toml::table& t, const Device& device) {
   m.byte = to.byte;
   m.bit = to.bit;
   if ((m.area == Area::DiscreteInputs || m.area == Area::InputRegisters) && to.area != 'I')
-    refuse(toNode.source(), fmt::format("'to': {} are read from the device, so they map onto %I, not '{}'",
-                                        areaName(m.area), m.to));
-  if (bits && to.size != 'X')
     refuse(toNode.source(),
-           fmt::format("'to': {} map onto bits: give the first one as %{}X<byte>.<bit>, not '{}'", areaName(m.area),
-                       to.area, m.to));
+           fmt::format("'to': {} are read from the device, so they map onto %I, not '{}'", areaName(m.area), m.to));
+  if (bits && to.size != 'X')
+    refuse(toNode.source(), fmt::format("'to': {} map onto bits: give the first one as %{}X<byte>.<bit>, not '{}'",
+                                        areaName(m.area), to.area, m.to));
   if (!bits && to.size == 'X')
     refuse(toNode.source(), fmt::format("'to': {} map onto whole bytes: give a %{}W, %{}D, %{}B or %{}L address, "
                                         "not the bit '{}'",
@@ -366,16 +362,16 @@ Device parseDevice(const toml::table& t, std::set<std::string>& names) {
   if (const toml::node* n = optionalNode(t, "status")) {
     const ImageAddress a = imageAddressOf(*n, "status");
     if (a.area != 'I' || a.size != 'W')
-      refuse(n->source(), fmt::format("'status': the health word is a word of %I (%IW<n>), not '{}'",
-                                      stringOf(*n, "status")));
+      refuse(n->source(),
+             fmt::format("'status': the health word is a word of %I (%IW<n>), not '{}'", stringOf(*n, "status")));
     d.statusByte = a.byte;
   }
   const toml::node* maps = optionalNode(t, "map");
   if (!maps) refuse(t.source(), fmt::format("device '{}' has no [[device.map]]: it would exchange nothing", d.name));
   const toml::array* list = maps->as_array();
   if (!list || !list->is_array_of_tables())
-    refuse(maps->source(), fmt::format("'map' of device '{}': expected [[device.map]] tables, found {}", d.name,
-                                       tomlTypeName(*maps)));
+    refuse(maps->source(),
+           fmt::format("'map' of device '{}': expected [[device.map]] tables, found {}", d.name, tomlTypeName(*maps)));
   for (const toml::node& m : *list) d.maps.push_back(parseMap(*m.as_table(), d));
   // Two maps that write the same coils or holding registers would fight over them.
   for (size_t i = 0; i < d.maps.size(); ++i)
@@ -487,9 +483,6 @@ std::optional<IoConfig> loadIoConfig(const std::string& path, const Program* pro
   return parseIoConfig(text.str(), path, program, error);
 }
 
-namespace {
-
-// 10000000 -> "10ms", 1500000 -> "1500us".
 std::string durationText(int64_t ns) {
   if (ns % 1'000'000'000 == 0) return fmt::format("{}s", ns / 1'000'000'000);
   if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);
@@ -497,14 +490,12 @@ std::string durationText(int64_t ns) {
   return fmt::format("{}ns", ns);
 }
 
-}  // namespace
-
 std::string describeDevice(const Device& d) {
   static constexpr const char* kPolicies[] = {"hold", "zero", "fault"};
-  std::string s = fmt::format("{} ({}, unit {}, every {}, timeout {}): {} map{}, on_fault {}, write {}", d.name,
-                              d.endpoint, d.unit, durationText(d.periodNs), durationText(d.timeoutNs), d.maps.size(),
-                              d.maps.size() == 1 ? "" : "s", kPolicies[static_cast<int>(d.onFault)],
-                              d.write == WriteMode::Changed ? "changed" : "every-cycle");
+  std::string s =
+      fmt::format("{} ({}, unit {}, every {}, timeout {}): {} map{}, on_fault {}, write {}", d.name, d.endpoint, d.unit,
+                  durationText(d.periodNs), durationText(d.timeoutNs), d.maps.size(), d.maps.size() == 1 ? "" : "s",
+                  kPolicies[static_cast<int>(d.onFault)], d.write == WriteMode::Changed ? "changed" : "every-cycle");
   if (d.statusByte) s += fmt::format(", status %IW{}", *d.statusByte / 2);
   return s;
 }

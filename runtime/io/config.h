@@ -97,6 +97,9 @@ std::optional<IoConfig> parseIoConfig(std::string_view text, const std::string& 
 // Reads the file, then parseIoConfig.
 std::optional<IoConfig> loadIoConfig(const std::string& path, const Program* program, std::string& error);
 
+// 10000000 -> "10ms", 1500000 -> "1500us": as a configuration writes durations.
+std::string durationText(int64_t ns);
+
 // "rack1 (tcp://127.0.0.1:1502, unit 1, every 10ms): 3 maps, on_fault hold" — for trace info.
 std::string describeDevice(const Device& device);
 

@@ -72,7 +72,8 @@ class IoConfigTest : public ::testing::Test {
 
   std::string errorOf(const std::string& text, bool withProgram = true) {
     std::string error;
-    const std::optional<IoConfig> c = parseIoConfig(text, "plant-io.toml", withProgram ? program.get() : nullptr, error);
+    const std::optional<IoConfig> c =
+        parseIoConfig(text, "plant-io.toml", withProgram ? program.get() : nullptr, error);
     EXPECT_FALSE(c) << "accepted:\n" << text;
     return error;
   }
@@ -169,7 +170,8 @@ TEST_F(IoConfigTest, MissingKeys) {
   EXPECT_EQ(errorOf("[[device]]\nendpoint = \"tcp://127.0.0.1\"\n"), "plant-io.toml:1:1: a [[device]] has no 'name'");
   EXPECT_EQ(errorOf("[[device]]\nname = \"a\"\nendpoint = \"tcp://127.0.0.1\"\n"),
             "plant-io.toml:1:1: device 'a' has no [[device.map]]: it would exchange nothing");
-  EXPECT_EQ(errorOf(edited("count = 8\n", "")), "plant-io.toml:14:1: a [[device.map]] of device 'rack1' has no 'count'");
+  EXPECT_EQ(errorOf(edited("count = 8\n", "")),
+            "plant-io.toml:14:1: a [[device.map]] of device 'rack1' has no 'count'");
   EXPECT_EQ(errorOf(""), "plant-io.toml:1:1: no [[device]]: the configuration connects to nothing");
   EXPECT_EQ(errorOf(edited("name = \"drive\"", "name = \"rack1\"")),
             "plant-io.toml:35:8: a device named 'rack1' is configured already");
@@ -236,7 +238,8 @@ TEST_F(IoConfigTest, AreasAndImageAddresses) {
   EXPECT_EQ(errorOf(edited("to = \"%QW3\"", "to = \"%QX6.0\"")),
             "plant-io.toml:31:6: 'to': holding_registers map onto whole bytes: give a %QW, %QD, %QB or %QL address, "
             "not the bit '%QX6.0'");
-  EXPECT_EQ(errorOf(edited("to = \"%IX0.0\"", "to = \"%MX0.0\"")), "plant-io.toml:18:6: 'to': '%MX0.0' is not in %I or %Q");
+  EXPECT_EQ(errorOf(edited("to = \"%IX0.0\"", "to = \"%MX0.0\"")),
+            "plant-io.toml:18:6: 'to': '%MX0.0' is not in %I or %Q");
   EXPECT_EQ(errorOf(edited("to = \"%IX0.0\"", "to = \"%IX0.9\"")),
             "plant-io.toml:18:6: 'to': '%IX0.9' has a bad bit number (0..7)");
   EXPECT_EQ(errorOf(edited("status = \"%IW7\"", "status = \"%QW7\"")),
