@@ -207,6 +207,10 @@ int runCommand(const RunArgs& args) {
     }
     options.flushEveryNs = *flushEvery;
     options.flushEveryCycles = args.flushCycles;
+    if (io) {
+      options.ioConfig = io->text;
+      options.ioConfigPath = args.io;
+    }
   }
   if (controlled && !controlOptions(args, host.control.emplace())) return kExitUsage;
   if (io) {
