@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -61,6 +62,8 @@ class ModbusTestServer {
     f(*mapping_);
   }
   void setSilent(bool silent) { silent_.store(silent); }
+  // Each request first adds 1 to input registers 0..n-1 (0: none): inputs that change at every poll.
+  void setTickOnRequest(int n) { tick_.store(n); }
   // Requests received so far with this function code (3: read holding registers, 16: write
   // multiple registers, 15: write multiple coils, ...), and in all.
   uint64_t requests(int function) const { return counts_[function & 0x7F].load(); }
@@ -91,6 +94,8 @@ class ModbusTestServer {
         ++counts_[query[modbus_get_header_length(ctx_)] & 0x7F];
         if (silent_.load()) continue;
         std::lock_guard lock(mutex_);
+        for (int r = 0, ticks = std::min(tick_.load(), mapping_->nb_input_registers); r < ticks; ++r)
+          ++mapping_->tab_input_registers[r];
         modbus_reply(ctx_, query.data(), n, mapping_);
       }
     }
@@ -104,6 +109,7 @@ class ModbusTestServer {
   std::vector<int> clients_;
   std::mutex mutex_;
   std::atomic<bool> silent_{false};
+  std::atomic<int> tick_{0};
   std::array<std::atomic<uint64_t>, 128> counts_{};
   std::atomic<uint64_t> total_{0};
   std::thread thread_;
