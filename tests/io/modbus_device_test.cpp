@@ -7,9 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <cstring>
+#include <filesystem>
 #include <optional>
 
+#include "control/client.h"
 #include "runtime/host.h"
 #include "tests/support/modbus_server.h"
 #include "tests/support/wait.h"
@@ -402,6 +406,54 @@ to = "%IW0"
   ASSERT_FALSE(said.empty());
   EXPECT_EQ(said.back(), "scanback: I/O fault: dev (tcp://127.0.0.1:" + std::to_string(port) +
                              "): cannot connect: Connection refused (device 'dev' has on_fault = \"fault\")");
+}
+
+TEST(ModbusDevice, WithAControlEndpointAnIoFaultHoldsTheRuntimeFaulted) {
+  uint16_t port;
+  { port = ModbusTestServer().port(); }
+  std::shared_ptr<const Program> program = test::mustCompile(kLoop);
+  const std::string text = deviceText(port, "on_fault = \"fault\"", R"(
+[[device.map]]
+area = "input_registers"
+address = 0
+count = 1
+to = "%IW0"
+)");
+  std::string pattern = (std::filesystem::temp_directory_path() / "scanback_io_XXXXXX").string();
+  ASSERT_TRUE(mkdtemp(pattern.data()));
+  const std::filesystem::path dir = pattern;
+  HostOptions options;
+  options.program = program;
+  options.loop.realtime = true;
+  options.drivers = startDevices(configOf(text, program.get()));
+  options.log = [](const std::string&) {};
+  std::string error;
+  options.control.emplace().endpoint = *control::parseEndpoint("unix://" + (dir / "rt.sock").string(), error);
+  std::unique_ptr<RuntimeHost> host = RuntimeHost::create(std::move(options), error);
+  ASSERT_TRUE(host) << error;
+  RunSummary summary;
+  std::thread scan([&] { summary = host->run(); });
+  std::unique_ptr<control::ControlClient> client =
+      control::ControlClient::connect(*control::parseEndpoint(host->controlEndpoint(), error), std::nullopt, error);
+  ASSERT_TRUE(client) << error;
+  control::json s;
+  const bool faulted = eventually([&] {
+    const std::optional<control::json> r = client->request({{"command", "status"}}, error);
+    if (!r) return false;
+    s = r->value("status", control::json());
+    return s.value("state", "") == "faulted";
+  });
+  host->stop();
+  scan.join();
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(faulted) << s.dump();
+  EXPECT_EQ(summary.end, RunSummary::End::Faulted);
+  EXPECT_EQ(s["fault"]["code"], "io");
+  EXPECT_EQ(s["fault"]["message"], "scanback: I/O fault: dev (tcp://127.0.0.1:" + std::to_string(port) +
+                                       "): cannot connect: Connection refused (device 'dev' has on_fault = \"fault\")");
+  ASSERT_EQ(s["io"].size(), 1u);
+  EXPECT_EQ(s["io"][0]["state"], "failing");
+  EXPECT_EQ(s["io"][0]["endpoint"], "tcp://127.0.0.1:" + std::to_string(port));
 }
 
 }  // namespace
