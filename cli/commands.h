@@ -58,6 +58,7 @@ struct RunArgs {
   bool allowNoToken = false;  // a tcp:// endpoint without a token (loopback only)
   size_t maxConnections = kControlMaxConnections;
   bool noDebug = false;  // status, snapshot and stop only: attach is refused
+  std::string io;        // the I/O configuration (runtime/io/config.h, docs/fieldbus.md); empty: none
 };
 
 // `scanback ctl ENDPOINT [--auth-token-file FILE] status [--json] | snapshot FILE | stop | pause | resume`

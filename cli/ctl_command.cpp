@@ -42,6 +42,20 @@ void printStatus(const control::json& s) {
                                    ? fmt::format(", {} cycles lost while writing failed", r.value("lostCycles", 0))
                                    : std::string());
   }
+  // The I/O drivers: "io rack1 (tcp://127.0.0.1:1502): ok, 200.0 requests/s, round trip p50 0.210 ms, p99
+  // 0.900 ms, 0 failures" and, while failing, the error on a line of its own.
+  for (const auto& d : s.value("io", control::json::array())) {
+    std::string line = fmt::format("io {}", d.value("device", "?"));
+    if (d.contains("endpoint")) line += fmt::format(" ({})", d.value("endpoint", "?"));
+    line += fmt::format(": {}", d.value("state", "?"));
+    if (d.contains("requestRate")) line += fmt::format(", {:.1f} requests/s", d.value("requestRate", 0.0));
+    if (d.contains("roundTripNs"))
+      line += fmt::format(", round trip p50 {}, p99 {}", formatNs(d["roundTripNs"].value("p50", 0)),
+                          formatNs(d["roundTripNs"].value("p99", 0)));
+    line += fmt::format(", {} failures", d.value("failures", 0));
+    std::cout << line << "\n";
+    if (d.contains("error")) std::cout << fmt::format("  error: {}\n", d.value("error", "?"));
+  }
   if (s.contains("fault")) std::cout << "fault: " << s["fault"].value("message", "?") << "\n";
 }
 

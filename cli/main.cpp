@@ -91,6 +91,13 @@ int main(int argc, char** argv) {
                        "Control connections served at once (default 32): beyond, the oldest one still in its "
                        "handshake is closed, or the new one refused")
           ->check(CLI::Range(size_t{1}, size_t{100000}));
+  runCmd
+      ->add_option("--io", run.io,
+                   "Exchange the %I and %Q areas with Modbus TCP devices as their client, as the TOML file says "
+                   "(docs/fieldbus.md): each device polled on an I/O thread of its own, its inputs recorded like any "
+                   "scan input")
+      ->check(CLI::ExistingFile)
+      ->type_name("FILE");
   runCmd->add_flag("--no-debug", run.noDebug,
                    "Debugging disabled: the control endpoint answers status, snapshot and stop; attach is refused");
 

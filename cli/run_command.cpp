@@ -11,6 +11,8 @@
 #include "control/endpoint.h"
 #include "net/auth_token.h"
 #include "runtime/host.h"
+#include "runtime/io/config.h"
+#include "runtime/io/modbus_device.h"
 #include "vm/compiler/compiler.h"
 #include "vm/exec/iec_text.h"
 #include "vm/runtime/runtime.h"
@@ -175,6 +177,15 @@ int runCommand(const RunArgs& args) {
       return kExitUsage;
     }
   }
+  std::optional<runtime::io::IoConfig> io;
+  if (!args.io.empty()) {
+    std::string error;
+    io = runtime::io::loadIoConfig(args.io, program.get(), error);
+    if (!io) {
+      std::cerr << "scanback: " << error << "\n";
+      return kExitUsage;
+    }
+  }
   const bool controlled = !args.control.empty();
   if (!args.record.empty() || controlled) {
     recorder::RecorderOptions& options = host.recording.emplace();
@@ -196,8 +207,19 @@ int runCommand(const RunArgs& args) {
     }
     options.flushEveryNs = *flushEvery;
     options.flushEveryCycles = args.flushCycles;
+    if (io) {
+      options.ioConfig = io->text;
+      options.ioConfigPath = args.io;
+    }
   }
   if (controlled && !controlOptions(args, host.control.emplace())) return kExitUsage;
+  if (io) {
+    // The devices connect in the background; until a device's first poll round ends, its inputs
+    // read 0 (and its status word says it is not answering).
+    host.drivers = runtime::io::startDevices(*io);
+    for (const runtime::io::Device& d : io->devices)
+      if (!args.quiet) std::cerr << "scanback: I/O device " << runtime::io::describeDevice(d) << "\n";
+  }
 
   std::string error;
   std::unique_ptr<runtime::RuntimeHost> runtimeHost = runtime::RuntimeHost::create(std::move(host), error);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/io/config.h"
 #include "vm/compiler/compiler.h"
 #include "vm/exec/iec_text.h"
 
@@ -238,6 +239,19 @@ std::string traceInfoText(const TraceReader& reader) {
     line("", fmt::format("{} (interval {}, priority {})", t.name, formatDuration(t.intervalNs), t.priority));
   }
   line("options", optionsText(h.options));
+  if (!h.ioConfig.empty()) {
+    // The devices the run exchanged %I and %Q with (informational: their data are scan inputs).
+    std::string error;
+    const std::optional<runtime::io::IoConfig> io =
+        runtime::io::parseIoConfig(h.ioConfig, h.ioConfigPath, nullptr, error);
+    if (!io) {
+      line("I/O", fmt::format("{} (not readable here: {})", h.ioConfigPath, error));
+    } else {
+      line("I/O",
+           fmt::format("{}, {} device{}", h.ioConfigPath, io->devices.size(), io->devices.size() == 1 ? "" : "s"));
+      for (const runtime::io::Device& d : io->devices) line("", runtime::io::describeDevice(d));
+    }
+  }
   uint64_t missing = 0;
   for (const DamageData& d : reader.damage()) missing += d.cycleCount;
   if (s.firstCycle) {
@@ -314,6 +328,7 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
   j["options"] = {{"keyframeEvery", h.options.keyframeEvery},   {"zstdLevel", h.options.zstdLevel},
                   {"statements", h.options.statements},         {"ringBytes", h.options.ringBytes},
                   {"ringDurationNs", h.options.ringDurationNs}, {"statementBudget", h.options.statementBudget}};
+  if (!h.ioConfig.empty()) j["io"] = {{"path", utf8(h.ioConfigPath)}, {"text", utf8(h.ioConfig)}};
   j["cycles"] = {{"recorded", s.cycles},
                  {"first", s.firstCycle ? ordered_json(*s.firstCycle) : ordered_json()},
                  {"last", s.lastCycle ? ordered_json(*s.lastCycle) : ordered_json()}};

@@ -180,6 +180,8 @@ std::unique_ptr<Recorder> Recorder::start(Runtime& runtime, const RecorderOption
   h.imageSize = p.imageSize();
   h.statementCount = static_cast<uint32_t>(p.statements.size());
   h.writeIndexComplete = options.writeIndex;
+  h.ioConfig = options.ioConfig;
+  h.ioConfigPath = options.ioConfigPath;
   r->encoder_ = std::make_unique<trace::BlockEncoder>(options.zstdLevel);
   if (!r->encoder_->ok()) {
     error = "cannot create a zstd compression context";

@@ -67,8 +67,11 @@ namespace scanback::recorder {
 struct RecordHeader;
 
 struct RecorderOptions {
-  std::string path;               // final trace path; written as path + ".partial" until finished
-                                  // (a flight recorder may have none: its history stays in memory)
+  std::string path;  // final trace path; written as path + ".partial" until finished
+                     // (a flight recorder may have none: its history stays in memory)
+  // The run's I/O configuration (its text and file), carried by the trace's header; empty: none.
+  std::string ioConfig;
+  std::string ioConfigPath;
   uint32_t keyframeEvery = 1000;  // cycles per chunk
   int zstdLevel = 3;
   bool statements = true;      // record statement paths

@@ -175,6 +175,18 @@ RunSummary RuntimeHost::run() {
     }
     // The drivers' newest inputs, at the cycle's start: latched with the stimulus's (runCycle).
     for (const std::shared_ptr<IoDriver>& d : options_.drivers) d->readInputs(rt.inputs());
+    if (std::string why; ioFaulted(why)) {
+      // A device whose policy is to fault failed: the run ends before the cycle, as after a fault
+      // of the program (with a control endpoint it holds, faulted, for a debugger to attach).
+      say(why);
+      summary.end = RunSummary::End::Faulted;
+      if (controlled) {
+        published_->faulted(why, rt.cycle());
+        say("scanback: the runtime stays up in the faulted state (scanback ctl ENDPOINT stop, or SIGTERM, ends it)");
+        published_->holdWhileFaulted(rec);
+      }
+      break;
+    }
     const auto cycleStart = controlled ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const RunStatus status = rt.runCycle();
     if (controlled) {
@@ -200,6 +212,12 @@ RunSummary RuntimeHost::run() {
   if (server_) server_->close();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
   return summary;
+}
+
+bool RuntimeHost::ioFaulted(std::string& message) const {
+  for (const std::shared_ptr<IoDriver>& d : options_.drivers)
+    if (d->faulted(message)) return true;
+  return false;
 }
 
 RecordingSummary RuntimeHost::finish() {

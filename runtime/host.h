@@ -114,6 +114,8 @@ class RuntimeHost {
   // Reports the snapshots that are written (all of them with `wait`).
   void reportSnapshots(bool wait);
   void say(const std::string& line) const;
+  // A driver wants the runtime to fault (runtime/io_driver.h): true with its message.
+  bool ioFaulted(std::string& message) const;
 
   HostOptions options_;
   bool ringAsked_ = false;  // the recording options asked for a flight recorder themselves

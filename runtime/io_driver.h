@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -17,6 +18,13 @@ struct IoHealth {
   bool ok = true;         // inputs and outputs are being exchanged now
   std::string error;      // (!ok) why not, naming the device
   uint32_t failures = 0;  // times the exchange failed so far
+  // A fieldbus device's figures (runtime/io/modbus_device.h); empty or zero when a driver has none.
+  std::string state;                       // "connecting", "ok", "failing"; empty: "ok" or "failing" from `ok`
+  std::string endpoint;                    // where the device is: "tcp://127.0.0.1:1502"
+  uint64_t requests = 0;                   // requests sent so far
+  double requestRate = 0;                  // answered requests per second, lately
+  std::optional<uint64_t> roundTripP50Ns;  // of the latest answered requests (up to 1024)
+  std::optional<uint64_t> roundTripP99Ns;
 };
 
 class IoDriver {
@@ -33,6 +41,13 @@ class IoDriver {
   virtual void writeOutputs(std::span<const uint8_t> outputs) = 0;
   // Any thread but the scan thread (the control server's), at any time: thread-safe.
   virtual IoHealth health() const = 0;
+  // The scan thread, after readInputs: true, with the message to end the run with ("scanback: I/O
+  // fault: ..." naming the device and the error), once the driver wants the runtime to fault (a
+  // device whose policy is on_fault = "fault" failed). One atomic load while it does not.
+  virtual bool faulted(std::string& message) const {
+    (void)message;
+    return false;
+  }
 };
 
 }  // namespace scanback::runtime

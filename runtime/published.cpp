@@ -42,6 +42,16 @@ void PublishedRuntime::faulted(const Runtime& rt) {
   wakePauseWaiters();
 }
 
+void PublishedRuntime::faulted(const std::string& message, uint64_t cycle) {
+  {
+    std::lock_guard lock(mutex_);
+    fault_ = json{{"message", message}, {"code", "io"}, {"cycle", cycle}};
+  }
+  cycles_.store(cycle, std::memory_order_relaxed);
+  state_.store(State::Faulted, std::memory_order_release);
+  wakePauseWaiters();
+}
+
 void PublishedRuntime::stopped() {
   state_.store(State::Stopped, std::memory_order_release);
   wakePauseWaiters();
@@ -127,8 +137,17 @@ json PublishedRuntime::status() const {
     json io = json::array();
     for (const std::shared_ptr<IoDriver>& d : drivers_) {
       const IoHealth h = d->health();
-      json driver{{"device", h.device}, {"state", h.ok ? "ok" : "failing"}, {"failures", h.failures}};
-      if (!h.ok) driver["error"] = h.error;
+      json driver{{"device", h.device},
+                  {"state", h.state.empty() ? (h.ok ? "ok" : "failing") : h.state},
+                  {"failures", h.failures}};
+      if (!h.error.empty()) driver["error"] = h.error;
+      if (!h.endpoint.empty()) {
+        driver["endpoint"] = h.endpoint;
+        driver["requests"] = h.requests;
+        driver["requestRate"] = h.requestRate;
+      }
+      if (h.roundTripP50Ns)
+        driver["roundTripNs"] = json{{"p50", *h.roundTripP50Ns}, {"p99", h.roundTripP99Ns.value_or(0)}};
       io.push_back(std::move(driver));
     }
     s["io"] = std::move(io);

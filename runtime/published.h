@@ -60,6 +60,8 @@ class PublishedRuntime final : public control::ControlledRuntime {
     cycles_.store(cycles, std::memory_order_relaxed);
   }
   void faulted(const Runtime& rt);
+  // An I/O driver's fault (a device with on_fault = "fault" failed) before cycle `cycle` ran.
+  void faulted(const std::string& message, uint64_t cycle);
   void stopped();
   // Between cycles: holds while an operator has paused the runtime, keeping the history current
   // for readers. True when it held (the caller restarts its pacing). A signal cannot notify, so

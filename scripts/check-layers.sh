@@ -21,7 +21,7 @@ layers=(
   "control: control"
   "debug adapter: dap"
   "language server: lsp"
-  "runtime host: runtime"
+  "runtime host: runtime runtime/io"
   "unit tests: testrunner"
   "compare: compare"
   "command: cli"

@@ -9,6 +9,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   capnproto libcapnp-dev libzstd-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libvalijson-dev
+  # runtime/io: Modbus TCP (libmodbus) and the I/O configuration (toml++)
+  libmodbus-dev libtomlplusplus-dev
   lua5.4
   # A language client no one here wrote, against `scanback lsp` (tests/lsp/nvim_check.sh).
   neovim

@@ -64,6 +64,11 @@ struct Header {
                                 # and restored within a cycle. False (traces recorded before it,
                                 # whose index holds only the bytes that differed at cycle
                                 # boundaries): readers must not skip chunks by their index
+  ioConfig @11 :Text;           # the I/O configuration the run exchanged %I and %Q with (scanback
+                                # run --io: the TOML file's text, docs/fieldbus.md); empty: none.
+                                # Informational: what the devices delivered is recorded as scan
+                                # inputs, so replay never reads it (older readers ignore it)
+  ioConfigPath @12 :Text;       # the file it was read from, as given
 }
 
 # Bytes of the image changed from outside: at the start of a cycle (with its scan inputs), or at a

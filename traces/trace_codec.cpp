@@ -220,6 +220,10 @@ std::vector<uint8_t> encodeHeader(const HeaderData& h) {
   m.setImageSize(h.imageSize);
   m.setStatementCount(h.statementCount);
   m.setWriteIndexComplete(h.writeIndexComplete);
+  if (!h.ioConfig.empty()) {
+    m.setIoConfig(h.ioConfig);
+    m.setIoConfigPath(h.ioConfigPath);
+  }
   return toBytes(builder);
 }
 
@@ -455,6 +459,8 @@ bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData&
     out.imageSize = m.getImageSize();
     out.statementCount = m.getStatementCount();
     out.writeIndexComplete = m.getWriteIndexComplete();
+    out.ioConfig = text(m.getIoConfig());
+    out.ioConfigPath = text(m.getIoConfigPath());
     return true;
   });
 }

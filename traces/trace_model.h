@@ -68,6 +68,9 @@ struct HeaderData {
   // Chunks' write indexes hold every byte their statements and scan inputs wrote (trace.capnp:
   // writeIndexComplete); only then may a search skip a chunk by its index.
   bool writeIndexComplete = false;
+  // The I/O configuration of the run (trace.capnp: ioConfig), informational; empty: none.
+  std::string ioConfig;
+  std::string ioConfigPath;
 };
 
 // Image byte ranges as sorted, disjoint (offset, size) pairs, flattened: a chunk's write index.

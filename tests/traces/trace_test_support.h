@@ -92,6 +92,10 @@ inline HeaderData randomHeader(Rng& rng, uint32_t imageSize, uint32_t statementC
   h.imageSize = imageSize;
   h.statementCount = statementCount;
   h.writeIndexComplete = uniform(rng, 0, 1) != 0;
+  if (h.writeIndexComplete) {  // (no draw of its own: the other fields stay what they were for a seed)
+    h.ioConfig = "[[device]]\nname = \"rack1\"\n";
+    h.ioConfigPath = "plant-io.toml";
+  }
   return h;
 }
 
@@ -177,6 +181,8 @@ inline void expectSameHeader(const HeaderData& a, const HeaderData& b) {
   EXPECT_EQ(a.imageSize, b.imageSize);
   EXPECT_EQ(a.statementCount, b.statementCount);
   EXPECT_EQ(a.writeIndexComplete, b.writeIndexComplete);
+  EXPECT_EQ(a.ioConfig, b.ioConfig);
+  EXPECT_EQ(a.ioConfigPath, b.ioConfigPath);
 }
 
 inline bool sameProgramChange(const ProgramChangeData& a, const ProgramChangeData& b) {
