@@ -76,7 +76,7 @@ struct FramingError {
   std::string toString() const;  // "byte 1234: <what> (seq 7)"
 };
 
-struct ReadResult {
+struct [[nodiscard]] ReadResult {
   enum class Kind { Message, Error, End };
   Kind kind = Kind::End;
   // Kind::Message: a JSON object with an integer `seq` and a string `type` that is "request"
