@@ -29,16 +29,11 @@
 //
 // Flags, among Google Benchmark's: --seconds=S (default 10), --timeout-seconds=S (default 60).
 #include <benchmark/benchmark.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -48,11 +43,10 @@
 
 #include "bench/dap_client.h"
 #include "bench/plant_history.h"
+#include "bench/runtime_process.h"
 #include "control/client.h"
 #include "traces/framing.h"
 #include "traces/trace_reader.h"
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 using namespace scanback;
@@ -75,92 +69,25 @@ struct CycleTime {
 std::optional<CycleTime> gBaseline;
 bool gHung = false;
 
-fs::path plantDir() { return fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant"; }
-
-// The runtime, a child process, on a unix socket of its own.
-class RuntimeProcess {
- public:
-  RuntimeProcess() {
-    static int counter = 0;
-    dir_ = fs::temp_directory_path() /
-           ("scanback_attach_bench_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(dir_);
-    std::vector<std::string> args = {SCANBACK_BINARY, "run"};
-    std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(plantDir()))
-      if (e.path().extension() == ".st") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    args.insert(args.end(), files.begin(), files.end());
-    for (const char* a : {"--realtime", "--quiet", "--inputs"}) args.push_back(a);
-    args.push_back((plantDir() / "stimulus.csv").string());
-    args.push_back("--control");
-    args.push_back(endpointText());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    std::string error;
-    endpoint_ = *control::parseEndpoint(endpointText(), error);
-    // Ready once it answers.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!status() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ~RuntimeProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-  std::string endpointText() const { return "unix://" + (dir_ / "rt.sock").string(); }
-  std::optional<json> status() const {
-    std::string error;
-    auto client = control::ControlClient::connect(endpoint_, std::nullopt, error);
-    if (!client) return std::nullopt;
-    auto r = client->request(json{{"command", "status"}}, error);
-    if (!r || !r->value("ok", false)) return std::nullopt;
-    return (*r)["status"];
-  }
-  // The runtime's start, wall clock (the trace header's startWallTimeNs), read from a stream.
-  int64_t startWallTimeNs() const {
-    std::string error;
-    auto client = control::ControlClient::connect(endpoint_, std::nullopt, error);
-    if (!client || !client->request(json{{"command", "stream"}}, error)) throw ClientError("stream: " + error);
-    auto header = client->nextEvent(error);
-    if (!header) throw ClientError("stream: " + error);
-    std::vector<uint8_t> bytes(trace::kFileMagic, trace::kFileMagic + 8);
-    bytes.insert(bytes.end(), header->bytes.begin(), header->bytes.end());
-    auto reader = trace::TraceReader::openBytes(std::move(bytes), error);
-    if (!reader) throw ClientError("stream header: " + error);
-    return reader->header().startWallTimeNs;
-  }
-
- private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  control::Endpoint endpoint_;
-};
-
-double loadAverage() {
-  double load[1] = {0};
-  return getloadavg(load, 1) == 1 ? load[0] : -1;
+// The runtime's start, wall clock (the trace header's startWallTimeNs), read from a stream.
+int64_t startWallTimeNs(const RuntimeProcess& rt) {
+  std::string error;
+  auto client = control::ControlClient::connect(rt.endpoint(), std::nullopt, error);
+  if (!client || !client->request(json{{"command", "stream"}}, error)) throw ClientError("stream: " + error);
+  auto header = client->nextEvent(error);
+  if (!header) throw ClientError("stream: " + error);
+  std::vector<uint8_t> bytes(trace::kFileMagic, trace::kFileMagic + 8);
+  bytes.insert(bytes.end(), header->bytes.begin(), header->bytes.end());
+  auto reader = trace::TraceReader::openBytes(std::move(bytes), error);
+  if (!reader) throw ClientError("stream header: " + error);
+  return reader->header().startWallTimeNs;
 }
 
 CycleTime finish(benchmark::State& state, const char* name, const RuntimeProcess& rt, double wallNs) {
   const std::optional<json> s = rt.status();
   if (!s) throw ClientError("the runtime gives no status");
-  const json& fast = (*s)["tasks"][0];
-  CycleTime r;
-  r.cycles = (*s)["cycles"].get<uint64_t>();
-  r.medianUs = fast["cycleTimeNs"]["median"].get<double>() / 1e3;
-  r.p99Us = fast["cycleTimeNs"]["p99"].get<double>() / 1e3;
-  r.maxUs = fast["cycleTimeNs"]["max"].get<double>() / 1e3;
+  const FastCycleTimes fast = fastCycleTimes(*s);
+  CycleTime r{fast.medianUs, fast.p99Us, fast.maxUs, (*s)["cycles"].get<uint64_t>()};
   state.SetIterationTime(wallNs / 1e9);
   state.counters["cycles"] = static_cast<double>(r.cycles);
   state.counters["median_us"] = r.medianUs;
@@ -193,7 +120,7 @@ void BM_AttachNoClient(benchmark::State& state) {
   gBaseline.reset();
   for (auto _ : state) {
     try {
-      RuntimeProcess rt;
+      RuntimeProcess rt("attach_bench");
       state.counters["loadavg"] = loadAverage();
       const double w0 = nowNs();
       while (nowNs() - w0 < config.seconds * 1e9) {
@@ -212,7 +139,7 @@ void BM_AttachSteppingBack(benchmark::State& state) {
   for (auto _ : state) {
     std::unique_ptr<DapClient> client;
     try {
-      RuntimeProcess rt;
+      RuntimeProcess rt("attach_bench");
       state.counters["loadavg"] = loadAverage();
       const double w0 = nowNs();
       client = attach(rt);
@@ -254,8 +181,8 @@ void BM_AttachArrivalDelay(benchmark::State& state) {
   for (auto _ : state) {
     std::unique_ptr<DapClient> client;
     try {
-      RuntimeProcess rt;
-      const int64_t startWall = rt.startWallTimeNs();
+      RuntimeProcess rt("attach_bench");
+      const int64_t startWall = startWallTimeNs(rt);
       client = attach(rt);
       std::vector<double> delaysMs;
       json t = client->request("scanback/timeline", json::object());

@@ -29,12 +29,7 @@
 // Flags, among Google Benchmark's: --seconds=S (default 10), --pairs=N (default 3), --clients=N
 // (default 8), --fast-ms=N (default 1; 10 runs the plant as it is).
 #include <benchmark/benchmark.h>
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,12 +47,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench/runtime_process.h"
 #include "control/client.h"
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 using namespace scanback;
+using namespace scanback::bench;
 using json = nlohmann::json;
 
 namespace {
@@ -78,13 +73,6 @@ double nowNs() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
           .count());
 }
-
-double loadAverage() {
-  double load[1] = {0};
-  return getloadavg(load, 1) == 1 ? load[0] : -1;
-}
-
-fs::path plantDir() { return fs::path(SCANBACK_SOURCE_DIR) / "examples" / "plant"; }
 
 std::string readFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -119,74 +107,12 @@ double cpuMs(pid_t pid) {
   return ticks * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-// The runtime, a child process, on a unix socket of its own.
-class RuntimeProcess {
- public:
-  RuntimeProcess() {
-    static int counter = 0;
-    dir_ = fs::temp_directory_path() /
-           ("scanback_control_bench_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(dir_);
-    std::vector<std::string> args = {SCANBACK_BINARY, "run"};
-    std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(plantDir())) {
-      if (e.path().extension() != ".st") continue;
-      // The plant's tasks at --fast-ms: more cycles in a phase make a steadier p99.
-      std::string text = readFile(e.path());
-      if (e.path().filename() == "config.st") {
-        replaceOnce(text, "INTERVAL := T#10ms", fmt::format("INTERVAL := T#{}ms", config.fastMs));
-        replaceOnce(text, "INTERVAL := T#100ms", fmt::format("INTERVAL := T#{}ms", 10 * config.fastMs));
-      }
-      const fs::path copy = dir_ / e.path().filename();
-      std::ofstream(copy) << text;
-      files.push_back(copy.string());
-    }
-    std::sort(files.begin(), files.end());
-    args.insert(args.end(), files.begin(), files.end());
-    for (const char* a : {"--realtime", "--quiet", "--inputs"}) args.push_back(a);
-    args.push_back((plantDir() / "stimulus.csv").string());
-    args.push_back("--control");
-    args.push_back(endpointText());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    std::string error;
-    endpoint_ = *control::parseEndpoint(endpointText(), error);
-    // Ready once it answers.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!status() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ~RuntimeProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-  pid_t pid() const { return pid_; }
-  std::string endpointText() const { return "unix://" + (dir_ / "rt.sock").string(); }
-  const control::Endpoint& endpoint() const { return endpoint_; }
-  std::optional<json> status() const {
-    std::string error;
-    auto client = control::ControlClient::connect(endpoint_, std::nullopt, error);
-    if (!client) return std::nullopt;
-    auto r = client->request(json{{"command", "status"}}, error);
-    if (!r || !r->value("ok", false)) return std::nullopt;
-    return (*r)["status"];
-  }
-
- private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  control::Endpoint endpoint_;
-};
+// The plant with its tasks at --fast-ms: more cycles in a phase make a steadier p99.
+void speedUp(const fs::path& file, std::string& text) {
+  if (file.filename() != "config.st") return;
+  replaceOnce(text, "INTERVAL := T#10ms", fmt::format("INTERVAL := T#{}ms", config.fastMs));
+  replaceOnce(text, "INTERVAL := T#100ms", fmt::format("INTERVAL := T#{}ms", 10 * config.fastMs));
+}
 
 enum class Clients { None, Polling, ConnectEach };
 
@@ -262,7 +188,7 @@ const char* nameOf(Clients kind) {
 void runPhase(benchmark::State& state, Clients kind, bool last) {
   for (auto _ : state) {
     try {
-      RuntimeProcess rt;
+      RuntimeProcess rt("control_bench", speedUp);
       if (!rt.status()) throw BenchError("the runtime does not answer");
       state.counters["loadavg"] = loadAverage();
       const double w0 = nowNs(), cpu0 = cpuMs(rt.pid()), preempted0 = preemptions(rt.pid());
@@ -273,12 +199,8 @@ void runPhase(benchmark::State& state, Clients kind, bool last) {
       if (!pollers.error().empty()) throw BenchError(pollers.error());
       const std::optional<json> s = rt.status();
       if (!s) throw BenchError("the runtime gives no status");
-      const json& fast = (*s)["tasks"][0];
-      Phase p;
-      p.medianUs = fast["cycleTimeNs"]["median"].get<double>() / 1e3;
-      p.p99Us = fast["cycleTimeNs"]["p99"].get<double>() / 1e3;
-      p.maxUs = fast["cycleTimeNs"]["max"].get<double>() / 1e3;
-      p.preempted = preempted;
+      const FastCycleTimes fast = fastCycleTimes(*s);
+      Phase p{fast.medianUs, fast.p99Us, fast.maxUs, preempted};
       gPhases[kind].push_back(p);
       state.SetIterationTime(wall / 1e9);
       state.counters["cycles"] = (*s)["cycles"].get<double>();

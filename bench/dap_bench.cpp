@@ -88,7 +88,10 @@ class PausedSession {
 
   json request(const std::string& command, json arguments) {
     const int64_t seq = seq_++;
-    writer_->send(json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", std::move(arguments)}});
+    std::string error;
+    if (!writer_->send(
+            json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", std::move(arguments)}}, &error))
+      throw std::runtime_error("cannot send " + command + ": " + error);
     for (;;) {
       net::ReadResult r = reader_->next();
       if (!r.isMessage()) throw std::runtime_error("the session ended");

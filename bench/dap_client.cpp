@@ -81,7 +81,10 @@ int64_t DapClient::send(const std::string& command, json arguments) {
   }
   requestOutputs_.clear();
   pendingSince_ = nowNs();
-  writer_->send(json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", std::move(arguments)}});
+  std::string error;
+  if (!writer_->send(json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", std::move(arguments)}},
+                     &error))
+    throw ClientError("cannot send '" + command + "': " + error + lastOutput());
   return seq;
 }
 

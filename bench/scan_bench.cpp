@@ -60,7 +60,7 @@ int64_t threadCpuNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& paths, std::string& error) {
+[[nodiscard]] std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& paths, std::string& error) {
   Diagnostics diagnostics;
   SourceSet sources = loadSourceFiles(paths, diagnostics);
   std::shared_ptr<const Program> program = compileProject(sources, diagnostics);
@@ -72,7 +72,7 @@ std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& path
 }
 
 // One compiled program per name, shared by every invocation of its benchmark.
-std::shared_ptr<const Program> benchProgram(const std::string& name, std::string& error) {
+[[nodiscard]] std::shared_ptr<const Program> benchProgram(const std::string& name, std::string& error) {
   static std::map<std::string, std::shared_ptr<const Program>> cache;
   auto it = cache.find(name);
   if (it != cache.end()) return it->second;
@@ -114,7 +114,8 @@ struct LuaTiming {
 };
 
 // `lua5.4 bench/lua/run.lua NAME n` once: its "NAME ns_per_cycle" line.
-std::optional<double> runLuaOnce(const std::string& lua, const std::string& name, uint64_t n, std::string& error) {
+[[nodiscard]] std::optional<double> runLuaOnce(const std::string& lua, const std::string& name, uint64_t n,
+                                               std::string& error) {
   const std::string command =
       fmt::format("{} {} {} {} 2>&1", shellQuote(lua), shellQuote((kSourceDir / "bench" / "lua" / "run.lua").string()),
                   shellQuote(name), n);
@@ -146,7 +147,7 @@ std::optional<double> runLuaOnce(const std::string& lua, const std::string& name
 
 // Lua's CPU time per cycle of the twin, with enough cycles for at least 0.5 s of Lua time. Measured
 // once per benchmark per process. Null (and `message` set) when Lua is unavailable.
-std::optional<LuaTiming> luaTiming(const std::string& name, std::string& message) {
+[[nodiscard]] std::optional<LuaTiming> luaTiming(const std::string& name, std::string& message) {
   struct Entry {
     std::optional<LuaTiming> timing;
     std::string message;

@@ -40,7 +40,8 @@ struct Setup : PlantHistory {
   std::unique_ptr<replay::Replayer> indexed, plain;
 };
 
-std::unique_ptr<replay::Replayer> openReplayer(const std::string& path, bool useIndex, std::string& error) {
+[[nodiscard]] std::unique_ptr<replay::Replayer> openReplayer(const std::string& path, bool useIndex,
+                                                             std::string& error) {
   replay::ReplayOptions options;
   options.program = plant();
   options.useWriteIndex = useIndex;
@@ -58,7 +59,7 @@ Setup& setup() {
   return shared;
 }
 
-std::optional<replay::Watch> watchOf(const replay::Replayer& r, const char* name, std::string& error) {
+[[nodiscard]] std::optional<replay::Watch> watchOf(const replay::Replayer& r, const char* name, std::string& error) {
   const std::optional<VariableLocation> v = findVariable(r.program(), name, error);
   if (!v) return std::nullopt;
   return replay::Watch{v->offset, v->bit >= 0 ? 1u : v->type->size, v->bit};

@@ -75,7 +75,7 @@ int ctlCommand(const CtlArgs& args);
 // Compiles files, printing diagnostics to stderr; null on errors.
 std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& files, const CompileOptions& options = {});
 // "250ms", "1.5s", "T#2m" -> nanoseconds.
-std::optional<int64_t> parseDuration(const std::string& text, std::string& error);
+[[nodiscard]] std::optional<int64_t> parseDuration(const std::string& text, std::string& error);
 
 int runCommand(const RunArgs& args);
 int traceInfoCommand(const std::string& path, bool json);

@@ -42,7 +42,7 @@ bool parseNumber(const std::string& text, uint64_t& out) {
   return true;
 }
 
-bool parseTarget(const std::string& option, const std::string& text, Target& out, std::string& error) {
+[[nodiscard]] bool parseTarget(const std::string& option, const std::string& text, Target& out, std::string& error) {
   if (text == "end") {
     out.end = true;
     return true;
@@ -65,7 +65,7 @@ struct CycleExtent {
   bool open = false;  // the recording finished inside it (see trace::OpenCycleData)
 };
 
-std::optional<CycleExtent> extentOf(Replayer& r, uint64_t cycle, std::string& error) {
+[[nodiscard]] std::optional<CycleExtent> extentOf(Replayer& r, uint64_t cycle, std::string& error) {
   std::shared_ptr<const trace::ChunkData> held;
   replay::CycleRecord record;
   if (!r.history().cycle(cycle, held, record, error)) return std::nullopt;
@@ -75,7 +75,7 @@ std::optional<CycleExtent> extentOf(Replayer& r, uint64_t cycle, std::string& er
 
 // The position a target names. A cycle that ends in a fault has no end: its last position is the
 // faulting statement (where `run --print-state` shows the state too), and `note` says so.
-std::optional<Position> resolve(Replayer& r, const Target& t, std::string& note, std::string& error) {
+[[nodiscard]] std::optional<Position> resolve(Replayer& r, const Target& t, std::string& note, std::string& error) {
   if (t.step) return Position{t.cycle, *t.step};
   uint64_t cycle = t.cycle;
   if (t.end) {
@@ -259,10 +259,9 @@ int traceVerifyCommand(const std::string& path) {
       std::cerr << fmt::format("scanback: verifying: {} of {} cycles ({:.0f}%)\n", done, total, percent);
   };
   std::string error;
-  r->verify(progress, error);
-  if (tty && shown) std::cerr << "\r\033[K" << std::flush;
   // On an error verify() stops early; the divergences met up to there are still worth reporting.
-  const std::vector<replay::Divergence>& divergences = r->divergences();
+  const std::vector<replay::Divergence> divergences = r->verify(progress, error);
+  if (tty && shown) std::cerr << "\r\033[K" << std::flush;
 
   size_t keyframeMismatches = 0;
   for (const replay::Divergence& d : divergences)

@@ -41,7 +41,7 @@ void printStatistics(const Runtime& rt, double seconds) {
 }
 
 // "64MB" -> bytes, "10min" -> nanoseconds.
-bool parseRing(const std::string& text, recorder::RecorderOptions& options, std::string& error) {
+[[nodiscard]] bool parseRing(const std::string& text, recorder::RecorderOptions& options, std::string& error) {
   size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
   std::string unit = text.substr(i);

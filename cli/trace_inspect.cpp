@@ -538,7 +538,8 @@ bool endsWithPath(const std::string& path, const std::string& tail) {
 }
 
 // The file of `sources` that `file` names, or an error.
-std::optional<size_t> findFile(const std::vector<SourceFile>& sources, const std::string& file, std::string& error) {
+[[nodiscard]] std::optional<size_t> findFile(const std::vector<SourceFile>& sources, const std::string& file,
+                                             std::string& error) {
   std::vector<size_t> found;
   for (size_t i = 0; i < sources.size(); ++i) {
     if (sources[i].path == file) found.push_back(i);

@@ -36,12 +36,12 @@ std::vector<std::string> damageLines(const trace::TraceReader& reader);
 void traceDump(trace::TraceReader& reader, uint64_t fromCycle, uint64_t toCycle, std::ostream& out);
 std::string traceDump(trace::TraceReader& reader, uint64_t fromCycle = 0, uint64_t toCycle = UINT64_MAX);
 // "A..B", "A..", "..B" or "A" (inclusive) for --cycles.
-bool parseCycleRange(const std::string& text, uint64_t& fromCycle, uint64_t& toCycle, std::string& error);
+[[nodiscard]] bool parseCycleRange(const std::string& text, uint64_t& fromCycle, uint64_t& toCycle, std::string& error);
 
 // The text of the recorded source file that `file` names (as `trace hits` finds it: the recorded
 // path, a path ending in it or it in FILE, or the file's name), or an error.
-std::optional<std::string> recordedSource(const trace::TraceReader& reader, const std::string& file,
-                                          std::string& error);
+[[nodiscard]] std::optional<std::string> recordedSource(const trace::TraceReader& reader, const std::string& file,
+                                                        std::string& error);
 // For `trace hits FILE:LINE`: when FILE exists on disk and differs from the source the recording
 // started with, one line saying so (that line numbers are the recorded version's, and how to see
 // it); empty otherwise.
@@ -63,7 +63,8 @@ struct HitsResult {
 // Errors (with nullopt): bad FILE:LINE, unknown or ambiguous file, no statement starts on that line
 // (nearby statement lines are suggested), the trace's program does not compile, the trace has no
 // statement paths.
-std::optional<HitsResult> traceHits(trace::TraceReader& reader, const std::string& fileLine, std::string& error);
+[[nodiscard]] std::optional<HitsResult> traceHits(trace::TraceReader& reader, const std::string& fileLine,
+                                                  std::string& error);
 std::string hitsText(const HitsResult& hits);
 nlohmann::ordered_json hitsJson(const HitsResult& hits);
 

@@ -65,7 +65,7 @@ struct CompareChoice {
 };
 
 // The compared values of A and B. False with `error` when `vars` names something neither has.
-bool makeComparedSet(const Program& a, const Program& b, const CompareChoice& choice, ComparedSet& out,
-                     std::string& error);
+[[nodiscard]] bool makeComparedSet(const Program& a, const Program& b, const CompareChoice& choice, ComparedSet& out,
+                                   std::string& error);
 
 }  // namespace scanback::compare

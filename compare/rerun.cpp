@@ -220,7 +220,7 @@ class StepPauser final : public VmObserver {
 
 // The image before `cycle` of the recording: its chunk's keyframe, or the recorded cycles before it
 // replayed from there.
-bool imageBefore(Replayer& r, uint64_t cycle, std::vector<uint8_t>& image, std::string& error) {
+[[nodiscard]] bool imageBefore(Replayer& r, uint64_t cycle, std::vector<uint8_t>& image, std::string& error) {
   replay::History& h = r.history();
   const std::optional<size_t> index = h.chunkOf(cycle, error);
   if (!index) return false;
@@ -269,10 +269,10 @@ class Rerun {
  public:
   Rerun(const RerunOptions& options, RerunResult& result) : options_(options), result_(result) {}
 
-  bool run(const std::string& tracePath, std::string& error);
+  [[nodiscard]] bool run(const std::string& tracePath, std::string& error);
 
  private:
-  bool prepare(const std::string& tracePath, std::string& error);
+  [[nodiscard]] bool prepare(const std::string& tracePath, std::string& error);
   // The scan inputs of recorded cycle `record` for the new version's next cycle (start-of-cycle
   // ones into the runtime, those inside the cycle into `targets`).
   void takeInputs(const CycleRecord& record, bool atCycleStart, std::vector<uint8_t>& field);
@@ -303,7 +303,7 @@ class Rerun {
   }
   // Ends a rerun that met an unreadable part of the recording: an error, and no output left (a
   // rerun that silently stopped early would look like one that ran every cycle asked for).
-  bool unreadable(uint64_t cycle, const std::string& why, std::string& error) {
+  [[nodiscard]] bool unreadable(uint64_t cycle, const std::string& why, std::string& error) {
     error = fmt::format("cycle {} of the recording cannot be read: {}", cycle, why);
     if (stream_) {
       stream_->stop();

@@ -79,6 +79,7 @@ struct RerunResult {
 // Reruns the trace at `tracePath` with `options.program`. False with `error` when the trace cannot
 // be read or replayed up to the first cycle, a cycle rerun cannot be read (then no output is left), the range is not in
 // it, the new version's tasks cannot start there, or the trace cannot be written.
-bool rerun(const std::string& tracePath, const RerunOptions& options, RerunResult& result, std::string& error);
+[[nodiscard]] bool rerun(const std::string& tracePath, const RerunOptions& options, RerunResult& result,
+                         std::string& error);
 
 }  // namespace scanback::compare

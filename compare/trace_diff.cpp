@@ -23,7 +23,8 @@ const char* sideName(size_t side) { return side == 0 ? "A" : "B"; }
 
 // Opens a trace to compare: it must be whole (closed, nothing missing, nothing corrupt), since a
 // comparison of a part would pass for a comparison of the whole.
-std::unique_ptr<Replayer> openWhole(const std::string& path, size_t side, bool useWriteIndex, std::string& error) {
+[[nodiscard]] std::unique_ptr<Replayer> openWhole(const std::string& path, size_t side, bool useWriteIndex,
+                                                  std::string& error) {
   const std::string name = fmt::format("trace {} ({})", sideName(side), path);
   std::string why;
   std::unique_ptr<trace::TraceReader> reader = trace::TraceReader::open(path, why);
@@ -108,8 +109,8 @@ class PathCompare {
 };
 
 // The first divergence inside `cycle`: re-executes it on both sides, boundary by boundary.
-bool locate(Replayer* r[2], const ComparedSet& set, const StatementMap& map, uint64_t cycle, FirstDivergence& d,
-            std::string& error) {
+[[nodiscard]] bool locate(Replayer* r[2], const ComparedSet& set, const StatementMap& map, uint64_t cycle,
+                          FirstDivergence& d, std::string& error) {
   std::vector<uint32_t> statements[2];
   bool faulted[2];
   for (size_t s = 0; s < 2; ++s) {

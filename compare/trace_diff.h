@@ -120,8 +120,8 @@ struct DiffReport {
 
 // Compares the traces at `pathA` and `pathB`. False with `error` (naming the trace) when either
 // cannot be read whole or `options` name nothing to compare.
-bool diffTraces(const std::string& pathA, const std::string& pathB, const DiffOptions& options, DiffReport& report,
-                std::string& error);
+[[nodiscard]] bool diffTraces(const std::string& pathA, const std::string& pathB, const DiffOptions& options,
+                              DiffReport& report, std::string& error);
 
 // The report for humans (what `scanback trace diff` prints), as JSON (`--json`), and as JUnit XML
 // (`--junit`: one test case for the schedule and one per compared value).

@@ -19,12 +19,12 @@ class ControlClient {
   // every request; over a unix socket only when the socket file and the process listening on it
   // belong to this user or root (net::checkUnixServerOwner), else null with `error` naming the
   // owner.
-  static std::unique_ptr<ControlClient> connect(const Endpoint& endpoint, std::optional<std::string> token,
-                                                std::string& error);
+  [[nodiscard]] static std::unique_ptr<ControlClient> connect(const Endpoint& endpoint,
+                                                              std::optional<std::string> token, std::string& error);
 
   // Sends `request` and reads its response line. nullopt with `error` when the connection fails or
   // the response is no JSON object; a refusal ({"ok": false, "error": ...}) is returned as it is.
-  std::optional<json> request(json request, std::string& error);
+  [[nodiscard]] std::optional<json> request(json request, std::string& error);
 
   // After a successful stream request: the next event, with the block that follows it when it
   // says "bytes". nullopt with `error` at the end of the connection (empty when the runtime
@@ -33,7 +33,7 @@ class ControlClient {
     json message;
     std::vector<uint8_t> bytes;
   };
-  std::optional<Event> nextEvent(std::string& error);
+  [[nodiscard]] std::optional<Event> nextEvent(std::string& error);
 
   // From any thread: the connection closes, and a nextEvent() waiting on it returns.
   void close() { stream_->close(); }
@@ -44,7 +44,7 @@ class ControlClient {
         reader_(*stream_, kMaxLineBytes),
         token_(std::move(token)),
         where_(std::move(where)) {}
-  std::optional<json> readMessage(std::string& error);
+  [[nodiscard]] std::optional<json> readMessage(std::string& error);
 
   std::unique_ptr<net::FdStream> stream_;
   net::LineReader reader_;

@@ -29,15 +29,16 @@ struct Endpoint {
 };
 
 // nullopt with `error` ("control endpoint 'x': ...") when `text` is neither form.
-std::optional<Endpoint> parseEndpoint(std::string_view text, std::string& error);
+[[nodiscard]] std::optional<Endpoint> parseEndpoint(std::string_view text, std::string& error);
 
 // Listens on `endpoint`: a unix socket (net::UnixListener: mode 0600, a stale socket replaced), or
 // TCP on `bindAddress` (net::TcpListener) at the endpoint's port (0: a free one). Null with `error`.
-std::unique_ptr<net::Listener> listenOn(const Endpoint& endpoint, const std::string& bindAddress, std::string& error);
+[[nodiscard]] std::unique_ptr<net::Listener> listenOn(const Endpoint& endpoint, const std::string& bindAddress,
+                                                      std::string& error);
 // The port a TCP listener got (0 for a unix one).
 uint16_t listeningPort(const net::Listener& listener);
 
 // Connects to `endpoint`. Null with `error` ("cannot connect to ENDPOINT: why").
-std::unique_ptr<net::FdStream> connectTo(const Endpoint& endpoint, std::string& error);
+[[nodiscard]] std::unique_ptr<net::FdStream> connectTo(const Endpoint& endpoint, std::string& error);
 
 }  // namespace scanback::control

@@ -35,7 +35,7 @@ struct Request {
 // Parses one request line. nullopt with `error` saying what is wrong and where ("syntax error at
 // byte 7", "'command' must be one of status, snapshot, stream, stop", "'fromCycle' must be a
 // whole number from 0, not -1").
-std::optional<Request> parseRequest(std::string_view line, std::string& error);
+[[nodiscard]] std::optional<Request> parseRequest(std::string_view line, std::string& error);
 std::string_view commandName(Request::Command command);
 
 }  // namespace scanback::control

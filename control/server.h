@@ -39,7 +39,7 @@ class ControlledRuntime {
   // The operator's RUN/STOP switch: the task holds between cycles (state `paused`) until resumed.
   // A debugger never pauses a runtime; an operator may (`scanback ctl pause`). False with `error`
   // when the runtime cannot (it has faulted or is stopping).
-  virtual bool setPaused(bool paused, std::string& error) = 0;
+  [[nodiscard]] virtual bool setPaused(bool paused, std::string& error) = 0;
 };
 
 struct ControlOptions {

@@ -20,11 +20,12 @@ inline constexpr size_t kMinAuthTokenBytes = 16;
 // The token in `path`: its first line, without the white space around it. nullopt with `error`
 // when the file cannot be read, holds no token, or one shorter than kMinAuthTokenBytes. `warning`
 // is set when others may read the file.
-std::optional<std::string> readAuthToken(const std::string& path, std::string& error, std::string& warning);
+[[nodiscard]] std::optional<std::string> readAuthToken(const std::string& path, std::string& error,
+                                                       std::string& warning);
 
 // 32 bytes from the kernel's random source, as 64 hex digits. nullopt with `error` when there is
 // no random source.
-std::optional<std::string> generateAuthToken(std::string& error);
+[[nodiscard]] std::optional<std::string> generateAuthToken(std::string& error);
 
 // Whether `given` is `expected`, in a time that depends on the length of `expected` only: how long
 // a wrong guess takes says nothing about how much of it was right.

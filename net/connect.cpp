@@ -20,7 +20,7 @@ namespace scanback::net {
 namespace {
 
 // The connected `fd` as a stream (owned); null with `error` when no stream can be made of it.
-std::unique_ptr<FdStream> streamOf(int fd, std::string& error) {
+[[nodiscard]] std::unique_ptr<FdStream> streamOf(int fd, std::string& error) {
   try {
     return FdStream::socket(fd);
   } catch (const std::exception& e) {

@@ -28,13 +28,13 @@ class LineReader {
   // The next line, without its '\n' (a '\r' before it is dropped). TooLong: a line over the
   // limit, skipped up to its end. End: the stream ended (a partial line is dropped). Failed: the
   // stream failed, `error` says why.
-  Result readLine(std::string& line, std::string& error);
+  [[nodiscard]] Result readLine(std::string& line, std::string& error);
   // Exactly `count` bytes; false at the end of the stream or on an error.
-  bool readBytes(size_t count, std::vector<uint8_t>& out, std::string& error);
+  [[nodiscard]] bool readBytes(size_t count, std::vector<uint8_t>& out, std::string& error);
   size_t maxLineBytes() const { return maxLineBytes_; }
 
  private:
-  bool fill(std::string& error);
+  [[nodiscard]] bool fill(std::string& error);
   Stream& stream_;
   size_t maxLineBytes_;
   std::string buffer_;

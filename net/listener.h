@@ -40,7 +40,7 @@ class Listener {
   // Blocks until a client connects and returns the connection. Null when the listener has been
   // closed (`error` left empty) or accepting failed (`error` says why). net::Server accepts on
   // its own (descriptor exhaustion, limits); this is for one-connection uses and tests.
-  std::unique_ptr<FdStream> accept(std::string& error);
+  [[nodiscard]] std::unique_ptr<FdStream> accept(std::string& error);
 
   // Stops listening, from any thread: an accept() blocked in another thread returns null, as do
   // all later ones. Connections already accepted are not affected. Idempotent.
@@ -65,8 +65,8 @@ class TcpListener final : public Listener {
   // Binds 127.0.0.1:port and listens. Null, with `error`, when that fails. `address` (an IPv4
   // address) binds another interface: only a runtime's control endpoint asks for one
   // (`scanback run --control-bind`), and then requires a token.
-  static std::unique_ptr<TcpListener> listen(uint16_t port, std::string& error,
-                                             const std::string& address = "127.0.0.1");
+  [[nodiscard]] static std::unique_ptr<TcpListener> listen(uint16_t port, std::string& error,
+                                                           const std::string& address = "127.0.0.1");
   // The port listened on (the one chosen by the system when 0 was asked for).
   uint16_t port() const { return port_; }
 
@@ -81,7 +81,7 @@ class UnixListener final : public Listener {
   // Creates the socket `path` with mode 0600 and listens. A stale socket there (no server answers
   // on it) is replaced; anything else at `path` — a live server's socket, a file — is left alone
   // and the listener fails. Null, with `error` ("cannot listen on PATH: why"), on failure.
-  static std::unique_ptr<UnixListener> listen(const std::string& path, std::string& error);
+  [[nodiscard]] static std::unique_ptr<UnixListener> listen(const std::string& path, std::string& error);
   // Removes the socket file (when it is still the one it created).
   ~UnixListener() override;
   const std::string& path() const { return path_; }

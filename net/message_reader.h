@@ -81,7 +81,7 @@ struct FramingError {
   std::string toString() const;  // "byte 1234: <what> (seq 7)"
 };
 
-struct ReadResult {
+struct [[nodiscard]] ReadResult {
   enum class Kind { Message, Error, End };
   Kind kind = Kind::End;
   // Kind::Message: a JSON object. Under BodyProtocol::Dap, one with an integer `seq` and a string

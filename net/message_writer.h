@@ -23,7 +23,7 @@ class MessageWriter {
 
   // False when the stream could not take the message (closed, or the peer went away); `error`
   // (if given) then says why.
-  bool send(const nlohmann::json& message, std::string* error = nullptr);
+  [[nodiscard]] bool send(const nlohmann::json& message, std::string* error = nullptr);
 
   // The message as it goes on the wire: header and compact UTF-8 body.
   static std::string frame(const nlohmann::json& message);

@@ -424,8 +424,11 @@ void Server::admit(int fd, const std::string& peer) {
     });
   } catch (const std::system_error& e) {
     // No thread for it (the process's limit): the connection is refused like one over the limit.
+    // The refusal is a courtesy to a client about to be dropped anyway: if it cannot take it, the
+    // connection closes all the same.
     std::string ignored;
-    if (options_.refusal) slot.connection.stream().write(options_.refusal("the server cannot take it now"), ignored);
+    if (options_.refusal)
+      static_cast<void>(slot.connection.stream().write(options_.refusal("the server cannot take it now"), ignored));
     slots_.pop_back();
     ++counts_.refused;
     ++refusedInEpisode_;

@@ -39,11 +39,11 @@ class Stream {
   // Returns how many (> 0); 0 at the end of the stream (the peer closed it, or close() was called
   // on this one); -1 on an error, described in `error` (a read deadline that passed among them).
   // An empty buffer returns 0 at once.
-  virtual ptrdiff_t read(std::span<char> buffer, std::string& error) = 0;
+  [[nodiscard]] virtual ptrdiff_t read(std::span<char> buffer, std::string& error) = 0;
 
   // Writes all of `data`, blocking as long as needed. False, with `error`, when the stream is
   // closed or broken (the peer went away): then some of the bytes may have been written.
-  virtual bool write(std::string_view data, std::string& error) = 0;
+  [[nodiscard]] virtual bool write(std::string_view data, std::string& error) = 0;
 
   // Ends the stream, from any thread: a read blocked in another thread returns 0, as do all later
   // reads; later writes fail. The peer reads the bytes already written, then the end of the
@@ -90,8 +90,8 @@ class FdStream : public Stream {
   // A connected socket (owned).
   static std::unique_ptr<FdStream> socket(int fd);
 
-  ptrdiff_t read(std::span<char> buffer, std::string& error) override;
-  bool write(std::string_view data, std::string& error) override;
+  [[nodiscard]] ptrdiff_t read(std::span<char> buffer, std::string& error) override;
+  [[nodiscard]] bool write(std::string_view data, std::string& error) override;
   void close() override;
   void setReadDeadline(std::optional<Clock::time_point> deadline, std::string why) override;
 
@@ -115,7 +115,7 @@ class FdStream : public Stream {
   enum class Wait { Ready, Closed, TimedOut, Failed };
   // Waits until `fd` is ready for `events`, the stream is closed or `deadline` passes. Failed:
   // poll failed, `error` says why.
-  Wait waitFor(int fd, short events, std::optional<Clock::time_point> deadline, std::string& error);
+  [[nodiscard]] Wait waitFor(int fd, short events, std::optional<Clock::time_point> deadline, std::string& error);
   void fail(const std::string& why);
 
   int readFd_;
@@ -147,8 +147,8 @@ class MemoryPipe : public Stream {
   MemoryPipe(const MemoryPipe&) = delete;
   MemoryPipe& operator=(const MemoryPipe&) = delete;
 
-  ptrdiff_t read(std::span<char> buffer, std::string& error) override;
-  bool write(std::string_view data, std::string& error) override;
+  [[nodiscard]] ptrdiff_t read(std::span<char> buffer, std::string& error) override;
+  [[nodiscard]] bool write(std::string_view data, std::string& error) override;
   void close() override;
   void setReadDeadline(std::optional<Clock::time_point> deadline, std::string why) override;
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "vm/base/assert.h"
+
 namespace scanback::replay {
 
 namespace {
@@ -23,7 +25,14 @@ void History::index() {
   for (const trace::BlockInfo& b : reader_->blocks()) {
     std::string error;
     switch (b.kind) {
-      case trace::BlockKind::Chunk: chunks_.push_back(b); break;
+      case trace::BlockKind::Chunk:
+        // The reader lists chunks in cycle order, none overlapping the one before (a copy or a
+        // block out of place is damage, left out): chunkOf()'s binary search depends on it.
+        SB_ASSERT(chunks_.empty() || b.firstCycle >= chunks_.back().firstCycle + chunks_.back().cycleCount,
+                  "the chunk at byte offset {} (cycles {}+{}) overlaps the one before it (cycles {}+{})", b.offset,
+                  b.firstCycle, b.cycleCount, chunks_.back().firstCycle, chunks_.back().cycleCount);
+        chunks_.push_back(b);
+        break;
       case trace::BlockKind::Gap: {
         trace::GapData g;
         if (reader_->readGap(b, g, error)) gaps_.push_back(g);
@@ -129,6 +138,7 @@ bool History::contiguous(size_t index) const {
 }
 
 std::shared_ptr<const trace::ChunkData> History::chunk(size_t index, std::string& error) {
+  SB_ASSERT(index < chunks_.size(), "chunk {} of {}", index, chunks_.size());
   if (open_ && index + 1 == chunks_.size()) return open_;
   for (auto it = cache_.begin(); it != cache_.end(); ++it) {
     if (it->first != index) continue;
@@ -184,6 +194,9 @@ bool History::cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chu
   chunkData = chunk(*index, error);
   if (!chunkData) return false;
   const trace::ChunkData& c = *chunkData;
+  // chunkOf() found the chunk listing `cycle`, and chunk() holds exactly the cycles listed.
+  SB_ASSERT(cycle >= c.firstCycle && cycle - c.firstCycle < c.cycleCount(), "cycle {} looked up in cycles {}+{}", cycle,
+            c.firstCycle, c.cycleCount());
   const uint32_t i = static_cast<uint32_t>(cycle - c.firstCycle);
   out = CycleRecord{};
   out.cycle = cycle;

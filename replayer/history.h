@@ -61,14 +61,14 @@ class History {
 
   // Index of the chunk holding `cycle`, or an error saying why there is none (in a gap, in a
   // damaged part, before the recording, after its end, behind a corrupt block).
-  std::optional<size_t> chunkOf(uint64_t cycle, std::string& error) const;
+  [[nodiscard]] std::optional<size_t> chunkOf(uint64_t cycle, std::string& error) const;
   size_t chunkCount() const { return chunks_.size(); }
   const trace::BlockInfo& chunkBlock(size_t index) const { return chunks_[index]; }
   // True when chunk `index + 1` continues chunk `index` without a gap.
   bool contiguous(size_t index) const;
 
   // The decoded chunk (cached). Null with `error` when it cannot be read.
-  std::shared_ptr<const trace::ChunkData> chunk(size_t index, std::string& error);
+  [[nodiscard]] std::shared_ptr<const trace::ChunkData> chunk(size_t index, std::string& error);
   // The write index of chunk `index` (trace::ChunkData::writeIndex): from the trace's index block,
   // else from the chunk itself (decoding it the first time). Null when the chunk has none (recorded
   // without one, the open chunk), cannot be read, or when the trace's indexes are not complete (the
@@ -76,7 +76,8 @@ class History {
   // then every cycle of it must be searched.
   const trace::WriteIndex* writeIndex(size_t index);
   // The recorded facts of `cycle`; the pointers stay valid while `chunkData` is held.
-  bool cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chunkData, CycleRecord& out, std::string& error);
+  [[nodiscard]] bool cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chunkData, CycleRecord& out,
+                           std::string& error);
 
  private:
   void index();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "vm/base/assert.h"
 #include "vm/compiler/compiler.h"
 #include "vm/runtime/runtime.h"
 
@@ -296,6 +297,11 @@ bool Replayer::restoreBefore(Vm& vm, uint64_t cycle, std::string& error) {
   } else {
     std::memcpy(vm.image(), chunk->keyframe.data(), vm.imageSize());
   }
+  // Re-execution starts inside the chunk that holds `cycle`, at or before it: every cycle in
+  // between is in that chunk, and has its scan inputs there.
+  SB_ASSERT(from >= chunk->firstCycle && from <= cycle && cycle - chunk->firstCycle < chunk->cycleCount(),
+            "restoring cycle {} from cycle {} in the chunk of cycles {}+{}", cycle, from, chunk->firstCycle,
+            chunk->cycleCount());
   for (uint64_t c = from; c < cycle; ++c) {
     std::shared_ptr<const trace::ChunkData> held;
     CycleRecord record;
@@ -312,6 +318,7 @@ bool Replayer::restoreBefore(Vm& vm, uint64_t cycle, std::string& error) {
     const uint64_t distance = cycle - (c + 1);
     if (distance == 0 || (distance & (distance - 1)) == 0) addCheckpoint(c + 1, vm);
   }
+  SB_ASSERT(!vm.inCycle(), "restored the image before cycle {} inside a cycle", cycle);
   return true;
 }
 
@@ -378,6 +385,9 @@ bool Replayer::seekOn(Vm& vm, Position target, std::string& error) {
                         target.cycle, vm.steps(), target.step);
     return false;
   }
+  // Paused by PauseAt, at a boundary: what statement() and the debugger's frames read.
+  SB_ASSERT(vm.inCycle() && vm.pausedStatement() != UINT32_MAX, "seek to ({}, {}) did not stop at a statement",
+            target.cycle, target.step);
   return true;
 }
 
@@ -411,6 +421,11 @@ const CycleSteps* Replayer::steps(uint64_t cycle, std::string& error) {
   checkDigest(scratch_, record, status);
   s.faulted = status == RunStatus::Faulted && !record.open;
   s.open = record.open;
+  // An open cycle is replayed up to where it has got: StepsRecorder stops it there.
+  SB_ASSERT(!s.open || s.count() <= record.stepCount, "open cycle {}: {} boundaries, {} recorded", cycle, s.count(),
+            record.stepCount);
+  SB_ASSERT(s.activations.size() == s.statements.size(), "cycle {}: {} activations for {} boundaries", cycle,
+            s.activations.size(), s.statements.size());
   stepsCache_.push_front(std::move(s));
   if (stepsCache_.size() > kCachedCycleSteps) stepsCache_.pop_back();
   return &stepsCache_.front();

@@ -146,9 +146,10 @@ struct Change {
 
 class Replayer {
  public:
-  static std::unique_ptr<Replayer> open(const std::string& path, const ReplayOptions& options, std::string& error);
-  static std::unique_ptr<Replayer> open(std::unique_ptr<trace::TraceReader> reader, const ReplayOptions& options,
-                                        std::string& error);
+  [[nodiscard]] static std::unique_ptr<Replayer> open(const std::string& path, const ReplayOptions& options,
+                                                      std::string& error);
+  [[nodiscard]] static std::unique_ptr<Replayer> open(std::unique_ptr<trace::TraceReader> reader,
+                                                      const ReplayOptions& options, std::string& error);
 
   const trace::HeaderData& header() const { return history_.header(); }
   const Program& program() const { return *program_; }
@@ -177,7 +178,7 @@ class Replayer {
 
   // Rebuilds the state at `position`. False with `error` when the position is not in the
   // recording (a gap, after a corrupt block, a step past the cycle's end).
-  bool seek(Position position, std::string& error);
+  [[nodiscard]] bool seek(Position position, std::string& error);
   Position position() const { return position_; }
   // The VM at the current position: paused at a boundary (frames(), image()) or between cycles at
   // the end of a cycle.
@@ -187,50 +188,51 @@ class Replayer {
   uint32_t task() const { return vm_.currentTask(); }
 
   // The boundaries of a cycle (re-executed once, cached).
-  const CycleSteps* steps(uint64_t cycle, std::string& error);
+  [[nodiscard]] const CycleSteps* steps(uint64_t cycle, std::string& error);
 
   // Moves. Each returns the stop (and leaves the replayer there), or nullopt with `error`.
   // Forward ones stop at any of `breakpoints` hit and any change of `watches` on the way (step
   // over/out too), the position a step ends at included: a step that ends at a breakpoint that
   // stops there, or right after a change, reports that (as a live task does).
-  std::optional<Stop> stepIn(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
-                             std::string& error);
-  std::optional<Stop> stepOver(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
-                               std::string& error);
-  std::optional<Stop> stepOut(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
-                              std::string& error);
-  std::optional<Stop> continueForward(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
-                                      std::string& error);
+  [[nodiscard]] std::optional<Stop> stepIn(const std::vector<Breakpoint>& breakpoints,
+                                           const std::vector<Watch>& watches, std::string& error);
+  [[nodiscard]] std::optional<Stop> stepOver(const std::vector<Breakpoint>& breakpoints,
+                                             const std::vector<Watch>& watches, std::string& error);
+  [[nodiscard]] std::optional<Stop> stepOut(const std::vector<Breakpoint>& breakpoints,
+                                            const std::vector<Watch>& watches, std::string& error);
+  [[nodiscard]] std::optional<Stop> continueForward(const std::vector<Breakpoint>& breakpoints,
+                                                    const std::vector<Watch>& watches, std::string& error);
   // The mirrors: stepBack (reverse of stepOver), reverse step in, reverse step out, reverse continue.
-  std::optional<Stop> stepBack(const std::vector<Breakpoint>& breakpoints, std::string& error);
-  std::optional<Stop> reverseStepIn(const std::vector<Breakpoint>& breakpoints, std::string& error);
-  std::optional<Stop> reverseStepOut(const std::vector<Breakpoint>& breakpoints, std::string& error);
-  std::optional<Stop> reverseContinue(const std::vector<Breakpoint>& breakpoints, const std::vector<Watch>& watches,
-                                      std::string& error);
+  [[nodiscard]] std::optional<Stop> stepBack(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  [[nodiscard]] std::optional<Stop> reverseStepIn(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  [[nodiscard]] std::optional<Stop> reverseStepOut(const std::vector<Breakpoint>& breakpoints, std::string& error);
+  [[nodiscard]] std::optional<Stop> reverseContinue(const std::vector<Breakpoint>& breakpoints,
+                                                    const std::vector<Watch>& watches, std::string& error);
 
   // The last `count` changes of `watch` before `at`, newest first. Does not move the position.
-  std::vector<Change> lastChanges(const Watch& watch, Position at, size_t count, std::string& error);
+  [[nodiscard]] std::vector<Change> lastChanges(const Watch& watch, Position at, size_t count, std::string& error);
 
   // Every change of `watches` from the start of cycle `fromCycle` (before its scan inputs) up to
   // `until` (excluded), in order, a change by the scan inputs at step 0 included; `found` returns
   // false to stop. `initial` gets each watch's value before `fromCycle` (width() bytes). Runs on
   // the scratch VM: the position does not move. False with `error`.
-  bool changesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until,
-                   std::vector<std::vector<uint8_t>>& initial, const std::function<bool(size_t, Change&&)>& found,
-                   std::string& error);
+  [[nodiscard]] bool changesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until,
+                                 std::vector<std::vector<uint8_t>>& initial,
+                                 const std::function<bool(size_t, Change&&)>& found, std::string& error);
   // The end of every recorded cycle from `first` to `last` (inclusive; cycles in gaps are not
   // there), in order: `atEnd(cycle, startNs, image)` with the image at the end of the cycle (where
   // it stopped, for a cycle that faulted); false stops. A chunk in whose cycles no watched byte
   // changes (its write index says so) is not re-executed: `image` is then its keyframe, the same
   // in every watched byte. Runs on the scratch VM. False with `error` (or when stopped).
-  bool cycleEnds(const std::vector<Watch>& watches, uint64_t first, uint64_t last,
-                 const std::function<bool(uint64_t, int64_t, const uint8_t*)>& atEnd, std::string& error);
+  [[nodiscard]] bool cycleEnds(const std::vector<Watch>& watches, uint64_t first, uint64_t last,
+                               const std::function<bool(uint64_t, int64_t, const uint8_t*)>& atEnd, std::string& error);
   // Chunks the write index let data searches skip since the replayer was opened (tests, benches).
   uint64_t chunksSkipped() const { return chunksSkipped_; }
 
   // Re-executes every recorded cycle and checks every digest and keyframe. `progress` (if set)
   // gets (cycles done, cycles total) now and then.
-  std::vector<Divergence> verify(const std::function<void(uint64_t, uint64_t)>& progress, std::string& error);
+  [[nodiscard]] std::vector<Divergence> verify(const std::function<void(uint64_t, uint64_t)>& progress,
+                                               std::string& error);
   // The cycles the last verify() re-executed and checked against their digest. Fewer than the
   // recorded ones when an unreadable chunk stopped it or a cycle faulted before the trace's end.
   uint64_t verifiedCycles() const { return verifiedCycles_; }
@@ -255,11 +257,11 @@ class Replayer {
   Replayer(std::unique_ptr<trace::TraceReader> reader, std::shared_ptr<const Program> program,
            const ReplayOptions& options);
   // Leaves `vm` between cycles with the image before `cycle`.
-  bool restoreBefore(Vm& vm, uint64_t cycle, std::string& error);
+  [[nodiscard]] bool restoreBefore(Vm& vm, uint64_t cycle, std::string& error);
   // Leaves `vm` paused at `target` (or at the end of its cycle).
-  bool seekOn(Vm& vm, Position target, std::string& error);
+  [[nodiscard]] bool seekOn(Vm& vm, Position target, std::string& error);
   // Starts `record`'s cycle on `vm` (scan inputs applied).
-  bool startCycle(Vm& vm, const CycleRecord& record, std::string& error);
+  [[nodiscard]] bool startCycle(Vm& vm, const CycleRecord& record, std::string& error);
   // vm.run(), applying the cycle's writes made at statement boundaries (a debugger's) on the way.
   RunStatus run(Vm& vm);
   StepWriter& stepWriter(const Vm& vm) { return &vm == &vm_ ? vmWrites_ : scratchWrites_; }
@@ -272,43 +274,44 @@ class Replayer {
   uint64_t checkpointCost() const;
   void trimCheckpoints(uint64_t around);
   // Moves to `target` and reports it as a stop.
-  std::optional<Stop> stopAt(Position target, StopReason reason, std::string& error, int breakpoint = -1,
-                             std::string note = {});
+  [[nodiscard]] std::optional<Stop> stopAt(Position target, StopReason reason, std::string& error, int breakpoint = -1,
+                                           std::string note = {});
   // A step that has nowhere to go in the recording: to its end (the last recorded statement, the
   // fault when it ends in one) or start, never moving the other way.
-  std::optional<Stop> stopAtEdge(bool forward, std::string& error);
+  [[nodiscard]] std::optional<Stop> stopAtEdge(bool forward, std::string& error);
   // Going forward, the first breakpoint hit strictly between `from` and `to`; in reverse
   // (`to` < `from`), the last one strictly between them.
-  std::optional<Stop> breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from, Position to,
-                                        bool forward, std::string& error);
-  bool conditionHolds(const Breakpoint& bp, Position at, std::string& error);
+  [[nodiscard]] std::optional<Stop> breakpointBetween(const std::vector<Breakpoint>& breakpoints, Position from,
+                                                      Position to, bool forward, std::string& error);
+  [[nodiscard]] bool conditionHolds(const Breakpoint& bp, Position at, std::string& error);
   // The recorded cycles of a chunk in which any of `statements` may run, ascending: those whose
   // path runs one, those without a path, or all of them when the chunk has no paths.
   static std::vector<uint64_t> candidateCycles(const trace::ChunkData& chunk, const std::vector<uint32_t>& statements);
   // The number of hits of `bp` at positions before `p` (see Breakpoint).
-  std::optional<uint64_t> hitsBefore(const Breakpoint& bp, Position p, std::string& error);
+  [[nodiscard]] std::optional<uint64_t> hitsBefore(const Breakpoint& bp, Position p, std::string& error);
   // The innermost activation at `step` of a cycle (the top level at its end).
   static uint32_t activationAt(const CycleSteps& s, uint64_t step);
   // Moves back to `target` (nullopt: there is none after the start of the recording), unless
   // one of `breakpoints` is hit on the way.
-  std::optional<Stop> moveBackTowards(std::optional<Position> target, const std::vector<Breakpoint>& breakpoints,
-                                      std::string& error);
+  [[nodiscard]] std::optional<Stop> moveBackTowards(std::optional<Position> target,
+                                                    const std::vector<Breakpoint>& breakpoints, std::string& error);
   // Moves forward to `target` (nullopt: the end of the recording), unless one of `breakpoints` is
   // hit or one of `watches` changes on the way, at `target` included.
-  std::optional<Stop> moveForwardTowards(std::optional<Position> target, const std::vector<Breakpoint>& breakpoints,
-                                         const std::vector<Watch>& watches, std::string& error);
-  std::optional<Position> lastBoundary(uint64_t cycle, std::string& error);
+  [[nodiscard]] std::optional<Stop> moveForwardTowards(std::optional<Position> target,
+                                                       const std::vector<Breakpoint>& breakpoints,
+                                                       const std::vector<Watch>& watches, std::string& error);
+  [[nodiscard]] std::optional<Position> lastBoundary(uint64_t cycle, std::string& error);
   // Replays from `from` towards `until` (excluded), calling `found` for every change of a watch
   // after `from`, in order; `found` returns false to stop. Runs on the scratch VM.
-  bool scanChanges(const std::vector<Watch>& watches, Position from, Position until,
-                   const std::function<bool(size_t, Change&&)>& found, std::string& error);
+  [[nodiscard]] bool scanChanges(const std::vector<Watch>& watches, Position from, Position until,
+                                 const std::function<bool(size_t, Change&&)>& found, std::string& error);
   // Every change from the start of `fromCycle` (a recorded cycle, with the cycle before it in the
   // same chunk or a keyframe) up to `until`, including those its scan inputs made.
-  bool scanChangesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until, std::vector<Change>& out,
-                       std::string& error);
+  [[nodiscard]] bool scanChangesFrom(const std::vector<Watch>& watches, uint64_t fromCycle, Position until,
+                                     std::vector<Change>& out, std::string& error);
   // The last `count` changes before `before` and not before `notBefore`, newest first.
-  std::vector<Change> lastChangesOf(const std::vector<Watch>& watches, Position before, size_t count,
-                                    Position notBefore, std::string& error);
+  [[nodiscard]] std::vector<Change> lastChangesOf(const std::vector<Watch>& watches, Position before, size_t count,
+                                                  Position notBefore, std::string& error);
 
   // Whether chunk `index` may hold a change of one of `watches` (no write index: it may).
   bool chunkMayChange(size_t index, const std::vector<Watch>& watches);

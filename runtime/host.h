@@ -82,7 +82,7 @@ class RuntimeHost {
  public:
   // Installs the signal handlers (when asked), starts the recorder and opens the control endpoint,
   // saying where it listens. Null with `error` (for "scanback: ERROR") when it cannot.
-  static std::unique_ptr<RuntimeHost> create(HostOptions options, std::string& error);
+  [[nodiscard]] static std::unique_ptr<RuntimeHost> create(HostOptions options, std::string& error);
   // finish(), if it was not called.
   ~RuntimeHost();
   RuntimeHost(const RuntimeHost&) = delete;
@@ -107,8 +107,8 @@ class RuntimeHost {
 
  private:
   explicit RuntimeHost(HostOptions options);
-  bool startRecorder(std::string& error);
-  bool openControl(std::string& error);
+  [[nodiscard]] bool startRecorder(std::string& error);
+  [[nodiscard]] bool openControl(std::string& error);
   // SIGUSR1 or requestSnapshot(), between cycles: a snapshot named after the trace and the cycle.
   void snapshotIfWanted();
   // Reports the snapshots that are written (all of them with `wait`).

@@ -72,7 +72,7 @@ class PublishedRuntime final : public control::ControlledRuntime {
   void holdWhileFaulted(recorder::Recorder* rec);
 
   // ControlledRuntime, from the control server's threads:
-  bool setPaused(bool paused, std::string& error) override;
+  [[nodiscard]] bool setPaused(bool paused, std::string& error) override;
   json status() const override;
   recorder::Recorder* recorder() override { return recorder_; }
   void stop() override;

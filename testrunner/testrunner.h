@@ -54,8 +54,8 @@ bool matchesFilter(const std::string& pattern, const std::string& name);
 
 // Compiles the sources for `test` and runs it. Nullopt when it does not compile (the errors are in
 // `diagnostics`, warnings too).
-std::optional<TestResult> runTest(const SourceSet& sources, const TestCase& test, const RunOptions& options,
-                                  Diagnostics& diagnostics);
+[[nodiscard]] std::optional<TestResult> runTest(const SourceSet& sources, const TestCase& test,
+                                                const RunOptions& options, Diagnostics& diagnostics);
 
 // "file:line:col: Name: ASSERT_EQUAL failed: expected 3, got 2".
 std::string failureLine(const TestResult& result);

@@ -75,17 +75,18 @@ class BlockEncoder {
   // The bytes live in this encoder until its next call. Empty, with `error` set, when the block is
   // over the size limits of framing.h.
   // With a `prefix` (a continuation: the message of its chunk's block before it), compressed against it.
-  std::span<const uint8_t> frame(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
-                                 std::span<const uint8_t> message, std::string& error,
-                                 std::span<const uint8_t> prefix = {});
+  [[nodiscard]] std::span<const uint8_t> frame(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
+                                               std::span<const uint8_t> message, std::string& error,
+                                               std::span<const uint8_t> prefix = {});
 
   // validateChunk against `limits`, encodeChunk and frame, into `out` (which owns exactly the
   // block's bytes): a chunk block, or a continuation block when chunk.continuation is set. False
   // with `error` set ("chunk at cycle N: ...") and `out` unchanged.
   // A continuation is compressed against `prefix`, the message of its chunk's block before it; every
   // block leaves its message in `message` (when given) for the next.
-  bool encodeChunk(const ChunkData& chunk, const ChunkLimits& limits, EncodedChunk& out, std::string& error,
-                   std::span<const uint8_t> prefix = {}, std::vector<uint8_t>* message = nullptr);
+  [[nodiscard]] bool encodeChunk(const ChunkData& chunk, const ChunkLimits& limits, EncodedChunk& out,
+                                 std::string& error, std::span<const uint8_t> prefix = {},
+                                 std::vector<uint8_t>* message = nullptr);
 
  private:
   int zstdLevel_;

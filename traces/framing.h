@@ -61,7 +61,7 @@ struct FrameHeader {
 void encodeFrameHeader(const FrameHeader& h, uint8_t out[kFrameHeaderBytes]);
 // Checks magic, header check, kind, compression, reserved bytes and size limits (and that the raw
 // size is a whole number of capnp words); on failure `error` says which.
-std::optional<FrameHeader> decodeFrameHeader(const uint8_t in[kFrameHeaderBytes], std::string& error);
+[[nodiscard]] std::optional<FrameHeader> decodeFrameHeader(const uint8_t in[kFrameHeaderBytes], std::string& error);
 
 // Rewrites the sequence number of an encoded frame header (and its header check).
 void setFrameSequence(uint8_t frame[kFrameHeaderBytes], uint32_t sequence);
@@ -76,6 +76,6 @@ struct Trailer {
 
 void encodeTrailer(const Trailer& t, uint8_t out[kTrailerBytes]);
 // Checks magic and check only; the reader checks the offsets against the file.
-std::optional<Trailer> decodeTrailer(const uint8_t in[kTrailerBytes], std::string& error);
+[[nodiscard]] std::optional<Trailer> decodeTrailer(const uint8_t in[kTrailerBytes], std::string& error);
 
 }  // namespace scanback::trace

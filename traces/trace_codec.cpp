@@ -104,8 +104,8 @@ const char* whichName(Block::Which which) {
 
 // Opens `message` as a capnp Block holding `expected` and calls fill(block, innerError).
 template <typename Fill>
-bool withBlock(std::span<const uint8_t> message, uint64_t offset, Block::Which expected, std::string& error,
-               Fill&& fill) {
+[[nodiscard]] bool withBlock(std::span<const uint8_t> message, uint64_t offset, Block::Which expected,
+                             std::string& error, Fill&& fill) {
   const char* what = whichName(expected);
   if (message.size() % sizeof(capnp::word) != 0 || message.empty()) {
     error = fmt::format("block at offset {}: {}: message size {} is not a positive multiple of 8", offset, what,
@@ -154,8 +154,8 @@ bool withBlock(std::span<const uint8_t> message, uint64_t offset, Block::Which e
   }
 }
 
-bool validateWrites(const std::vector<ImageWriteData>& writes, const char* what, uint32_t cycleCount,
-                    uint32_t imageSize, std::string& error) {
+[[nodiscard]] bool validateWrites(const std::vector<ImageWriteData>& writes, const char* what, uint32_t cycleCount,
+                                  uint32_t imageSize, std::string& error) {
   uint32_t previous = 0;
   for (size_t i = 0; i < writes.size(); ++i) {
     const ImageWriteData& w = writes[i];

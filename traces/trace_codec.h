@@ -38,30 +38,33 @@ std::vector<uint8_t> encodeIndex(const std::vector<BlockInfo>& blocks);
 // cycleIndex with cycleIndex < cycleCount, offset + size <= imageSize, bit in -1..7 (at most one
 // byte when >= 0, the bit is set when it is nonzero, as the runtime applies it), keyframe size == imageSize, firstCycle
 // + cycleCount does not overflow, start times are not negative and never decrease.
-bool validateChunk(const ChunkData& chunk, const ChunkLimits& limits, std::string& error);
+[[nodiscard]] bool validateChunk(const ChunkData& chunk, const ChunkLimits& limits, std::string& error);
 // A write index (ChunkData::writeIndex): (offset, size) pairs, sorted, disjoint, non-empty, inside
 // an image of `imageSize` bytes.
-bool validateWriteIndex(const WriteIndex& index, uint32_t imageSize, std::string& error);
+[[nodiscard]] bool validateWriteIndex(const WriteIndex& index, uint32_t imageSize, std::string& error);
 
 // `message` is the decompressed payload of the block at file offset `offset` (used in errors).
 // It is read in place when 8-byte aligned, otherwise from an aligned copy. On failure `error`
 // reads "block at offset N: ..." and `out` is unspecified.
-bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData& out, std::string& error);
-bool decodeChunk(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, ChunkData& out,
-                 std::string& error);
+[[nodiscard]] bool decodeHeader(std::span<const uint8_t> message, uint64_t offset, HeaderData& out, std::string& error);
+[[nodiscard]] bool decodeChunk(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits,
+                               ChunkData& out, std::string& error);
 // A continuation (ChunkData::continuation set), checked on its own: its paths against its path
 // base and table; appendContinuation checks that it follows on.
-bool decodeContinuation(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, ChunkData& out,
-                        std::string& error);
-bool decodeChunkOrContinuation(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits,
-                               bool continuation, ChunkData& out, std::string& error);
-bool decodeGap(std::span<const uint8_t> message, uint64_t offset, GapData& out, std::string& error);
-bool decodeProgramChange(std::span<const uint8_t> message, uint64_t offset, ProgramChangeData& out, std::string& error);
-bool decodeFault(std::span<const uint8_t> message, uint64_t offset, FaultData& out, std::string& error);
+[[nodiscard]] bool decodeContinuation(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits,
+                                      ChunkData& out, std::string& error);
+[[nodiscard]] bool decodeChunkOrContinuation(std::span<const uint8_t> message, uint64_t offset,
+                                             const ChunkLimits& limits, bool continuation, ChunkData& out,
+                                             std::string& error);
+[[nodiscard]] bool decodeGap(std::span<const uint8_t> message, uint64_t offset, GapData& out, std::string& error);
+[[nodiscard]] bool decodeProgramChange(std::span<const uint8_t> message, uint64_t offset, ProgramChangeData& out,
+                                       std::string& error);
+[[nodiscard]] bool decodeFault(std::span<const uint8_t> message, uint64_t offset, FaultData& out, std::string& error);
 // Checked as a one-cycle chunk would be: keyframe size == imageSize, scan inputs inside the image.
-bool decodeOpenCycle(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits, OpenCycleData& out,
-                     std::string& error);
+[[nodiscard]] bool decodeOpenCycle(std::span<const uint8_t> message, uint64_t offset, const ChunkLimits& limits,
+                                   OpenCycleData& out, std::string& error);
 // Entries come back as BlockInfo (kinds are checked to be valid BlockKind values).
-bool decodeIndex(std::span<const uint8_t> message, uint64_t offset, std::vector<BlockInfo>& out, std::string& error);
+[[nodiscard]] bool decodeIndex(std::span<const uint8_t> message, uint64_t offset, std::vector<BlockInfo>& out,
+                               std::string& error);
 
 }  // namespace scanback::trace

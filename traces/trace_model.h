@@ -115,7 +115,7 @@ struct ChunkData {
 // Appends continuation `part` to `chunk` (its chunk so far): columns, paths, scan inputs (their
 // cycleIndex made the chunk's) and write index (the union; none when either has none). False with
 // `error` when `part` does not follow on: its first cycle or path base is not where `chunk` ends.
-bool appendContinuation(ChunkData& chunk, const ChunkData& part, std::string& error);
+[[nodiscard]] bool appendContinuation(ChunkData& chunk, const ChunkData& part, std::string& error);
 // The union of two write indexes.
 WriteIndex mergeWriteIndexes(const WriteIndex& a, const WriteIndex& b);
 

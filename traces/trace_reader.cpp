@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "traces/framing.h"
+#include "vm/base/assert.h"
 #include "vm/base/out_of_memory.h"
 #include "vm/bytecode/limits.h"
 
@@ -191,6 +192,9 @@ bool TraceReader::loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_
       return false;
     }
   }
+  // decodeFrameHeader() refused a raw size that is not a multiple of 8: the decoder reads whole words.
+  SB_ASSERT(words.size() * 8 == h->rawSize, "block at offset {}: {} words for {} raw bytes", offset, words.size(),
+            h->rawSize);
   size = h->rawSize;
   if (frame) *frame = *h;
   return true;
@@ -483,6 +487,7 @@ bool TraceReader::admitSequence(const BlockInfo& block, uint32_t sequence) {
     return false;
   }
   if (sequence > nextSequence_) missingBlocks_ = {nextSequence_, uint64_t{sequence} - 1};
+  SB_ASSERT(sequence >= nextSequence_, "block {} admitted after block {}", sequence, nextSequence_ - 1);
   nextSequence_ = uint64_t{sequence} + 1;
   return true;
 }
@@ -530,6 +535,11 @@ bool TraceReader::admit(const BlockInfo& block, uint32_t sequence) {
                                              block.offset, block.firstCycle, nextCycle_ - 1)});
   }
   if (cycles) {
+    // A block whose cycles overflow was refused before it got here (scan(), tryIndex()), and one
+    // that goes back is left out above: the cycles admitted only increase.
+    SB_ASSERT(
+        block.firstCycle + block.cycleCount >= block.firstCycle && (!sawCycles_ || block.firstCycle >= nextCycle_),
+        "cycles {}+{} admitted after cycle {}", block.firstCycle, block.cycleCount, nextCycle_);
     nextCycle_ = block.firstCycle + block.cycleCount;
     sawCycles_ = true;
   }
@@ -605,6 +615,9 @@ bool TraceReader::readChunk(const BlockInfo& block, ChunkData& out, std::string&
   // The chunk's first block, then each continuation appended to it.
   uint64_t continued = 0;
   for (const ContinuationInfo& c : block.continuations) continued += c.cycleCount;
+  // addBlock() counts each continuation's cycles into its chunk's.
+  SB_ASSERT(continued <= block.cycleCount, "chunk at offset {}: {} cycles, {} of them in continuations", block.offset,
+            block.cycleCount, continued);
   BlockInfo first = block;
   first.cycleCount -= continued;
   std::vector<uint64_t> firstMessage;  // what the next continuation is compressed against
@@ -634,6 +647,11 @@ bool TraceReader::readChunk(const BlockInfo& block, ChunkData& out, std::string&
       return false;
     }
   }
+  // Each block's cycles were checked against its frame, each continuation follows on: the chunk
+  // holds exactly the cycles listed (History indexes its arrays by them).
+  SB_ASSERT(out.firstCycle == block.firstCycle && out.cycleCount() == block.cycleCount,
+            "chunk at offset {} decoded as cycles {}+{}, listed as {}+{}", block.offset, out.firstCycle,
+            out.cycleCount(), block.firstCycle, block.cycleCount);
   return true;
 }
 

@@ -28,9 +28,9 @@ class TraceReader {
  public:
   // `path` may be a finished trace or a `*.partial` file (a recorder still writing, or one that
   // crashed). Null when the file is no trace or its header block is incomplete or corrupt.
-  static std::unique_ptr<TraceReader> open(const std::string& path, std::string& error);
+  [[nodiscard]] static std::unique_ptr<TraceReader> open(const std::string& path, std::string& error);
   // The same over bytes in memory (tests, fuzzing).
-  static std::unique_ptr<TraceReader> openBytes(std::vector<uint8_t> bytes, std::string& error);
+  [[nodiscard]] static std::unique_ptr<TraceReader> openBytes(std::vector<uint8_t> bytes, std::string& error);
   ~TraceReader();
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
@@ -77,11 +77,11 @@ class TraceReader {
   // Each reads and checks the block's frame (kind, payload hash), decompresses it, decodes and
   // validates it. On failure, `error` names the block's offset. readChunk reads a chunk with its
   // continuations (one ChunkData).
-  bool readChunk(const BlockInfo& block, ChunkData& out, std::string& error) const;
-  bool readGap(const BlockInfo& block, GapData& out, std::string& error) const;
-  bool readFault(const BlockInfo& block, FaultData& out, std::string& error) const;
-  bool readOpenCycle(const BlockInfo& block, OpenCycleData& out, std::string& error) const;
-  bool readProgramChange(const BlockInfo& block, ProgramChangeData& out, std::string& error) const;
+  [[nodiscard]] bool readChunk(const BlockInfo& block, ChunkData& out, std::string& error) const;
+  [[nodiscard]] bool readGap(const BlockInfo& block, GapData& out, std::string& error) const;
+  [[nodiscard]] bool readFault(const BlockInfo& block, FaultData& out, std::string& error) const;
+  [[nodiscard]] bool readOpenCycle(const BlockInfo& block, OpenCycleData& out, std::string& error) const;
+  [[nodiscard]] bool readProgramChange(const BlockInfo& block, ProgramChangeData& out, std::string& error) const;
   // The program in effect for the block at `offset`: the header's, or that of the last program
   // change before it (what its keyframe size and statement ids are checked against).
   ChunkLimits limitsAt(uint64_t offset) const;
@@ -97,19 +97,20 @@ class TraceReader {
 
  private:
   explicit TraceReader(std::unique_ptr<Source> source);
-  bool init(std::string& error);
-  bool tryIndex(std::string& why);
+  [[nodiscard]] bool init(std::string& error);
+  [[nodiscard]] bool tryIndex(std::string& why);
   void scan(uint64_t from);
   // Reads and checks the block at `offset` (whose frame must be of `kind`), returning its
   // decompressed message in `words`.
-  bool loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_t>& words, size_t& size, FrameHeader* frame,
-                 std::string& error, std::span<const uint8_t> prefix = {}) const;
-  bool addProgramChange(const BlockInfo& block, std::string& error);
+  [[nodiscard]] bool loadBlock(uint64_t offset, BlockKind kind, std::vector<uint64_t>& words, size_t& size,
+                               FrameHeader* frame, std::string& error, std::span<const uint8_t> prefix = {}) const;
+  [[nodiscard]] bool addProgramChange(const BlockInfo& block, std::string& error);
   // Lists an admitted block: a continuation goes to its chunk (or is damage without one).
   void addBlock(const BlockInfo& block);
   // `words` and `size` receive the block's message; a continuation is read against `prefix`.
-  bool readBlockOfChunk(const BlockInfo& block, BlockKind kind, ChunkData& out, std::string& error,
-                        std::vector<uint64_t>& words, size_t& size, std::span<const uint8_t> prefix) const;
+  [[nodiscard]] bool readBlockOfChunk(const BlockInfo& block, BlockKind kind, ChunkData& out, std::string& error,
+                                      std::vector<uint64_t>& words, size_t& size,
+                                      std::span<const uint8_t> prefix) const;
   // Checks a block's number (format version 2: one more than the block before it) and its cycles
   // (following on from the chunks and gaps before it), recording damage. False when the block is
   // left out: a copy of an earlier one.

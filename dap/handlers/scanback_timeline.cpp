@@ -11,7 +11,8 @@ namespace {
 // What the history holds, read from the session's own reader: while the target runs (the
 // extension polls a live session) or after it ended. The position is the newest recorded one,
 // the end of the last recorded cycle.
-std::optional<Timeline> readTimeline(Session& session, TargetHistory& history, bool live, std::string& error) {
+[[nodiscard]] std::optional<Timeline> readTimeline(Session& session, TargetHistory& history, bool live,
+                                                   std::string& error) {
   replay::Replayer* r = session.historyReader().at(history.traceFile(), session.programPtr(), error);
   if (!r) return std::nullopt;
   replay::History& h = r->history();

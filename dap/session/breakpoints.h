@@ -17,7 +17,8 @@ namespace scanback::dap {
 
 // "N" (the same as ">=N"), "=N", "==N", ">=N", ">N", "%N" (every Nth hit). Nullopt with `error`
 // for anything else.
-std::optional<std::function<bool(uint64_t)>> parseHitCondition(const std::string& text, std::string& error);
+[[nodiscard]] std::optional<std::function<bool(uint64_t)>> parseHitCondition(const std::string& text,
+                                                                             std::string& error);
 
 class BreakpointManager {
  public:

@@ -16,13 +16,14 @@ class Session;
 
 // A condition on `statement`, compiled in the scope of its POU. Null with `error` when it does
 // not compile or is not BOOL.
-std::function<std::optional<bool>(const Vm&, std::string&)> compileCondition(const Program& program, uint32_t statement,
-                                                                             const std::string& text,
-                                                                             std::string& error);
+[[nodiscard]] std::function<std::optional<bool>(const Vm&, std::string&)> compileCondition(const Program& program,
+                                                                                           uint32_t statement,
+                                                                                           const std::string& text,
+                                                                                           std::string& error);
 // A logpoint message: text with {expression} parts ("{{" and "}}" stand for braces). Null with
 // `error` when a part does not compile; a part that fails when evaluated shows as <error: ...>.
-std::function<std::string(const Vm&)> compileLogMessage(const Program& program, uint32_t statement,
-                                                        const std::string& text, std::string& error);
+[[nodiscard]] std::function<std::string(const Vm&)> compileLogMessage(const Program& program, uint32_t statement,
+                                                                      const std::string& text, std::string& error);
 
 struct Evaluated {
   std::string value;  // as the Variables view shows it
@@ -30,13 +31,13 @@ struct Evaluated {
   std::optional<VariableSlot> slot;  // when the expression designates storage
 };
 // Evaluates `text` in the scope of `frame` (null: the globals and program instances only).
-std::optional<Evaluated> evaluateExpression(const Program& program, const Vm& vm, const Frame* frame,
-                                            const std::string& text, std::string& error);
+[[nodiscard]] std::optional<Evaluated> evaluateExpression(const Program& program, const Vm& vm, const Frame* frame,
+                                                          const std::string& text, std::string& error);
 
 // The storage a data breakpoint watches, found by its name (a global or program-instance path
 // such as "Main.motor.speed" or "Main.buffer[3]") in `program`'s layout. Used when the program
 // changed since the watch was made. Nullopt with `error` when the name designates no storage there.
-std::optional<DataWatch> locateWatch(const Program& program, const std::string& name, std::string& error);
+[[nodiscard]] std::optional<DataWatch> locateWatch(const Program& program, const std::string& name, std::string& error);
 
 // Validates `value` against the slot's type and queues it as an external write; the response
 // body of setVariable/setExpression ({value, type}). DapError when it cannot be written.

@@ -17,7 +17,8 @@ class HistoryReader {
   // final name): opened the first time, and after that refreshed to what the file gained. It
   // replays with `program` when its hash is the trace's (else with the sources the trace carries).
   // Null with `error` when it cannot be read.
-  replay::Replayer* at(const std::string& path, const std::shared_ptr<const Program>& program, std::string& error);
+  [[nodiscard]] replay::Replayer* at(const std::string& path, const std::shared_ptr<const Program>& program,
+                                     std::string& error);
 
  private:
   std::string path_;  // what replayer_ reads

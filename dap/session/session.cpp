@@ -162,7 +162,10 @@ void Session::respond(const json& request, bool success, const json& body, const
 void Session::send(json message) {
   std::lock_guard lock(sendMutex_);
   message["seq"] = seq_++;
-  writer_.send(message);
+  // A message the client cannot take is lost with the connection: the peer has gone (the read
+  // loop then sees the end of the stream and the session ends) or stalled (the stream closes
+  // itself). Nothing else is left to tell.
+  static_cast<void>(writer_.send(message));
 }
 
 void Session::sendEvent(const std::string& event, json body) {

@@ -76,15 +76,15 @@ class LiveEngine final : private VmObserver {
   // While parked.
   const Vm& vm() const { return runtime_.vm(); }
   std::shared_ptr<const Program> programPtr() const { return runtime_.vm().programPtr(); }
-  bool write(ExternalWrite write, std::string& error);
-  bool reload(ReloadRequest request, std::string& error);
+  [[nodiscard]] bool write(ExternalWrite write, std::string& error);
+  [[nodiscard]] bool reload(ReloadRequest request, std::string& error);
   // Starts the recording, before the thread starts. False with `error` when the trace cannot be
   // created.
-  bool startRecording(std::string& error);
+  [[nodiscard]] bool startRecording(std::string& error);
   // While paused: makes the trace hold every ended cycle and describes the cycle under way.
   // False with `error` when the recording cannot give it (it failed, or cycles were dropped right
   // before this one).
-  bool history(LiveHistory& out, std::string& error);
+  [[nodiscard]] bool history(LiveHistory& out, std::string& error);
   // The traces written so far (one per program version).
   std::vector<std::string> tracePaths() const;
   // Once the thread has ended: finishes the trace (the cycle under way kept when paused inside

@@ -18,8 +18,12 @@ class LiveTarget final : public ControlledTarget {
   ~LiveTarget() override;
 
   const Vm& vm() const override { return live_.vm(); }
-  bool write(ExternalWrite write, std::string& error) override { return live_.write(std::move(write), error); }
-  bool reload(ReloadRequest request, std::string& error) override { return live_.reload(std::move(request), error); }
+  [[nodiscard]] bool write(ExternalWrite write, std::string& error) override {
+    return live_.write(std::move(write), error);
+  }
+  [[nodiscard]] bool reload(ReloadRequest request, std::string& error) override {
+    return live_.reload(std::move(request), error);
+  }
 
   // The task itself (recording, cycle times): before start(), or as its accessors allow.
   LiveEngine& task() { return live_; }
@@ -36,7 +40,7 @@ class LiveTarget final : public ControlledTarget {
 // A nonstop session's feed: `program` runs live, recording to `options.recordPath` as the session
 // follows it, and is never halted, not even at a fault (the program then ends, as without a
 // debugger). Its output goes to `listener`. Null with `error` when the trace cannot be created.
-std::unique_ptr<HistoryFeed> liveFeed(std::shared_ptr<const Program> program, LiveOptions options,
-                                      TargetListener& listener, std::string& error);
+[[nodiscard]] std::unique_ptr<HistoryFeed> liveFeed(std::shared_ptr<const Program> program, LiveOptions options,
+                                                    TargetListener& listener, std::string& error);
 
 }  // namespace scanback::dap

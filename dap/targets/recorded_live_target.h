@@ -29,20 +29,20 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
   ~RecordedLiveTarget() override;
 
   // Before start(). False with `error` when the trace cannot be created.
-  bool startRecording(std::string& error) { return live_.startRecording(error); }
+  [[nodiscard]] bool startRecording(std::string& error) { return live_.startRecording(error); }
 
   void resume(ResumeKind kind, uint32_t task) override;
   const Vm& vm() const override;
-  bool write(ExternalWrite write, std::string& error) override;
-  bool reload(ReloadRequest request, std::string& error) override;
+  [[nodiscard]] bool write(ExternalWrite write, std::string& error) override;
+  [[nodiscard]] bool reload(ReloadRequest request, std::string& error) override;
   bool readOnly() const override { return !atLivePosition(); }
   TargetHistory* history() override { return this; }
 
-  std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
-                                                  std::string& error) override;
-  std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) override;
+  [[nodiscard]] std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
+                                                                std::string& error) override;
+  [[nodiscard]] std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) override;
   void jump(HistoryPosition position, StopReason reason) override;
-  std::optional<Timeline> timeline(std::string& error) override;
+  [[nodiscard]] std::optional<Timeline> timeline(std::string& error) override;
   std::string traceFile() const override;
   std::optional<Timeline::CycleTime> cycleTime() const override { return live_.cycleTime(); }
   std::optional<Timeline::Recording> recording() const override { return live_.recording(); }
@@ -56,7 +56,7 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
   // The target's thread: the live task carries out the move (`from`: a step begun in history).
   void runLive(const Move& move, std::optional<StepOrigin> from);
   // The session's thread, paused: in history, entering it (at the live position) when live.
-  bool inHistory(std::string& error);
+  [[nodiscard]] bool inHistory(std::string& error);
   // Where the live task is paused: live, or in history at its end.
   bool atLivePosition() const;
 

@@ -209,11 +209,13 @@ ReplayEngine::Ended ReplayEngine::carryOut(const Move& move, RunControl& control
   if (atLiveEdge && !control.pauseRequested()) return Ended::AtLiveEdge;
   if (!stop && error == replay::Replayer::kCancelled) {
     // Beside a task that never stops, a pause shows the newest recorded position.
-    std::string ignored;
     // (Read again first: the task may have recorded cycles since this thread last looked.)
     if (growing_) {
       replayer_->refresh();
-      if (const std::optional<replay::Position> end = replayer_->end()) replayer_->seek(*end, ignored);
+      const std::optional<replay::Position> end = replayer_->end();
+      std::string why;
+      if (end && !replayer_->seek(*end, why))
+        listener_.output("stderr", fmt::format("the pause cannot show the newest recorded position: {}\n", why));
     }
     stop = StopInfo{StopReason::Pause, replayer_->task()};
   } else if (!stop) {

@@ -26,10 +26,12 @@ namespace scanback::dap {
 class ReplayEngine {
  public:
   // A complete trace; its program compiled from the sources it carries. Null with `error`.
-  static std::unique_ptr<ReplayEngine> open(const std::string& path, TargetListener& listener, std::string& error);
+  [[nodiscard]] static std::unique_ptr<ReplayEngine> open(const std::string& path, TargetListener& listener,
+                                                          std::string& error);
   // A trace still being written (`partialPath`) of `program`; it may hold no cycle yet.
-  static std::unique_ptr<ReplayEngine> follow(const std::string& partialPath, std::shared_ptr<const Program> program,
-                                              TargetListener& listener, std::string& error);
+  [[nodiscard]] static std::unique_ptr<ReplayEngine> follow(const std::string& partialPath,
+                                                            std::shared_ptr<const Program> program,
+                                                            TargetListener& listener, std::string& error);
 
   // ---- how the history behaves (before the first move)
   // The control whose pause requests cut a search short (Replayer::setCancelFlag).
@@ -53,7 +55,7 @@ class ReplayEngine {
   // session's trace that begins at a reload).
   void setStartNote(std::string note) { startNote_ = std::move(note); }
   // Where the first stop is. False with `error` when the recording has no such cycle.
-  bool setStartAt(const StartAt& at, std::string& error);
+  [[nodiscard]] bool setStartAt(const StartAt& at, std::string& error);
 
   // ---- the target's thread
   enum class Ended { Stopped, AtLiveEdge, Terminating };
@@ -66,9 +68,10 @@ class ReplayEngine {
   const Vm& vm() const { return replayer_->vm(); }
   const std::shared_ptr<const Program>& program() const { return replayer_->programPtr(); }
   const std::vector<std::string>& warnings() const { return replayer_->history().warnings(); }
-  std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step, std::string& error);
-  std::optional<HistoryPosition> frameStart(size_t frame, std::string& error);
-  std::optional<Timeline> timeline(std::string& error);
+  [[nodiscard]] std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
+                                                                std::string& error);
+  [[nodiscard]] std::optional<HistoryPosition> frameStart(size_t frame, std::string& error);
+  [[nodiscard]] std::optional<Timeline> timeline(std::string& error);
   HistoryPosition position() const {
     const replay::Position p = replayer_->position();
     return HistoryPosition{p.cycle, p.step};
@@ -76,7 +79,7 @@ class ReplayEngine {
   // Following a live task: picks up what the trace gained, appends the cycle under way (none when
   // the task is paused at a fault or at a cycle's end: `atCycleEnd`) and moves to the live
   // position.
-  bool moveToLive(const replay::OpenCycle* open, bool atCycleEnd, std::string& error);
+  [[nodiscard]] bool moveToLive(const replay::OpenCycle* open, bool atCycleEnd, std::string& error);
   // Whether the position is the end (following a live task: the live position).
   bool atEnd();
   // Where a move that begins here began: the cycle, the task of the cycle under way (`task` when
@@ -96,13 +99,15 @@ class ReplayEngine {
 
   // Runs a move: where it stopped, or nullopt with `error`. `atLiveEdge`: a forward move that
   // reached the live position without a reason to stop there.
-  std::optional<StopInfo> execute(const Move& move, RunControl& control, bool& atLiveEdge, std::string& error);
-  std::optional<StopInfo> moveFrom(const Move& move, RunControl& control, bool& atLiveEdge, std::string& error);
+  [[nodiscard]] std::optional<StopInfo> execute(const Move& move, RunControl& control, bool& atLiveEdge,
+                                                std::string& error);
+  [[nodiscard]] std::optional<StopInfo> moveFrom(const Move& move, RunControl& control, bool& atLiveEdge,
+                                                 std::string& error);
   // The stop a replayer stop is reported as (a breakpoint's id, the fault at the end, ...).
   StopInfo describe(const replay::Stop& stop, const StopChecker::Search& search);
   // A step named a task other than the current position's: that task's next (or, going back,
   // previous) recorded cycle is where it ends, as a live step from another task's stop does.
-  std::optional<replay::Stop> stepOtherTask(ResumeKind move, uint32_t task, std::string& error);
+  [[nodiscard]] std::optional<replay::Stop> stepOtherTask(ResumeKind move, uint32_t task, std::string& error);
   // Growing: waits until the trace gains cycles. False when paused or ending meanwhile, or when
   // the trace is complete.
   bool waitForGrowth(RunControl& control);
@@ -111,7 +116,7 @@ class ReplayEngine {
   // ends; Ended when the trace is complete (the step ends at its end); Failed with `error`
   // (kCancelled when a pause cut the wait short).
   enum class Retry { Again, Ended, Failed };
-  Retry retryStepFrom(const replay::Position& from, RunControl& control, std::string& error);
+  [[nodiscard]] Retry retryStepFrom(const replay::Position& from, RunControl& control, std::string& error);
   // Whether `position` is the fault the recording ends in.
   bool atFault(const replay::Position& position) const;
 

@@ -23,7 +23,8 @@ namespace scanback::dap {
 class ReplayTarget final : public ControlledTarget, public TargetHistory {
  public:
   // Opens the trace and compiles the program it carries. Null with `error` when it cannot.
-  static std::unique_ptr<ReplayTarget> open(const std::string& path, TargetListener& listener, std::string& error);
+  [[nodiscard]] static std::unique_ptr<ReplayTarget> open(const std::string& path, TargetListener& listener,
+                                                          std::string& error);
   // Follows the trace `feed` writes, from the start of the session (start() starts the feed). A
   // `continue` then follows the growing end until a stop, `pause` stops at the newest recorded
   // position, and a forward step that reaches the end stops there (it never waits for the task).
@@ -31,33 +32,33 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   // `fromNewest`: the first stop (or the continue start() begins with) is at the newest recorded
   // position rather than the first (an attached session: what happened before it attached holds
   // no stop for it).
-  static std::unique_ptr<ReplayTarget> follow(std::unique_ptr<HistoryFeed> feed, TargetListener& listener,
-                                              std::string& error, bool fromNewest = false);
+  [[nodiscard]] static std::unique_ptr<ReplayTarget> follow(std::unique_ptr<HistoryFeed> feed, TargetListener& listener,
+                                                            std::string& error, bool fromNewest = false);
   ~ReplayTarget() override;
 
   const std::shared_ptr<const Program>& program() const { return replay_->program(); }
   // Where the first stop is (before start()). False with `error` when the recording has no such cycle.
-  bool setStartAt(const StartAt& at, std::string& error) { return replay_->setStartAt(at, error); }
+  [[nodiscard]] bool setStartAt(const StartAt& at, std::string& error) { return replay_->setStartAt(at, error); }
 
   void start(bool stopOnEntry) override;
   const Vm& vm() const override { return replay_->vm(); }
-  bool write(ExternalWrite write, std::string& error) override;
-  bool reload(ReloadRequest request, std::string& error) override;
+  [[nodiscard]] bool write(ExternalWrite write, std::string& error) override;
+  [[nodiscard]] bool reload(ReloadRequest request, std::string& error) override;
   bool readOnly() const override { return true; }
   std::string readOnlyReason() const override { return readOnlyReason_; }
   // What a write or reload is told (an attached session says why it is read-only).
   void setReadOnlyReason(std::string reason) { readOnlyReason_ = std::move(reason); }
   TargetHistory* history() override { return this; }
 
-  std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
-                                                  std::string& error) override {
+  [[nodiscard]] std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
+                                                                std::string& error) override {
     return replay_->recordedPosition(cycle, step, error);
   }
-  std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) override {
+  [[nodiscard]] std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) override {
     return replay_->frameStart(frame, error);
   }
   void jump(HistoryPosition position, StopReason reason) override { control_.post(Move::jump(position, reason)); }
-  std::optional<Timeline> timeline(std::string& error) override;
+  [[nodiscard]] std::optional<Timeline> timeline(std::string& error) override;
   std::string traceFile() const override { return feed_ ? feed_->partialPath() : path_; }
   std::optional<Timeline::CycleTime> cycleTime() const override { return feed_ ? feed_->cycleTime() : std::nullopt; }
   std::optional<Timeline::Recording> recording() const override { return feed_ ? feed_->recording() : std::nullopt; }

@@ -177,11 +177,11 @@ class Target {
   // inside a cycle, it takes effect there at once and is recorded at that position; between
   // cycles, at the start of the next one (docs/architecture.md: determinism). False with `error`
   // when the target cannot take it.
-  virtual bool write(ExternalWrite write, std::string& error) = 0;
+  [[nodiscard]] virtual bool write(ExternalWrite write, std::string& error) = 0;
   // Replaces the program at the next cycle start: a cycle under way (or paused) finishes on the
   // code it began with, so the paused position does not move. Requests made before an earlier
   // one took effect are applied in order. False with `error` when the target cannot take it.
-  virtual bool reload(ReloadRequest request, std::string& error) = 0;
+  [[nodiscard]] virtual bool reload(ReloadRequest request, std::string& error) = 0;
   // Where the target is now cannot be written: setVariable, setExpression and stReload are refused.
   virtual bool readOnly() const { return false; }
   // Why, when readOnly().
@@ -199,14 +199,14 @@ class TargetHistory {
  public:
   // A recorded position: (cycle, step) with step 0 when not given. Nullopt with `error` when the
   // recording does not have it.
-  virtual std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
-                                                          std::string& error) = 0;
+  [[nodiscard]] virtual std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
+                                                                        std::string& error) = 0;
   // The first statement of frame `frame` (an index into vm().frames(), outermost first).
-  virtual std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) = 0;
+  [[nodiscard]] virtual std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) = 0;
   // Moves to a position found by the two above; a stop with `reason` follows.
   virtual void jump(HistoryPosition position, StopReason reason) = 0;
   // What the history holds and where the target is in it.
-  virtual std::optional<Timeline> timeline(std::string& error) = 0;
+  [[nodiscard]] virtual std::optional<Timeline> timeline(std::string& error) = 0;
 
   // Readable from any thread, whether the target runs or not:
   // The trace file the history is recorded in (a `.partial` one while it grows), for readers of

@@ -20,7 +20,7 @@ class TestRuntime final : public ControlledRuntime {
   json status() const override { return json{{"state", "running"}}; }
   recorder::Recorder* recorder() override { return rec_; }
   void stop() override {}
-  bool setPaused(bool paused, std::string& error) override {
+  [[nodiscard]] bool setPaused(bool paused, std::string& error) override {
     asked.push_back(paused);
     if (refusal.empty()) return true;
     error = refusal;

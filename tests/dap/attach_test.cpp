@@ -26,6 +26,7 @@
 #include "tests/dap/session_client.h"
 #include "tests/support/control_runtime.h"
 #include "tests/support/shell.h"
+#include "tests/support/st_programs.h"
 #include "tests/support/wait.h"
 
 namespace scanback::dap::testing {
@@ -46,23 +47,6 @@ END_PROGRAM
 CONFIGURATION Cfg
   TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
   PROGRAM Main WITH Fast : Counter;
-END_CONFIGURATION
-)";
-
-// Faults with a division by zero at line 8 in its 20th cycle.
-const char* kAttachFaulty = R"(PROGRAM Faulty
-VAR
-  count : DINT;
-  zero : DINT;
-  x : DINT;
-END_VAR
-count := count + 1;
-IF count = 20 THEN x := 10 / zero; END_IF;
-END_PROGRAM
-
-CONFIGURATION Cfg
-  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
-  PROGRAM Main WITH Fast : Faulty;
 END_CONFIGURATION
 )";
 
@@ -96,7 +80,7 @@ using Runtime = test::ControlRuntime;
 class Attach : public ::testing::Test {
  protected:
   TempProject project_{
-      {{"counter.st", kCounter}, {"faulty.st", kAttachFaulty}, {"token", "s3cret-token-of-24-bytes\n"}}};
+      {{"counter.st", kCounter}, {"faulty.st", test::kFaultsInCycle19}, {"token", "s3cret-token-of-24-bytes\n"}}};
   fs::path dir() const { return project_.dir(); }
 
   // The runtime's status, through the control protocol.

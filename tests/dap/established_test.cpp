@@ -37,9 +37,12 @@ class Established {
   json request(const std::string& command, json arguments = json::object()) {
     const int64_t seq = seq_++;
     std::string error;
-    client_->write(net::MessageWriter::frame(
-                       json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", arguments}}),
-                   error);
+    if (!client_->write(net::MessageWriter::frame(
+                            json{{"seq", seq}, {"type", "request"}, {"command", command}, {"arguments", arguments}}),
+                        error)) {
+      ADD_FAILURE() << "cannot send " << command << ": " << error;
+      return json();
+    }
     for (;;) {
       net::ReadResult r = reader_->next();
       if (!r.isMessage()) return json();

@@ -12,6 +12,7 @@
 #include "replayer/replayer.h"
 #include "tests/dap/session_client.h"
 #include "tests/support/crafted_traces.h"
+#include "tests/support/st_programs.h"
 #include "tests/support/trace_support.h"
 #include "tests/support/wait.h"
 #include "traces/trace_reader.h"
@@ -27,35 +28,7 @@ namespace {
 using test::mustCompileSourceFiles;
 using test::recordCycles;
 
-const char* kMain = R"(CONFIGURATION Cfg
-  VAR_GLOBAL
-    gTotal : DINT;
-  END_VAR
-  RESOURCE Cpu ON PLC
-    TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
-    TASK Slow (INTERVAL := T#50ms, PRIORITY := 2);
-    PROGRAM Main WITH Fast : MainProg;
-    PROGRAM Watch WITH Slow : WatchProg;
-  END_RESOURCE
-END_CONFIGURATION
-
-PROGRAM MainProg
-VAR
-  n : INT;
-  d : INT;
-  c : Counter;
-END_VAR
-n := n + 1;
-c(step := Twice(n));
-gTotal := gTotal + 1;
-  IF n > 1000 THEN n := 0; END_IF
-END_PROGRAM
-
-PROGRAM WatchProg
-VAR ticks : INT; END_VAR
-ticks := ticks + 1;
-END_PROGRAM
-)";
+const std::string kMain = test::twoTaskMain();
 
 const char* kLib = R"(FUNCTION Twice : INT
 VAR_INPUT x : INT; END_VAR
@@ -70,13 +43,7 @@ IF count > 30000 THEN count := 0; END_IF
 END_FUNCTION_BLOCK
 )";
 
-// Faults with a division by zero in its third cycle.
-const char* kFaulty = R"(PROGRAM Faulty
-VAR n : INT; d : INT; END_VAR
-n := n + 1;
-d := 10 / (3 - n);
-END_PROGRAM
-)";
+const char* const kFaulty = test::kFaultsInThirdCycle;
 
 // Sets and clears a flag within cycle 70 (n = 71) only: every cycle ends with it FALSE, so no
 // comparison at cycle boundaries sees either write.

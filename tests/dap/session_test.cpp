@@ -7,42 +7,14 @@
 
 #include "dap/handlers/handlers.h"
 #include "tests/dap/session_client.h"
+#include "tests/support/st_programs.h"
 
 using namespace scanback::dap;
 using namespace scanback::dap::testing;
 
 namespace {
 
-const char* kSessionMain = R"(CONFIGURATION Cfg
-  VAR_GLOBAL
-    gTotal : DINT;
-    gStart AT %IX0.0 : BOOL;
-  END_VAR
-  RESOURCE Cpu ON PLC
-    TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
-    TASK Slow (INTERVAL := T#50ms, PRIORITY := 2);
-    PROGRAM Main WITH Fast : MainProg;
-    PROGRAM Watch WITH Slow : WatchProg;
-  END_RESOURCE
-END_CONFIGURATION
-
-PROGRAM MainProg
-VAR
-  n : INT;
-  d : INT;
-  c : Counter;
-END_VAR
-n := n + 1;
-c(step := Twice(n));
-gTotal := gTotal + 1;
-  IF n > 1000 THEN n := 0; END_IF
-END_PROGRAM
-
-PROGRAM WatchProg
-VAR ticks : INT; END_VAR
-ticks := ticks + 1;
-END_PROGRAM
-)";
+const std::string kSessionMain = scanback::test::twoTaskMain("    gStart AT %IX0.0 : BOOL;\n");
 
 const char* kSessionLib = R"(FUNCTION Twice : INT
 VAR_INPUT x : INT; END_VAR
@@ -56,14 +28,6 @@ count := count + step;
 history[(count MOD 1000) + 1] := count;
 IF count > 30000 THEN count := 0; END_IF
 END_FUNCTION_BLOCK
-)";
-
-// Faults with a division by zero in its third cycle.
-const char* kSessionFaulty = R"(PROGRAM Faulty
-VAR n : INT; d : INT; END_VAR
-n := n + 1;
-d := 10 / (3 - n);
-END_PROGRAM
 )";
 
 class DapSession : public ::testing::Test {
@@ -95,7 +59,8 @@ class DapSession : public ::testing::Test {
   json stackTrace(int64_t thread = 1) { return client_.request("stackTrace", json{{"threadId", thread}}); }
   json topFrame() { return stackTrace()["body"]["stackFrames"][0]; }
 
-  TempProject project_{{{"main.st", kSessionMain}, {"lib.st", kSessionLib}, {"faulty.st", kSessionFaulty}}};
+  TempProject project_{
+      {{"main.st", kSessionMain}, {"lib.st", kSessionLib}, {"faulty.st", scanback::test::kFaultsInThirdCycle}}};
   SessionClient client_;
 };
 

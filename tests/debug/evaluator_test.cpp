@@ -1437,16 +1437,23 @@ void evaluateEverywhere(const Expression& e, const Program& p, std::mt19937_64& 
                         const std::vector<std::pair<std::vector<uint8_t>, EvalContext>>& states) {
   EvalResult r;
   std::string error;
+  // An error comes with its reason.
+  const auto evaluate = [&](const uint8_t* memory, uint32_t size, const EvalContext& context) {
+    error.clear();
+    if (!e.evaluate(memory, size, context, r, error)) {
+      EXPECT_FALSE(error.empty());
+    }
+  };
   for (const auto& [memory, ctx] : states) {
     std::vector<uint8_t> copy(memory);  // exact size: ASan reports any read past it
-    e.evaluate(copy.data(), static_cast<uint32_t>(copy.size()), ctx, r, error);
+    evaluate(copy.data(), static_cast<uint32_t>(copy.size()), ctx);
   }
   std::vector<uint8_t> noise(p.imageSize() + 64);
   for (uint8_t& b : noise) b = static_cast<uint8_t>(rng());
   EvalContext wild{static_cast<uint32_t>(rng() % (p.pous.size() + 1)), static_cast<uint32_t>(rng()),
                    static_cast<uint32_t>(rng())};
-  e.evaluate(noise.data(), static_cast<uint32_t>(noise.size()), wild, r, error);
-  e.evaluate(nullptr, 0, EvalContext{}, r, error);
+  evaluate(noise.data(), static_cast<uint32_t>(noise.size()), wild);
+  evaluate(nullptr, 0, EvalContext{});
 }
 
 // The memory while paused in Calc (called from Motor.Run, called from Main) with the context of
@@ -1635,7 +1642,7 @@ TEST(EvaluatorSpeed, ConditionIsFast) {
   int trues = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int k = 0; k < n; ++k) {
-    e->evaluate(rt.vm().memory(), rt.vm().memorySize(), ctx, r, error);
+    if (!e->evaluate(rt.vm().memory(), rt.vm().memorySize(), ctx, r, error)) FAIL() << error;
     trues += r.bytes[0];
   }
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / n;

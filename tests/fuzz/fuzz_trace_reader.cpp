@@ -16,35 +16,45 @@ using namespace scanback::cli;  // the trace inspection commands
 
 namespace {
 
+// Whatever bytes came, a read or decode either succeeds or says why: a failure without a reason is
+// a bug the fuzzer reports (architecture: conventions).
+void saysWhy(bool ok, std::string& error) {
+  if (!ok && error.empty()) __builtin_trap();
+  error.clear();
+}
+
 void readEverything(std::vector<uint8_t> bytes) {
   std::string error;
   std::unique_ptr<TraceReader> reader = TraceReader::openBytes(std::move(bytes), error);
+  saysWhy(reader != nullptr, error);
   if (!reader) return;
   for (const BlockInfo& b : reader->blocks()) {
     switch (b.kind) {
       case BlockKind::Chunk: {
         ChunkData c;
-        if (reader->readChunk(b, c, error)) (void)cyclesExecuting(c, 0);
+        const bool read = reader->readChunk(b, c, error);
+        if (read) (void)cyclesExecuting(c, 0);
+        saysWhy(read, error);
         break;
       }
       case BlockKind::Gap: {
         GapData g;
-        reader->readGap(b, g, error);
+        saysWhy(reader->readGap(b, g, error), error);
         break;
       }
       case BlockKind::ProgramChange: {
         ProgramChangeData p;
-        reader->readProgramChange(b, p, error);
+        saysWhy(reader->readProgramChange(b, p, error), error);
         break;
       }
       case BlockKind::Fault: {
         FaultData f;
-        reader->readFault(b, f, error);
+        saysWhy(reader->readFault(b, f, error), error);
         break;
       }
       case BlockKind::OpenCycle: {
         OpenCycleData o;
-        reader->readOpenCycle(b, o, error);
+        saysWhy(reader->readOpenCycle(b, o, error), error);
         break;
       }
       default: break;
@@ -56,6 +66,7 @@ void readEverything(std::vector<uint8_t> bytes) {
   (void)traceDump(*reader, 0, UINT64_MAX);
   if (!reader->header().sources.empty()) {
     const std::string line = reader->header().sources.front().path + ":3";
+    // Run for what it may do wrong; whether the line has hits does not matter here.
     (void)traceHits(*reader, line, error);
   }
   reader->refresh();
@@ -65,19 +76,19 @@ void decodeDirectly(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> message(data, size - size % 8);
   std::string error;
   HeaderData h;
-  decodeHeader(message, 0, h, error);
+  saysWhy(decodeHeader(message, 0, h, error), error);
   ChunkData c;
-  decodeChunk(message, 0, ChunkLimits{64, 64}, c, error);
+  saysWhy(decodeChunk(message, 0, ChunkLimits{64, 64}, c, error), error);
   GapData g;
-  decodeGap(message, 0, g, error);
+  saysWhy(decodeGap(message, 0, g, error), error);
   ProgramChangeData p;
-  decodeProgramChange(message, 0, p, error);
+  saysWhy(decodeProgramChange(message, 0, p, error), error);
   FaultData f;
-  decodeFault(message, 0, f, error);
+  saysWhy(decodeFault(message, 0, f, error), error);
   OpenCycleData o;
-  decodeOpenCycle(message, 0, ChunkLimits{64, 64}, o, error);
+  saysWhy(decodeOpenCycle(message, 0, ChunkLimits{64, 64}, o, error), error);
   std::vector<BlockInfo> index;
-  decodeIndex(message, 0, index, error);
+  saysWhy(decodeIndex(message, 0, index, error), error);
 }
 
 }  // namespace

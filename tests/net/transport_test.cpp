@@ -51,7 +51,7 @@ class ScriptedStream : public Stream {
       : bytes_(std::move(bytes)), piece_(std::move(piece)) {}
   std::string failWith;  // when set, the end of the bytes is a read error with this text
 
-  ptrdiff_t read(std::span<char> buffer, std::string& error) override {
+  [[nodiscard]] ptrdiff_t read(std::span<char> buffer, std::string& error) override {
     ++reads;
     if (pos_ == bytes_.size()) {
       if (!failWith.empty()) {
@@ -368,7 +368,7 @@ TEST(NetMessageReader, SkippingAHugeBodyStoresNothing) {
   class Prefixed : public Stream {
    public:
     Prefixed(std::string prefix, Stream& rest) : prefix_(std::move(prefix)), rest_(rest) {}
-    ptrdiff_t read(std::span<char> buffer, std::string& error) override {
+    [[nodiscard]] ptrdiff_t read(std::span<char> buffer, std::string& error) override {
       if (pos_ < prefix_.size()) {
         const size_t n = std::min(buffer.size(), prefix_.size() - pos_);
         std::memcpy(buffer.data(), prefix_.data() + pos_, n);

@@ -25,9 +25,13 @@ using namespace scanback;
 namespace {
 
 using test::compilePlant;
+using test::finishRecording;
 using test::mustCompile;
+using test::openTrace;
 using test::plantStimulus;
+using test::recordingTo;
 using test::runCycles;
+using test::startRecording;
 using test::TempTrace;
 
 // Divides by zero in cycle 41, the one in which n reaches 42 (the division is on line 12).
@@ -82,11 +86,10 @@ std::vector<Observed> referenceRun(std::shared_ptr<const Program> program, uint6
 }
 
 std::vector<trace::ChunkData> readChunks(const fs::path& path, std::vector<trace::BlockInfo>* blocks = nullptr) {
-  std::string error;
-  auto reader = trace::TraceReader::open(path.string(), error);
-  EXPECT_TRUE(reader) << error;
+  auto reader = openTrace(path);
   std::vector<trace::ChunkData> chunks;
   if (!reader) return chunks;
+  std::string error;
   for (const trace::BlockInfo& b : reader->blocks()) {
     if (blocks) blocks->push_back(b);
     if (b.kind != trace::BlockKind::Chunk) continue;
@@ -189,19 +192,15 @@ TEST(Recorder, RecordsEveryCycleExactlyAsItRan) {
 
   const TempTrace path("roundtrip");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 100;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, recordingTo(path, 100));
+  ASSERT_TRUE(rec);
   std::vector<std::vector<uint8_t>> imagesBefore;  // the image at each cycle boundary
   for (uint64_t c = 0; c < kCycles; ++c) {
     stimulus->apply(c, rt);
     imagesBefore.emplace_back(rt.vm().image(), rt.vm().image() + rt.vm().imageSize());
     ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
   }
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   EXPECT_EQ(rec->stats().cyclesRecorded, kCycles);
   EXPECT_EQ(rec->stats().cyclesDropped, 0u);
   EXPECT_EQ(rec->stats().divergences, 0u) << rec->firstDivergence();
@@ -246,12 +245,9 @@ END_PROGRAM
   ASSERT_TRUE(program);
   const TempTrace path("divergence");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 10;
+  auto rec = startRecording(rt, recordingTo(path, 10));
+  ASSERT_TRUE(rec);
   std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
   auto modeVar = findVariable(*program, "Main.mode", error);
   ASSERT_TRUE(modeVar) << error;
   const uint32_t mode = modeVar->offset;
@@ -259,7 +255,7 @@ END_PROGRAM
     if (c == 14) rt.vm().image()[mode] = 7;  // not through queueWrite: no scan input records it
     ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
   }
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   EXPECT_GE(rec->stats().divergences, 1u);
   EXPECT_NE(rec->firstDivergence().find("cycle 20"), std::string::npos) << rec->firstDivergence();
   const std::vector<trace::ChunkData> chunks = readChunks(path);
@@ -283,11 +279,8 @@ END_PROGRAM
   ASSERT_TRUE(program);
   const TempTrace path("writes");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, recordingTo(path));
+  ASSERT_TRUE(rec);
   for (int c = 0; c < 10; ++c) {
     if (c == 3) {
       rt.inputs()[2] = 0x34;  // %IW1 is bytes 2..3
@@ -304,7 +297,7 @@ END_PROGRAM
     }
     ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
   }
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   const auto chunks = readChunks(path);
   ASSERT_EQ(chunks.size(), 1u);
   const trace::ChunkData& c = chunks[0];
@@ -322,14 +315,10 @@ TEST(Recorder, FaultEndsTheTraceWithTheFaultingCycle) {
   ASSERT_TRUE(program);
   const TempTrace path("fault");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 10;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, recordingTo(path, 10));
+  ASSERT_TRUE(rec);
   ASSERT_EQ(runCycles(rt, 100), RunStatus::Faulted);
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   std::vector<trace::BlockInfo> blocks;
   const auto chunks = readChunks(path, &blocks);
   ASSERT_FALSE(blocks.empty());
@@ -337,9 +326,10 @@ TEST(Recorder, FaultEndsTheTraceWithTheFaultingCycle) {
   ASSERT_FALSE(chunks.empty());
   const trace::ChunkData& last = chunks.back();
   EXPECT_EQ(last.firstCycle + last.cycleCount() - 1, 41u);  // cycle 41 (n = 42) faulted
-  auto reader = trace::TraceReader::open(path.string(), error);
+  auto reader = openTrace(path);
   ASSERT_TRUE(reader);
   trace::FaultData f;
+  std::string error;
   ASSERT_TRUE(reader->readFault(blocks.back(), f, error)) << error;
   EXPECT_EQ(f.cycle, 41u);
   EXPECT_EQ(f.code, static_cast<uint32_t>(FaultCode::DivisionByZero));
@@ -352,13 +342,10 @@ TEST(Recorder, SlowWriterDropsCyclesWithGapsAndNeverBlocksTheScan) {
   ASSERT_TRUE(program);
   const TempTrace path("slow");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 50;
+  recorder::RecorderOptions options = recordingTo(path, 50);
   options.queueBytes = 16 * 1024;  // room for several hundred cycles
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   // 50 ms per record: a scan thread that waited for the writer would need minutes for this loop.
   rec->setWriterDelayForTesting(std::chrono::milliseconds(50));
   std::vector<std::vector<uint8_t>> imagesBefore;
@@ -370,7 +357,7 @@ TEST(Recorder, SlowWriterDropsCyclesWithGapsAndNeverBlocksTheScan) {
   const recorder::RecorderStats during = rec->stats();
   EXPECT_GT(during.cyclesDropped, 0u);
   rec->setWriterDelayForTesting(std::chrono::microseconds(0));
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   const recorder::RecorderStats s = rec->stats();
   EXPECT_EQ(s.cyclesRecorded + s.cyclesDropped, kCycles);
   EXPECT_GT(s.gaps, 0u);
@@ -380,7 +367,7 @@ TEST(Recorder, SlowWriterDropsCyclesWithGapsAndNeverBlocksTheScan) {
   size_t gapBlocks = 0;
   uint64_t droppedInGaps = 0;
   std::string why;
-  auto reader = trace::TraceReader::open(path.string(), why);
+  auto reader = openTrace(path);
   ASSERT_TRUE(reader);
   for (const trace::BlockInfo& b : blocks) {
     if (b.kind != trace::BlockKind::Gap) continue;
@@ -403,12 +390,7 @@ std::vector<trace::ChunkData> recordAndExpectAsRan(const std::shared_ptr<const P
                                                    uint64_t cycles, uint32_t keyframeEvery) {
   const std::vector<Observed> expected = referenceRun(program, cycles, nullptr);
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = keyframeEvery;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  EXPECT_TRUE(rec) << error;
+  auto rec = startRecording(rt, recordingTo(path, keyframeEvery));
   if (!rec) return {};
   std::vector<std::vector<uint8_t>> imagesBefore;
   for (uint64_t c = 0; c < cycles; ++c) {
@@ -416,7 +398,7 @@ std::vector<trace::ChunkData> recordAndExpectAsRan(const std::shared_ptr<const P
     imagesBefore.emplace_back(rt.vm().image(), rt.vm().image() + rt.vm().imageSize());
     EXPECT_EQ(rt.runCycle(), RunStatus::CycleDone) << "cycle " << c;
   }
-  EXPECT_TRUE(rec->finish(error)) << error;
+  EXPECT_TRUE(finishRecording(*rec));
   EXPECT_EQ(rec->stats().cyclesRecorded, cycles);
   EXPECT_EQ(rec->stats().cyclesDropped, 0u);
   std::vector<trace::ChunkData> chunks = readChunks(path);
@@ -486,12 +468,8 @@ TEST(Recorder, PartialTraceIsReadableWhileRecording) {
   ASSERT_TRUE(program);
   const TempTrace path("partial");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 20;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, recordingTo(path, 20));
+  ASSERT_TRUE(rec);
   for (int c = 0; c < 205; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
   // The writer is asynchronous; wait until it has taken every record handed to it: the ten
   // complete chunks are written then (the last cycles stay staged on the scan thread's side).
@@ -499,7 +477,7 @@ TEST(Recorder, PartialTraceIsReadableWhileRecording) {
   EXPECT_EQ(rec->stats().chunks, 10u);
   const auto chunks = readChunks(path.string() + ".partial");
   EXPECT_GE(chunks.size(), 10u);
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   EXPECT_EQ(readChunks(path).size(), 11u);
 }
 
@@ -508,15 +486,12 @@ TEST(Recorder, FlightRecorderKeepsOnlyTheLatestHistory) {
   ASSERT_TRUE(program);
   const TempTrace path("ring");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 100;
+  recorder::RecorderOptions options = recordingTo(path, 100);
   options.ringDurationNs = 2'000'000'000;  // 2 s of virtual time
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   for (int c = 0; c < 3000; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   const auto chunks = readChunks(path);
   ASSERT_FALSE(chunks.empty());
   EXPECT_GT(chunks.front().firstCycle, 0u);
@@ -540,15 +515,12 @@ TEST(Recorder, FlightRecorderLimitCountsCompressedBytes) {
   ASSERT_TRUE(p.stimulus);
   const TempTrace path("ring_bytes");
   Runtime rt(p.program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 100;
+  recorder::RecorderOptions options = recordingTo(path, 100);
   options.ringBytes = kLimit;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   runPlant(p, rt, *rec, kCycles);
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   const recorder::RecorderStats stats = rec->stats();
   EXPECT_EQ(stats.cyclesDropped, 0u);
   EXPECT_EQ(stats.divergences, 0u) << rec->firstDivergence();
@@ -578,13 +550,10 @@ TEST(Recorder, FlightRecorderSnapshotHoldsTheHistoryUpToTheRequest) {
   const TempTrace path("ring_snapshot");
   const TempTrace snapshot("ring_snapshot_2345");
   Runtime rt(p.program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 100;
+  recorder::RecorderOptions options = recordingTo(path, 100);
   options.ringBytes = kLimit;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   runPlant(p, rt, *rec, kAt);
   // From the scan thread, between cycles, as `scanback run` does on SIGUSR1.
   std::future<recorder::SnapshotResult> requested = rec->requestSnapshot(snapshot.string());
@@ -599,8 +568,8 @@ TEST(Recorder, FlightRecorderSnapshotHoldsTheHistoryUpToTheRequest) {
   EXPECT_EQ(r.bytes, fs::file_size(snapshot));
   EXPECT_FALSE(fs::exists(snapshot.string() + ".partial"));
 
-  auto reader = trace::TraceReader::open(snapshot.string(), error);
-  ASSERT_TRUE(reader) << error;
+  auto reader = openTrace(snapshot);
+  ASSERT_TRUE(reader);
   EXPECT_TRUE(reader->complete());
   EXPECT_TRUE(reader->usedIndex());
   EXPECT_TRUE(reader->warnings().empty());
@@ -619,15 +588,15 @@ TEST(Recorder, FlightRecorderSnapshotHoldsTheHistoryUpToTheRequest) {
 
   // Recording went on: the final trace is as complete and true as without the snapshot.
   runPlant(p, rt, *rec, kCycles);
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   EXPECT_EQ(rec->stats().cyclesDropped, 0u);
   EXPECT_EQ(rec->stats().divergences, 0u) << rec->firstDivergence();
   const auto finalChunks = readChunks(path);
   ASSERT_FALSE(finalChunks.empty());
   expectContiguous(finalChunks, finalChunks.front().firstCycle, kCycles);
   expectChunksAsRan(finalChunks, p.expected, p.imagesBefore);
-  auto finalReader = trace::TraceReader::open(path.string(), error);
-  ASSERT_TRUE(finalReader) << error;
+  auto finalReader = openTrace(path);
+  ASSERT_TRUE(finalReader);
   EXPECT_EQ(snapshotHeader.programHash, finalReader->header().programHash);
   EXPECT_EQ(snapshotHeader.startWallTimeNs, finalReader->header().startWallTimeNs);
   EXPECT_EQ(snapshotHeader.options.ringBytes, kLimit);
@@ -642,13 +611,10 @@ TEST(Recorder, FlightRecorderSnapshotFromAnotherThread) {
   const TempTrace path("ring_thread");
   const TempTrace snapshot("ring_thread_snapshot");
   Runtime rt(p.program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 100;
+  recorder::RecorderOptions options = recordingTo(path, 100);
   options.ringBytes = 40'000;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   std::atomic<uint64_t> ran{0};
   std::atomic<bool> asked{false};
   std::future<recorder::SnapshotResult> requested;
@@ -685,7 +651,7 @@ TEST(Recorder, FlightRecorderSnapshotFromAnotherThread) {
   ASSERT_FALSE(chunks.empty());
   expectContiguous(chunks, r.firstCycle, r.endCycle);
   expectChunksAsRan(chunks, p.expected, p.imagesBefore);
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
 }
 
 // A request still waiting for its mark when the recording finishes is served then, with everything.
@@ -695,16 +661,13 @@ TEST(Recorder, FlightRecorderSnapshotAskedAtTheEndHoldsEveryCycle) {
   const TempTrace path("ring_end");
   const TempTrace snapshot("ring_end_snapshot");
   Runtime rt(p.program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 100;
+  recorder::RecorderOptions options = recordingTo(path, 100);
   options.ringBytes = 1u << 20;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   runPlant(p, rt, *rec, 250);
   auto requested = rec->requestSnapshot(snapshot.string());
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   ASSERT_EQ(requested.wait_for(std::chrono::seconds(0)), std::future_status::ready);
   const recorder::SnapshotResult r = requested.get();
   ASSERT_TRUE(r.ok) << r.error;
@@ -720,31 +683,26 @@ TEST(Recorder, FlightRecorderSnapshotAskedAtTheEndHoldsEveryCycle) {
 TEST(Recorder, SnapshotRequestsThatCannotBeServedSaySo) {
   auto program = compilePlant();
   ASSERT_TRUE(program);
-  std::string error;
   {
     // Not a flight recorder: refused at once.
     const TempTrace path("snap_full");
     Runtime rt(program);
-    recorder::RecorderOptions options;
-    options.path = path.string();
-    auto rec = recorder::Recorder::start(rt, options, error);
-    ASSERT_TRUE(rec) << error;
+    auto rec = startRecording(rt, recordingTo(path));
+    ASSERT_TRUE(rec);
     auto requested = rec->requestSnapshot("/tmp/never-written.trace");
     ASSERT_EQ(requested.wait_for(std::chrono::seconds(0)), std::future_status::ready);
     const recorder::SnapshotResult r = requested.get();
     EXPECT_FALSE(r.ok);
     EXPECT_NE(r.error.find("no flight recorder (--ring)"), std::string::npos) << r.error;
     EXPECT_NE(r.error.find(path.string() + ".partial"), std::string::npos) << r.error;
-    ASSERT_TRUE(rec->finish(error)) << error;
+    ASSERT_TRUE(finishRecording(*rec));
   }
   const TempTrace path("snap_refused");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 50;
+  recorder::RecorderOptions options = recordingTo(path, 50);
   options.ringBytes = 1u << 20;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   for (int c = 0; c < 120; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
   auto ownPath = rec->requestSnapshot(path.string());
   auto noDirectory = rec->requestSnapshot("/nonexistent-dir/snap.trace");
@@ -760,7 +718,7 @@ TEST(Recorder, SnapshotRequestsThatCannotBeServedSaySo) {
             std::string::npos)
       << r.error;
   // The recording is unharmed.
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   auto late = rec->requestSnapshot("/tmp/too-late.trace");
   ASSERT_EQ(late.wait_for(std::chrono::seconds(0)), std::future_status::ready);
   r = late.get();
@@ -777,15 +735,12 @@ TEST(Recorder, FlightRecorderFaultIsWrittenAfterTheKeptHistory) {
   ASSERT_TRUE(program);
   const TempTrace path("ring_fault");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 10;
+  recorder::RecorderOptions options = recordingTo(path, 10);
   options.ringBytes = 1;  // keeps only the newest chunk
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   ASSERT_EQ(runCycles(rt, 100), RunStatus::Faulted);
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   std::vector<trace::BlockInfo> blocks;
   const auto chunks = readChunks(path, &blocks);
   ASSERT_EQ(chunks.size(), 1u);
@@ -804,14 +759,11 @@ TEST(Recorder, FlightRecorderKeepsTheGapsInsideItsHistory) {
                     std::vector<trace::GapData>& gaps, recorder::RecorderStats& stats) {
     const TempTrace path(name);
     Runtime rt(program);
-    recorder::RecorderOptions options;
-    options.path = path.string();
-    options.keyframeEvery = 50;
+    recorder::RecorderOptions options = recordingTo(path, 50);
     options.queueBytes = 64 * 1024;
     options.ringBytes = ringBytes;
-    std::string error;
-    auto rec = recorder::Recorder::start(rt, options, error);
-    ASSERT_TRUE(rec) << error;
+    auto rec = startRecording(rt, options);
+    ASSERT_TRUE(rec);
     // Phases in which the writer falls far behind (the queue holds a few thousand of the plant's
     // cycles), each followed by one in which it catches up: several gaps, spread over the run.
     for (int phase = 0; phase < 6; ++phase) {
@@ -821,14 +773,15 @@ TEST(Recorder, FlightRecorderKeepsTheGapsInsideItsHistory) {
       ASSERT_TRUE(rec->waitForWriter(0, std::chrono::seconds(30)));
       for (int c = 0; c < 100; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
     }
-    ASSERT_TRUE(rec->finish(error)) << error;
+    ASSERT_TRUE(finishRecording(*rec));
     stats = rec->stats();
     readChunks(path, &blocks);
-    auto reader = trace::TraceReader::open(path.string(), error);
-    ASSERT_TRUE(reader) << error;
+    auto reader = openTrace(path);
+    ASSERT_TRUE(reader);
     for (const trace::BlockInfo& b : blocks) {
       if (b.kind != trace::BlockKind::Gap) continue;
       trace::GapData g;
+      std::string error;
       ASSERT_TRUE(reader->readGap(b, g, error)) << error;
       gaps.push_back(g);
     }
@@ -866,14 +819,12 @@ TEST(Recorder, WithoutStatementsNoPathsAreRecorded) {
   ASSERT_TRUE(program);
   const TempTrace path("nostmt");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
+  recorder::RecorderOptions options = recordingTo(path);
   options.statements = false;
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   for (int c = 0; c < 50; ++c) ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   const auto chunks = readChunks(path);
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_TRUE(chunks[0].pathTable.empty());
@@ -900,13 +851,11 @@ TEST(Recorder, SyncWritesEveryEndedCycleAndTheImageBeforeTheNext) {
   const TempTrace path("sync");
   Runtime rt(program);
   std::optional<Stimulus> stimulus = plantStimulus(*program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
-  options.keyframeEvery = 1000;  // far more than run: one chunk, which each sync() continues
-  options.flushEveryNs = 0;      // (no block on time: each is a sync's)
-  std::string error;
-  auto rec = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(rec) << error;
+  recorder::RecorderOptions options =
+      recordingTo(path, 1000);  // far more than run: one chunk, which each sync() continues
+  options.flushEveryNs = 0;     // (no block on time: each is a sync's)
+  auto rec = startRecording(rt, options);
+  ASSERT_TRUE(rec);
   uint64_t ran = 0;
   for (const uint64_t upTo : {37u, 38u, 90u}) {
     for (; ran < upTo; ++ran) {
@@ -948,7 +897,7 @@ TEST(Recorder, SyncWritesEveryEndedCycleAndTheImageBeforeTheNext) {
     if (stimulus) stimulus->apply(ran, rt);
     ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
   }
-  ASSERT_TRUE(rec->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*rec));
   EXPECT_EQ(rec->stats().divergences, 0u) << rec->firstDivergence();
   EXPECT_EQ(rec->stats().cyclesDropped, 0u);
   // Every cycle once, in one chunk: its first block and a continuation for each sync after the first
@@ -967,17 +916,15 @@ TEST(Recorder, SyncIsRefusedForAFlightRecorderAndAfterTheEnd) {
   ASSERT_TRUE(program);
   const TempTrace path("sync-refused");
   Runtime rt(program);
-  recorder::RecorderOptions options;
-  options.path = path.string();
+  recorder::RecorderOptions options = recordingTo(path);
   options.ringBytes = 1 << 20;
-  std::string error;
-  auto ring = recorder::Recorder::start(rt, options, error);
-  ASSERT_TRUE(ring) << error;
+  auto ring = startRecording(rt, options);
+  ASSERT_TRUE(ring);
   ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
   const recorder::SyncResult refused = ring->sync();
   EXPECT_FALSE(refused.ok);
   EXPECT_NE(refused.error.find("flight recorder"), std::string::npos) << refused.error;
-  ASSERT_TRUE(ring->finish(error)) << error;
+  ASSERT_TRUE(finishRecording(*ring));
   const recorder::SyncResult ended = ring->sync();
   EXPECT_FALSE(ended.ok);
 }

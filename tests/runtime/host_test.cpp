@@ -18,6 +18,7 @@
 #include "control/client.h"
 #include "runtime/host.h"
 #include "tests/support/files.h"
+#include "tests/support/st_programs.h"
 #include "tests/support/wait.h"
 #include "tests/vm/test_support.h"
 
@@ -38,23 +39,6 @@ END_PROGRAM
 CONFIGURATION Cfg
   TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
   PROGRAM Main WITH Fast : Counter;
-END_CONFIGURATION
-)";
-
-// Faults with a division by zero at line 8, column 20, in its 20th cycle (cycle 19).
-const char* kFaulty = R"(PROGRAM Faulty
-VAR
-  count : DINT;
-  zero : DINT;
-  x : DINT;
-END_VAR
-count := count + 1;
-IF count = 20 THEN x := 10 / zero; END_IF;
-END_PROGRAM
-
-CONFIGURATION Cfg
-  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
-  PROGRAM Main WITH Fast : Faulty;
 END_CONFIGURATION
 )";
 
@@ -256,7 +240,7 @@ TEST(RuntimeHost, ItsOwnerStopsItWhilePaused) {
 TEST(RuntimeHost, AFaultedProgramStaysUpFaultedWithItsPositionUntilStopped) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
-  HostOptions options = controlledOptions(test::mustCompile(kFaulty), dir.path());
+  HostOptions options = controlledOptions(test::mustCompile(test::kFaultsInCycle19), dir.path());
   options.loop.realtime = false;  // to the fault at once
   RunningHost running(std::move(options));
   ASSERT_TRUE(running.host()) << running.error();

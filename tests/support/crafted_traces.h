@@ -46,7 +46,7 @@ inline constexpr std::string_view kCraftedSmallProgram =
 
 // Writes the trace `kind` at `path` (one chunk of one cycle, unless its header makes that
 // impossible); false with `error` when it could not.
-inline bool writeCraftedTrace(CraftedTrace kind, const std::string& path, std::string& error) {
+[[nodiscard]] inline bool writeCraftedTrace(CraftedTrace kind, const std::string& path, std::string& error) {
   trace::HeaderData h;
   h.scanbackVersion = "crafted";
   h.tasks.push_back(trace::TaskData{"Main", 10'000'000, 0});

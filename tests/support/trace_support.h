@@ -18,6 +18,7 @@
 
 #include "recorder/recorder.h"
 #include "tests/vm/test_support.h"
+#include "traces/trace_reader.h"
 #include "vm/compiler/compiler.h"
 #include "vm/runtime/stimulus.h"
 
@@ -84,6 +85,39 @@ class TempTrace {
 
   std::filesystem::path path_;
 };
+
+// Recorder options writing to `path`, a chunk every `keyframeEvery` cycles, the rest the defaults.
+inline recorder::RecorderOptions recordingTo(const std::filesystem::path& path,
+                                             uint32_t keyframeEvery = recorder::RecorderOptions{}.keyframeEvery) {
+  recorder::RecorderOptions options;
+  options.path = path.string();
+  options.keyframeEvery = keyframeEvery;
+  return options;
+}
+
+// Starts recording `runtime`; null, and a test failure saying why, when it cannot.
+inline std::unique_ptr<recorder::Recorder> startRecording(Runtime& runtime, const recorder::RecorderOptions& options) {
+  std::string error;
+  std::unique_ptr<recorder::Recorder> rec = recorder::Recorder::start(runtime, options, error);
+  if (!rec) ADD_FAILURE() << "cannot record to " << options.path << ": " << error;
+  return rec;
+}
+
+// Finishes a recording; false, and a test failure saying why, when the trace could not be finished.
+inline bool finishRecording(recorder::Recorder& rec) {
+  std::string error;
+  const bool finished = rec.finish(error);
+  if (!finished) ADD_FAILURE() << "the recording did not finish: " << error;
+  return finished;
+}
+
+// Opens a trace; null, and a test failure saying why, when it cannot.
+inline std::unique_ptr<trace::TraceReader> openTrace(const std::filesystem::path& path) {
+  std::string error;
+  std::unique_ptr<trace::TraceReader> reader = trace::TraceReader::open(path.string(), error);
+  if (!reader) ADD_FAILURE() << "cannot open " << path.string() << ": " << error;
+  return reader;
+}
 
 // Records `cycles` cycles of a fresh run of `program` (up to the fault if one faults) to `path`,
 // `keyframeEvery` cycles a chunk, applying `stimulus` when given. Between cycles it waits while the

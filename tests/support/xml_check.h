@@ -9,7 +9,7 @@ namespace scanback::test {
 
 // A small check that `xml` is well-formed: elements nest and close, attribute values are quoted,
 // and '&' only starts one of the five entities or a character reference.
-inline bool wellFormedXml(const std::string& xml, std::string& why) {
+[[nodiscard]] inline bool wellFormedXml(const std::string& xml, std::string& why) {
   std::vector<std::string> open;
   size_t i = 0;
   if (xml.rfind("<?xml ", 0) == 0) i = xml.find("?>") + 2;

@@ -40,7 +40,7 @@ const fs::path kSourceDir = SCANBACK_SOURCE_DIR;
 
 // ---- helpers -----------------------------------------------------------------------------------
 
-std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& paths, std::string& error) {
+[[nodiscard]] std::shared_ptr<const Program> compileFiles(const std::vector<std::string>& paths, std::string& error) {
   Diagnostics diagnostics;
   SourceSet sources = loadSourceFiles(paths, diagnostics);
   std::shared_ptr<const Program> program = compileProject(sources, diagnostics);
@@ -143,7 +143,7 @@ std::string compareValue(const std::string& lua, const Json& st) {
 // Finds the ST value of a name as the Lua twins print it: `checksum`, `motor.starts`,
 // `stations[1].rejects` (array indices are the ST indices, so the lower bound is taken from the
 // array type). Null (and `error` set) when there is none.
-const Json* resolve(const Json& instance, const Type* type, const std::string& key, std::string& error) {
+[[nodiscard]] const Json* resolve(const Json& instance, const Type* type, const std::string& key, std::string& error) {
   const Json* json = &instance;
   size_t i = 0;
   while (i < key.size()) {
@@ -209,7 +209,7 @@ std::vector<BenchCase> benchCases() {
   return cases;
 }
 
-std::shared_ptr<const Program> benchProgram(const std::string& name, std::string& error) {
+[[nodiscard]] std::shared_ptr<const Program> benchProgram(const std::string& name, std::string& error) {
   static std::map<std::string, std::shared_ptr<const Program>> cache;
   if (auto it = cache.find(name); it != cache.end()) return it->second;
   auto program = compileFiles({(kSourceDir / "bench" / "programs" / (name + ".st")).string()}, error);

@@ -96,7 +96,8 @@ Directives readDirectives(const fs::path& first) {
 }
 
 // Reals within a relative 1e-5; every other value exactly. Reports the first difference.
-bool sameJson(const nlohmann::json& expected, const nlohmann::json& actual, const std::string& path, std::string& why) {
+[[nodiscard]] bool sameJson(const nlohmann::json& expected, const nlohmann::json& actual, const std::string& path,
+                            std::string& why) {
   if (expected.is_number() && actual.is_number()) {
     const double e = expected.get<double>(), a = actual.get<double>();
     if (expected.is_number_float() || actual.is_number_float()) {

@@ -26,8 +26,8 @@ struct CompileOptions {
 
 // Parses, checks and compiles every file of `sources` as one project. Returns null when any
 // error was reported to `diagnostics` (warnings alone still produce a program).
-std::shared_ptr<const Program> compileProject(const SourceSet& sources, Diagnostics& diagnostics,
-                                              const CompileOptions& options = {});
+[[nodiscard]] std::shared_ptr<const Program> compileProject(const SourceSet& sources, Diagnostics& diagnostics,
+                                                            const CompileOptions& options = {});
 
 // Reads files from disk into a SourceSet; an unreadable file is reported and skipped.
 SourceSet loadSourceFiles(const std::vector<std::string>& paths, Diagnostics& diagnostics);

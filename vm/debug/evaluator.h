@@ -74,8 +74,8 @@ class Expression {
   // the global scope. Returns null and sets `error` to "column N: message" (N is the 1-based
   // column within `text`) when the text does not parse, names something unknown, does not type,
   // or calls a user POU.
-  static std::unique_ptr<Expression> compile(const Program& program, uint32_t pou, std::string_view text,
-                                             std::string& error);
+  [[nodiscard]] static std::unique_ptr<Expression> compile(const Program& program, uint32_t pou, std::string_view text,
+                                                           std::string& error);
   ~Expression();
   Expression(const Expression&) = delete;
   Expression& operator=(const Expression&) = delete;
@@ -92,8 +92,8 @@ class Expression {
   // with `error` set ("column N: division by zero", "column N: array index out of range: index
   // 11 outside 1..10", "column N: null reference", ...) when the VM would fault, or when a
   // reference or the context points outside memory. Never writes memory.
-  bool evaluate(const uint8_t* memory, uint32_t memorySize, const EvalContext& context, EvalResult& out,
-                std::string& error) const;
+  [[nodiscard]] bool evaluate(const uint8_t* memory, uint32_t memorySize, const EvalContext& context, EvalResult& out,
+                              std::string& error) const;
 
   struct Impl;
 
@@ -109,7 +109,7 @@ class Expression {
 // with `error` when the target is not storage, is a constant, lives outside the image (a call
 // frame's variable: external writes apply to the image at a cycle start), or when the text is not
 // a valid value of its type.
-bool encodeAssignment(const Program& program, const EvalResult& target, std::string_view text,
-                      std::vector<uint8_t>& bytes, std::string& error);
+[[nodiscard]] bool encodeAssignment(const Program& program, const EvalResult& target, std::string_view text,
+                                    std::vector<uint8_t>& bytes, std::string& error);
 
 }  // namespace scanback::debug

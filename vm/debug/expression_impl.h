@@ -27,8 +27,8 @@ struct Expression::Impl {
 
 namespace detail {
 // Parses, resolves and types `text`; null with `error` ("column N: ...") on failure.
-std::unique_ptr<Expression::Impl> compileExpression(const Program& program, uint32_t pou, std::string_view text,
-                                                    std::string& error);
+[[nodiscard]] std::unique_ptr<Expression::Impl> compileExpression(const Program& program, uint32_t pou,
+                                                                  std::string_view text, std::string& error);
 }  // namespace detail
 
 }  // namespace scanback::debug

@@ -46,7 +46,7 @@ inline constexpr int64_t kClockEndNs = INT64_MAX;
 inline constexpr int64_t kMaxTaskIntervalNs = kClockEndNs / 1000;
 // Load-time checks of the task table that the compiler leaves to the runtime: every INTERVAL is
 // positive and at most kMaxTaskIntervalNs. Errors go to `diagnostics`, located at the task.
-bool checkSchedule(const Program& program, Diagnostics& diagnostics);
+[[nodiscard]] bool checkSchedule(const Program& program, Diagnostics& diagnostics);
 
 // Called around every cycle (the recorder's attachment point). Runs on the scan thread: must not
 // block.

@@ -26,9 +26,10 @@ struct StimulusRow {
 class Stimulus {
  public:
   // Errors are "path, line N: message".
-  static std::optional<Stimulus> parse(std::string_view text, const std::string& path, const Program& program,
-                                       std::string& error);
-  static std::optional<Stimulus> load(const std::string& path, const Program& program, std::string& error);
+  [[nodiscard]] static std::optional<Stimulus> parse(std::string_view text, const std::string& path,
+                                                     const Program& program, std::string& error);
+  [[nodiscard]] static std::optional<Stimulus> load(const std::string& path, const Program& program,
+                                                    std::string& error);
 
   // Applies the row for `cycle`, if any; call before Runtime::startCycle() of that cycle.
   void apply(uint64_t cycle, Runtime& runtime);

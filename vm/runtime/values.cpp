@@ -35,7 +35,8 @@ namespace {
 
 // The storage a resolved path designates: a variable, a field of one, an element at constant
 // indexes, a bit. Null with `error` for anything else (a computed index, a reference, a value).
-std::optional<VariableLocation> staticLocation(const Program& program, const sema::Expr& e, std::string& error) {
+[[nodiscard]] std::optional<VariableLocation> staticLocation(const Program& program, const sema::Expr& e,
+                                                             std::string& error) {
   switch (e.kind) {
     case sema::ExprKind::Variable: {
       const Variable& v = *e.variable;

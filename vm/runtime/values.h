@@ -22,7 +22,8 @@ struct VariableLocation {
 };
 
 // "Main.fb.x", "Main.a[3].b", "gVar": program instances, globals, members and constant indexes.
-std::optional<VariableLocation> findVariable(const Program& program, std::string_view path, std::string& error);
+[[nodiscard]] std::optional<VariableLocation> findVariable(const Program& program, std::string_view path,
+                                                           std::string& error);
 // Every scalar inside `root` (a variable findVariable or findAddress found), flattened: struct
 // fields, array elements and function block members in declaration order (hidden members,
 // VAR_TEMP, VAR_EXTERNAL and in-out references left out); `root` itself when it is a scalar.
@@ -34,7 +35,8 @@ std::vector<VariableLocation> allScalars(const Program& program);
 // any characters, `?` one, matched case-insensitively against the paths of allScalars, e.g.
 // "Line.*", "Main.a[*]"), as scalars: a structured variable stands for all of its scalars. Each
 // scalar once, in the order first named. Empty with `error` when an item matches nothing.
-std::vector<VariableLocation> selectScalars(const Program& program, std::string_view list, std::string& error);
+[[nodiscard]] std::vector<VariableLocation> selectScalars(const Program& program, std::string_view list,
+                                                          std::string& error);
 
 // How a value is drawn over time (a waveform lane, a VCD variable): a 1-bit signal, a number
 // (integers, bit strings, TIME and dates as their nanoseconds), a real, an enumeration or a string.
@@ -46,12 +48,13 @@ const char* signalKindName(SignalKind kind);  // "bool", "integer", "real", "enu
 std::optional<double> numericValue(const uint8_t* memory, uint32_t offset, int bit, const Type& type);
 
 // "%IX0.3", "%QW2", "%MD1": located addresses inside the program's I/O areas.
-std::optional<VariableLocation> findAddress(const Program& program, std::string_view address, std::string& error);
+[[nodiscard]] std::optional<VariableLocation> findAddress(const Program& program, std::string_view address,
+                                                          std::string& error);
 
 // The bytes of `type` for a value written as text: TRUE/FALSE/1/0, numbers (16#FF, 1_000, -3.5),
 // IEC literals (T#2s, D#2024-01-15, INT#5), enumeration names, 'strings'.
-bool encodeValue(const Program& program, std::string_view text, const Type& type, std::vector<uint8_t>& bytes,
-                 std::string& error);
+[[nodiscard]] bool encodeValue(const Program& program, std::string_view text, const Type& type,
+                               std::vector<uint8_t>& bytes, std::string& error);
 
 // Reads a scalar at `offset` (bit >= 0: one bit) as a display string, e.g. "42", "TRUE", "T#1s".
 std::string formatValue(const Program& program, const uint8_t* memory, uint32_t offset, int bit, const Type& type);

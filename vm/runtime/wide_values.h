@@ -18,6 +18,7 @@ std::string wideText(const uint8_t* p, const Type& type);
 std::string wideLiteralText(const uint8_t* p, const Type& type);
 // The bytes of a WSTRING or WCHAR from `text`: a "..." literal (WSTRING#"..." and WCHAR#"..." too),
 // or plain text taken as UTF-8; a WCHAR also from a number (its code unit).
-bool encodeWideValue(std::string_view text, const Type& type, std::vector<uint8_t>& bytes, std::string& error);
+[[nodiscard]] bool encodeWideValue(std::string_view text, const Type& type, std::vector<uint8_t>& bytes,
+                                   std::string& error);
 
 }  // namespace scanback

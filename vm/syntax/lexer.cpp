@@ -132,7 +132,7 @@ PrefixClass classifyPrefix(const std::string& upper, std::string& normalised) {
 }
 
 // Parses a duration body ("1h_30m", "1.5s", "1d2h3m4s5ms6us7ns") to a magnitude in ns.
-bool parseDuration(std::string_view s, uint64_t& magnitude, std::string& error) {
+[[nodiscard]] bool parseDuration(std::string_view s, uint64_t& magnitude, std::string& error) {
   static const struct {
     const char* name;
     uint64_t ns;
@@ -249,7 +249,7 @@ bool parseUnsigned(std::string_view s, uint64_t& out) {
 }
 
 // "YYYY-MM-DD" -> days since 1970-01-01.
-bool parseDate(std::string_view s, int64_t& days, std::string& error) {
+[[nodiscard]] bool parseDate(std::string_view s, int64_t& days, std::string& error) {
   size_t d1 = s.find('-');
   size_t d2 = d1 == std::string_view::npos ? d1 : s.find('-', d1 + 1);
   uint64_t y, m, d;
@@ -267,7 +267,7 @@ bool parseDate(std::string_view s, int64_t& days, std::string& error) {
 }
 
 // "HH:MM:SS[.fraction]" -> ns since midnight.
-bool parseTimeOfDay(std::string_view s, uint64_t& ns, std::string& error) {
+[[nodiscard]] bool parseTimeOfDay(std::string_view s, uint64_t& ns, std::string& error) {
   size_t c1 = s.find(':');
   size_t c2 = c1 == std::string_view::npos ? c1 : s.find(':', c1 + 1);
   if (c2 == std::string_view::npos) {
