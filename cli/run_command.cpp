@@ -11,6 +11,7 @@
 #include "control/endpoint.h"
 #include "net/auth_token.h"
 #include "runtime/host.h"
+#include "runtime/io/modbus_server.h"
 #include "vm/compiler/compiler.h"
 #include "vm/exec/iec_text.h"
 #include "vm/runtime/runtime.h"
@@ -198,6 +199,29 @@ int runCommand(const RunArgs& args) {
     options.flushEveryCycles = args.flushCycles;
   }
   if (controlled && !controlOptions(args, host.control.emplace())) return kExitUsage;
+  if (args.ioServe) {
+    runtime::ModbusServerOptions options;
+    options.bindAddress = args.ioBind;
+    options.port = *args.ioServe;
+    options.maxConnections = args.ioMaxConnections;
+    options.inputBytes = program->input.size;
+    options.outputBytes = program->output.size;
+    options.memoryBytes = program->memory.size;
+    std::string error;
+    std::shared_ptr<runtime::ModbusServer> server = runtime::ModbusServer::start(options, error);
+    if (!server) {
+      std::cerr << "scanback: " << error << "\n";
+      return kExitUsage;
+    }
+    std::cerr << fmt::format("scanback: {} (at most {} connections): {}\n", server->name(), args.ioMaxConnections,
+                             server->describeMap());
+    if (args.ioBind != "127.0.0.1")
+      std::cerr << fmt::format(
+          "scanback: WARNING: the Modbus server listens on {}: Modbus has no authentication, so whoever reaches it can "
+          "write this runtime's inputs\n",
+          args.ioBind);
+    host.drivers.push_back(std::move(server));
+  }
 
   std::string error;
   std::unique_ptr<runtime::RuntimeHost> runtimeHost = runtime::RuntimeHost::create(std::move(host), error);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -17,6 +18,9 @@ struct IoHealth {
   bool ok = true;         // inputs and outputs are being exchanged now
   std::string error;      // (!ok) why not, naming the device
   uint32_t failures = 0;  // times the exchange failed so far
+  // A server's (runtime/io/modbus_server.h): its peers connected now and the requests they made.
+  std::optional<uint32_t> clients;
+  uint64_t requests = 0;
 };
 
 class IoDriver {
@@ -31,6 +35,10 @@ class IoDriver {
   // The scan thread, after each cycle that ended (not after a fault): the output area (%Q) as that
   // cycle left it, for the driver to send. Must return at once, as readInputs (copy, never send).
   virtual void writeOutputs(std::span<const uint8_t> outputs) = 0;
+  // The scan thread, right after writeOutputs: the memory area (%M) as the cycle left it, for a
+  // driver that serves it to peers (a Modbus server: runtime/io/modbus_server.h). Must return at
+  // once, as writeOutputs. Most drivers have no use for it.
+  virtual void writeMemory(std::span<const uint8_t> memory) { (void)memory; }
   // Any thread but the scan thread (the control server's), at any time: thread-safe.
   virtual IoHealth health() const = 0;
 };

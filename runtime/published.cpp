@@ -129,6 +129,10 @@ json PublishedRuntime::status() const {
       const IoHealth h = d->health();
       json driver{{"device", h.device}, {"state", h.ok ? "ok" : "failing"}, {"failures", h.failures}};
       if (!h.ok) driver["error"] = h.error;
+      if (h.clients) {
+        driver["clients"] = *h.clients;
+        driver["requests"] = h.requests;
+      }
       io.push_back(std::move(driver));
     }
     s["io"] = std::move(io);
@@ -169,10 +173,13 @@ void PublishedRuntime::stop() {
 
 void PublishedRuntime::idleAndWait(std::unique_lock<std::mutex>& lock, recorder::Recorder* rec,
                                    std::chrono::milliseconds wait) {
-  if (rec) {
+  if (rec || whileHeld_) {
     lock.unlock();
-    rec->idle();
-    rec->flushSoon();
+    if (rec) {
+      rec->idle();
+      rec->flushSoon();
+    }
+    if (whileHeld_) whileHeld_(state_.load(std::memory_order_relaxed));
     lock.lock();
   }
   changed_.wait_for(lock, wait);
