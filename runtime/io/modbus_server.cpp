@@ -76,10 +76,13 @@ struct ModbusServer::Tables {
   std::vector<uint8_t> peer, mask;  // what the peers wrote: the bits of `mask`
   uint64_t seenGeneration = UINT64_MAX;
   std::vector<Connection> connections;
+  int answerOut = -1, answerIn = -1;  // a datagram socket pair: libmodbus writes an answer, we read it
   std::chrono::steady_clock::time_point lastRefusalSaid{};
   uint64_t refusalsUnsaid = 0;
 
   ~Tables() {
+    if (answerOut >= 0) close(answerOut);
+    if (answerIn >= 0) close(answerIn);
     if (map) modbus_mapping_free(map);
     if (ctx) modbus_free(ctx);
   }
@@ -165,6 +168,14 @@ std::unique_ptr<ModbusServer> ModbusServer::start(const ModbusServerOptions& opt
     return nullptr;
   }
 
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) != 0) {
+    error = fmt::format("{}: socketpair: {}", s->name_, std::strerror(errno));
+    return nullptr;
+  }
+  t.answerOut = pair[0];
+  t.answerIn = pair[1];
+
   t.coils = static_cast<uint32_t>(std::min<size_t>(options.inputBytes * 8, kMaxAddresses));
   t.holding = std::min(wordsOf(options.inputBytes), kMaxAddresses);
   t.discrete = static_cast<uint32_t>(std::min<size_t>(options.outputBytes * 8, kMaxAddresses));
@@ -204,10 +215,10 @@ std::string ModbusServer::describeMap() const {
   auto range = [](uint32_t first, uint32_t count) {
     return count ? fmt::format("{}..{}", first, first + count - 1) : std::string("none");
   };
-  std::string text =
-      fmt::format("coils {} (%IX) and holding registers {} (%IW) writable; discrete inputs {} (%QX), input registers {} "
-                  "(%QW)",
-                  range(0, t.coils), range(0, t.holding), range(0, t.discrete), range(0, t.outputRegisters));
+  std::string text = fmt::format(
+      "coils {} (%IX) and holding registers {} (%IW) writable; discrete inputs {} (%QX), input registers {} "
+      "(%QW)",
+      range(0, t.coils), range(0, t.holding), range(0, t.discrete), range(0, t.outputRegisters));
   if (t.memoryRegisters) text += fmt::format(" and {} (%MW)", range(kMemoryRegisterBase, t.memoryRegisters));
   text += " read-only";
   if (wordsOf(options_.outputBytes) > t.outputRegisters)
@@ -292,7 +303,8 @@ void ModbusServer::serve() {
         // Said at most once a second, with the count, so a flood of connections cannot flood the log.
         const auto now = std::chrono::steady_clock::now();
         if (now - t.lastRefusalSaid >= std::chrono::seconds(1)) {
-          say(fmt::format("scanback: {}: connection from {} closed: {} clients are connected already "
+          say(
+              fmt::format("scanback: {}: connection from {} closed: {} clients are connected already "
                           "(--io-max-connections {}){}",
                           name_, peerOf(from), t.connections.size(), options_.maxConnections,
                           t.refusalsUnsaid > 1 ? fmt::format("; {} refused since the last such line", t.refusalsUnsaid)
@@ -340,6 +352,24 @@ void ModbusServer::serve() {
     }
     maskedBegin_ = begin < end ? begin : 0;
     maskedEnd_ = end;
+  };
+
+  // A write the answer accepted: the coils or registers it wrote are the peers' now. False for a
+  // function that does not write.
+  auto takeWrite = [&](uint8_t function, uint32_t address, uint32_t count, int read) -> bool {
+    const int h = t.header;
+    switch (function) {
+      case kWriteSingleCoil: t.takeCoils(address, 1); break;
+      case kWriteMultipleCoils: t.takeCoils(address, count); break;
+      case kWriteSingleRegister:
+      case kMaskWriteRegister: t.takeRegisters(address, 1); break;
+      case kWriteMultipleRegisters: t.takeRegisters(address, count); break;
+      case kReadWriteRegisters:
+        if (read >= h + 9) t.takeRegisters(word(request + h + 5), word(request + h + 7));
+        break;
+      default: return false;
+    }
+    return true;
   };
 
   // One request of connection i, if it is whole: false when the connection is to be closed (said).
@@ -405,33 +435,31 @@ void ModbusServer::serve() {
     // Input registers between %QW and %MW are outside the map, though libmodbus's table covers them.
     const bool gap = function == kReadInputRegisters && t.memoryRegisters && address < kMemoryRegisterBase &&
                      address + count > t.outputRegisters;
-    const int sent = gap ? modbus_reply_exception(t.ctx, request, MODBUS_EXCEPTION_ILLEGAL_DATA_ADDRESS)
-                         : modbus_reply(t.ctx, request, read, t.map);
-    if (sent < 0) {
-      // The socket is non-blocking: a peer that does not read its answers fills its buffer and ends here.
+    // libmodbus answers into the server's own socket pair, not to the peer: a write is handed to the
+    // scan thread before the peer has its answer, so that the next cycle start after the answer
+    // reads it; and the answer shows whether it is an exception.
+    modbus_set_socket(t.ctx, t.answerOut);
+    const int built = gap ? modbus_reply_exception(t.ctx, request, MODBUS_EXCEPTION_ILLEGAL_DATA_ADDRESS)
+                          : modbus_reply(t.ctx, request, read, t.map);
+    uint8_t response[MODBUS_TCP_MAX_ADU_LENGTH];
+    const ssize_t answered = built < 0 ? -1 : recv(t.answerIn, response, sizeof response, MSG_DONTWAIT);
+    if (answered <= h) {
       errors_.fetch_add(1, std::memory_order_relaxed);
-      why = fmt::format("cannot send the answer ({}), connection closed", modbus_strerror(errno));
+      why = fmt::format("no answer to a request of function {}: {}", function, modbus_strerror(errno));
       return false;
     }
-    // An exception answer is the header, the function code with its high bit and the exception
-    // code; every other answer is longer.
-    if (sent == h + 2) {
+    if (response[h] & 0x80) {
+      errors_.fetch_add(1, std::memory_order_relaxed);  // an exception
+    } else if (takeWrite(function, address, count, read)) {
+      t.buildInputs();
+      publishPeerWrites();
+    }
+    // The socket is non-blocking: a peer that does not read its answers fills its buffer and ends here.
+    if (send(c.fd, response, static_cast<size_t>(answered), MSG_NOSIGNAL | MSG_DONTWAIT) != answered) {
       errors_.fetch_add(1, std::memory_order_relaxed);
-      return true;
+      why = "it does not read its answers (its socket's buffer is full), connection closed";
+      return false;
     }
-    switch (function) {
-      case kWriteSingleCoil: t.takeCoils(address, 1); break;
-      case kWriteMultipleCoils: t.takeCoils(address, count); break;
-      case kWriteSingleRegister:
-      case kMaskWriteRegister: t.takeRegisters(address, 1); break;
-      case kWriteMultipleRegisters: t.takeRegisters(address, count); break;
-      case kReadWriteRegisters:
-        if (read >= h + 9) t.takeRegisters(word(request + h + 5), word(request + h + 7));
-        break;
-      default: return true;
-    }
-    t.buildInputs();
-    publishPeerWrites();
     return true;
   };
 
