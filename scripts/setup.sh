@@ -10,6 +10,9 @@ packages=(
   capnproto libcapnp-dev libzstd-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
   libvalijson-dev
   lua5.4
+  # The runtime's I/O: libmodbus (Modbus TCP), libsystemd (sd_notify under systemd); mbpoll, a Modbus
+  # master, tests the server mode (tests/runtime/mbpoll.sh).
+  libmodbus-dev libsystemd-dev mbpoll
   # `trace export --vcd` is checked with GTKWave's vcd2fst; the README's screenshot is GTKWave
   # under Xvfb (xvfb-run, xauth).
   gtkwave xvfb xauth
