@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "control/client.h"
+#include "control/endpoint.h"
 #include "runtime/host.h"
 #include "tests/support/wait.h"
 #include "tests/vm/test_support.h"
@@ -67,6 +69,7 @@ class NotifySocket {
     if (!dir_.empty()) fs::remove_all(dir_, ignored);
   }
   bool ok() const { return fd_ >= 0; }
+  const fs::path& dir() const { return dir_; }
   // The next message, waiting up to `timeout`; empty when none came.
   std::string next(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     pollfd p{fd_, POLLIN, 0};
@@ -176,6 +179,36 @@ TEST(RuntimeHostNotify, AScanThatHangsStopsThePings) {
 
   driver->hang(false);
   EXPECT_TRUE(notify.awaitHolding("WATCHDOG=1", seen));  // the cycles run again: so do the pings
+  host->stop();
+  scan.join();
+}
+
+TEST(RuntimeHostNotify, APausedRuntimeIsAliveItsPingsGoOnAndItsStatusSaysPaused) {
+  NotifySocket notify;
+  ASSERT_TRUE(notify.ok());
+  setenv("WATCHDOG_USEC", "100000", 1);
+  HostOptions options;
+  options.program = test::mustCompile(kNotifiedCounter);
+  options.loop.realtime = true;
+  options.log = [](const std::string&) {};
+  std::string error;
+  options.control.emplace().endpoint = *control::parseEndpoint("unix://" + (notify.dir() / "rt.sock").string(), error);
+  std::unique_ptr<RuntimeHost> host = RuntimeHost::create(std::move(options), error);
+  ASSERT_TRUE(host) << error;
+  std::thread scan([&] { host->run(); });
+  std::vector<std::string> seen;
+  ASSERT_TRUE(notify.awaitHolding("READY=1", seen));
+
+  std::unique_ptr<control::ControlClient> client =
+      control::ControlClient::connect(*control::parseEndpoint(host->controlEndpoint(), error), std::nullopt, error);
+  ASSERT_TRUE(client) << error;
+  const std::optional<control::json> paused = client->request({{"command", "pause"}}, error);
+  ASSERT_TRUE(paused && (*paused)["ok"] == true) << error;
+  ASSERT_TRUE(notify.awaitHolding("STATUS=paused, ", seen));
+  EXPECT_NE(seen.back().find("WATCHDOG=1"), std::string::npos) << seen.back();
+  ASSERT_TRUE(notify.awaitHolding("WATCHDOG=1\nSTATUS=paused, ", seen));  // and again, still paused
+  ASSERT_TRUE(client->request({{"command", "resume"}}, error)) << error;
+  EXPECT_TRUE(notify.awaitHolding("STATUS=running, ", seen));
   host->stop();
   scan.join();
 }
