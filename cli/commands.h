@@ -59,6 +59,10 @@ struct RunArgs {
   size_t maxConnections = kControlMaxConnections;
   bool noDebug = false;  // status, snapshot and stop only: attach is refused
   std::string io;        // the I/O configuration (runtime/io/config.h, docs/fieldbus.md); empty: none
+  // Modbus TCP server (runtime/io/modbus_server.h, docs/fieldbus-server.md)
+  std::optional<uint16_t> ioServe;  // --io-serve [PORT]: 1502 without a port, 0 any
+  std::string ioBind = "127.0.0.1";
+  size_t ioMaxConnections = 8;
 };
 
 // `scanback ctl ENDPOINT [--auth-token-file FILE] status [--json] | snapshot FILE | stop | pause | resume`

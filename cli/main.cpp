@@ -100,6 +100,24 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   runCmd->add_flag("--no-debug", run.noDebug,
                    "Debugging disabled: the control endpoint answers status, snapshot and stop; attach is refused");
+  uint16_t ioServePort = 1502;
+  auto* ioServeOpt =
+      runCmd
+          ->add_option("--io-serve", ioServePort,
+                       "Serve %I (writable), %Q and %M (read-only) to Modbus TCP clients (an HMI, SCADA) on PORT "
+                       "(default 1502; 0: a free port, printed). A client's write reaches the input image at the next "
+                       "cycle start and is recorded (docs/fieldbus-server.md)")
+          ->expected(0, 1)
+          ->default_str("1502");
+  auto* ioBindOpt = runCmd->add_option("--io-bind", run.ioBind,
+                                       "Serve Modbus TCP on this IPv4 address instead of 127.0.0.1 (0.0.0.0: every "
+                                       "interface; Modbus has no authentication)");
+  auto* ioMaxOpt = runCmd
+                       ->add_option("--io-max-connections", run.ioMaxConnections,
+                                    "Modbus TCP clients served at once (default 8): a further one is closed")
+                       ->check(CLI::Range(size_t{1}, size_t{1000}));
+  ioBindOpt->needs(ioServeOpt);
+  ioMaxOpt->needs(ioServeOpt);
 
   CtlArgs ctlArgs;
   auto* ctlCmd = app.add_subcommand("ctl", "Talk to a runtime started with run --control (docs/control.md)");
@@ -323,6 +341,7 @@ int main(int argc, char** argv) {
     }
     if (*runCmd) {
       if (*cyclesOpt) run.cycles = cycles;
+      if (*ioServeOpt) run.ioServe = ioServePort;
       if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug ||
                                   run.allowNoToken || *runMaxConnections)) {
         std::cerr << "scanback: --control-bind, --auth-token-file, --allow-no-token, --max-connections and --no-debug "

@@ -13,6 +13,7 @@
 #include "runtime/host.h"
 #include "runtime/io/config.h"
 #include "runtime/io/modbus_device.h"
+#include "runtime/io/modbus_server.h"
 #include "vm/compiler/compiler.h"
 #include "vm/exec/iec_text.h"
 #include "vm/runtime/runtime.h"
@@ -219,6 +220,29 @@ int runCommand(const RunArgs& args) {
     host.drivers = runtime::io::startDevices(*io);
     for (const runtime::io::Device& d : io->devices)
       if (!args.quiet) std::cerr << "scanback: I/O device " << runtime::io::describeDevice(d) << "\n";
+  }
+  if (args.ioServe) {
+    runtime::ModbusServerOptions options;
+    options.bindAddress = args.ioBind;
+    options.port = *args.ioServe;
+    options.maxConnections = args.ioMaxConnections;
+    options.inputBytes = program->input.size;
+    options.outputBytes = program->output.size;
+    options.memoryBytes = program->memory.size;
+    std::string error;
+    std::shared_ptr<runtime::ModbusServer> server = runtime::ModbusServer::start(options, error);
+    if (!server) {
+      std::cerr << "scanback: " << error << "\n";
+      return kExitUsage;
+    }
+    std::cerr << fmt::format("scanback: {} (at most {} connections): {}\n", server->name(), args.ioMaxConnections,
+                             server->describeMap());
+    if (args.ioBind != "127.0.0.1")
+      std::cerr << fmt::format(
+          "scanback: WARNING: the Modbus server listens on {}: Modbus has no authentication, so whoever reaches it can "
+          "write this runtime's inputs\n",
+          args.ioBind);
+    host.drivers.push_back(std::move(server));
   }
 
   std::string error;

@@ -1,7 +1,9 @@
 #include "runtime/host.h"
 
 #include <fmt/format.h>
+#include <systemd/sd-daemon.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -35,19 +37,89 @@ std::string snapshotReport(const recorder::SnapshotResult& r) {
   return "scanback: " + r.error;
 }
 
+// systemd's service notifications (sd_notify(3), packaging/scanback-runtime@.service): READY=1
+// once the control endpoint listens and the first cycle ran, WATCHDOG=1 every half of WatchdogSec
+// from the scan thread (after a cycle, while it waits for a release, while it is held paused or
+// faulted: alive), so that a cycle that hangs stops the pings and systemd restarts the runtime;
+// STATUS= with the cycle count about once a second; STOPPING=1 at the end. Nothing without
+// NOTIFY_SOCKET (not started by systemd). The scan thread's only.
+class ServiceNotifier {
+ public:
+  ServiceNotifier() {
+    enabled_ = std::getenv("NOTIFY_SOCKET") != nullptr;
+    uint64_t usec = 0;
+    if (enabled_ && sd_watchdog_enabled(0, &usec) > 0 && usec > 0) watchdogEvery_ = std::chrono::microseconds(usec / 2);
+  }
+  bool enabled() const { return enabled_; }
+  // The longest a wait of the scan thread may last between two calls of alive().
+  std::chrono::steady_clock::duration longestWait() const {
+    return watchdogEvery_.count() ? std::chrono::steady_clock::duration(watchdogEvery_)
+                                  : std::chrono::steady_clock::duration(kStatusEvery);
+  }
+  void cycleEnded(uint64_t cycles) { readyOrAlive(fmt::format("running, {} cycles", cycles)); }
+  // Held paused or faulted (a fault in the first cycle holds before any cycle ended): up, and alive.
+  void held(const std::string& status) { readyOrAlive(status); }
+  // The scan thread is alive: a watchdog ping and the status, each when due.
+  void alive(const std::string& status) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const bool ping = watchdogEvery_.count() && now - lastPing_ >= watchdogEvery_;
+    const bool say = now - lastStatus_ >= kStatusEvery;
+    if (!ping && !say) return;
+    std::string message = ping ? "WATCHDOG=1\n" : "";
+    message += "STATUS=" + status;
+    send(message, now);
+  }
+  void stopping(const std::string& status) {
+    if (enabled_) send("STOPPING=1\nSTATUS=" + status, std::chrono::steady_clock::now());
+  }
+
+ private:
+  static constexpr std::chrono::seconds kStatusEvery{1};
+  void readyOrAlive(const std::string& status) {
+    if (!enabled_) return;
+    if (ready_) return alive(status);
+    ready_ = true;
+    send("READY=1\nSTATUS=" + status, std::chrono::steady_clock::now());
+  }
+  void send(const std::string& message, std::chrono::steady_clock::time_point now) {
+    sd_notify(0, message.c_str());
+    lastStatus_ = now;
+    if (message.find("WATCHDOG=1") != std::string::npos || message.starts_with("READY=1")) lastPing_ = now;
+  }
+
+  bool enabled_ = false;
+  bool ready_ = false;
+  std::chrono::microseconds watchdogEvery_{0};
+  std::chrono::steady_clock::time_point lastPing_{}, lastStatus_{};
+};
+
 // What may cut the scan loop's waits short: a stop (signals included). A signal cannot notify, so
-// a wait for a release in real time runs to its end (a task's interval) and looks then.
+// a wait for a release in real time runs to its end (a task's interval) and looks then. Under
+// systemd a long wait is cut into pieces, to feed the watchdog between them.
 class StopWaits final : public recorder::RunLoopWaits {
  public:
-  explicit StopWaits(const StopRequest& stop) : stop_(stop) {}
+  StopWaits(const StopRequest& stop, ServiceNotifier& notifier, const Runtime& rt)
+      : stop_(stop), notifier_(notifier), rt_(rt) {}
   bool waitUntil(std::chrono::steady_clock::time_point due) override {
-    std::this_thread::sleep_until(due);
+    if (!notifier_.enabled()) {
+      std::this_thread::sleep_until(due);
+      return stop_.requested();
+    }
+    while (!stop_.requested()) {
+      const auto until = std::min(due, std::chrono::steady_clock::now() + notifier_.longestWait());
+      std::this_thread::sleep_until(until);
+      notifier_.alive(fmt::format("running, {} cycles", rt_.cycle()));
+      if (until == due) break;
+    }
     return stop_.requested();
   }
   bool ending() override { return stop_.requested(); }
 
  private:
   const StopRequest& stop_;
+  ServiceNotifier& notifier_;
+  const Runtime& rt_;
 };
 
 RunSummary::End endOf(recorder::RunLoop::Next next) {
@@ -152,7 +224,12 @@ RunSummary RuntimeHost::run() {
   recorder::RunLoop loop(rt, options_.loop);
   loop.setRecorder(rec);
   if (options_.stimulus) loop.setStimulus(&*options_.stimulus);
-  StopWaits waits(stopRequest_);
+  ServiceNotifier notifier;
+  StopWaits waits(stopRequest_, notifier, rt);
+  published_->setWhileHeld([&notifier, &rt](PublishedRuntime::State state) {
+    notifier.held(
+        fmt::format("{}, {} cycles", state == PublishedRuntime::State::Faulted ? "faulted" : "paused", rt.cycle()));
+  });
   RunSummary summary;
   const auto wallStart = std::chrono::steady_clock::now();
   while (!stopRequest_.requested()) {
@@ -206,8 +283,18 @@ RunSummary RuntimeHost::run() {
       }
       break;
     }
-    for (const std::shared_ptr<IoDriver>& d : options_.drivers) d->writeOutputs(rt.outputs());
+    if (!options_.drivers.empty()) {
+      const IoArea& memory = rt.program().memory;
+      const std::span<const uint8_t> m(rt.vm().image() + memory.offset, memory.size);
+      for (const std::shared_ptr<IoDriver>& d : options_.drivers) {
+        d->writeOutputs(rt.outputs());
+        d->writeMemory(m);
+      }
+    }
+    notifier.cycleEnded(rt.cycle());
   }
+  notifier.stopping(fmt::format("stopping after {} cycles", rt.cycle()));
+  published_->setWhileHeld(nullptr);
   published_->stopped();
   if (server_) server_->close();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();

@@ -25,6 +25,9 @@ struct IoHealth {
   double requestRate = 0;                  // answered requests per second, lately
   std::optional<uint64_t> roundTripP50Ns;  // of the latest answered requests (up to 1024)
   std::optional<uint64_t> roundTripP99Ns;
+  // A server's (runtime/io/modbus_server.h): its peers connected now (`requests` above: the requests
+  // they made).
+  std::optional<uint32_t> clients;
 };
 
 class IoDriver {
@@ -39,6 +42,10 @@ class IoDriver {
   // The scan thread, after each cycle that ended (not after a fault): the output area (%Q) as that
   // cycle left it, for the driver to send. Must return at once, as readInputs (copy, never send).
   virtual void writeOutputs(std::span<const uint8_t> outputs) = 0;
+  // The scan thread, right after writeOutputs: the memory area (%M) as the cycle left it, for a
+  // driver that serves it to peers (a Modbus server: runtime/io/modbus_server.h). Must return at
+  // once, as writeOutputs. Most drivers have no use for it.
+  virtual void writeMemory(std::span<const uint8_t> memory) { (void)memory; }
   // Any thread but the scan thread (the control server's), at any time: thread-safe.
   virtual IoHealth health() const = 0;
   // The scan thread, after readInputs: true, with the message to end the run with ("scanback: I/O

@@ -148,6 +148,10 @@ json PublishedRuntime::status() const {
       }
       if (h.roundTripP50Ns)
         driver["roundTripNs"] = json{{"p50", *h.roundTripP50Ns}, {"p99", h.roundTripP99Ns.value_or(0)}};
+      if (h.clients) {
+        driver["clients"] = *h.clients;
+        driver["requests"] = h.requests;
+      }
       io.push_back(std::move(driver));
     }
     s["io"] = std::move(io);
@@ -188,10 +192,13 @@ void PublishedRuntime::stop() {
 
 void PublishedRuntime::idleAndWait(std::unique_lock<std::mutex>& lock, recorder::Recorder* rec,
                                    std::chrono::milliseconds wait) {
-  if (rec) {
+  if (rec || whileHeld_) {
     lock.unlock();
-    rec->idle();
-    rec->flushSoon();
+    if (rec) {
+      rec->idle();
+      rec->flushSoon();
+    }
+    if (whileHeld_) whileHeld_(state_.load(std::memory_order_relaxed));
     lock.lock();
   }
   changed_.wait_for(lock, wait);

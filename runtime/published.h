@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -67,6 +68,10 @@ class PublishedRuntime final : public control::ControlledRuntime {
   // for readers. True when it held (the caller restarts its pacing). A signal cannot notify, so
   // the hold also looks at the stop request every 10 ms.
   bool holdWhilePaused(recorder::Recorder* rec);
+  // Called on the scan thread every few milliseconds while it holds (paused, faulted), with the
+  // state: the host keeps systemd's watchdog fed there, as the task is alive, only held. Set before
+  // the scan thread runs.
+  void setWhileHeld(std::function<void(State)> f) { whileHeld_ = std::move(f); }
   // After a fault: holds until the host is asked to stop, keeping the history current for a
   // debugger that attaches post-mortem (snapshot requests are marked here, as a cycle's start would).
   void holdWhileFaulted(recorder::Recorder* rec);
@@ -106,6 +111,7 @@ class PublishedRuntime final : public control::ControlledRuntime {
   std::mutex pauseMutex_;
   std::condition_variable changed_;
   bool pauseWanted_ = false;
+  std::function<void(State)> whileHeld_;
 };
 
 }  // namespace scanback::runtime

@@ -14,6 +14,9 @@ packages=(
   lua5.4
   # A language client no one here wrote, against `scanback lsp` (tests/lsp/nvim_check.sh).
   neovim
+  # libsystemd: sd_notify under systemd; mbpoll, a Modbus master, tests the server mode
+  # (tests/runtime/mbpoll.sh).
+  libsystemd-dev mbpoll
   # `trace export --vcd` is checked with GTKWave's vcd2fst; the README's screenshot is GTKWave
   # under Xvfb (xvfb-run, xauth).
   gtkwave xvfb xauth
