@@ -490,7 +490,8 @@ void Server::diagnosticsLoop() {
       SourceSet sources;
       for (const Snapshot& s : files) sources.add(s.path, *s.text);
       Diagnostics diagnostics;
-      compileProject(sources, diagnostics);
+      // Only the diagnostics matter here: the program itself is not run.
+      static_cast<void>(compileProject(sources, diagnostics));
       std::vector<LineMap> lines;
       for (const Snapshot& s : files) lines.emplace_back(*s.text);
       for (const Diagnostic& d : diagnostics.items()) {
