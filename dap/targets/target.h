@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/recorder.h"
+#include "recorder/recording.h"
 #include "vm/bytecode/program.h"
 #include "vm/exec/vm.h"
 #include "vm/runtime/reload.h"
