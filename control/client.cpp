@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <initializer_list>
+
 #include "net/connect.h"
+#include "traces/framing.h"
 
 namespace scanback::control {
 
@@ -70,6 +74,88 @@ std::optional<ControlClient::Event> ControlClient::nextEvent(std::string& error)
     }
   }
   return event;
+}
+
+namespace {
+
+std::optional<uint64_t> unsignedField(const json& message, const char* name) {
+  const auto it = message.find(name);
+  if (it == message.end() || !it->is_number_unsigned()) return std::nullopt;
+  return it->get<uint64_t>();
+}
+
+// A streamed block's frame header, checked against what its event says. Empty when it agrees.
+std::string frameDisagrees(const std::vector<uint8_t>& bytes, std::initializer_list<trace::BlockKind> kinds,
+                           trace::FrameHeader& frame) {
+  if (bytes.size() < trace::kFrameHeaderBytes) return fmt::format("a block of {} bytes (no frame)", bytes.size());
+  std::string error;
+  const std::optional<trace::FrameHeader> h = trace::decodeFrameHeader(bytes.data(), error);
+  if (!h) return "a block with a bad frame: " + error;
+  if (std::find(kinds.begin(), kinds.end(), h->kind) == kinds.end())
+    return fmt::format("a {} block, which its event is not", trace::blockKindName(h->kind));
+  if (trace::kFrameHeaderBytes + h->storedSize != bytes.size()) return "a block whose size is not its frame's";
+  frame = *h;
+  return {};
+}
+
+}  // namespace
+
+std::optional<ControlClient::HistoryEvent> ControlClient::nextHistoryEvent(std::string& error) {
+  std::optional<Event> event = nextEvent(error);
+  if (!event) return std::nullopt;
+  const json& m = event->message;
+  const std::string kind = m.value("event", "");
+  HistoryEvent out;
+  auto malformed = [&](const std::string& what) {
+    error = fmt::format("{} streamed {}", where_, what);
+    return std::nullopt;
+  };
+  trace::FrameHeader frame;
+  if (kind == "header") {
+    if (const std::string bad = frameDisagrees(event->bytes, {trace::BlockKind::Header}, frame); !bad.empty())
+      return malformed("a header that is " + bad);
+    out.kind = HistoryEvent::Kind::Header;
+    out.block = std::move(event->bytes);
+  } else if (kind == "chunk") {
+    const std::string bad =
+        frameDisagrees(event->bytes, {trace::BlockKind::Chunk, trace::BlockKind::Continuation}, frame);
+    if (!bad.empty()) return malformed("a chunk that is " + bad);
+    if (frame.firstCycle != unsignedField(m, "firstCycle") || frame.cycleCount != unsignedField(m, "cycleCount"))
+      return malformed(fmt::format("a chunk whose block holds cycles {}..{}, not those its event says",
+                                   frame.firstCycle, frame.firstCycle + frame.cycleCount - 1));
+    out.kind = HistoryEvent::Kind::Chunk;
+    out.block = std::move(event->bytes);
+  } else if (kind == "gap") {
+    const std::optional<uint64_t> first = unsignedField(m, "firstCycle");
+    const std::optional<uint64_t> count = unsignedField(m, "cycleCount");
+    if (!first || !count || *count == 0 || *first + *count < *first)
+      return malformed("a gap without its firstCycle and cycleCount");
+    out.kind = HistoryEvent::Kind::Gap;
+    out.gap = trace::GapData{*first, *count};
+  } else if (kind == "fault") {
+    const std::optional<uint64_t> cycle = unsignedField(m, "cycle");
+    const std::optional<uint64_t> step = unsignedField(m, "step");
+    const std::optional<uint64_t> statement = unsignedField(m, "statement");
+    const std::optional<uint64_t> code = unsignedField(m, "code");
+    const auto message = m.find("message");
+    if (!cycle || !step || !statement || !code || *statement > UINT32_MAX || *code > UINT32_MAX || message == m.end() ||
+        !message->is_string())
+      return malformed("a fault without its cycle, step, statement, code and message");
+    out.kind = HistoryEvent::Kind::Fault;
+    out.fault.cycle = *cycle;
+    out.fault.step = *step;
+    out.fault.statement = static_cast<uint32_t>(*statement);
+    out.fault.code = static_cast<uint32_t>(*code);
+    out.fault.message = message->get<std::string>();
+  } else if (kind == "status") {
+    out.kind = HistoryEvent::Kind::Status;
+    out.status = std::move(event->message);
+  } else if (kind == "caughtUp") {
+    out.kind = HistoryEvent::Kind::CaughtUp;
+  } else if (kind == "end") {
+    out.kind = HistoryEvent::Kind::End;
+  }
+  return out;
 }
 
 }  // namespace scanback::control

@@ -1,6 +1,6 @@
 // A client of a runtime's control endpoint: `scanback ctl`, and the debug adapter's attached
 // sessions (dap/targets/attach_feed.h). One request at a time; after a `stream` request, the
-// events that follow.
+// events that follow, as they are or as what they add to a trace (nextHistoryEvent).
 #pragma once
 
 #include <memory>
@@ -10,6 +10,7 @@
 
 #include "control/endpoint.h"
 #include "control/protocol.h"
+#include "traces/trace_model.h"
 
 namespace scanback::control {
 
@@ -34,6 +35,28 @@ class ControlClient {
     std::vector<uint8_t> bytes;
   };
   [[nodiscard]] std::optional<Event> nextEvent(std::string& error);
+
+  // The same, as what the event adds to a trace (docs/control.md: stream): a block's frame is
+  // checked against its event (kind, cycles, size; the payload hash is the TraceWriter's to check,
+  // where it is appended), a gap and a fault become their trace data. nullopt with `error` as
+  // nextEvent, or naming what is malformed.
+  struct HistoryEvent {
+    enum class Kind {
+      Header,    // `block`: the trace's header block
+      Chunk,     // `block`: a chunk's first block or a continuation
+      Gap,       // `gap`: cycles dropped for this client
+      Fault,     // `fault`: the runtime's task faulted; nothing follows
+      Status,    // `status`: the runtime's status fields
+      CaughtUp,  // the history held when the stream began has been sent
+      End,       // the runtime ends the stream
+      Other,     // an event of a later protocol version: not this client's to read
+    } kind = Kind::Other;
+    std::vector<uint8_t> block;  // framed, as in a trace file
+    trace::GapData gap;
+    trace::FaultData fault;
+    json status;
+  };
+  std::optional<HistoryEvent> nextHistoryEvent(std::string& error);
 
   // From any thread: the connection closes, and a nextEvent() waiting on it returns.
   void close() { stream_->close(); }

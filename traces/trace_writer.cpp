@@ -93,6 +93,126 @@ bool lockedByARecording(const std::string& path) {
   return locked;
 }
 
+// The checks create() makes of a header: what the writer can write.
+bool writableHeader(const HeaderData& header, std::string& error) {
+  if (header.tasks.size() > 65536) {
+    error = fmt::format("{} tasks: a trace holds at most 65536", header.tasks.size());
+    return false;
+  }
+  if (header.options.zstdLevel < ZSTD_minCLevel() || header.options.zstdLevel > ZSTD_maxCLevel()) {
+    error =
+        fmt::format("zstd level {} out of range {}..{}", header.options.zstdLevel, ZSTD_minCLevel(), ZSTD_maxCLevel());
+    return false;
+  }
+  return true;
+}
+
+// A block framed elsewhere (a runtime's stream): its frame header, and its payload all there and
+// matching its hash. nullopt with `error` ("a block ...") when it is not sound.
+std::optional<FrameHeader> checkFramed(std::span<const uint8_t> block, std::string& error) {
+  if (block.size() < kFrameHeaderBytes) {
+    error = fmt::format("a block of {} bytes (no frame header)", block.size());
+    return std::nullopt;
+  }
+  std::string why;
+  std::optional<FrameHeader> h = decodeFrameHeader(block.data(), why);
+  if (!h) {
+    error = "a block with a bad frame header: " + why;
+    return std::nullopt;
+  }
+  if (kFrameHeaderBytes + h->storedSize != block.size()) {
+    error =
+        fmt::format("a block of {} bytes whose frame header says {}", block.size(), kFrameHeaderBytes + h->storedSize);
+    return std::nullopt;
+  }
+  if (payloadHash(block.data() + kFrameHeaderBytes, h->storedSize) != h->payloadHash) {
+    error = "a block whose payload does not match its hash";
+    return std::nullopt;
+  }
+  return h;
+}
+
+// The message of a header or program change block (never compressed against a block before it).
+bool unframedMessage(const FrameHeader& h, const uint8_t* payload, std::vector<uint64_t>& words, std::string& error) {
+  // zstd expands at most this much (an RLE block is 4 bytes for up to 128 KiB): nothing is
+  // allocated for a raw size no payload of this size can have.
+  constexpr uint64_t kMostExpansion = 32768;
+  if (h.compression == kZstdWithChunkPrefix) {
+    error = "compressed against a block before it, which only a continuation is";
+    return false;
+  }
+  if (h.compression == kZstd && uint64_t{h.rawSize} > uint64_t{h.storedSize} * kMostExpansion) {
+    error = fmt::format("raw size {} is impossible for {} compressed bytes", h.rawSize, h.storedSize);
+    return false;
+  }
+  words.assign(h.rawSize / 8, 0);  // a whole number of words (decodeFrameHeader)
+  if (h.compression == kStored) {
+    std::memcpy(words.data(), payload, h.rawSize);
+    return true;
+  }
+  const size_t n = ZSTD_decompress(words.data(), h.rawSize, payload, h.storedSize);
+  if (ZSTD_isError(n) || n != h.rawSize) {
+    error = fmt::format("zstd: {}",
+                        ZSTD_isError(n) ? ZSTD_getErrorName(n) : fmt::format("{} bytes, expected {}", n, h.rawSize));
+    return false;
+  }
+  return true;
+}
+
+// Reads `size` bytes at `offset`; false at the end of the file or on an error.
+bool readAt(int fd, uint64_t offset, uint8_t* out, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    out += n;
+    offset += static_cast<uint64_t>(n);
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The block at `offset` of a file of `fileSize` bytes: its frame header, and its payload (all
+// there, matching its hash) in `payload`. False with `error` naming the offset.
+bool readFramed(int fd, uint64_t offset, uint64_t fileSize, FrameHeader& frame, std::vector<uint8_t>& payload,
+                std::string& error) {
+  uint8_t raw[kFrameHeaderBytes];
+  if (fileSize - offset < kFrameHeaderBytes) {
+    error = fmt::format("cut off at offset {}: {} bytes of a block's {}-byte frame header", offset, fileSize - offset,
+                        kFrameHeaderBytes);
+    return false;
+  }
+  if (!readAt(fd, offset, raw, sizeof raw)) {
+    error = fmt::format("cannot read the block at offset {}: {}", offset, errnoText());
+    return false;
+  }
+  std::string why;
+  const std::optional<FrameHeader> h = decodeFrameHeader(raw, why);
+  if (!h) {
+    error = fmt::format("block at offset {}: {}", offset, why);
+    return false;
+  }
+  const uint64_t left = fileSize - offset - kFrameHeaderBytes;
+  if (h->storedSize > left) {
+    error = fmt::format("cut off at offset {}: the {} block there has {} of its {} payload bytes", offset,
+                        blockKindName(h->kind), left, h->storedSize);
+    return false;
+  }
+  payload.resize(h->storedSize);
+  if (!readAt(fd, offset + kFrameHeaderBytes, payload.data(), payload.size())) {
+    error = fmt::format("cannot read the block at offset {}: {}", offset, errnoText());
+    return false;
+  }
+  const uint64_t hash = payloadHash(payload.data(), payload.size());
+  if (hash != h->payloadHash) {
+    error = fmt::format("block at offset {}: payload hash {:016x} != {:016x} in the frame header (corrupt data)",
+                        offset, hash, h->payloadHash);
+    return false;
+  }
+  frame = *h;
+  return true;
+}
+
 std::string directoryOf(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -104,15 +224,7 @@ std::string directoryOf(const std::string& path) {
 
 std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const HeaderData& header,
                                                  std::string& error) {
-  if (header.tasks.size() > 65536) {
-    error = fmt::format("{} tasks: a trace holds at most 65536", header.tasks.size());
-    return nullptr;
-  }
-  if (header.options.zstdLevel < ZSTD_minCLevel() || header.options.zstdLevel > ZSTD_maxCLevel()) {
-    error =
-        fmt::format("zstd level {} out of range {}..{}", header.options.zstdLevel, ZSTD_minCLevel(), ZSTD_maxCLevel());
-    return nullptr;
-  }
+  if (!writableHeader(header, error)) return nullptr;
   const std::string partial = path + ".partial";
   if (!replaceable(path, "the file", error) || !replaceable(partial, "its .partial file", error)) return nullptr;
   // A recording in progress keeps its .partial locked: another one (or a snapshot) to the same
@@ -166,6 +278,199 @@ std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const 
   return writer;
 }
 
+std::unique_ptr<TraceWriter> TraceWriter::createExclusive(const std::string& path, std::span<const uint8_t> headerBlock,
+                                                          std::string& error) {
+  std::string why;
+  const std::optional<FrameHeader> frame = checkFramed(headerBlock, why);
+  if (!frame) {
+    error = "its header block is " + why;
+    return nullptr;
+  }
+  if (frame->kind != BlockKind::Header) {
+    error = fmt::format("its header block is a {} block", blockKindName(frame->kind));
+    return nullptr;
+  }
+  std::vector<uint64_t> words;
+  HeaderData header;
+  if (!unframedMessage(*frame, headerBlock.data() + kFrameHeaderBytes, words, why) ||
+      !decodeHeader(std::span(reinterpret_cast<const uint8_t*>(words.data()), frame->rawSize), sizeof kFileMagic,
+                    header, why)) {
+    error = "its header block: " + why;
+    return nullptr;
+  }
+  if (!writableHeader(header, error)) return nullptr;
+  // Never through a link, never over another file: whatever is at `path` stays as it is.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error = errno == EEXIST ? "it exists (a trace created exclusively never replaces a file)"
+                            : fmt::format("cannot create it: {}", errnoText());
+    return nullptr;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    error = "another recording took it at the same moment";
+    return nullptr;
+  }
+  std::unique_ptr<TraceWriter> writer(new TraceWriter(path, fd, header));
+  writer->inPlace_ = true;
+  auto failed = [&](std::string reason) {
+    error = std::move(reason);
+    writer.reset();
+    ::unlink(path.c_str());
+    return nullptr;
+  };
+  if (!writer->encoder_.ok()) return failed("cannot create a zstd compression context");
+  if (!writeAll(fd, reinterpret_cast<const uint8_t*>(kFileMagic), sizeof kFileMagic))
+    return failed(fmt::format("cannot write it: {}", errnoText()));
+  writer->bytesWritten_ = sizeof kFileMagic;
+  if (!writer->appendBlock(headerBlock, BlockKind::Header, 0, 0, frame->rawSize, nullptr))
+    return failed(writer->lastError());
+  return writer;
+}
+
+std::unique_ptr<TraceWriter> TraceWriter::openToAppend(const std::string& path, std::string& error) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    error = fmt::format("cannot open it: {}", errnoText());
+    return nullptr;
+  }
+  auto refused = [&](std::string why) {
+    ::close(fd);
+    error = std::move(why);
+    return nullptr;
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return refused(fmt::format("cannot check it: {}", errnoText()));
+  if (!S_ISREG(st.st_mode)) return refused("it is not a regular file");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    return refused(errno == EWOULDBLOCK ? "another recording is writing to it (it is locked by a running scanback)"
+                                        : fmt::format("cannot lock it: {}", errnoText()));
+  }
+  const uint64_t fileSize = static_cast<uint64_t>(st.st_size);
+  uint8_t magic[sizeof kFileMagic];
+  if (fileSize < sizeof magic || !readAt(fd, 0, magic, sizeof magic) ||
+      std::memcmp(magic, kFileMagic, sizeof magic) != 0)
+    return refused("not a scanback trace (no SCANBACK magic at the start)");
+  FrameHeader frame;
+  std::vector<uint8_t> payload;
+  std::vector<uint64_t> words;
+  HeaderData header;
+  std::string why;
+  if (!readFramed(fd, sizeof magic, fileSize, frame, payload, why)) return refused(why);
+  if (frame.kind != BlockKind::Header)
+    return refused(fmt::format("block at offset {} is a {} block, expected the header block", sizeof magic,
+                               blockKindName(frame.kind)));
+  if (!unframedMessage(frame, payload.data(), words, why) ||
+      !decodeHeader(std::span(reinterpret_cast<const uint8_t*>(words.data()), frame.rawSize), sizeof magic, header,
+                    why))
+    return refused(fmt::format("header block at offset {}: {}", sizeof magic, why));
+  if (!writableHeader(header, why)) return refused(why);
+  std::unique_ptr<TraceWriter> writer(new TraceWriter(path, fd, header));
+  writer->inPlace_ = true;
+  if (!writer->encoder_.ok()) {
+    error = "cannot create a zstd compression context";
+    return nullptr;
+  }
+  writer->bytesWritten_ = sizeof magic + kFrameHeaderBytes + frame.storedSize;
+  writer->rawBytes_ = frame.rawSize;
+  writer->nextSequence_ = 1;
+  if (!writer->takeUp(fileSize, error)) return nullptr;
+  // Appended at the end of what was read (an index and trailer were cut off).
+  if (::lseek(fd, static_cast<off_t>(writer->bytesWritten_), SEEK_SET) != static_cast<off_t>(writer->bytesWritten_)) {
+    error = fmt::format("cannot seek to its end: {}", errnoText());
+    return nullptr;
+  }
+  return writer;
+}
+
+bool TraceWriter::takeUp(uint64_t fileSize, std::string& error) {
+  FrameHeader h;
+  std::vector<uint8_t> payload;
+  std::vector<uint64_t> words;
+  while (bytesWritten_ < fileSize) {
+    const uint64_t at = bytesWritten_;
+    if (!readFramed(fd_, at, fileSize, h, payload, error)) return false;
+    // The checks the writer makes of what it writes, made of what it appends to.
+    auto refused = [&](const std::string& why) {
+      error = fmt::format("block at offset {}: {}", at, why);
+      return false;
+    };
+    if (numbered_ && h.sequence != nextSequence_) {
+      return refused(fmt::format("numbered {}, expected {} (a block is missing before it, or present twice)",
+                                 h.sequence, nextSequence_));
+    }
+    if (endedBy_ && h.kind != BlockKind::Index)
+      return refused(fmt::format("a {} block after the {}: it ends the trace", blockKindName(h.kind), endedBy_));
+    BlockInfo info;
+    info.offset = at;
+    info.kind = h.kind;
+    info.firstCycle = h.firstCycle;
+    info.cycleCount = h.cycleCount;
+    info.storedSize = h.storedSize;
+    info.rawSize = h.rawSize;
+    const uint64_t end = at + kFrameHeaderBytes + h.storedSize;
+    switch (h.kind) {
+      case BlockKind::Header: return refused("a second header block");
+      case BlockKind::Chunk:
+      case BlockKind::Continuation: {
+        const bool continuation = h.kind == BlockKind::Continuation;
+        const char* what = continuation ? "continuation" : "chunk";
+        if (continuation ? !continues(what, h.firstCycle) : !startsAtNextCycle(what, h.firstCycle))
+          return refused(error_);
+        wroteChunkBlock(std::move(info), h.firstCycle, h.cycleCount);
+        break;
+      }
+      case BlockKind::Gap:
+        if (!startsAtNextCycle("gap", h.firstCycle)) return refused(error_);
+        blocks_.push_back(info);
+        nextCycle_ = h.firstCycle + h.cycleCount;
+        wroteCycles_ = true;
+        chunkOpen_ = false;
+        break;
+      case BlockKind::ProgramChange: {
+        ProgramChangeData change;
+        std::string why;
+        if (!unframedMessage(h, payload.data(), words, why) ||
+            !decodeProgramChange(std::span(reinterpret_cast<const uint8_t*>(words.data()), h.rawSize), at, change, why))
+          return refused(why);
+        limits_.imageSize = change.imageSize;
+        limits_.statementCount = change.statementCount;
+        blocks_.push_back(info);
+        chunkOpen_ = false;
+        break;
+      }
+      case BlockKind::Fault:
+      case BlockKind::OpenCycle:
+        blocks_.push_back(info);
+        endedBy_ = h.kind == BlockKind::Fault ? "fault" : "open cycle";
+        break;
+      case BlockKind::Index: {
+        // A closed trace: its index and trailer go, close() writes them anew.
+        uint8_t raw[kTrailerBytes];
+        std::string why;
+        std::optional<Trailer> trailer;
+        if (fileSize - end == kTrailerBytes && readAt(fd_, end, raw, sizeof raw)) trailer = decodeTrailer(raw, why);
+        if (!trailer || trailer->indexOffset != at || trailer->sizeBeforeTrailer != end)
+          return refused("an index block that the trailer does not end the file with");
+        if (::ftruncate(fd_, static_cast<off_t>(at)) != 0)
+          return refused(fmt::format("cannot cut off the index block: {}", errnoText()));
+        return true;
+      }
+    }
+    bytesWritten_ = end;
+    rawBytes_ += h.rawSize;
+    ++nextSequence_;
+  }
+  return true;
+}
+
+void TraceWriter::wroteChunkBlock(BlockInfo info, uint64_t firstCycle, uint64_t cycleCount) {
+  blocks_.push_back(std::move(info));
+  nextCycle_ = firstCycle + cycleCount;
+  wroteCycles_ = true;
+  chunkOpen_ = true;
+}
+
 TraceWriter::TraceWriter(std::string path, int fd, const HeaderData& header)
     : path_(std::move(path)),
       fd_(fd),
@@ -212,6 +517,7 @@ bool TraceWriter::appendBlock(std::span<const uint8_t> block, BlockKind kind, ui
                    ::lseek(fd_, static_cast<off_t>(bytesWritten_), SEEK_SET) == static_cast<off_t>(bytesWritten_);
     failed_ = true;
     chunkPaths_.reset();  // the block lost may have been part of a chunk: nothing continues it
+    chunkOpen_ = false;
     return fail(fmt::format("cannot write its .partial file: {}", reason));
   }
   if (info) {
@@ -238,6 +544,17 @@ bool TraceWriter::startsAtNextCycle(const char* what, uint64_t firstCycle) {
   if (wroteCycles_ && firstCycle != nextCycle_) {
     return fail(fmt::format("{} starts at cycle {}, leaving cycles {}..{} out: write a gap for them", what, firstCycle,
                             nextCycle_, firstCycle - 1));
+  }
+  return true;
+}
+
+bool TraceWriter::continues(const char* what, uint64_t firstCycle) {
+  if (!chunkOpen_) {
+    return fail(fmt::format("{} at cycle {} follows no chunk (a gap, a program change or a lost block is before it)",
+                            what, firstCycle));
+  }
+  if (firstCycle != nextCycle_) {
+    return fail(fmt::format("{} starts at cycle {}, its chunk ends at cycle {}", what, firstCycle, nextCycle_));
   }
   return true;
 }
@@ -274,9 +591,7 @@ bool TraceWriter::writeChunk(const ChunkData& chunk) {
     return false;
   chunkMessage_ = std::move(message);  // what the chunk's next block is compressed against
   info.writeIndex = chunk.writeIndex;  // copied into the index block, read without decompressing
-  blocks_.push_back(std::move(info));
-  nextCycle_ = chunk.firstCycle + chunk.cycleCount();
-  wroteCycles_ = true;
+  wroteChunkBlock(std::move(info), chunk.firstCycle, chunk.cycleCount());
   chunkPaths_ = chunk.pathBase + static_cast<uint32_t>(chunk.pathTable.size());
   return true;
 }
@@ -311,10 +626,28 @@ bool TraceWriter::writeEncodedChunk(const EncodedChunk& chunk) {
   BlockInfo info;
   if (!appendBlock(block, chunk.kind(), chunk.firstCycle(), chunk.cycleCount(), chunk.rawSize(), &info)) return false;
   info.writeIndex = chunk.writeIndex();
-  blocks_.push_back(std::move(info));
-  nextCycle_ = chunk.firstCycle() + chunk.cycleCount();
-  wroteCycles_ = true;
+  wroteChunkBlock(std::move(info), chunk.firstCycle(), chunk.cycleCount());
   chunkPaths_ = chunk.pathEnd();
+  return true;
+}
+
+bool TraceWriter::writeFramedChunk(std::span<const uint8_t> block) {
+  if (!usable()) return false;
+  std::string why;
+  const std::optional<FrameHeader> h = checkFramed(block, why);
+  if (!h) return fail("a chunk's block is " + why);
+  if (h->kind != BlockKind::Chunk && h->kind != BlockKind::Continuation)
+    return fail(fmt::format("a {} block where a chunk's block belongs", blockKindName(h->kind)));
+  const char* what = h->kind == BlockKind::Continuation ? "continuation" : "chunk";
+  if (endedBy_) return fail(fmt::format("a {} after the {}: it ends the trace", what, endedBy_));
+  if (h->cycleCount == 0 || h->firstCycle + h->cycleCount < h->firstCycle)
+    return fail(fmt::format("{} at cycle {} of {} cycles", what, h->firstCycle, h->cycleCount));
+  if (h->kind == BlockKind::Continuation ? !continues(what, h->firstCycle) : !startsAtNextCycle(what, h->firstCycle))
+    return false;
+  BlockInfo info;
+  if (!appendBlock(block, h->kind, h->firstCycle, h->cycleCount, h->rawSize, &info)) return false;
+  wroteChunkBlock(std::move(info), h->firstCycle, h->cycleCount);
+  chunkPaths_.reset();  // not decoded: only a framed continuation may follow it
   return true;
 }
 
@@ -329,6 +662,7 @@ bool TraceWriter::writeGap(const GapData& gap) {
   if (!writeBlock(BlockKind::Gap, gap.firstCycle, gap.cycleCount, encodeGap(gap), &info)) return false;
   blocks_.push_back(info);
   chunkPaths_.reset();
+  chunkOpen_ = false;
   nextCycle_ = gap.firstCycle + gap.cycleCount;
   wroteCycles_ = true;
   return true;
@@ -345,6 +679,7 @@ bool TraceWriter::writeProgramChange(const ProgramChangeData& change) {
   if (!writeBlock(BlockKind::ProgramChange, change.atCycle, 0, encodeProgramChange(change), &info)) return false;
   blocks_.push_back(info);
   chunkPaths_.reset();
+  chunkOpen_ = false;
   limits_.imageSize = change.imageSize;
   limits_.statementCount = change.statementCount;
   return true;
@@ -395,6 +730,7 @@ bool TraceWriter::recover() {
 
 bool TraceWriter::replacePartial(const std::string& path) {
   if (!usable()) return false;
+  if (inPlace_) return fail("it is written in place: it has no .partial to replace");
   const std::string target = path + ".partial";
   // Durable before it replaces the file that holds the history now.
   if (::fdatasync(fd_) != 0) return fail(fmt::format("cannot sync its .partial file: {}", errnoText()));
@@ -436,6 +772,7 @@ bool TraceWriter::close() {
     failed_ = true;
     return false;
   }
+  if (inPlace_) return true;        // nothing to rename
   if (lockedByARecording(path_)) {  // (it became another recording's .partial since create())
     failed_ = true;
     return fail(fmt::format("{} is the .partial file of a recording in progress: not replaced; this trace stays {}",

@@ -8,7 +8,13 @@
 //   writer->close();                                                // index + trailer, rename
 //
 // Blocks are compressed and framed by a BlockEncoder (traces/block_encoder.h); a chunk encoded
-// earlier by one (a flight recorder's history) is appended as it is with writeEncodedChunk.
+// earlier by one (a flight recorder's history) is appended as it is with writeEncodedChunk, a
+// chunk's block framed in another process (a runtime's control stream) with writeFramedChunk.
+//
+// A trace may also be written in place, with no .partial beside it: created exclusively from a
+// header block framed elsewhere (createExclusive: an attached debug session's local copy of a
+// runtime's history), or an existing trace opened to append to (openToAppend). Either way the
+// blocks appended are checked as the format requires and numbered on from the file's.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +39,21 @@ class TraceWriter {
   // or to the .partial itself — is refused rather than destroying its cycles. `error` does not
   // repeat `path`: the caller names the trace.
   static std::unique_ptr<TraceWriter> create(const std::string& path, const HeaderData& header, std::string& error);
+  // Creates the trace `path` itself, exclusively: refused when anything is at `path` (a file, a link:
+  // nothing that was there is ever written to), readable by its owner only. Its header block is
+  // `headerBlock`, framed elsewhere (a runtime's control stream: frame, payload hash and header
+  // are checked, and it becomes block 0). Written in place and locked (flock) like a .partial;
+  // close() adds the index and the trailer and renames nothing.
+  static std::unique_ptr<TraceWriter> createExclusive(const std::string& path, std::span<const uint8_t> headerBlock,
+                                                      std::string& error);
+  // Opens the trace at `path` — a .partial left by a recording, a file createExclusive wrote, a
+  // closed trace (its index and trailer are cut off, and written anew by close()) — to append to
+  // it in place. Every block is checked (frame, payload hash, sequence number, cycle order): a file
+  // cut off inside a block or damaged is refused, with the offset, rather than appended to after
+  // bytes a reader would stop at. Cycles, sequence numbers and the program in effect go on from the
+  // file's; a continuation may follow its last block only through writeFramedChunk (the paths of a
+  // chunk written earlier are not read back). Refused while another writer holds the file.
+  static std::unique_ptr<TraceWriter> openToAppend(const std::string& path, std::string& error);
   // Without close() the `.partial` file stays behind as it is: a readable trace without an index.
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
@@ -51,6 +72,11 @@ class TraceWriter {
   // in effect here (the chunk was validated against them when it was encoded). The frame header
   // and payload hash are checked too, so a corrupted buffer is refused rather than written.
   bool writeEncodedChunk(const EncodedChunk& chunk);
+  // A chunk's block framed elsewhere (a runtime's control stream): its first block or a
+  // continuation of the chunk whose block was written last. Its frame (magic, header check, kind,
+  // size) and payload hash are checked, and its cycles must follow on, as above; its payload is
+  // not decompressed (a reader checks it). Renumbered to follow the blocks before it.
+  bool writeFramedChunk(std::span<const uint8_t> block);
   bool writeGap(const GapData& gap);
   bool writeProgramChange(const ProgramChangeData& change);
   bool writeFault(const FaultData& fault);
@@ -73,7 +99,8 @@ class TraceWriter {
   bool replacePartial(const std::string& path);
 
   const std::string& path() const { return path_; }  // the final path
-  std::string partialPath() const { return path_ + ".partial"; }
+  // The file being written: `path + ".partial"`, or the path itself when written in place.
+  std::string partialPath() const { return inPlace_ ? path_ : path_ + ".partial"; }
   uint64_t bytesWritten() const { return bytesWritten_; }  // file size so far
   uint64_t rawBytes() const { return rawBytes_; }          // uncompressed payload bytes so far
   // The first cycle a following chunk or gap may start at (end of the last chunk or gap).
@@ -85,6 +112,10 @@ class TraceWriter {
 
  private:
   TraceWriter(std::string path, int fd, const HeaderData& header);
+  // Reads the blocks of the file open at fd_ (openToAppend), up to its end.
+  bool takeUp(uint64_t fileSize, std::string& error);
+  // After a chunk's block, whatever wrote it.
+  void wroteChunkBlock(BlockInfo info, uint64_t firstCycle, uint64_t cycleCount);
   bool writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount, const std::vector<uint8_t>& message,
                   BlockInfo* info, std::span<const uint8_t> prefix = {});
   // Appends one framed block (frame header + payload).
@@ -97,9 +128,12 @@ class TraceWriter {
   bool startsAtNextCycle(const char* what, uint64_t firstCycle);
   // A continuation must follow the chunk written last, with its paths numbered on from there.
   bool continues(const char* what, uint64_t firstCycle, uint32_t pathBase);
+  // The same without the paths (a framed block's are not decoded): its chunk's block is the last.
+  bool continues(const char* what, uint64_t firstCycle);
 
   std::string path_;
   int fd_ = -1;
+  bool inPlace_ = false;  // written at path_ itself (createExclusive, openToAppend): no rename
   BlockEncoder encoder_;
   ChunkLimits limits_;
   uint64_t nextCycle_ = 0;
@@ -112,6 +146,7 @@ class TraceWriter {
   // The paths of the chunk a continuation may follow (the one written last); none after a gap,
   // program change or lost block.
   std::optional<uint32_t> chunkPaths_;
+  bool chunkOpen_ = false;             // the last block is a chunk's: a continuation may follow it
   std::vector<uint8_t> chunkMessage_;  // the message of the chunk's block written last (writeChunk)
   uint64_t bytesWritten_ = 0;
   uint64_t rawBytes_ = 0;

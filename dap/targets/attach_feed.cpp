@@ -1,20 +1,16 @@
 #include "dap/targets/attach_feed.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "control/client.h"
-#include "traces/block_encoder.h"
-#include "traces/framing.h"
-#include "traces/trace_codec.h"
+#include "traces/trace_writer.h"
 #include "vm/base/out_of_memory.h"
 
 namespace scanback::dap {
@@ -22,6 +18,7 @@ namespace scanback::dap {
 namespace {
 
 using control::json;
+using History = control::ControlClient::HistoryEvent;
 
 // How long attaching waits for the history the runtime holds.
 constexpr auto kCatchUpTimeout = std::chrono::seconds(30);
@@ -31,26 +28,6 @@ std::string refusal(const control::Endpoint& endpoint, const json& response) {
   return fmt::format(
       "the runtime at {} refused: {}", endpoint.text(),
       message != response.end() && message->is_string() ? message->get<std::string>() : std::string("no reason given"));
-}
-
-// Checks a streamed block's frame against what its event says. Empty when it is sound.
-std::string checkBlock(const std::vector<uint8_t>& bytes, trace::BlockKind kind, trace::FrameHeader& frame) {
-  if (bytes.size() < trace::kFrameHeaderBytes) return fmt::format("a block of {} bytes (no frame)", bytes.size());
-  std::string error;
-  const std::optional<trace::FrameHeader> h = trace::decodeFrameHeader(bytes.data(), error);
-  if (!h) return "a block with a bad frame: " + error;
-  if (h->kind != kind) return "a block of another kind than its event says";
-  if (trace::kFrameHeaderBytes + h->storedSize != bytes.size()) return "a block whose size is not its frame's";
-  if (trace::payloadHash(bytes.data() + trace::kFrameHeaderBytes, h->storedSize) != h->payloadHash)
-    return "a block whose payload does not match its hash";
-  frame = *h;
-  return {};
-}
-
-std::optional<uint64_t> unsignedMember(const json& message, const char* name) {
-  const auto it = message.find(name);
-  if (it == message.end() || !it->is_number_unsigned()) return std::nullopt;
-  return it->get<uint64_t>();
 }
 
 class AttachFeed final : public HistoryFeed {
@@ -86,18 +63,13 @@ class AttachFeed final : public HistoryFeed {
       error = refusal(options_.endpoint, *response);
       return false;
     }
-    std::optional<control::ControlClient::Event> header = client_->nextEvent(error);
+    std::optional<History> header = client_->nextHistoryEvent(error);
     if (!header) return false;
-    trace::FrameHeader frame;
-    if (header->message.value("event", "") != "header") {
+    if (header->kind != History::Kind::Header) {
       error = fmt::format("{} streamed no trace header first", where);
       return false;
     }
-    if (const std::string bad = checkBlock(header->bytes, trace::BlockKind::Header, frame); !bad.empty()) {
-      error = fmt::format("{} streamed {}", where, bad);
-      return false;
-    }
-    if (!createLocalTrace(header->bytes, error)) return false;
+    if (!createLocalTrace(header->block, error)) return false;
     thread_ = std::thread([this] { receive(); });
     std::unique_lock lock(mutex_);
     if (!changed_.wait_for(lock, kCatchUpTimeout, [&] { return caughtUp_ || ended_; })) {
@@ -132,54 +104,25 @@ class AttachFeed final : public HistoryFeed {
     if (stopped_.exchange(true)) return;
     if (client_) client_->close();
     if (thread_.joinable()) thread_.join();
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    writer_.reset();  // not closed: the file goes
     if (!path_.empty()) std::remove(path_.c_str());
   }
 
  private:
   bool createLocalTrace(const std::vector<uint8_t>& header, std::string& error) {
     static std::atomic<uint64_t> sessions{0};
-    path_ = options_.localTrace.empty() ? (std::filesystem::temp_directory_path() /
-                                           fmt::format("scanback-attach-{}-{}.trace.partial", ::getpid(), sessions++))
-                                              .string()
-                                        : options_.localTrace;
-    // Exclusively: never through a link, never over another file.
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd_ < 0) {
-      error = fmt::format("cannot create {}: {}", path_, std::strerror(errno));
-      path_.clear();
+    const std::string path = options_.localTrace.empty()
+                                 ? (std::filesystem::temp_directory_path() /
+                                    fmt::format("scanback-attach-{}-{}.trace.partial", ::getpid(), sessions++))
+                                       .string()
+                                 : options_.localTrace;
+    writer_ = trace::TraceWriter::createExclusive(path, header, error);
+    if (!writer_) {
+      error = fmt::format("cannot create {}: {}", path, error);
       return false;
     }
-    return append(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(trace::kFileMagic), 8), error) &&
-           append(header, error);
-  }
-
-  bool append(std::span<const uint8_t> bytes, std::string& error) {
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        error = fmt::format("cannot write {}: {}", path_, std::strerror(errno));
-        return false;
-      }
-      done += static_cast<size_t>(n);
-    }
+    path_ = path;
     return true;
-  }
-
-  // A block renumbered to follow the blocks before it in the local trace.
-  bool appendBlock(std::vector<uint8_t> block, std::string& error) {
-    trace::setFrameSequence(block.data(), nextSequence_++);
-    return append(block, error);
-  }
-
-  bool appendEncoded(trace::BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
-                     const std::vector<uint8_t>& message, std::string& error) {
-    const std::span<const uint8_t> framed = encoder_.frame(kind, firstCycle, cycleCount, message, error);
-    if (framed.empty()) return false;
-    return appendBlock(std::vector<uint8_t>(framed.begin(), framed.end()), error);
   }
 
   void noteStatus(const json& s) {
@@ -200,79 +143,40 @@ class AttachFeed final : public HistoryFeed {
   }
 
   // One streamed event into the local trace. False with `error` when the stream is unusable.
-  bool take(const control::ControlClient::Event& event, bool& ended, std::string& error) {
-    const std::string kind = event.message.value("event", "");
-    if (kind == "chunk") {
-      trace::FrameHeader frame;
-      // A chunk's first block or one of its continuations: either follows on from the cycles before.
-      std::string bad = checkBlock(event.bytes, trace::BlockKind::Chunk, frame);
-      if (!bad.empty() && checkBlock(event.bytes, trace::BlockKind::Continuation, frame).empty()) bad.clear();
-      if (!bad.empty()) {
-        error = "a streamed chunk is " + bad;
+  bool take(History& event, bool& ended, std::string& error) {
+    switch (event.kind) {
+      case History::Kind::Header: error = "a second trace header"; return false;
+      case History::Kind::Chunk:
+        if (writer_->writeFramedChunk(event.block)) return true;
+        error = "a streamed block: " + writer_->lastError();
         return false;
+      case History::Kind::Gap: {
+        const trace::GapData& gap = event.gap;
+        if (!writer_->writeGap(gap)) {
+          error = "a streamed gap: " + writer_->lastError();
+          return false;
+        }
+        listener_.output("console", fmt::format("the debugger fell behind the runtime: cycles {}..{} are not in its "
+                                                "history\n",
+                                                gap.firstCycle, gap.firstCycle + gap.cycleCount - 1));
+        return true;
       }
-      if (frame.firstCycle != unsignedMember(event.message, "firstCycle") ||
-          frame.cycleCount != unsignedMember(event.message, "cycleCount") || frame.cycleCount == 0 ||
-          (wroteCycles_ && frame.firstCycle != nextCycle_)) {
-        error =
-            fmt::format("a streamed chunk at cycle {} does not follow on from cycle {}", frame.firstCycle, nextCycle_);
+      case History::Kind::Fault:
+        ended = true;  // nothing follows a fault
+        if (writer_->writeFault(event.fault)) return true;
+        error = "a streamed fault: " + writer_->lastError();
         return false;
+      case History::Kind::Status: noteStatus(event.status); return true;
+      case History::Kind::CaughtUp: {
+        std::lock_guard lock(mutex_);
+        caughtUp_ = true;
+        changed_.notify_all();
+        return true;
       }
-      nextCycle_ = frame.firstCycle + frame.cycleCount;
-      wroteCycles_ = true;
-      return appendBlock(event.bytes, error);
+      case History::Kind::End: ended = true; return true;
+      case History::Kind::Other: return true;
     }
-    if (kind == "gap") {
-      const std::optional<uint64_t> first = unsignedMember(event.message, "firstCycle");
-      const std::optional<uint64_t> count = unsignedMember(event.message, "cycleCount");
-      if (!first || !count || *count == 0 || (wroteCycles_ && *first != nextCycle_)) {
-        error = "a streamed gap that does not follow on";
-        return false;
-      }
-      listener_.output("console", fmt::format("the debugger fell behind the runtime: cycles {}..{} are not in its "
-                                              "history\n",
-                                              *first, *first + *count - 1));
-      nextCycle_ = *first + *count;
-      wroteCycles_ = true;
-      return appendEncoded(trace::BlockKind::Gap, *first, *count, trace::encodeGap(trace::GapData{*first, *count}),
-                           error);
-    }
-    if (kind == "fault") {
-      trace::FaultData f;
-      const std::optional<uint64_t> cycle = unsignedMember(event.message, "cycle");
-      const std::optional<uint64_t> step = unsignedMember(event.message, "step");
-      const std::optional<uint64_t> statement = unsignedMember(event.message, "statement");
-      const std::optional<uint64_t> code = unsignedMember(event.message, "code");
-      const auto message = event.message.find("message");
-      if (!cycle || !step || !statement || !code || *statement > UINT32_MAX || *code > UINT32_MAX ||
-          message == event.message.end() || !message->is_string()) {
-        error = "a streamed fault without its cycle, step, statement, code and message";
-        return false;
-      }
-      f.cycle = *cycle;
-      f.step = *step;
-      f.statement = static_cast<uint32_t>(*statement);
-      f.code = static_cast<uint32_t>(*code);
-      f.message = message->get<std::string>();
-      ended = true;  // nothing follows a fault
-      return appendEncoded(trace::BlockKind::Fault, f.cycle, 0, trace::encodeFault(f),
-                           error);  // as TraceWriter frames it
-    }
-    if (kind == "status") {
-      noteStatus(event.message);
-      return true;
-    }
-    if (kind == "caughtUp") {
-      std::lock_guard lock(mutex_);
-      caughtUp_ = true;
-      changed_.notify_all();
-      return true;
-    }
-    if (kind == "end") {
-      ended = true;
-      return true;
-    }
-    return true;  // an event of a later version: not ours to read
+    return true;
   }
 
   // The receiving thread's entry point: nothing may leave it (std::terminate would end the server).
@@ -281,10 +185,9 @@ class AttachFeed final : public HistoryFeed {
     bool ended = false;
     try {
       while (!ended) {
-        std::optional<control::ControlClient::Event> event = client_->nextEvent(error);
+        std::optional<History> event = client_->nextHistoryEvent(error);
         if (!event) {
-          if (!stopped_.load())
-            error = fmt::format("the connection to the runtime at {} ended: {}", options_.endpoint.text(), error);
+          if (!stopped_.load()) error = fmt::format("{}; the history ends here", error);
           break;
         }
         if (!take(*event, ended, error)) {
@@ -314,14 +217,10 @@ class AttachFeed final : public HistoryFeed {
   TargetListener& listener_;
   std::unique_ptr<control::ControlClient> client_;
   std::string path_;
-  int fd_ = -1;
   std::thread thread_;
   std::atomic<bool> stopped_{false};
-  // the receiving thread
-  trace::BlockEncoder encoder_{3};
-  uint32_t nextSequence_ = 1;  // the header is block 0
-  uint64_t nextCycle_ = 0;
-  bool wroteCycles_ = false;
+  // the receiving thread's (once open() started it): the local trace, checked as it is appended to
+  std::unique_ptr<trace::TraceWriter> writer_;
   // shared
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -383,8 +383,7 @@ std::vector<std::string> LiveEngine::tracePaths() const {
 std::optional<Timeline::Recording> LiveEngine::recording() const {
   std::lock_guard lock(mutex_);
   if (!recorder_) return std::nullopt;
-  const recorder::RecordingHealth h = recorder_->health();
-  return Timeline::Recording{tracePaths_.back(), h.failing, h.sinceCycle, h.error, h.lostCycles, h.failures};
+  return Timeline::Recording{recorder_->health(), tracePaths_.back()};
 }
 
 std::optional<Timeline::CycleTime> LiveEngine::cycleTime() const {

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "recorder/recording.h"
 #include "vm/bytecode/program.h"
 #include "vm/exec/vm.h"
 #include "vm/runtime/reload.h"
@@ -126,14 +127,9 @@ struct Timeline {
   };
   std::optional<CycleTime> cycleTime;
   // Live sessions that record: whether the trace still receives the cycles (a full disk stops it
-  // while the task goes on), as `scanback ctl status` says it.
-  struct Recording {
-    std::string path;         // the trace written
-    bool failing = false;     // writing fails now
-    uint64_t sinceCycle = 0;  // (failing) the first cycle not written
-    std::string error;        // (failing) why
-    uint64_t lostCycles = 0;  // cycles lost to failures so far (gaps in the trace)
-    uint32_t failures = 0;    // times writing failed
+  // while the task goes on), as `scanback ctl status` says it: the recorder's health, and the trace.
+  struct Recording : recorder::RecordingHealth {
+    std::string path;  // the trace written
   };
   std::optional<Recording> recording;
 };
