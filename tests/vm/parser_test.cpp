@@ -1519,3 +1519,129 @@ END_PROGRAM
 
 }  // namespace
 }  // namespace scanback
+
+// ------------------------------------------------------------------ CODESYS and TwinCAT syntax (issue 30)
+
+TEST(ParserCodesys, AccessSpecifiersOnEveryPou) {
+  auto p = parseOk(
+      "FUNCTION INTERNAL F : INT F := 1; END_FUNCTION\n"
+      "FUNCTION_BLOCK PUBLIC FINAL Fb METHOD PRIVATE M : INT M := 2; END_METHOD END_FUNCTION_BLOCK\n"
+      "PROGRAM PUBLIC Main END_PROGRAM\n");
+  ASSERT_EQ(p->unit.pous.size(), 3u);
+  EXPECT_EQ(p->unit.pous[0].name, "F");
+  EXPECT_EQ(p->unit.pous[0].access, Access::Internal);
+  EXPECT_EQ(p->unit.pous[1].name, "Fb");
+  EXPECT_TRUE(p->unit.pous[1].isFinal);
+  EXPECT_EQ(p->unit.pous[1].methods.at(0).access, Access::Private);
+  EXPECT_EQ(p->unit.pous[2].name, "Main");
+  // A name that looks like a specifier is still a name.
+  auto named = parseOk("FUNCTION Public : INT Public := 1; END_FUNCTION\n");
+  EXPECT_EQ(named->unit.pous.at(0).name, "Public");
+}
+
+TEST(ParserCodesys, SpecifiersThatDoNotApplyAreErrors) {
+  auto p = parse(
+      "FUNCTION PRIVATE F : INT F := 1; END_FUNCTION\n"
+      "FUNCTION ABSTRACT G : INT G := 1; END_FUNCTION\n"
+      "FUNCTION_BLOCK OVERRIDE Fb END_FUNCTION_BLOCK\n");
+  EXPECT_TRUE(hasError(*p, "t.st:1:10: error: PRIVATE applies to methods and properties")) << p->errors();
+  EXPECT_TRUE(hasError(*p, "t.st:2:10: error: a 'FUNCTION' cannot be ABSTRACT")) << p->errors();
+  EXPECT_TRUE(hasError(*p, "t.st:3:16: error: a 'FUNCTION_BLOCK' cannot be OVERRIDE")) << p->errors();
+}
+
+TEST(ParserCodesys, FunctionWithoutReturnType) {
+  auto p = parseOk("FUNCTION Log VAR_INPUT x : INT; END_VAR END_FUNCTION\n");
+  ASSERT_EQ(p->unit.pous.size(), 1u);
+  EXPECT_EQ(p->unit.pous[0].returnType, nullptr);
+  EXPECT_EQ(p->unit.pous[0].vars.size(), 1u);
+}
+
+TEST(ParserCodesys, AndThenOrElseAreCallsWithTheirOperatorsPrecedence) {
+  EXPECT_EQ(ex("a AND_THEN b OR_ELSE c"), "OR_ELSE(AND_THEN(a, b), c)");
+  EXPECT_EQ(ex("a OR_ELSE b AND_THEN c"), "OR_ELSE(a, AND_THEN(b, c))");
+  EXPECT_EQ(ex("p <> 0 AND_THEN p^ > 0"), "AND_THEN((<> p 0), (> p^ 0))");
+  EXPECT_EQ(ex("a AND b AND_THEN c"), "AND_THEN((AND a b), c)");
+}
+
+TEST(ParserCodesys, OperatorFunctionsAreTheOperators) {
+  EXPECT_EQ(ex("ADD(1, 2, 3)"), "(+ (+ 1 2) 3)");
+  EXPECT_EQ(ex("AND(a, b, c)"), "(AND (AND a b) c)");
+  EXPECT_EQ(ex("or(a, b)"), "(OR a b)");
+  EXPECT_EQ(ex("XOR(a, b)"), "(XOR a b)");
+  EXPECT_EQ(ex("MOD(a, 3)"), "(MOD a 3)");
+  EXPECT_EQ(ex("SUB(IN1 := a, IN2 := b)"), "(- a b)");
+  EXPECT_EQ(ex("NOT(a)"), "(NOT a)");
+  EXPECT_EQ(ex("GT(a, b)"), "(> a b)");
+  EXPECT_EQ(ex("GT(a, b, c[1].d)"), "(AND (> a b) (> b c[1].d))");
+  EXPECT_EQ(ex("LE(1, x, y, 9)"), "(AND (AND (<= 1 x) (<= x y)) (<= y 9))");
+  // Not the operator's form: left as calls (a user's function, or an unknown one sema names).
+  EXPECT_EQ(ex("ADD(IN2 := a, IN1 := b)"), "ADD(IN2 := a, IN1 := b)");
+  EXPECT_EQ(ex("fb.ADD(a, b)"), "fb.ADD(a, b)");
+  EXPECT_EQ(ex("MOVE(a)"), "MOVE(a)");
+}
+
+TEST(ParserCodesys, OperatorFunctionsWithWrongArguments) {
+  auto sub = parseExpr("SUB(a, b, c)");
+  EXPECT_NE(sub->errors().find("SUB needs two arguments"), std::string::npos) << sub->errors();
+  auto add = parseExpr("ADD(a)");
+  EXPECT_NE(add->errors().find("ADD needs two or more arguments"), std::string::npos) << add->errors();
+  auto twice = parseExpr("GT(a, f(x), c)");
+  EXPECT_NE(twice->errors().find("a middle argument is compared twice"), std::string::npos) << twice->errors();
+  auto bare = parseExpr("AND");
+  EXPECT_TRUE(bare->diag.hasErrors());
+}
+
+TEST(ParserCodesys, DoubledQuoteInStringLiterals) {
+  auto p = parseExpr("'it''s'");
+  ASSERT_FALSE(p->diag.hasErrors()) << p->errors();
+  EXPECT_EQ(p->expr->text, "it's");
+  EXPECT_EQ(parseExpr("''''")->expr->text, "'");
+  EXPECT_EQ(parseExpr("''")->expr->text, "");
+  auto w = parseExpr("\"a\"\"b\"");
+  ASSERT_FALSE(w->diag.hasErrors()) << w->errors();
+  EXPECT_EQ(w->expr->text, std::string("a\0\"\0b\0", 6));
+}
+
+TEST(ParserCodesys, PointerIndexParsesAsAnIndex) { EXPECT_EQ(ex("p[2]"), "p[2]"); }
+
+TEST(ParserCodesys, VarInstBecomesTheBlocksAndVarStatAGlobal) {
+  auto p = parseOk(
+      "FUNCTION_BLOCK Fb VAR x : INT; END_VAR\n"
+      "METHOD M : INT VAR_INST calls : INT := 3; END_VAR M := calls; END_METHOD END_FUNCTION_BLOCK\n"
+      "FUNCTION F : INT VAR_STAT last : DINT; END_VAR F := 1; END_FUNCTION\n"
+      "PROGRAM Main VAR_STAT seen : INT; END_VAR END_PROGRAM\n");
+  ASSERT_EQ(p->unit.pous.size(), 3u);
+  const Pou& fb = p->unit.pous[0];
+  ASSERT_EQ(fb.vars.size(), 2u);
+  EXPECT_EQ(fb.vars[1].name, "calls");
+  EXPECT_EQ(fb.vars[1].section, VarSection::Var);
+  EXPECT_EQ(dumpInit(fb.vars[1].init.get()), "3");
+  EXPECT_TRUE(fb.methods.at(0).vars.empty());
+  EXPECT_TRUE(p->unit.pous[1].vars.empty());
+  ASSERT_EQ(p->unit.globals.size(), 1u);
+  EXPECT_EQ(p->unit.globals[0].name, "last");
+  EXPECT_EQ(p->unit.globals[0].section, VarSection::Global);
+  ASSERT_EQ(p->unit.pous[2].vars.size(), 1u);
+  EXPECT_EQ(p->unit.pous[2].vars[0].section, VarSection::Var);
+  auto bad = parse("PROGRAM Main VAR_INST x : INT; END_VAR END_PROGRAM\n");
+  EXPECT_TRUE(hasError(*bad, "VAR_INST is only allowed in a METHOD")) << bad->errors();
+}
+
+TEST(ParserCodesys, UnionIsAStructWhoseFieldsOverlap) {
+  auto p = parseOk("TYPE U : UNION d : DINT; b : ARRAY[0..3] OF BYTE; END_UNION END_TYPE\n");
+  const TypeRef& t = *p->unit.types.at(0).type;
+  EXPECT_EQ(t.kind, TypeRefKind::Struct);
+  EXPECT_TRUE(t.isUnion);
+  EXPECT_EQ(t.fields.size(), 2u);
+  auto bad = parse("TYPE U : UNION d : DINT; END_STRUCT END_TYPE\n");
+  EXPECT_TRUE(bad->diag.hasErrors());
+}
+
+TEST(ParserCodesys, InstanceInitialisationArgumentsAreAPreciseError) {
+  auto p = parse("PROGRAM Main VAR o : Otg(0, 0); x : INT; END_VAR x := 1; END_PROGRAM\n");
+  EXPECT_TRUE(hasError(*p, "t.st:1:27: error: instance initialisation arguments ('Otg(...)' calling FB_init)"))
+      << p->errors();
+  EXPECT_FALSE(hasError(*p, "subrange")) << p->errors();
+  auto one = parse("PROGRAM Main VAR o : Otg(5); END_VAR END_PROGRAM\n");
+  EXPECT_TRUE(hasError(*one, "calling FB_init")) << one->errors();
+}

@@ -222,11 +222,11 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
   const ast::Expr& callee = *e.operand;
   Declarations& d = scope_.declarations();
   Expr* result = nullptr;
-  // After an error the call still stands for a value-less call (so a call in an expression is
-  // also told it has no value).
+  // After an error the call stands for a value that failed: reported once, so neither "this call
+  // has no value" nor a message naming the failed value's type follows it.
   auto failed = [&](const SourceSpan& span, std::string message) {
     error(span, std::move(message));
-    return make(ExprKind::Call, elementary(TypeKind::Void), e.span);
+    return poison(e.span);
   };
   if (callee.kind == ast::ExprKind::Name) {
     const std::string key = upperCase(callee.text);

@@ -246,6 +246,7 @@ struct TypeRef {
   std::vector<VarDecl> fields;        // Struct
   std::vector<EnumValue> enumValues;  // Enum
   bool open = false;                  // Array: ARRAY[*] (dims holds one entry without bounds per '*')
+  bool isUnion = false;               // Struct: UNION ... END_UNION (every field at offset 0)
 };
 
 // ---------------------------------------------------------------- variables
