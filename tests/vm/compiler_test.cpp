@@ -793,6 +793,21 @@ TEST(CompilerCodesys, ConversionFunctionArgumentsNarrowAsUserFunctionInputs) {
   EXPECT_TRUE(hasError(strict, 7, "INT_TO_BYTE expects a INT, not DINT")) << strict.messages();
 }
 
+// A user's FUNCTION named like an operator's functional form is called; without one, a form with
+// the wrong arguments is told what the form takes.
+TEST(CompilerCodesys, OperatorFormsYieldToUserFunctions) {
+  const std::string fn = "FUNCTION Add : INT\nVAR_INPUT a, b, c : INT; END_VAR\nAdd := a * b * c;\nEND_FUNCTION\n";
+  test::Compiled c = test::compile(fn + "PROGRAM Main\nVAR x : INT; END_VAR\nx := ADD(2, 3, 4);\nEND_PROGRAM\n");
+  ASSERT_TRUE(c.program) << c.messages();
+  Runtime rt(c.program);
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  EXPECT_EQ(test::valueOf(rt, "Main.x"), "24");  // the user's product, not the sum 9
+  const std::string m = test::compileErrors(
+      "PROGRAM Main\nVAR x : INT; END_VAR\nx := SUB(5, 2, 1);\nx := GT(1, x + 1, 0);\nEND_PROGRAM\n");
+  EXPECT_NE(m.find("main.st:3:6: error: SUB is the functional form of an operator"), std::string::npos) << m;
+  EXPECT_NE(m.find("main.st:4:6: error: GT is the functional form of an operator"), std::string::npos) << m;
+}
+
 // An unknown function is reported once: no '<error>' type and no 'has no value' follow it.
 TEST(CompilerCodesys, AFailedCallIsReportedOnce) {
   const std::string m = test::compileErrors(

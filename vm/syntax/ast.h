@@ -104,7 +104,8 @@ enum class ExprKind : uint8_t {
   Deref,          // operand^
   Unary,          // unaryOp operand
   Binary,         // lhs binaryOp rhs
-  Call,           // operand(args...)  operand is Name or Member (method / FB instance path)
+  Call,           // operand(args...)  operand is Name or Member (method / FB instance path); rhs: the
+                  // same written with the operator, for IEC's functional forms (`ADD(a, b)`: `a + b`)
 };
 
 // IntLiteral .. DtLiteral.

@@ -593,13 +593,14 @@ class Parser {
     return e;
   }
 
-  // IEC's functional forms of the operators (`ADD(a, b, c)`, `GT(a, b)`, `AND(x, y)`): the same
-  // expression as the operators written between the operands, so every rule of the operators
-  // applies to them unchanged. ADD, MUL, AND, OR and XOR are extensible (folded left to right);
-  // GT, GE, EQ, LE and LT are too, as IEC defines them: `GT(a, b, c)` is `a > b AND b > c`, so a
-  // middle operand is written twice and must be one that reads nothing twice that could change
-  // (a name, a literal, a member or an element with a constant index). Arguments are positional
-  // or IN1, IN2, ... in order. Anything else stays a call (an unknown function, or a user's).
+  // IEC's functional forms of the operators (`ADD(a, b, c)`, `GT(a, b)`, `AND(x, y)`): the call
+  // keeps its arguments (a user's FUNCTION of that name is called with them) and gets, in `rhs`,
+  // the same expression written with the operator, which sema takes when no POU has the name.
+  // ADD, MUL, AND, OR and XOR are extensible (folded left to right); GT, GE, EQ, LE and LT are too,
+  // as IEC defines them: `GT(a, b, c)` is `a > b AND b > c`, so a middle operand is written twice
+  // and must read the same both times (a name, a literal, a member or an element with constant
+  // indices). Arguments are positional or IN1, IN2, ... in order; other calls get no `rhs` (sema
+  // says what the functional form takes).
   ExprPtr operatorCall(ExprPtr call) {
     const Expr& callee = *call->operand;
     if (callee.kind != ExprKind::Name) return call;
@@ -627,35 +628,23 @@ class Parser {
       const Argument& a = call->args[i];
       if (a.isOutput || (!a.name.empty() && !equalsIgnoreCase(a.name, "IN" + std::to_string(i + 1)))) return call;
     }
-    if (n < 2 || (!form->extensible && n > 2)) {
-      report(call->span,
-             std::string(form->name) + (form->extensible ? " needs two or more arguments" : " needs two arguments"),
-             kNoToken);
-      return call;
-    }
+    if (n < 2 || (!form->extensible && n > 2)) return call;
+    auto arg = [&](size_t i) { return cloneExpr(*call->args[i].value); };
+    ExprPtr result;
     if (form->comparison) {
       for (size_t i = 1; i + 1 < n; ++i)
-        if (!readsSameTwice(*call->args[i].value)) {
-          report(call->args[i].span,
-                 std::string(form->name) +
-                     ": a middle argument is compared twice; give it a variable of its own (a name or a constant)",
-                 kNoToken);
-          return call;
-        }
-      ExprPtr result;
+        if (!readsSameTwice(*call->args[i].value)) return call;
       for (size_t i = 0; i + 1 < n; ++i) {
-        ExprPtr left = i == 0 ? std::move(call->args[i].value) : cloneExpr(*call->args[i].value);
-        ExprPtr right = i + 2 == n ? std::move(call->args[i + 1].value) : cloneExpr(*call->args[i + 1].value);
-        ExprPtr cmp = makeBinary(form->op, std::move(left), std::move(right));
+        ExprPtr cmp = makeBinary(form->op, arg(i), arg(i + 1));
         result = result ? makeBinary(BinaryOp::And, std::move(result), std::move(cmp)) : std::move(cmp);
       }
-      result->span = call->span;
-      return result;
+    } else {
+      result = arg(0);
+      for (size_t i = 1; i < n; ++i) result = makeBinary(form->op, std::move(result), arg(i));
     }
-    ExprPtr result = std::move(call->args[0].value);
-    for (size_t i = 1; i < n; ++i) result = makeBinary(form->op, std::move(result), std::move(call->args[i].value));
     result->span = call->span;
-    return result;
+    call->rhs = std::move(result);
+    return call;
   }
 
   // What a comparison's functional form may write twice: reading it twice reads the same value.
