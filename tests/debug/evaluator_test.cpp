@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <regex>
 #include <set>
@@ -1085,7 +1086,7 @@ TEST(EvaluatorErrors, TypeErrors) {
   EXPECT_EQ(compileError(m, "arr[11]"), "column 5: index 11 is outside 1..10");
   EXPECT_EQ(compileError(m, "arr[r]"), "column 5: an array index must be an integer, not REAL");
   EXPECT_EQ(compileError(m, "arr[1.5]"), "column 5: an array index must be an integer");
-  EXPECT_EQ(compileError(m, "di[1]"), "column 1: only arrays can be indexed");
+  EXPECT_EQ(compileError(m, "di[1]"), "column 1: only arrays and pointers can be indexed");
   EXPECT_EQ(compileError(m, "di^"), "column 1: only a REF_TO value can be dereferenced with ^");
   EXPECT_EQ(compileError(m, "rp.x"), "column 1: dereference the reference with ^ before selecting a member");
   EXPECT_EQ(compileError(m, "di.x"), "column 1: DINT has no member 'x'");
@@ -1759,6 +1760,71 @@ TEST(EvaluatorPointers, ArithmeticSizeofAndQualifiedEnumValues) {
   EXPECT_EQ(value("(p + 4) - p"), 4);
   EXPECT_EQ(value("SIZEOF(arr)"), 8);
   EXPECT_EQ(value("BOOL_TO_INT(m = Mode.Run)"), 1);
+}
+
+// Issue 30's constructs mean in the debugger what they mean in the program (the typed front end
+// is shared): a pointer's index, AND_THEN / OR_ELSE skipping what would fault, the functional
+// forms of the operators, ATAN2, TIME_TO_<unit>, DAY_OF_WEEK, CONCAT of three, a doubled quote.
+TEST(EvaluatorCodesys, NewConstructsEvaluateAsInTheProgram) {
+  test::Compiled c = test::compile(
+      "PROGRAM Main\nVAR arr : ARRAY[0..3] OF INT := [1, 2, 3, 4]; p : POINTER TO INT; q : POINTER TO INT; "
+      "t : TIME := T#1m30s; x : INT := 2; END_VAR\np := ADR(arr[1]);\nEND_PROGRAM\n");
+  ASSERT_TRUE(c.program) << c.messages();
+  Runtime rt(c.program);
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  const Vm& vm = rt.vm();
+  const uint32_t main = findPou(*c.program, "Main");
+  const EvalContext ctx{main, c.program->instances.at(0).offset, vm.imageSize()};
+  auto result = [&](const char* text, std::string& error) -> std::optional<EvalResult> {
+    auto e = Expression::compile(*c.program, main, text, error);
+    if (!e) return std::nullopt;
+    EvalResult r;
+    if (!e->evaluate(vm.memory(), vm.memorySize(), ctx, r, error)) return std::nullopt;
+    return r;
+  };
+  auto value = [&](const char* text) -> int64_t {
+    std::string error;
+    std::optional<EvalResult> r = result(text, error);
+    EXPECT_TRUE(r) << text << ": " << error;
+    if (!r) return INT64_MIN;
+    int64_t v = 0;
+    std::memcpy(&v, r->bytes.data(), std::min<size_t>(r->bytes.size(), 8));
+    if (r->type->size == 2) v = static_cast<int16_t>(v);
+    if (r->type->size == 1) v = static_cast<uint8_t>(v);
+    return v;
+  };
+  auto real = [&](const char* text) -> double {
+    std::string error;
+    std::optional<EvalResult> r = result(text, error);
+    EXPECT_TRUE(r) << text << ": " << error;
+    if (!r) return 0;
+    if (r->type->size == 4) {
+      float f;
+      std::memcpy(&f, r->bytes.data(), 4);
+      return f;
+    }
+    double d;
+    std::memcpy(&d, r->bytes.data(), 8);
+    return d;
+  };
+  EXPECT_EQ(value("p[0]"), 2);
+  EXPECT_EQ(value("p[2]"), 4);
+  EXPECT_EQ(value("p[-1]"), 1);
+  EXPECT_EQ(value("q <> 0 AND_THEN q^ > 0"), 0);  // q is NULL: never dereferenced
+  EXPECT_EQ(value("q = 0 OR_ELSE q^ > 0"), 1);
+  EXPECT_EQ(value("p <> 0 AND_THEN p^ = 2"), 1);
+  EXPECT_EQ(value("ADD(x, 3, 4)"), 9);
+  EXPECT_EQ(value("GT(3, x, 1)"), 1);
+  EXPECT_EQ(value("MOD(7, x)"), 1);
+  EXPECT_NEAR(real("ATAN2(1.0, -1.0)"), 2.35619449, 1e-6);
+  EXPECT_EQ(value("TIME_TO_S(t)"), 90);
+  EXPECT_EQ(value("TIME_TO_M(t)"), 1);
+  EXPECT_EQ(value("DAY_OF_WEEK(D#2024-01-15)"), 1);
+  EXPECT_EQ(value("LEN(CONCAT('a', 'bc', 'it''s'))"), 7);
+  // q[0] of a NULL pointer faults as q^ does.
+  std::string error;
+  EXPECT_FALSE(result("q[0]", error));
+  EXPECT_NE(error.find("null"), std::string::npos) << error;
 }
 
 // An ARRAY[*] parameter: its elements and bounds come from its slot, as the compiled code reads

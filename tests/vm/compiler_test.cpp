@@ -771,5 +771,60 @@ TEST(CompilerCodesys, ImplicitConversionsWarnAndStrictRejectsThem) {
   }
 }
 
+// Issue 30: a conversion function's argument converts as a user function's input does.
+TEST(CompilerCodesys, ConversionFunctionArgumentsNarrowAsUserFunctionInputs) {
+  const std::string src =
+      "FUNCTION Pass : INT\nVAR_INPUT i : INT; END_VAR\nPass := i;\nEND_FUNCTION\n"  // 1-4
+      "PROGRAM Main\nVAR d : DINT := 70000; b : BYTE; k : INT; END_VAR\n"            // 5-6
+      "b := INT_TO_BYTE(d);\n"                                                       // 7
+      "k := Pass(d);\n"                                                              // 8
+      "END_PROGRAM\n";
+  Compiled c = test::compile(src);
+  ASSERT_TRUE(c.program) << c.messages();
+  EXPECT_TRUE(hasWarning(c, 7, "implicit conversion from DINT to INT")) << c.messages();
+  EXPECT_TRUE(hasWarning(c, 8, "implicit conversion from DINT to INT")) << c.messages();
+  EXPECT_EQ(c.diags.items().size(), 2u) << c.messages();  // one warning each, not two
+  Runtime rt(c.program);
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  EXPECT_EQ(test::valueOf(rt, "Main.k"), "4464");  // 70000 - 65536
+  EXPECT_EQ(test::valueOf(rt, "Main.b"), "112");   // 16#1170's low byte
+  Compiled strict = test::compileStrict(src);
+  EXPECT_FALSE(strict.program);
+  EXPECT_TRUE(hasError(strict, 7, "INT_TO_BYTE expects a INT, not DINT")) << strict.messages();
+}
+
+// A user's FUNCTION named like an operator's functional form is called; without one, a form with
+// the wrong arguments is told what the form takes.
+TEST(CompilerCodesys, OperatorFormsYieldToUserFunctions) {
+  const std::string fn = "FUNCTION Add : INT\nVAR_INPUT a, b, c : INT; END_VAR\nAdd := a * b * c;\nEND_FUNCTION\n";
+  test::Compiled c = test::compile(fn + "PROGRAM Main\nVAR x : INT; END_VAR\nx := ADD(2, 3, 4);\nEND_PROGRAM\n");
+  ASSERT_TRUE(c.program) << c.messages();
+  Runtime rt(c.program);
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  EXPECT_EQ(test::valueOf(rt, "Main.x"), "24");  // the user's product, not the sum 9
+  const std::string m = test::compileErrors(
+      "PROGRAM Main\nVAR x : INT; END_VAR\nx := SUB(5, 2, 1);\nx := GT(1, x + 1, 0);\nEND_PROGRAM\n");
+  EXPECT_NE(m.find("main.st:3:6: error: SUB is the functional form of an operator"), std::string::npos) << m;
+  EXPECT_NE(m.find("main.st:4:6: error: GT is the functional form of an operator"), std::string::npos) << m;
+}
+
+// An unknown function is reported once: no '<error>' type and no 'has no value' follow it.
+TEST(CompilerCodesys, AFailedCallIsReportedOnce) {
+  const std::string m = test::compileErrors(
+      "PROGRAM Main\nVAR s : STRING; i : INT; END_VAR\n"
+      "s := INT_TO_STRING(NoSuch(3));\n"
+      "i := NoSuch2(1) + 2;\n"
+      "IF NoSuch3() THEN i := 1; END_IF;\n"
+      "END_PROGRAM\n");
+  EXPECT_NE(m.find("main.st:3:20: error: unknown function 'NoSuch'"), std::string::npos) << m;
+  EXPECT_NE(m.find("main.st:4:6: error: unknown function 'NoSuch2'"), std::string::npos) << m;
+  EXPECT_NE(m.find("main.st:5:4: error: unknown function 'NoSuch3'"), std::string::npos) << m;
+  EXPECT_EQ(m.find("<error>"), std::string::npos) << m;
+  EXPECT_EQ(m.find("has no value"), std::string::npos) << m;
+  size_t errors = 0;
+  for (size_t at = m.find("error:"); at != std::string::npos; at = m.find("error:", at + 1)) ++errors;
+  EXPECT_EQ(errors, 3u) << m;
+}
+
 }  // namespace
 }  // namespace scanback

@@ -1204,16 +1204,14 @@ TEST(ParserErrors, MisplacedConstructs) {
       "METHOD M END_METHOD\n"
       "VAR_CONFIG a.b AT %IX0.0 : BOOL; END_VAR\n"
       "PROGRAM P METHOD Q END_METHOD END_PROGRAM\n"
-      "FUNCTION NoType VAR x : INT; END_VAR END_FUNCTION\n"
+      "FUNCTION NoType VAR x : INT; END_VAR END_FUNCTION\n"  // valid: a FUNCTION without a return type
       "PROGRAM R x := 1; VAR y : INT; END_VAR END_PROGRAM\n");
   std::string e = p->errors();
   EXPECT_TRUE(hasError(*p, "t.st:1:1: error: METHOD is only allowed inside a FUNCTION_BLOCK")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:2:1: error: VAR_CONFIG is only allowed in a CONFIGURATION")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:3:11: error: METHOD is only allowed inside a FUNCTION_BLOCK")) << e;
-  EXPECT_TRUE(hasError(*p, "t.st:4:17: error: expected ':' and a return type after the function name, found 'VAR'"))
-      << e;
   EXPECT_TRUE(hasError(*p, "t.st:5:19: error: variable declarations must come before the statements")) << e;
-  EXPECT_EQ(p->diag.errorCount(), 5u) << e;
+  EXPECT_EQ(p->diag.errorCount(), 4u) << e;
   EXPECT_EQ(p->unit.pous.size(), 3u);
 }
 
@@ -1515,6 +1513,136 @@ END_PROGRAM
   EXPECT_EQ(dump(motor.body[2]->value.get()), "(= state Running)");
   const Pou& main = p->unit.pous[1];
   EXPECT_EQ(dump(main.body[2]->body.at(0)->value.get()), "(+ total (* r.setpoints[i] (** 2r i)))");
+}
+
+// ------------------------------------------------------------------ CODESYS and TwinCAT syntax (issue 30)
+
+TEST(ParserCodesys, AccessSpecifiersOnEveryPou) {
+  auto p = parseOk(
+      "FUNCTION INTERNAL F : INT F := 1; END_FUNCTION\n"
+      "FUNCTION_BLOCK PUBLIC FINAL Fb METHOD PRIVATE M : INT M := 2; END_METHOD END_FUNCTION_BLOCK\n"
+      "PROGRAM PUBLIC Main END_PROGRAM\n");
+  ASSERT_EQ(p->unit.pous.size(), 3u);
+  EXPECT_EQ(p->unit.pous[0].name, "F");
+  EXPECT_EQ(p->unit.pous[0].access, Access::Internal);
+  EXPECT_EQ(p->unit.pous[1].name, "Fb");
+  EXPECT_TRUE(p->unit.pous[1].isFinal);
+  EXPECT_EQ(p->unit.pous[1].methods.at(0).access, Access::Private);
+  EXPECT_EQ(p->unit.pous[2].name, "Main");
+  // A name that looks like a specifier is still a name.
+  auto named = parseOk("FUNCTION Public : INT Public := 1; END_FUNCTION\n");
+  EXPECT_EQ(named->unit.pous.at(0).name, "Public");
+}
+
+TEST(ParserCodesys, SpecifiersThatDoNotApplyAreErrors) {
+  auto p = parse(
+      "FUNCTION PRIVATE F : INT F := 1; END_FUNCTION\n"
+      "FUNCTION ABSTRACT G : INT G := 1; END_FUNCTION\n"
+      "FUNCTION_BLOCK OVERRIDE Fb END_FUNCTION_BLOCK\n");
+  EXPECT_TRUE(hasError(*p, "t.st:1:10: error: PRIVATE applies to methods and properties")) << p->errors();
+  EXPECT_TRUE(hasError(*p, "t.st:2:10: error: a 'FUNCTION' cannot be ABSTRACT")) << p->errors();
+  EXPECT_TRUE(hasError(*p, "t.st:3:16: error: a 'FUNCTION_BLOCK' cannot be OVERRIDE")) << p->errors();
+}
+
+TEST(ParserCodesys, FunctionWithoutReturnType) {
+  auto p = parseOk("FUNCTION Log VAR_INPUT x : INT; END_VAR END_FUNCTION\n");
+  ASSERT_EQ(p->unit.pous.size(), 1u);
+  EXPECT_EQ(p->unit.pous[0].returnType, nullptr);
+  EXPECT_EQ(p->unit.pous[0].vars.size(), 1u);
+}
+
+TEST(ParserCodesys, AndThenOrElseAreCallsWithTheirOperatorsPrecedence) {
+  EXPECT_EQ(ex("a AND_THEN b OR_ELSE c"), "OR_ELSE(AND_THEN(a, b), c)");
+  EXPECT_EQ(ex("a OR_ELSE b AND_THEN c"), "OR_ELSE(a, AND_THEN(b, c))");
+  EXPECT_EQ(ex("p <> 0 AND_THEN p^ > 0"), "AND_THEN((<> p 0), (> p^ 0))");
+  EXPECT_EQ(ex("a AND b AND_THEN c"), "AND_THEN((AND a b), c)");
+}
+
+// The call keeps its arguments (a user's FUNCTION Add is called with them) and carries the same
+// expression written with the operator in rhs.
+std::string operatorForm(const std::string& text) {
+  auto p = parseExpr(text);
+  EXPECT_FALSE(p->diag.hasErrors()) << text << "\n" << p->errors();
+  if (!p->expr || p->expr->kind != ExprKind::Call) return "<not a call>";
+  EXPECT_EQ(dump(p->expr.get()), text);
+  return p->expr->rhs ? dump(p->expr->rhs.get()) : "<none>";
+}
+
+TEST(ParserCodesys, OperatorFunctionsCarryTheOperatorsExpression) {
+  EXPECT_EQ(operatorForm("ADD(1, 2, 3)"), "(+ (+ 1 2) 3)");
+  EXPECT_EQ(operatorForm("AND(a, b, c)"), "(AND (AND a b) c)");
+  EXPECT_EQ(operatorForm("OR(a, b)"), "(OR a b)");
+  EXPECT_EQ(operatorForm("XOR(a, b)"), "(XOR a b)");
+  EXPECT_EQ(operatorForm("MOD(a, 3)"), "(MOD a 3)");
+  EXPECT_EQ(operatorForm("SUB(IN1 := a, IN2 := b)"), "(- a b)");
+  EXPECT_EQ(operatorForm("GT(a, b)"), "(> a b)");
+  EXPECT_EQ(operatorForm("GT(a, b, c[1].d)"), "(AND (> a b) (> b c[1].d))");
+  EXPECT_EQ(operatorForm("LE(1, x, y, 9)"), "(AND (AND (<= 1 x) (<= x y)) (<= y 9))");
+  EXPECT_EQ(ex("NOT(a)"), "(NOT a)");
+  // Not the operator's form: plain calls (sema calls a user's function or says what the form takes).
+  EXPECT_EQ(operatorForm("ADD(IN2 := a, IN1 := b)"), "<none>");
+  EXPECT_EQ(operatorForm("SUB(a, b, c)"), "<none>");
+  EXPECT_EQ(operatorForm("ADD(a)"), "<none>");
+  EXPECT_EQ(operatorForm("GT(a, f(x), c)"), "<none>");
+  EXPECT_EQ(operatorForm("MOVE(a)"), "<none>");
+  EXPECT_EQ(ex("fb.ADD(a, b)"), "fb.ADD(a, b)");
+  auto bare = parseExpr("AND");
+  EXPECT_TRUE(bare->diag.hasErrors());
+}
+
+TEST(ParserCodesys, DoubledQuoteInStringLiterals) {
+  auto p = parseExpr("'it''s'");
+  ASSERT_FALSE(p->diag.hasErrors()) << p->errors();
+  EXPECT_EQ(p->expr->text, "it's");
+  EXPECT_EQ(parseExpr("''''")->expr->text, "'");
+  EXPECT_EQ(parseExpr("''")->expr->text, "");
+  auto w = parseExpr("\"a\"\"b\"");
+  ASSERT_FALSE(w->diag.hasErrors()) << w->errors();
+  EXPECT_EQ(w->expr->text, std::string("a\0\"\0b\0", 6));
+}
+
+TEST(ParserCodesys, PointerIndexParsesAsAnIndex) { EXPECT_EQ(ex("p[2]"), "p[2]"); }
+
+TEST(ParserCodesys, VarInstBecomesTheBlocksAndVarStatAGlobal) {
+  auto p = parseOk(
+      "FUNCTION_BLOCK Fb VAR x : INT; END_VAR\n"
+      "METHOD M : INT VAR_INST calls : INT := 3; END_VAR M := calls; END_METHOD END_FUNCTION_BLOCK\n"
+      "FUNCTION F : INT VAR_STAT last : DINT; END_VAR F := 1; END_FUNCTION\n"
+      "PROGRAM Main VAR_STAT seen : INT; END_VAR END_PROGRAM\n");
+  ASSERT_EQ(p->unit.pous.size(), 3u);
+  const Pou& fb = p->unit.pous[0];
+  ASSERT_EQ(fb.vars.size(), 2u);
+  EXPECT_EQ(fb.vars[1].name, "calls");
+  EXPECT_EQ(fb.vars[1].section, VarSection::Var);
+  EXPECT_EQ(dumpInit(fb.vars[1].init.get()), "3");
+  EXPECT_TRUE(fb.methods.at(0).vars.empty());
+  EXPECT_TRUE(p->unit.pous[1].vars.empty());
+  ASSERT_EQ(p->unit.globals.size(), 1u);
+  EXPECT_EQ(p->unit.globals[0].name, "last");
+  EXPECT_EQ(p->unit.globals[0].section, VarSection::Global);
+  ASSERT_EQ(p->unit.pous[2].vars.size(), 1u);
+  EXPECT_EQ(p->unit.pous[2].vars[0].section, VarSection::Var);
+  auto bad = parse("PROGRAM Main VAR_INST x : INT; END_VAR END_PROGRAM\n");
+  EXPECT_TRUE(hasError(*bad, "VAR_INST is only allowed in a METHOD")) << bad->errors();
+}
+
+TEST(ParserCodesys, UnionIsAStructWhoseFieldsOverlap) {
+  auto p = parseOk("TYPE U : UNION d : DINT; b : ARRAY[0..3] OF BYTE; END_UNION END_TYPE\n");
+  const TypeRef& t = *p->unit.types.at(0).type;
+  EXPECT_EQ(t.kind, TypeRefKind::Struct);
+  EXPECT_TRUE(t.isUnion);
+  EXPECT_EQ(t.fields.size(), 2u);
+  auto bad = parse("TYPE U : UNION d : DINT; END_STRUCT END_TYPE\n");
+  EXPECT_TRUE(bad->diag.hasErrors());
+}
+
+TEST(ParserCodesys, InstanceInitialisationArgumentsAreAPreciseError) {
+  auto p = parse("PROGRAM Main VAR o : Otg(0, 0); x : INT; END_VAR x := 1; END_PROGRAM\n");
+  EXPECT_TRUE(hasError(*p, "t.st:1:27: error: instance initialisation arguments ('Otg(...)' calling FB_init)"))
+      << p->errors();
+  EXPECT_FALSE(hasError(*p, "subrange")) << p->errors();
+  auto one = parse("PROGRAM Main VAR o : Otg(5); END_VAR END_PROGRAM\n");
+  EXPECT_TRUE(hasError(*one, "calling FB_init")) << one->errors();
 }
 
 }  // namespace

@@ -1,14 +1,14 @@
 // The standard function blocks' instance layouts (TON, TOF, TP, R_TRIG, F_TRIG, CTU, CTD, CTUD,
-// SR, RS): what the compiler declares them as and what write sets and the recorder size. Their
-// bodies run in C++ (vm/exec/natives.h) over the same structs, whose natural-alignment layout is
-// exactly the one the compiler gives the same fields, so an instance in the image can be read by
-// either.
+// SR, RS, and the counters over DINT, LINT, UDINT and ULINT): what the compiler declares them as and what write sets
+// and the recorder size. Their bodies run in C++ (vm/exec/natives.h) over the same structs, whose natural-alignment
+// layout is exactly the one the compiler gives the same fields, so an instance in the image can be read by either.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "vm/bytecode/types.h"
@@ -55,34 +55,52 @@ struct Trig {  // R_TRIG, F_TRIG
   uint8_t Q;
   uint8_t M;
 };
-struct Ctu {
+// The counters, over the type of PV and CV: INT for CTU, CTD and CTUD, and DINT, LINT, UDINT and
+// ULINT for the CODESYS Standard library's CTU_DINT ... CTUD_ULINT.
+template <class C>
+struct CtuOf {
   uint8_t CU;
   uint8_t RESET;
-  int16_t PV;
+  C PV;
   uint8_t Q;
-  int16_t CV;
+  C CV;
   uint8_t prevCu;
 };
-struct Ctd {
+template <class C>
+struct CtdOf {
   uint8_t CD;
   uint8_t LOAD;
-  int16_t PV;
+  C PV;
   uint8_t Q;
-  int16_t CV;
+  C CV;
   uint8_t prevCd;
 };
-struct Ctud {
+template <class C>
+struct CtudOf {
   uint8_t CU;
   uint8_t CD;
   uint8_t RESET;
   uint8_t LOAD;
-  int16_t PV;
+  C PV;
   uint8_t QU;
   uint8_t QD;
-  int16_t CV;
+  C CV;
   uint8_t prevCu;
   uint8_t prevCd;
 };
+using Ctu = CtuOf<int16_t>;
+using Ctd = CtdOf<int16_t>;
+using Ctud = CtudOf<int16_t>;
+
+// The elementary type of a counter's PV and CV.
+template <class C>
+constexpr TypeKind counterKind() {
+  if constexpr (std::is_same_v<C, int16_t>) return TypeKind::Int;
+  if constexpr (std::is_same_v<C, int32_t>) return TypeKind::DInt;
+  if constexpr (std::is_same_v<C, int64_t>) return TypeKind::LInt;
+  if constexpr (std::is_same_v<C, uint32_t>) return TypeKind::UDInt;
+  return TypeKind::ULInt;
+}
 struct Sr {
   uint8_t S1;
   uint8_t R;
@@ -108,19 +126,23 @@ inline constexpr NativeField kTrigFields[] = {
     SB_FIELD(Trig, Q, Bool, Output),
     SB_HIDDEN(Trig, M, Bool),
 };
+#define SB_COUNT(S, F, SECTION) NativeField{#F, counterKind<C>(), VarSection::SECTION, offsetof(S, F), sizeof(C), false}
+template <class C>
 inline constexpr NativeField kCtuFields[] = {
-    SB_FIELD(Ctu, CU, Bool, Input), SB_FIELD(Ctu, RESET, Bool, Input), SB_FIELD(Ctu, PV, Int, Input),
-    SB_FIELD(Ctu, Q, Bool, Output), SB_FIELD(Ctu, CV, Int, Output),     SB_HIDDEN(Ctu, prevCu, Bool),
+    SB_FIELD(CtuOf<C>, CU, Bool, Input), SB_FIELD(CtuOf<C>, RESET, Bool, Input), SB_COUNT(CtuOf<C>, PV, Input),
+    SB_FIELD(CtuOf<C>, Q, Bool, Output), SB_COUNT(CtuOf<C>, CV, Output),         SB_HIDDEN(CtuOf<C>, prevCu, Bool),
 };
+template <class C>
 inline constexpr NativeField kCtdFields[] = {
-    SB_FIELD(Ctd, CD, Bool, Input), SB_FIELD(Ctd, LOAD, Bool, Input), SB_FIELD(Ctd, PV, Int, Input),
-    SB_FIELD(Ctd, Q, Bool, Output), SB_FIELD(Ctd, CV, Int, Output),    SB_HIDDEN(Ctd, prevCd, Bool),
+    SB_FIELD(CtdOf<C>, CD, Bool, Input), SB_FIELD(CtdOf<C>, LOAD, Bool, Input), SB_COUNT(CtdOf<C>, PV, Input),
+    SB_FIELD(CtdOf<C>, Q, Bool, Output), SB_COUNT(CtdOf<C>, CV, Output),        SB_HIDDEN(CtdOf<C>, prevCd, Bool),
 };
+template <class C>
 inline constexpr NativeField kCtudFields[] = {
-    SB_FIELD(Ctud, CU, Bool, Input),    SB_FIELD(Ctud, CD, Bool, Input),   SB_FIELD(Ctud, RESET, Bool, Input),
-    SB_FIELD(Ctud, LOAD, Bool, Input),  SB_FIELD(Ctud, PV, Int, Input),    SB_FIELD(Ctud, QU, Bool, Output),
-    SB_FIELD(Ctud, QD, Bool, Output),   SB_FIELD(Ctud, CV, Int, Output),   SB_HIDDEN(Ctud, prevCu, Bool),
-    SB_HIDDEN(Ctud, prevCd, Bool),
+    SB_FIELD(CtudOf<C>, CU, Bool, Input),   SB_FIELD(CtudOf<C>, CD, Bool, Input),  SB_FIELD(CtudOf<C>, RESET, Bool, Input),
+    SB_FIELD(CtudOf<C>, LOAD, Bool, Input), SB_COUNT(CtudOf<C>, PV, Input),        SB_FIELD(CtudOf<C>, QU, Bool, Output),
+    SB_FIELD(CtudOf<C>, QD, Bool, Output),  SB_COUNT(CtudOf<C>, CV, Output),       SB_HIDDEN(CtudOf<C>, prevCu, Bool),
+    SB_HIDDEN(CtudOf<C>, prevCd, Bool),
 };
 inline constexpr NativeField kSrFields[] = {
     SB_FIELD(Sr, S1, Bool, Input),
@@ -136,6 +158,7 @@ inline constexpr NativeField kRsFields[] = {
 // clang-format on
 #undef SB_FIELD
 #undef SB_HIDDEN
+#undef SB_COUNT
 
 }  // namespace native_layout
 

@@ -160,6 +160,7 @@
   SB_FAM_FLT(X, TAN, "oo", "d = TAN(a)") SB_FAM_FLT(X, ASIN, "oo", "d = ASIN(a)")            \
   SB_FAM_FLT(X, ACOS, "oo", "d = ACOS(a)") SB_FAM_FLT(X, ATAN, "oo", "d = ATAN(a)")          \
   SB_FAM_FLT(X, EXPT, "ooo", "d = a ** b")                                                    \
+  SB_FAM_FLT(X, ATAN2, "ooo", "d = ATAN2(a, b): the angle of the point (b, a)")               \
   X(SMOV, "oko", "string d (capacity k) = s, truncated")                                      \
   X(SCAT, "okoo", "string d = CONCAT(a, b)")                                                  \
   X(SLEN, "oo", "d (INT) = LEN(s)")                                                           \

@@ -103,7 +103,7 @@ std::optional<Rule> ruleFor(Op op) {
   if (SB_REAL_FAMILY(JNLT) || SB_REAL_FAMILY(JNLE)) return none();
   if (SB_REAL_FAMILY(TRUNC)) return direct(8);
   for (Op first : {Op::SQRT_F32, Op::LN_F32, Op::LOG_F32, Op::EXP_F32, Op::SIN_F32, Op::COS_F32, Op::TAN_F32,
-                   Op::ASIN_F32, Op::ACOS_F32, Op::ATAN_F32, Op::EXPT_F32})
+                   Op::ASIN_F32, Op::ACOS_F32, Op::ATAN_F32, Op::EXPT_F32, Op::ATAN2_F32})
     if (in(first, static_cast<Op>(static_cast<uint32_t>(first) + 1))) return real(first);
   if (SB_BIT_FAMILY(GETBIT)) return direct(1);
   for (Op first : {Op::SETBIT_8, Op::AND_8, Op::OR_8, Op::XOR_8, Op::NOT_8, Op::SHL_8, Op::SHR_8, Op::ROL_8, Op::ROR_8})

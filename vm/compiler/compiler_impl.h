@@ -374,6 +374,7 @@ class Compiler {
   Value lowerMinMax(const sema::Expr& e, const Place* dest);
   Value lowerSelect(const sema::Expr& e);
   Value lowerMux(const sema::Expr& e);
+  Value lowerShortCircuit(const sema::Expr& e);
   Value lowerString(const sema::Expr& e, const std::vector<uint32_t>& operands, const Place* dest);
   Value lowerOutput(const sema::Expr& value, Value parameter);
   Value lowerCall(const sema::Expr& e, const Place* dest);

@@ -292,19 +292,28 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
     case ast::TypeRefKind::Struct: {
       Type t;
       t.kind = TypeKind::Struct;
-      t.name = "STRUCT";
+      t.name = ref.isUnion ? "UNION" : "STRUCT";
       uint64_t off = 0;
+      uint64_t unionSize = 0;
+      bool fieldInitial = false;  // a field whose type's initial bytes are not all 0 (F_TRIG, a class id)
       for (const ast::VarDecl& f : ref.fields) {
         const Type* ft = f.type ? resolveType(*f.type) : nullptr;
         if (!ft) continue;
-        if (ft->kind == TypeKind::FunctionBlock) {
-          error(f.span, "a STRUCT cannot contain function block instances");
+        if (ft->kind == TypeKind::FunctionBlock && ref.isUnion) {
+          error(f.span, "a UNION cannot contain function block instances");
+          continue;
+        }
+        if (ft->kind == TypeKind::FunctionBlock && ft->abstract) {
+          error(f.span, fmt::format("'{}' is ABSTRACT: it has no instances", ft->name));
           continue;
         }
         if (t.field(f.name)) {
           error(f.span, fmt::format("field '{}' is declared twice", f.name));
           continue;
         }
+        // A UNION's fields all start at its first byte (CODESYS): writing one changes the others.
+        if (ref.isUnion) off = 0;
+        fieldInitial = fieldInitial || !ft->zeroInitial();
         const uint64_t at = alignSize(off, ft->align);
         const uint64_t end = alignSize(addSize(at, ft->size), std::max(t.align, ft->align));
         if (end > kMaxImageBytes) {
@@ -319,13 +328,17 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
         v.span = f.span;
         t.addField(v);
         off = at + ft->size;
+        unionSize = std::max(unionSize, off);
         t.align = std::max(t.align, ft->align);
       }
+      if (ref.isUnion) off = unionSize;
       t.size = static_cast<uint32_t>(alignSize(std::max<uint64_t>(off, 1), t.align));
       // Without initial values written its bytes are all zero: none are made (keepInitial).
-      const bool initialised =
-          std::any_of(ref.fields.begin(), ref.fields.end(), [](const ast::VarDecl& f) { return f.init != nullptr; });
+      const bool initialised = fieldInitial || std::any_of(ref.fields.begin(), ref.fields.end(),
+                                                           [](const ast::VarDecl& f) { return f.init != nullptr; });
       if (initialised) t.init.assign(t.size, 0);
+      if (fieldInitial)
+        for (const Variable& v : t.fields) v.type->writeInitialValue(t.init.data() + v.offset);
       for (size_t i = 0, k = 0; initialised && i < ref.fields.size(); ++i) {
         if (k >= t.fields.size() || !equalsIgnoreCase(t.fields[k].name, ref.fields[i].name)) continue;
         writeInitial(t.init, t.fields[k].offset, t.fields[k].type, ref.fields[i].init.get());
@@ -782,6 +795,26 @@ void Compiler::foldLocalConstant(PouDecl& decl, const ast::VarDecl& d, const Typ
 
 // ---------------------------------------------------------------- initial values
 
+namespace {
+
+// The first ADR(...) or REF(...) call in an expression, or null.
+const ast::Expr* addressCallIn(const ast::Expr& e) {
+  if (e.kind == ast::ExprKind::Call && e.operand->kind == ast::ExprKind::Name &&
+      (equalsIgnoreCase(e.operand->text, "ADR") || equalsIgnoreCase(e.operand->text, "REF")))
+    return &e;
+  for (const ast::Expr* part : {e.operand.get(), e.rhs.get()})
+    if (part)
+      if (const ast::Expr* found = addressCallIn(*part)) return found;
+  for (const ast::Argument& a : e.args)
+    if (a.value)
+      if (const ast::Expr* found = addressCallIn(*a.value)) return found;
+  for (const ast::ExprPtr& i : e.indices)
+    if (const ast::Expr* found = addressCallIn(*i)) return found;
+  return nullptr;
+}
+
+}  // namespace
+
 void Compiler::writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type* type, const ConstValue& c,
                           const SourceSpan& span) {
   if (!type || offset + type->size > buf.size()) return;
@@ -840,6 +873,14 @@ void Compiler::writeInitial(std::vector<uint8_t>& buf, uint32_t offset, const Ty
   switch (init->kind) {
     case ast::InitKind::Expr: {
       if (!init->expr) return;
+      if (const ast::Expr* address = addressCallIn(*init->expr)) {
+        // An initial value is a constant of the type's template, laid out before any instance
+        // has an address; CODESYS computes it when the instance is initialised.
+        error(address->span, fmt::format("{}() in an initial value is not supported: an initial value is a constant, "
+                                         "and an address is not one here; assign it in the body (on the first cycle)",
+                                         upperCase(address->operand->text)));
+        return;
+      }
       const std::optional<Folded> v = constantOf(*init->expr, type);
       if (!v) {
         // Name what is wrong inside it (an undeclared name) rather than only that it is not constant.

@@ -544,6 +544,7 @@ Value Compiler::lowerOperation(const sema::Expr& e, const Place* dest) {
     case sema::Op::Min:
     case sema::Op::Max: emit(opFor(numberFamily(e.op), p), {o(out), o(x[0]), o(x[1])}); break;
     case sema::Op::Expt: emit(fltOp(Op::EXPT_F32, p), {o(out), o(x[0]), o(x[1])}); break;
+    case sema::Op::Atan2: emit(fltOp(Op::ATAN2_F32, p), {o(out), o(x[0]), o(x[1])}); break;
     case sema::Op::Eq:
     case sema::Op::Ne:
     case sema::Op::Lt:
@@ -668,6 +669,7 @@ Value Compiler::lower(const sema::Expr& e, const Place* dest) {
         lowerAdvanceTime(e);
         return Value{};
       }
+      if (e.shortCircuit) return lowerShortCircuit(e);
       return lowerOperation(e, dest);
     case sema::ExprKind::ScaleDuration: return lowerScaleDuration(e, dest);
     case sema::ExprKind::MinMax:

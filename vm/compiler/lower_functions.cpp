@@ -108,6 +108,17 @@ Value Compiler::lowerSelect(const sema::Expr& e) {
   return r;
 }
 
+// a AND_THEN b, a OR_ELSE b: b is computed only when a does not decide the result.
+Value Compiler::lowerShortCircuit(const sema::Expr& e) {
+  Value r = tempValue(e.type);
+  const Label done = newLabel();
+  store(r.place, converted(*e.a[0], lower(*e.a[0])));
+  emit(e.op == sema::Op::And ? Op::JF : Op::JT, {o(r.place.operand), lab(done)});
+  store(r.place, converted(*e.a[1], lower(*e.a[1])));
+  bind(done);
+  return r;
+}
+
 Value Compiler::lowerMux(const sema::Expr& e) {
   std::vector<Value> vals;
   std::vector<DeferredCheck> checks(e.a.size());  // only the chosen input is read

@@ -392,6 +392,11 @@ class Lowering {
 
   Val operation(const sema::Expr& e) {
     const SourceSpan& span = e.span;
+    if (e.shortCircuit) {  // AND_THEN, OR_ELSE: the right side's nodes run only when it is needed
+      const Node* x = readConverted(*e.a[0], lowerBase(*e.a[0]));
+      const Node* y = readConverted(*e.a[1], lowerBase(*e.a[1]));
+      return valueOf(scalarNode(e.op == sema::Op::And ? boolAndFn() : boolOrFn(), Prim::U8, x, y, span), e.type);
+    }
     if (e.op == sema::Op::LowerBound || e.op == sema::Op::UpperBound) {
       // From the slot: the dimension's lower bound (DINT) and its count (UDINT).
       const Node* slot = openArraySlot(lower(*e.a[0]), span);
@@ -427,6 +432,7 @@ class Lowering {
       case sema::Op::Div: return binary(arithFn(Arith::Div, p), p, false);
       case sema::Op::Mod: return binary(arithFn(Arith::Mod, p), p, false);
       case sema::Op::Expt: return binary(arithFn(Arith::Expt, p), p, false);
+      case sema::Op::Atan2: return binary(arithFn(Arith::Atan2, p), p, false);
       case sema::Op::Eq: return binary(cmpFn(Cmp::Eq, p), Prim::U8, false);
       case sema::Op::Ne: return binary(cmpFn(Cmp::Ne, p), Prim::U8, false);
       case sema::Op::Lt: return binary(cmpFn(Cmp::Lt, p), Prim::U8, false);

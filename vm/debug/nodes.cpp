@@ -124,6 +124,8 @@ bool arithOp(const Node& n, Ctx& c, uint64_t& out) {
     r = std::max<T>(a, b);
   } else if constexpr (op == Arith::Expt) {
     if constexpr (std::is_floating_point_v<T>) r = std::pow(a, b);
+  } else if constexpr (op == Arith::Atan2) {
+    if constexpr (std::is_floating_point_v<T>) r = std::atan2(a, b);
   }
   out = put<T>(r);
   return true;
@@ -176,6 +178,18 @@ bool notBits(const Node& n, Ctx& c, uint64_t& out) {
   uint64_t x;
   if (!evalScalar(*n.a, c, x)) return false;
   out = put<U>(static_cast<U>(~get<U>(x)));
+  return true;
+}
+
+bool boolOr(const Node& n, Ctx& c, uint64_t& out) {
+  uint64_t x, y;
+  if (!evalScalar(*n.a, c, x)) return false;
+  if (get<uint8_t>(x) != 0) {  // the result is TRUE whatever b is
+    out = 1;
+    return true;
+  }
+  if (!evalScalar(*n.b, c, y)) return false;
+  out = static_cast<uint8_t>(get<uint8_t>(y) != 0);
   return true;
 }
 
@@ -684,6 +698,7 @@ ScalarFn arithFn(Arith op, Prim p) {
       case Arith::Min: return &arithOp<T, Arith::Min>;
       case Arith::Max: return &arithOp<T, Arith::Max>;
       case Arith::Expt: return &arithOp<T, Arith::Expt>;
+      case Arith::Atan2: return &arithOp<T, Arith::Atan2>;
     }
     return nullptr;
   });
@@ -723,6 +738,7 @@ ScalarFn notBitsFn(uint32_t size) {
 }
 ScalarFn boolNotFn() { return &boolNot; }
 ScalarFn boolAndFn() { return &boolAnd; }
+ScalarFn boolOrFn() { return &boolOr; }
 ScalarFn getBitFn(uint32_t size) {
   return bySize(size, [](auto t) -> ScalarFn { return &getBit<typename decltype(t)::type>; });
 }

@@ -107,7 +107,7 @@ inline uint64_t put(T v) {
 
 // ---- operation families; nodes.cpp gives the evaluation function of each for a storage type
 
-enum class Arith : uint8_t { Add, Sub, Mul, Div, Mod, Min, Max, Expt };
+enum class Arith : uint8_t { Add, Sub, Mul, Div, Mod, Min, Max, Expt, Atan2 };
 enum class Cmp : uint8_t { Eq, Ne, Lt, Le };
 enum class BitOp : uint8_t { And, Or, Xor, Shl, Shr, Rol, Ror };
 enum class Unop : uint8_t { Neg, Abs, Sqrt, Ln, Log, Exp, Sin, Cos, Tan, Asin, Acos, Atan, NeZero };
@@ -127,6 +127,7 @@ ScalarFn bitFn(BitOp op, uint32_t size);  // a op b on unsigned of `size` bytes 
 ScalarFn notBitsFn(uint32_t size);        // bitwise NOT
 ScalarFn boolNotFn();                     // BOOL NOT: a ? 0 : 1
 ScalarFn boolAndFn();                     // BOOL AND, skipping b when a is FALSE (b is safe to skip)
+ScalarFn boolOrFn();                      // BOOL OR, skipping b when a is TRUE (OR_ELSE)
 ScalarFn getBitFn(uint32_t size);         // BOOL = bit k of a
 ScalarFn unaryFn(Unop op, Prim p);
 ScalarFn truncFn(Prim p);            // I64 = a (REAL/LREAL) truncated toward zero, saturated

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <utility>
 
 namespace scanback {
@@ -15,21 +16,23 @@ using namespace native_layout;
 // The field tables as constant expressions, so that every field's copy below has a constant
 // size and is inlined (a call to memcpy per field was a sixth of the plant benchmark's VM time).
 template <class T>
-constexpr const auto& fieldsOf();
+struct Fields;
 template <>
-constexpr const auto& fieldsOf<Timer>() { return kTimerFields; }
+struct Fields<Timer> { static constexpr const auto& get() { return kTimerFields; } };
 template <>
-constexpr const auto& fieldsOf<Trig>() { return kTrigFields; }
+struct Fields<Trig> { static constexpr const auto& get() { return kTrigFields; } };
+template <class C>
+struct Fields<CtuOf<C>> { static constexpr const auto& get() { return kCtuFields<C>; } };
+template <class C>
+struct Fields<CtdOf<C>> { static constexpr const auto& get() { return kCtdFields<C>; } };
+template <class C>
+struct Fields<CtudOf<C>> { static constexpr const auto& get() { return kCtudFields<C>; } };
 template <>
-constexpr const auto& fieldsOf<Ctu>() { return kCtuFields; }
+struct Fields<Sr> { static constexpr const auto& get() { return kSrFields; } };
 template <>
-constexpr const auto& fieldsOf<Ctd>() { return kCtdFields; }
-template <>
-constexpr const auto& fieldsOf<Ctud>() { return kCtudFields; }
-template <>
-constexpr const auto& fieldsOf<Sr>() { return kSrFields; }
-template <>
-constexpr const auto& fieldsOf<Rs>() { return kRsFields; }
+struct Fields<Rs> { static constexpr const auto& get() { return kRsFields; } };
+template <class T>
+constexpr const auto& fieldsOf() { return Fields<T>::get(); }
 
 template <class T, size_t... I>
 void loadFields(T& v, const uint8_t* p, std::index_sequence<I...>) {
@@ -134,37 +137,41 @@ void runFTrig(uint8_t* p, int64_t) {
   store(p, s);
 }
 
+// A counter stops at its type's limits (an unsigned CTD at 0), as IEC's CTU stops at PVmax.
+template <class C>
 void runCtu(uint8_t* p, int64_t) {
-  auto s = load<Ctu>(p);
+  auto s = load<CtuOf<C>>(p);
   if (s.RESET)
     s.CV = 0;
-  else if (s.CU && !s.prevCu && s.CV < INT16_MAX)
+  else if (s.CU && !s.prevCu && s.CV < std::numeric_limits<C>::max())
     ++s.CV;
   s.Q = s.CV >= s.PV;
   s.prevCu = s.CU;
   store(p, s);
 }
 
+template <class C>
 void runCtd(uint8_t* p, int64_t) {
-  auto s = load<Ctd>(p);
+  auto s = load<CtdOf<C>>(p);
   if (s.LOAD)
     s.CV = s.PV;
-  else if (s.CD && !s.prevCd && s.CV > INT16_MIN)
+  else if (s.CD && !s.prevCd && s.CV > std::numeric_limits<C>::min())
     --s.CV;
   s.Q = s.CV <= 0;
   s.prevCd = s.CD;
   store(p, s);
 }
 
+template <class C>
 void runCtud(uint8_t* p, int64_t) {
-  auto s = load<Ctud>(p);
+  auto s = load<CtudOf<C>>(p);
   if (s.RESET) {
     s.CV = 0;
   } else if (s.LOAD) {
     s.CV = s.PV;
   } else {
-    if (s.CU && !s.prevCu && s.CV < INT16_MAX) ++s.CV;
-    if (s.CD && !s.prevCd && s.CV > INT16_MIN) --s.CV;
+    if (s.CU && !s.prevCu && s.CV < std::numeric_limits<C>::max()) ++s.CV;
+    if (s.CD && !s.prevCd && s.CV > std::numeric_limits<C>::min()) --s.CV;
   }
   s.QU = s.CV >= s.PV;
   s.QD = s.CV <= 0;
@@ -190,8 +197,23 @@ void runRs(uint8_t* p, int64_t) {
 // By native id: in the order of nativeBlocks() (vm/bytecode/native_blocks.cpp), which
 // natives_test checks by name.
 const NativeBody kBodies[] = {
-    {"TON", runTon}, {"TOF", runTof}, {"TP", runTp},     {"R_TRIG", runRTrig}, {"F_TRIG", runFTrig},
-    {"CTU", runCtu}, {"CTD", runCtd}, {"CTUD", runCtud}, {"SR", runSr},        {"RS", runRs},
+    {"TON", runTon},
+    {"TOF", runTof},
+    {"TP", runTp},
+    {"R_TRIG", runRTrig},
+    {"F_TRIG", runFTrig},
+    {"CTU", runCtu<int16_t>},
+    {"CTD", runCtd<int16_t>},
+    {"CTUD", runCtud<int16_t>},
+    {"SR", runSr},
+    {"RS", runRs},
+#define SB_COUNTER_BODIES(SUFFIX, C) \
+  {"CTU_" SUFFIX, runCtu<C>}, {"CTD_" SUFFIX, runCtd<C>}, { "CTUD_" SUFFIX, runCtud<C> }
+    SB_COUNTER_BODIES("DINT", int32_t),
+    SB_COUNTER_BODIES("LINT", int64_t),
+    SB_COUNTER_BODIES("UDINT", uint32_t),
+    SB_COUNTER_BODIES("ULINT", uint64_t),
+#undef SB_COUNTER_BODIES
 };
 
 }  // namespace

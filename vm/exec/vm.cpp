@@ -815,6 +815,8 @@ L_BNOT:
   L_ATAN_##S : WR(T, 0, std::atan(RD(T, 1)));                                      \
   NEXT(3);                                                                         \
   L_EXPT_##S : WR(T, 0, std::pow(RD(T, 1), RD(T, 2)));                             \
+  NEXT(4);                                                                         \
+  L_ATAN2_##S : WR(T, 0, std::atan2(RD(T, 1), RD(T, 2)));                          \
   NEXT(4);
 
   SB_INT_IMPL(I8, int8_t)

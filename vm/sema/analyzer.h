@@ -102,6 +102,7 @@ class Analyzer {
   Expr* enumMember(const ast::Expr& e);
   Expr* index(const ast::Expr& e);
   Expr* deref(const ast::Expr& e);
+  Expr* pointerIndex(const ast::Expr& e, Expr* pointer);
   Expr* bitAccess(const ast::Expr& e);
   Expr* unary(const ast::Expr& e, const Type* hint);
   Expr* binary(const ast::Expr& e, const Type* hint);

@@ -148,6 +148,7 @@ class BuiltinAnalysis {
 
   static uint32_t capacityOf(const Expr* s) { return valueBase(s->type)->capacity; }
 
+  Expr* shortCircuit();
   Expr* truncation();
   Expr* conversion();
   Expr* numeric();
@@ -157,12 +158,38 @@ class BuiltinAnalysis {
 };
 
 Expr* BuiltinAnalysis::run() {
+  if (Expr* r = shortCircuit()) return r;
   if (Expr* r = truncation()) return r;
   if (Expr* r = conversion()) return r;
   if (Expr* r = numeric()) return r;
   if (Expr* r = selection()) return r;
   if (Expr* r = strings()) return r;
   return times();
+}
+
+// ---- a AND_THEN b, a OR_ELSE b (the parser makes them calls of these names)
+Expr* BuiltinAnalysis::shortCircuit() {
+  const bool andThen = name_ == "AND_THEN";
+  if (!andThen && name_ != "OR_ELSE") return nullptr;
+  const Type* boolType = elem(TypeKind::Bool);
+  auto a = args({"IN1", "IN2"});
+  if (!a[0] || !a[1]) return invalid(boolType);
+  Expr* x = an_.expression(*a[0], boolType);
+  Expr* y = an_.expression(*a[1], boolType);
+  if (an_.isPoison(x) || an_.isPoison(y)) return an_.poison(span_);
+  for (auto [v, source] : {std::pair{x, a[0]}, std::pair{y, a[1]}}) {
+    const bool isBool =
+        v->type ? valueBase(v->type)->kind == TypeKind::Bool : v->constant.kind == ConstValue::Kind::Bool;
+    if (!isBool) {
+      an_.error(source->span, fmt::format("{} needs BOOL operands, not {}", andThen ? "AND_THEN" : "OR_ELSE",
+                                          v->type ? v->type->name : "a number"));
+      return invalid(boolType);
+    }
+  }
+  Expr* r = an_.operation(andThen ? Op::And : Op::Or, boolType, span_,
+                          {an_.operandAs(x, boolType, span_), an_.operandAs(y, boolType, span_)});
+  r->shortCircuit = true;
+  return r;
 }
 
 // ---- TRUNC, X_TRUNC_Y
@@ -214,15 +241,20 @@ Expr* BuiltinAnalysis::conversion() {
   auto a = args({"IN"});
   if (!a[0]) return invalid(to);
   Expr* v = an_.expression(*a[0], from);
+  // An argument that already failed was reported once: no second message about its type.
+  if (an_.isPoison(v)) return invalid(to);
   if (from && v->type && valueBase(v->type) != from) {
     const Type* vt = valueBase(v->type);
     const bool stringsMatch = vt->kind == TypeKind::String && from->kind == TypeKind::String && vt->wide == from->wide;
     const bool enumOk = vt->kind == TypeKind::Enum && vt->base == from;
-    if (!stringsMatch && !enumOk && !implicitlyConvertible(vt, from)) {
+    // The argument converts into the function's input type as into a user function's input: a
+    // narrowing CODESYS accepts warns (INT_TO_BYTE(d) of a DINT d), --strict makes it an error.
+    if (!stringsMatch && !enumOk && !implicitlyConvertible(vt, from) && !an_.codesysImplicit(vt, from, a[0]->span)) {
       an_.error(a[0]->span, fmt::format("{} expects a {}, not {}", name_, from->name, v->type->name));
       return invalid(to);
     }
-    if (!stringsMatch && !enumOk) v = an_.convert(v, from, span_);
+    // Converted as the conversion function does (the warning above, if any, was the only one).
+    if (!stringsMatch && !enumOk) v = an_.convert(v, from, span_, true);
   }
   if (from && !v->type && v->kind == ExprKind::Constant) v = an_.convert(v, from, span_);
   return asValue(an_.conversion(call_, v, v->type, to));
@@ -250,6 +282,24 @@ Expr* BuiltinAnalysis::numeric() {
     }
     const Type* rt = realTypeFor(v);
     return an_.operation(it->second, rt, span_, {an_.operandAs(v, rt, span_, true)});
+  }
+  if (name_ == "ATAN2") {  // ATAN2(Y, X) (OSCAT, C's atan2): the angle of the point (X, Y), -pi..pi
+    auto a = args({"Y", "X"});
+    if (!a[0] || !a[1]) return invalid(f64);
+    Expr* y = an_.expression(*a[0], hint_);
+    Expr* x = an_.expression(*a[1], hint_);
+    for (auto [v, source] : {std::pair{y, a[0]}, std::pair{x, a[1]}}) {
+      if (an_.isPoison(v)) return invalid(f64);
+      const bool number = v->type ? valueBase(v->type)->isNumeric() : v->constant.kind != ConstValue::Kind::String;
+      if (!number) {
+        an_.error(source->span, fmt::format("ATAN2 needs numbers, not {}", v->type ? v->type->name : "a string"));
+        return invalid(f64);
+      }
+    }
+    // REAL when both are REAL or convert to it (as for the other functions), else LREAL.
+    const Type* ry = realTypeFor(y);
+    const Type* rt = ry == realTypeFor(x) ? ry : f64;
+    return an_.operation(Op::Atan2, rt, span_, {an_.operandAs(y, rt, span_, true), an_.operandAs(x, rt, span_, true)});
   }
   if (name_ == "EXPT") {
     auto a = args({"IN1", "IN2"});
@@ -503,6 +553,52 @@ Expr* BuiltinAnalysis::times() {
     Expr* r = an_.operation(Op::Now, elem(name_ == "TIME" ? TypeKind::Time : TypeKind::LTime), span_, {});
     r->fresh = true;
     return r;
+  }
+  // TIME_TO_NS ... TIME_TO_D and LTIME_TO_<unit>: the whole units of a duration, truncated
+  // toward zero, as LINT (T#1m30s gives 1 for M, 90 for S).
+  static const std::pair<const char*, int64_t> kUnits[] = {
+      {"NS", 1},           {"US", 1'000},          {"MS", kNsPerMs}, {"S", kNsPerS},
+      {"M", 60 * kNsPerS}, {"H", 3'600 * kNsPerS}, {"D", kNsPerDay},
+  };
+  for (const auto& [unit, ns] : kUnits) {
+    const bool ltime = name_ == std::string("LTIME_TO_") + unit;
+    if (!ltime && name_ != std::string("TIME_TO_") + unit) continue;
+    const Type* from = elem(ltime ? TypeKind::LTime : TypeKind::Time);
+    const Type* i64 = elem(TypeKind::LInt);
+    auto a = args({"IN"});
+    if (!a[0]) return invalid(i64);
+    Expr* v = an_.expression(*a[0], from);
+    if (an_.isPoison(v)) return invalid(i64);
+    Expr* nanoseconds = an_.relabel(an_.operandAs(v, from, span_), i64, span_);
+    if (ns == 1) return nanoseconds;
+    Expr* r = an_.operation(Op::Div, i64, span_, {nanoseconds, an_.constantNode(i64, ConstValue::ofInt(ns), span_)});
+    r->fresh = true;
+    return r;
+  }
+  // DAY_OF_WEEK(DATE or DT) (OSCAT's, which CODESYS libraries use): 1 for Monday to 7 for
+  // Sunday, ISO 8601's numbering; 1970-01-01 was a Thursday (4).
+  if (name_ == "DAY_OF_WEEK") {
+    const Type* intType = elem(TypeKind::Int);
+    const Type* i64 = elem(TypeKind::LInt);
+    auto a = args({"IDATE"});
+    if (!a[0]) return invalid(intType);
+    Expr* v = an_.expression(*a[0], elem(TypeKind::Date));
+    if (an_.isPoison(v)) return invalid(intType);
+    const Type* t = v->type ? valueBase(v->type) : nullptr;
+    if (!t || (t->kind != TypeKind::Date && t->kind != TypeKind::Dt)) {
+      an_.error(a[0]->span, fmt::format("DAY_OF_WEEK needs a DATE or DT, not {}", t ? t->name : "a number"));
+      return invalid(intType);
+    }
+    auto op = [&](Op o, Expr* x, int64_t k) {
+      Expr* r = an_.operation(o, i64, span_, {x, an_.constantNode(i64, ConstValue::ofInt(k), span_)});
+      r->fresh = true;
+      return r;
+    };
+    // Whole days since 1970, truncated toward zero: exact for every DATE (midnight) and every DT
+    // from 1970 on. ((days MOD 7) + 10) MOD 7 is 0 for Monday .. 6 for Sunday, before 1970 too.
+    Expr* days = op(Op::Div, an_.relabel(v, i64, span_), kNsPerDay);
+    Expr* dow = op(Op::Add, op(Op::Mod, op(Op::Add, op(Op::Mod, days, 7), 10), 7), 1);
+    return an_.convert(dow, intType, span_, true);
   }
   struct TimeFn {
     const char* name;

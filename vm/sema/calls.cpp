@@ -218,15 +218,27 @@ bool Analyzer::callRejected(const ast::Expr& callee) {
   return true;
 }
 
+namespace {
+
+// The names of IEC's functional forms of the operators (the parser gives a valid call its
+// expression with the operator).
+bool isOperatorForm(const std::string& upperName) {
+  for (const char* n : {"ADD", "MUL", "SUB", "DIV", "MOD", "AND", "OR", "XOR", "GT", "GE", "EQ", "LE", "LT", "NE"})
+    if (upperName == n) return true;
+  return false;
+}
+
+}  // namespace
+
 Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
   const ast::Expr& callee = *e.operand;
   Declarations& d = scope_.declarations();
   Expr* result = nullptr;
-  // After an error the call still stands for a value-less call (so a call in an expression is
-  // also told it has no value).
+  // After an error the call stands for a value that failed: reported once, so neither "this call
+  // has no value" nor a message naming the failed value's type follows it.
   auto failed = [&](const SourceSpan& span, std::string message) {
     error(span, std::move(message));
-    return make(ExprKind::Call, elementary(TypeKind::Void), e.span);
+    return poison(e.span);
   };
   if (callee.kind == ast::ExprKind::Name) {
     const std::string key = upperCase(callee.text);
@@ -249,11 +261,20 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
       if (callRejected(callee)) return poison(e.span);
       if (!accessible(*m, fmt::format("method '{}'", callee.text), callee.span)) return poison(e.span);
       result = methodCall(e, *m, thisNode(callee.span), true);
+    } else if (e.rhs) {
+      // IEC's functional form of an operator (`ADD(a, b, c)`): the expression with the operator.
+      return expression(*e.rhs, hint);
     } else if (Expr* b = builtin(e, key, hint)) {
       result = b;
     } else if (std::optional<PouKind> kind = d.pouKind(key)) {
       result = failed(callee.span,
                       fmt::format("'{}' is a {}: declare an instance and call that", callee.text, pouKindName(*kind)));
+    } else if (isOperatorForm(key)) {
+      result = failed(callee.span, fmt::format("{} is the functional form of an operator: two arguments (ADD, MUL, "
+                                               "AND, OR, XOR, GT, GE, EQ, LE and LT take more), positional or IN1, "
+                                               "IN2, ... in order; a comparison's middle arguments are names, "
+                                               "literals, members or elements with constant indices",
+                                               key));
     } else {
       result = failed(callee.span, fmt::format("unknown function '{}'", callee.text));
     }

@@ -407,8 +407,9 @@ Expr* Analyzer::index(const ast::Expr& e) {
   Expr* base = expression(*e.operand);
   if (isPoison(base)) return base;
   const Type* t = base->type;
+  if (base->kind != ExprKind::Constant && t && t->kind == TypeKind::Ref && t->pointer) return pointerIndex(e, base);
   if (base->kind == ExprKind::Constant || !t || t->kind != TypeKind::Array) {
-    error(e.span, "only arrays can be indexed");
+    error(e.span, "only arrays and pointers can be indexed");
     return poison(e.span);
   }
   if (e.indices.size() != t->dims.size()) {
@@ -482,6 +483,42 @@ Expr* Analyzer::index(const ast::Expr& e) {
       r->a.push_back(clamped);
     }
   }
+  return r;
+}
+
+// `p[i]` of a POINTER TO T (CODESYS): the i-th T from where p points, `(p + i * SIZEOF(T))^`, in
+// the pointer's 32-bit byte arithmetic; the dereference is checked as every other one.
+Expr* Analyzer::pointerIndex(const ast::Expr& e, Expr* pointer) {
+  const Type* t = pointer->type;
+  if (e.indices.size() != 1) {
+    error(e.span, fmt::format("a pointer takes one index, not {}", e.indices.size()));
+    return poison(e.span);
+  }
+  Expr* i = expression(*e.indices[0]);
+  if (isPoison(i)) return i;
+  const bool integer = i->type ? valueBase(i->type)->isInteger() : i->constant.kind == ConstValue::Kind::Int;
+  if (!integer) {
+    error(e.indices[0]->span, "a pointer's index must be an integer");
+    return poison(e.span);
+  }
+  const Type* udint = elementary(TypeKind::UDInt);
+  const SourceSpan& span = e.span;
+  const uint64_t size = t->base->size;
+  Expr* offset;
+  if (i->kind == ExprKind::Constant) {
+    offset = constantNode(udint, ConstValue::ofInt((i->constant.i * static_cast<Int128>(size)) & 0xFFFFFFFF), span);
+  } else {
+    offset = operation(Op::Mul, udint, span,
+                       {operandAs(i, udint, span, true), constantNode(udint, ConstValue::ofInt(size), span)});
+    offset->prim = Prim::U32;
+    offset->fresh = true;
+  }
+  Expr* moved = operation(Op::Add, udint, span, {relabel(pointer, udint, span), offset});
+  moved->prim = Prim::U32;
+  moved->fresh = true;
+  Expr* r = make(ExprKind::Deref, t->base, span);
+  r->a = {relabel(moved, t, span)};
+  r->named = true;
   return r;
 }
 

@@ -70,6 +70,7 @@ enum class Op : uint8_t {
   Eq, Ne, Lt, Le, Gt, Ge,
   Neg, Abs,
   Sqrt, Ln, Log, Exp, Sin, Cos, Tan, Asin, Acos, Atan,  // REAL or LREAL
+  Atan2,                                                // ATAN2(Y, X): REAL or LREAL
   Trunc,  // REAL or LREAL to LINT, toward zero
   Idx64,  // LINT to DINT, clamped (array indexes)
   // bit strings and BOOL, of `size` bytes; shift counts are LINT
@@ -173,6 +174,9 @@ struct Expr {
   bool named = false;     // a place the text names (a variable, field, element, dereference, bit)
   // And/Or on BOOL whose right side cannot fault or have effects: it may be skipped.
   bool rhsSafeToSkip = false;
+  // And/Or on BOOL written AND_THEN / OR_ELSE: the right side is computed only when the left
+  // does not decide (a value of its own, whatever the right side may do).
+  bool shortCircuit = false;
   // Built by Analyzer::condition() for a jump: a fused comparison, a NOT that flips the jump, a
   // short-circuit AND/OR.
   bool jumpForm = false;

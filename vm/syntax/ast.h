@@ -104,7 +104,8 @@ enum class ExprKind : uint8_t {
   Deref,          // operand^
   Unary,          // unaryOp operand
   Binary,         // lhs binaryOp rhs
-  Call,           // operand(args...)  operand is Name or Member (method / FB instance path)
+  Call,           // operand(args...)  operand is Name or Member (method / FB instance path); rhs: the
+                  // same written with the operator, for IEC's functional forms (`ADD(a, b)`: `a + b`)
 };
 
 // IntLiteral .. DtLiteral.
@@ -246,6 +247,7 @@ struct TypeRef {
   std::vector<VarDecl> fields;        // Struct
   std::vector<EnumValue> enumValues;  // Enum
   bool open = false;                  // Array: ARRAY[*] (dims holds one entry without bounds per '*')
+  bool isUnion = false;               // Struct: UNION ... END_UNION (every field at offset 0)
 };
 
 // ---------------------------------------------------------------- variables

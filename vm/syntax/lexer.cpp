@@ -875,6 +875,12 @@ class Lexer {
         error(tokenSpan(), "unterminated string literal");
         break;
       }
+      if (c == '\'' && peekChar(1) == '\'') {  // 'it''s': a doubled quote is one (CODESYS, TwinCAT)
+        value += c;
+        bump();
+        bump();
+        continue;
+      }
       if (c == '\'') {
         bump();
         break;
@@ -927,6 +933,12 @@ class Lexer {
       if (i_ >= src_.size() || c == '\n' || c == '\r') {
         error(tokenSpan(), "unterminated WSTRING literal");
         break;
+      }
+      if (c == '"' && peekChar(1) == '"') {  // "say ""hi""": a doubled quote is one, as in a STRING
+        put('"');
+        bump();
+        bump();
+        continue;
       }
       if (c == '"') {
         bump();

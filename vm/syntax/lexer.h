@@ -45,6 +45,8 @@ namespace scanback {
   X(VarGlobal, "VAR_GLOBAL")                         \
   X(VarExternal, "VAR_EXTERNAL")                     \
   X(VarConfig, "VAR_CONFIG")                         \
+  X(VarInst, "VAR_INST")                             \
+  X(VarStat, "VAR_STAT")                             \
   X(EndVar, "END_VAR")                               \
   X(Constant, "CONSTANT")                            \
   X(Retain, "RETAIN")                                \
@@ -55,6 +57,8 @@ namespace scanback {
   X(EndType, "END_TYPE")                             \
   X(Struct, "STRUCT")                                \
   X(EndStruct, "END_STRUCT")                         \
+  X(Union, "UNION")                                  \
+  X(EndUnion, "END_UNION")                           \
   X(Array, "ARRAY")                                  \
   X(Of, "OF")                                        \
   X(RefTo, "REF_TO")                                 \
@@ -83,6 +87,8 @@ namespace scanback {
   X(Or, "OR")                                        \
   X(Xor, "XOR")                                      \
   X(Mod, "MOD")                                      \
+  X(AndThen, "AND_THEN")                             \
+  X(OrElse, "OR_ELSE")                               \
   X(Configuration, "CONFIGURATION")                  \
   X(EndConfiguration, "END_CONFIGURATION")           \
   X(Resource, "RESOURCE")                            \

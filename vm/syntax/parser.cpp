@@ -76,7 +76,9 @@ bool isVarSectionKw(K k) {
     case K::KwVarTemp:
     case K::KwVarGlobal:
     case K::KwVarExternal:
-    case K::KwVarConfig: return true;
+    case K::KwVarConfig:
+    case K::KwVarInst:
+    case K::KwVarStat: return true;
     default: return false;
   }
 }
@@ -96,6 +98,8 @@ bool isPouLevel(K k) {
     case K::KwEndType:
     case K::KwStruct:
     case K::KwEndStruct:
+    case K::KwUnion:
+    case K::KwEndUnion:
     case K::KwEndVar:
     case K::KwConfiguration:
     case K::KwEndConfiguration:
@@ -254,9 +258,11 @@ Location locationOf(const Token& tok) {
 
 int binaryPrecedence(K k, BinaryOp& op) {
   switch (k) {
-    case K::KwOr: op = BinaryOp::Or; return 1;
+    case K::KwOr:
+    case K::KwOrElse: op = BinaryOp::Or; return 1;
     case K::KwXor: op = BinaryOp::Xor; return 2;
     case K::KwAnd:
+    case K::KwAndThen:
     case K::Ampersand: op = BinaryOp::And; return 3;
     case K::Eq: op = BinaryOp::Eq; return 4;
     case K::Ne: op = BinaryOp::Ne; return 4;
@@ -568,9 +574,12 @@ class Parser {
         height_ = h;
         return lhs;
       }
-      advance();
+      const Token& opTok = advance();
+      const bool shortCircuit = opTok.kind == K::KwAndThen || opTok.kind == K::KwOrElse;
+      const SourceSpan opSpan = opTok.span;
       ExprPtr rhs = parseBinary(prec + 1);
-      lhs = makeBinary(op, std::move(lhs), std::move(rhs));
+      lhs = shortCircuit ? makeShortCircuit(op, opSpan, std::move(lhs), std::move(rhs))
+                         : makeBinary(op, std::move(lhs), std::move(rhs));
       setHeight(std::max(h, height_) + 1);
       h = height_;
     }
@@ -581,6 +590,90 @@ class Parser {
     e->binaryOp = op;
     e->operand = std::move(lhs);
     e->rhs = std::move(rhs);
+    return e;
+  }
+
+  // IEC's functional forms of the operators (`ADD(a, b, c)`, `GT(a, b)`, `AND(x, y)`): the call
+  // keeps its arguments (a user's FUNCTION of that name is called with them) and gets, in `rhs`,
+  // the same expression written with the operator, which sema takes when no POU has the name.
+  // ADD, MUL, AND, OR and XOR are extensible (folded left to right); GT, GE, EQ, LE and LT are too,
+  // as IEC defines them: `GT(a, b, c)` is `a > b AND b > c`, so a middle operand is written twice
+  // and must read the same both times (a name, a literal, a member or an element with constant
+  // indices). Arguments are positional or IN1, IN2, ... in order; other calls get no `rhs` (sema
+  // says what the functional form takes).
+  ExprPtr operatorCall(ExprPtr call) {
+    const Expr& callee = *call->operand;
+    if (callee.kind != ExprKind::Name) return call;
+    struct Form {
+      const char* name;
+      BinaryOp op;
+      bool extensible;
+      bool comparison;
+    };
+    static constexpr Form kForms[] = {
+        {"ADD", BinaryOp::Add, true, false},  {"MUL", BinaryOp::Mul, true, false},
+        {"SUB", BinaryOp::Sub, false, false}, {"DIV", BinaryOp::Div, false, false},
+        {"MOD", BinaryOp::Mod, false, false}, {"AND", BinaryOp::And, true, false},
+        {"OR", BinaryOp::Or, true, false},    {"XOR", BinaryOp::Xor, true, false},
+        {"GT", BinaryOp::Gt, true, true},     {"GE", BinaryOp::Ge, true, true},
+        {"EQ", BinaryOp::Eq, true, true},     {"LE", BinaryOp::Le, true, true},
+        {"LT", BinaryOp::Lt, true, true},     {"NE", BinaryOp::Ne, false, true},
+    };
+    const Form* form = nullptr;
+    for (const Form& f : kForms)
+      if (equalsIgnoreCase(callee.text, f.name)) form = &f;
+    if (!form) return call;
+    const size_t n = call->args.size();
+    for (size_t i = 0; i < n; ++i) {
+      const Argument& a = call->args[i];
+      if (a.isOutput || (!a.name.empty() && !equalsIgnoreCase(a.name, "IN" + std::to_string(i + 1)))) return call;
+    }
+    if (n < 2 || (!form->extensible && n > 2)) return call;
+    auto arg = [&](size_t i) { return cloneExpr(*call->args[i].value); };
+    ExprPtr result;
+    if (form->comparison) {
+      for (size_t i = 1; i + 1 < n; ++i)
+        if (!readsSameTwice(*call->args[i].value)) return call;
+      for (size_t i = 0; i + 1 < n; ++i) {
+        ExprPtr cmp = makeBinary(form->op, arg(i), arg(i + 1));
+        result = result ? makeBinary(BinaryOp::And, std::move(result), std::move(cmp)) : std::move(cmp);
+      }
+    } else {
+      result = arg(0);
+      for (size_t i = 1; i < n; ++i) result = makeBinary(form->op, std::move(result), arg(i));
+    }
+    result->span = call->span;
+    call->rhs = std::move(result);
+    return call;
+  }
+
+  // What a comparison's functional form may write twice: reading it twice reads the same value.
+  static bool readsSameTwice(const Expr& e) {
+    switch (e.kind) {
+      case ExprKind::Name: return true;
+      case ExprKind::Member:
+      case ExprKind::BitAccess: return readsSameTwice(*e.operand);
+      case ExprKind::Index:
+        for (const ExprPtr& i : e.indices)
+          if (!isLiteral(i->kind)) return false;
+        return readsSameTwice(*e.operand);
+      default: return isLiteral(e.kind);
+    }
+  }
+
+  // `a AND_THEN b`, `a OR_ELSE b` (CODESYS): a call of the standard function of that name, which
+  // no source can spell as a call (the names are keywords); sema evaluates b only when needed.
+  static ExprPtr makeShortCircuit(BinaryOp op, const SourceSpan& opSpan, ExprPtr lhs, ExprPtr rhs) {
+    ExprPtr e = makeExpr(ExprKind::Call, SourceSpan::cover(lhs->span, rhs->span));
+    ExprPtr callee = makeExpr(ExprKind::Name, opSpan);
+    callee->text = op == BinaryOp::And ? "AND_THEN" : "OR_ELSE";
+    e->operand = std::move(callee);
+    for (ExprPtr* side : {&lhs, &rhs}) {
+      Argument a;
+      a.span = (*side)->span;
+      a.value = std::move(*side);
+      e->args.push_back(std::move(a));
+    }
     return e;
   }
 
@@ -707,7 +800,7 @@ class Parser {
         int inner = std::max(h, height_);
         call->span = SourceSpan::cover(e->span, close);
         call->operand = std::move(e);
-        e = std::move(call);
+        e = operatorCall(std::move(call));
         setHeight(inner + 1);
       } else {
         height_ = h;
@@ -744,6 +837,18 @@ class Parser {
         inner->span = SourceSpan::cover(tok.span, close);
         return inner;
       }
+      case K::KwAnd:
+      case K::KwOr:
+      case K::KwXor:
+      case K::KwMod:
+        // IEC's functional form of an operator, `AND(a, b, c)`: the standard function of that name.
+        if (peek(1).kind == K::LParen) {
+          advance();
+          ExprPtr e = makeExpr(ExprKind::Name, tok.span);
+          e->text = tokenKindName(tok.kind);
+          return e;
+        }
+        fail("expected an expression, found " + describe(tok));
       case K::DirectAddress: fail("direct address " + describe(tok) + " can only be used after AT in a declaration");
       default: fail("expected an expression, found " + describe(tok));
     }
@@ -1106,10 +1211,15 @@ class Parser {
         t->element = parseTypeRef(false);
         break;
 
-      case K::KwStruct: {
-        if (!inTypeDecl) errorHere("a STRUCT can only be declared in a TYPE block");
+      case K::KwStruct:
+      case K::KwUnion: {
+        // UNION ... END_UNION (CODESYS): a STRUCT whose fields all start at its first byte.
+        const bool isUnion = at(K::KwUnion);
+        if (!inTypeDecl)
+          errorHere(std::string("a ") + (isUnion ? "UNION" : "STRUCT") + " can only be declared in a TYPE block");
         const Token& structTok = advance();
         t->kind = TypeRefKind::Struct;
+        t->isUnion = isUnion;
         parseStructFields(*t, structTok);
         break;
       }
@@ -1154,6 +1264,10 @@ class Parser {
             t->element = namedType(name);
             ArrayDim d;
             d.lower = parseExpr();
+            // `o : Otg(0, 0)` (CODESYS): arguments of the block's FB_init, not a subrange.
+            if (at(K::Comma) || at(K::RParen) || at(K::Assign))
+              fail("instance initialisation arguments ('" + std::string(name.text) +
+                   "(...)' calling FB_init) are not supported yet; set the inputs after the declaration");
             expect(K::DotDot, "in the subrange");
             d.upper = parseExpr();
             expect(K::RParen, "to close the subrange");
@@ -1188,12 +1302,13 @@ class Parser {
   void parseStructFields(TypeRef& t, const Token& structTok) {
     for (;;) {
       K k = kind();
-      if (k == K::KwEndStruct) {
+      const K endKw = t.isUnion ? K::KwEndUnion : K::KwEndStruct;
+      if (k == endKw) {
         advance();
         return;
       }
-      if (k == K::EndOfFile || (isPouLevel(k) && k != K::KwStruct)) {
-        errorHere(missingEnd(K::KwEndStruct, structTok));
+      if (k == K::EndOfFile || (isPouLevel(k) && k != K::KwStruct && k != K::KwUnion)) {
+        errorHere(missingEnd(endKw, structTok));
         return;
       }
       size_t before = pos_;
@@ -1469,7 +1584,27 @@ class Parser {
     p.kind = pouKind;
     p.isClass = isClass;
     p.test = test;
-    if (pouKind == PouKind::Method || pouKind == PouKind::FunctionBlock) parseModifiers(p);
+    // CODESYS and TwinCAT write access specifiers on every POU (`FUNCTION INTERNAL F : INT`,
+    // `FUNCTION_BLOCK PUBLIC FB`); a project is one namespace, so PUBLIC and INTERNAL are the same.
+    const size_t modifiersAt = pos_;
+    const Pin pin(*this, modifiersAt);  // the modifiers' tokens, named by the errors below
+    parseModifiers(p);
+    for (size_t i = modifiersAt; i < pos_; ++i) {
+      const Token& m = tok(i);
+      const char* word = isWord(m, "ABSTRACT")    ? "ABSTRACT"
+                         : isWord(m, "FINAL")     ? "FINAL"
+                         : isWord(m, "OVERRIDE")  ? "OVERRIDE"
+                         : isWord(m, "PRIVATE")   ? "PRIVATE"
+                         : isWord(m, "PROTECTED") ? "PROTECTED"
+                                                  : nullptr;
+      if (!word || pouKind == PouKind::Method) continue;
+      const bool access = word[0] == 'P';
+      if (access)
+        errorAt(i, std::string(word) + " applies to methods and properties; a " + quoted(kw.kind) +
+                       " is PUBLIC or INTERNAL");
+      else if (pouKind != PouKind::FunctionBlock || word[0] == 'O')
+        errorAt(i, "a " + quoted(kw.kind) + " cannot be " + word);
+    }
     p.isPrototype = pouKind == PouKind::Method && (prototype || p.isAbstract);
     if (at(K::Identifier)) {
       p.name = cur().text;
@@ -1495,9 +1630,8 @@ class Parser {
           uint32_t line = prevSpan().endLine;
           while (!atEnd() && cur().span.line == line && !isPouLevel(kind())) advance();
         }
-      } else if (pouKind == PouKind::Function) {
-        errorHere(expectedMsg(K::Colon, "and a return type after the function name"));
       }
+      // Without `: type` a FUNCTION returns nothing, as CODESYS allows (a call is a statement).
     }
     parsePouBody(p, endKw, kw);
     return p;
@@ -1671,7 +1805,23 @@ class Parser {
       if (isVarSectionKw(k)) {
         if (sawStatements) errorHere("variable declarations must come before the statements");
         if (p.kind == PouKind::Interface) errorHere("an INTERFACE declares no variables");
-        parseVarSection(p.vars);
+        if (k == K::KwVarInst) {
+          // A method's VAR_INST (CODESYS) lives in the instance of its block and keeps its value
+          // between calls: it becomes a variable of that block (under its own name).
+          if (p.kind != PouKind::Method || p.action) errorHere("VAR_INST is only allowed in a METHOD");
+          parseVarSection(p.kind == PouKind::Method ? methodInstanceVars_ : p.vars);
+        } else if (k == K::KwVarStat && p.kind != PouKind::Program) {
+          // VAR_STAT (CODESYS): one variable for every call and every instance, kept between
+          // them: a global of the project (under its own name). In a PROGRAM, a VAR is the same.
+          std::vector<VarDecl> statics;
+          parseVarSection(statics);
+          for (VarDecl& v : statics) {
+            v.section = VarSection::Global;
+            staticGlobals_.push_back(std::move(v));
+          }
+        } else {
+          parseVarSection(p.vars);
+        }
         continue;
       }
       const bool modifiedProperty = isModifier(cur()) && [&] {
@@ -1723,6 +1873,12 @@ class Parser {
         const Pin pin(*this, methodIndex);  // for the error below, after its body
         const bool inInterface = p.kind == PouKind::Interface;
         Pou m = parsePou(PouKind::Method, false, inInterface);
+        if (!methodInstanceVars_.empty() && p.kind == PouKind::FunctionBlock && !inInterface)
+          for (VarDecl& v : methodInstanceVars_) p.vars.push_back(std::move(v));
+        else if (!methodInstanceVars_.empty())
+          report(methodInstanceVars_.front().span, "VAR_INST is only allowed in a METHOD of a FUNCTION_BLOCK or CLASS",
+                 kNoToken);
+        methodInstanceVars_.clear();
         if (p.kind == PouKind::FunctionBlock || inInterface)
           p.methods.push_back(std::move(m));
         else
@@ -1964,6 +2120,18 @@ class Parser {
   // ------------------------------------------------------------------ top level
 
   void parseTopLevelItem(CompilationUnit& unit) {
+    parseTopLevelItemOnly(unit);
+    methodInstanceVars_.clear();  // a METHOD outside a block (reported)
+    for (VarDecl& v : staticGlobals_) unit.globals.push_back(std::move(v));
+    staticGlobals_.clear();
+  }
+
+  // A method's VAR_INST declarations, until its block takes them; VAR_STAT declarations of the
+  // current top-level item, until the file's globals take them.
+  std::vector<VarDecl> methodInstanceVars_;
+  std::vector<VarDecl> staticGlobals_;
+
+  void parseTopLevelItemOnly(CompilationUnit& unit) {
     switch (kind()) {
       case K::KwType: parseTypeBlock(unit); return;
       case K::KwProgram: unit.pous.push_back(parsePou(PouKind::Program)); return;
@@ -2109,6 +2277,7 @@ TypeRefPtr cloneType(const TypeRef& type) {
   t->span = type.span;
   t->name = type.name;
   t->open = type.open;
+  t->isUnion = type.isUnion;
   t->length = cloneExpr(type.length);
   t->wide = type.wide;
   for (const ArrayDim& d : type.dims) {
