@@ -42,7 +42,7 @@ json LspClient::request(const std::string& method, json params) {
   const int64_t id = nextId_++;
   json m = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.is_null()) m["params"] = std::move(params);
-  writer_.send(m);
+  if (!writer_.send(m)) throw std::runtime_error("the language server's pipe took no request: " + method);
   for (;;) {
     json r = nextResponse();
     if (r["id"] == id) return r;
@@ -50,7 +50,8 @@ json LspClient::request(const std::string& method, json params) {
 }
 
 void LspClient::notify(const std::string& method, json params) {
-  writer_.send(json{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+  if (!writer_.send(json{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}}))
+    throw std::runtime_error("the language server's pipe took no notification: " + method);
 }
 
 void LspClient::sendRaw(const std::string& bytes) {
