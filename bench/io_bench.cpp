@@ -29,6 +29,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -179,7 +180,7 @@ Phase runCycles(const std::vector<std::shared_ptr<runtime::IoDriver>>& drivers, 
   }
   if (rec) {
     std::string error;
-    rec->finish(error);
+    if (!rec->finish(error)) throw std::runtime_error("recorder: " + error);
   }
   return phase;
 }

@@ -97,7 +97,7 @@ void BM_RecordingOverhead(benchmark::State& state) {
     // and the scan thread pays for every cycle it records.
     while (rec->queuedBytes() > 0) std::this_thread::yield();
   }
-  rec->finish(error);
+  if (!rec->finish(error)) state.SkipWithError(error.c_str());
   const recorder::RecorderStats s = rec->stats();
   // The median of the pairs: a block hit by a preemption or a neighbour's burst does not move it.
   std::nth_element(ratios.begin(), ratios.begin() + static_cast<ptrdiff_t>(ratios.size() / 2), ratios.end());
@@ -141,7 +141,7 @@ void BM_TraceBytesPerCycle(benchmark::State& state) {
       // the last ones stay staged until the batch fills, and that wait never ended.)
       while (rec->backlogged()) std::this_thread::yield();
     }
-    rec->finish(error);
+    if (!rec->finish(error)) state.SkipWithError(error.c_str());
     const recorder::RecorderStats s = rec->stats();
     state.counters["bytes_per_cycle"] = static_cast<double>(s.bytesWritten) / static_cast<double>(s.cyclesRecorded);
     state.counters["compression_ratio"] = static_cast<double>(s.rawBytes) / static_cast<double>(s.bytesWritten);
@@ -180,7 +180,7 @@ void BM_WriterThroughput(benchmark::State& state) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     rec->setWriterDelayForTesting(std::chrono::microseconds(0));
-    rec->finish(error);
+    if (!rec->finish(error)) state.SkipWithError(error.c_str());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     state.SetIterationTime(seconds);
     state.counters["cycles_per_second"] = static_cast<double>(rec->stats().cyclesRecorded) / seconds;
@@ -233,9 +233,9 @@ uint64_t peakOfARun(uint32_t megabytes, bool recorded) {
         rt.runCycle();
         if (rec) rec->waitUntilNotBacklogged(std::chrono::seconds(10));
       }
-      if (rec) rec->finish(error);
+      const bool finished = !rec || rec->finish(error);
       fs::remove(options.path);
-      peak = peakResidentBytes();
+      peak = finished ? peakResidentBytes() : 0;  // 0: the parent reports the run as failed
     }
     [[maybe_unused]] const ssize_t n = ::write(out[1], &peak, sizeof peak);
     ::_exit(0);
@@ -256,6 +256,10 @@ void BM_RecordingMemory(benchmark::State& state) {
   for (auto _ : state) {
     const uint64_t plain = peakOfARun(megabytes, false);
     const uint64_t recorded = peakOfARun(megabytes, true);
+    if (plain == 0 || recorded == 0) {
+      state.SkipWithError("a run in its child process failed (its peak could not be read)");
+      break;
+    }
     const double image = static_cast<double>(megabytes) * (1u << 20);
     state.counters["plain_peak_mb"] = static_cast<double>(plain) / 1e6;
     state.counters["recorded_peak_mb"] = static_cast<double>(recorded) / 1e6;

@@ -310,8 +310,9 @@ class Rerun {
       stream_.reset();
     }
     if (recorder_) {
+      // The recording is being thrown away (removed just below): how it ended does not matter.
       std::string ignored;
-      recorder_->finish(ignored);
+      static_cast<void>(recorder_->finish(ignored));
       recorder_.reset();
       std::error_code removeError;
       std::filesystem::remove(options_.record, removeError);
@@ -611,8 +612,9 @@ bool Rerun::run(const std::string& tracePath, std::string& error) {
       error = fmt::format("the recording cannot be replayed to compare with: {}", stream_->error());
       stream_.reset();
       if (recorder_) {
+        // The rerun already failed with `error`; the recording's own end is secondary to it.
         std::string ignored;
-        recorder_->finish(ignored);
+        static_cast<void>(recorder_->finish(ignored));
       }
       return false;
     }

@@ -56,7 +56,7 @@ class ControlClient {
     trace::FaultData fault;
     json status;
   };
-  std::optional<HistoryEvent> nextHistoryEvent(std::string& error);
+  [[nodiscard]] std::optional<HistoryEvent> nextHistoryEvent(std::string& error);
 
   // From any thread: the connection closes, and a nextEvent() waiting on it returns.
   void close() { stream_->close(); }

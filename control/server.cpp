@@ -138,7 +138,10 @@ void runStream(net::Stream& stream, ControlledRuntime& runtime, recorder::Record
   }
   if (!writeBlock(stream, json{{"event", "header"}}, header)) return;
   auto sink = std::make_shared<StreamSink>(options.clientBufferBytes);
-  rec.addHistorySink(sink, fromCycle, options.clientBufferBytes);
+  if (!rec.addHistorySink(sink, fromCycle, options.clientBufferBytes)) {
+    net::writeLine(stream, json{{"event", "end"}, {"error", "this runtime keeps no history in memory to stream"}});
+    return;
+  }
   // What the recorder held is queued (and maybe a chunk kept meanwhile): once it is sent, the
   // client is told, so that it starts where the runtime was when it attached.
   size_t backlog = sink->size();

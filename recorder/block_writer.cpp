@@ -492,7 +492,8 @@ void BlockWriter::writePart(const trace::EncodedChunk& block) {
     const uint64_t lostFrom = *fileLostFrom_;
     const uint64_t lost = block.firstCycle() - lostFrom;
     auto failedAgain = [&] {
-      writer_->recover();  // (cut back again; the next retry starts from here)
+      // Cut back again; the next retry starts from here, and says so if it fails again.
+      static_cast<void>(writer_->recover());
       lastRetry_ = std::chrono::steady_clock::now();
       restartChunk_ = true;
     };
@@ -541,7 +542,8 @@ void BlockWriter::writeFaultToFile(const trace::FaultData& fault) {
       health_.lostCycles += lost;
       fileLostFrom_.reset();
     } else {
-      writer_->recover();
+      // The writing is failing already (health says so); the next retry reports what happens.
+      static_cast<void>(writer_->recover());
     }
   }
   if (!fileLostFrom_ && !writer_->writeFault(fault)) fileFailed(fault.cycle, writer_->lastError());

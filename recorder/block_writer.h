@@ -55,14 +55,14 @@ class BlockWriter {
               const trace::HeaderData& header, ScanHandoff& handoff, HistoryRing* ring, EventHandler onEvent);
   ~BlockWriter();
   // Creates the trace (when the recording has a file) and the compression context. False with `error`.
-  bool open(std::string& error);
+  [[nodiscard]] bool open(std::string& error);
   void start();
   // Stops the thread once it has taken everything handed over.
   void stop();
   bool running() const { return thread_.joinable(); }
   // After stop(): `open` (the cycle under way) as the trace's last block, the index, the rename.
   // False with `error` when writing failed at any point.
-  bool finish(std::string& error, const trace::OpenCycleData* open);
+  [[nodiscard]] bool finish(std::string& error, const trace::OpenCycleData* open);
 
   // ---- any thread
   // Recorder::sync(): set before the mark crosses the queue; the future is ready once the writer
@@ -109,7 +109,7 @@ class BlockWriter {
   void syncFile(bool onTime);
   // Flight recorder with a file: rewrites it from the history held (bounding its size, or after
   // writing failed); the file then holds exactly that history.
-  bool rewriteRingFile(std::string& error);
+  [[nodiscard]] bool rewriteRingFile(std::string& error);
   void publishSizes();
   // ---- snapshots
   void serveSnapshots(bool all);

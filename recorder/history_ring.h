@@ -45,17 +45,17 @@ class HistoryRing {
   void keepFault(const trace::FaultData& fault);
   // Writes the history held to `writer`: the blocks in cycle order, each chunk after the gaps before
   // it, then the fault. False with writer.lastError().
-  bool writeTo(trace::TraceWriter& writer) const;
+  [[nodiscard]] bool writeTo(trace::TraceWriter& writer) const;
   // A complete trace of the history held, written beside `path` (as `path.rewrite.partial`) and
   // renamed to `path.partial` over the file there: a crash at any moment leaves one of the two.
   // The writer of the new file, or null with `error`.
-  std::unique_ptr<trace::TraceWriter> rewrite(const std::string& path, const trace::HeaderData& header,
-                                              std::string& error) const;
+  [[nodiscard]] std::unique_ptr<trace::TraceWriter> rewrite(const std::string& path, const trace::HeaderData& header,
+                                                            std::string& error) const;
   uint64_t bytes() const { return chunkBytes_; }  // compressed bytes of the chunks held
   bool followed() const { return sinkCount_.load(std::memory_order_relaxed) > 0; }
 
   // ---- any thread
-  bool addSink(std::shared_ptr<HistorySink> sink, uint64_t fromCycle, uint64_t maxBytes);
+  [[nodiscard]] bool addSink(std::shared_ptr<HistorySink> sink, uint64_t fromCycle, uint64_t maxBytes);
   void removeSink(const HistorySink* sink);
   HeldHistory held() const;
   uint64_t heldBytes() const { return heldBytes_.load(std::memory_order_relaxed); }

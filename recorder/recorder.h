@@ -49,8 +49,8 @@ class Recorder final : public CycleHooks {
   using EventHandler = std::function<void(const RecordingEvent&)>;
   // Attaches to `runtime` (between cycles) and starts the writer thread; null with `error` set
   // when the trace cannot be created.
-  static std::unique_ptr<Recorder> start(Runtime& runtime, const RecorderOptions& options, std::string& error,
-                                         EventHandler onEvent = {});
+  [[nodiscard]] static std::unique_ptr<Recorder> start(Runtime& runtime, const RecorderOptions& options,
+                                                       std::string& error, EventHandler onEvent = {});
   ~Recorder() override;
 
   void beforeCycle(const Runtime& runtime) override;
@@ -59,7 +59,7 @@ class Recorder final : public CycleHooks {
   // Detaches, drains the queue, writes the index and renames the trace to its final name.
   // False (with `error`) when writing failed at any point. `open`: the cycle under way, when the
   // task is paused inside it (see sync() and currentInputs()), kept as the trace's last block.
-  bool finish(std::string& error, const trace::OpenCycleData* open = nullptr);
+  [[nodiscard]] bool finish(std::string& error, const trace::OpenCycleData* open = nullptr);
 
   // A debugger's write made now, with the task paused inside the cycle under way at statement
   // boundary `step` (already applied to the live image): recorded with that cycle, so that replay
@@ -130,7 +130,7 @@ class Recorder final : public CycleHooks {
   // chunks whose bytes fit in `maxBytes` (at least one) — with the gaps among and after them and
   // the fault, then each chunk, gap and fault as the writer keeps it, until removeHistorySink().
   // False for a recording that keeps no history in memory.
-  bool addHistorySink(std::shared_ptr<HistorySink> sink, uint64_t fromCycle, uint64_t maxBytes);
+  [[nodiscard]] bool addHistorySink(std::shared_ptr<HistorySink> sink, uint64_t fromCycle, uint64_t maxBytes);
   void removeHistorySink(const HistorySink* sink);
   HeldHistory held() const;
   // The header of the recording (and of its snapshots and streams).

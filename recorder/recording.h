@@ -82,7 +82,7 @@ struct RecorderStats {
 };
 
 // What sync() made readable.
-struct SyncResult {
+struct [[nodiscard]] SyncResult {
   bool ok = false;
   std::string error;
   uint64_t endCycle = 0;       // the trace file holds every recorded cycle before this one
@@ -98,7 +98,7 @@ struct CycleInputs {
 };
 
 // What requestSnapshot() did.
-struct SnapshotResult {
+struct [[nodiscard]] SnapshotResult {
   bool ok = false;
   std::string path;         // the requested trace path
   std::string error;        // why no snapshot was written (when !ok), naming the path

@@ -34,6 +34,7 @@ struct ExportOptions {
 // an empty string as ""). Every change is stamped with the virtual start time of the cycle it
 // happened in; cycles starting at the same time share one timestamp (the last value wins).
 // False with `error` when the trace cannot be replayed or `out` fails.
-bool exportSignals(Replayer& replayer, const ExportOptions& options, std::ostream& out, std::string& error);
+[[nodiscard]] bool exportSignals(Replayer& replayer, const ExportOptions& options, std::ostream& out,
+                                 std::string& error);
 
 }  // namespace scanback::replay

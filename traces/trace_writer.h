@@ -38,14 +38,16 @@ class TraceWriter {
   // until close(), so that another writer — a second recording to the same path, a snapshot to it
   // or to the .partial itself — is refused rather than destroying its cycles. `error` does not
   // repeat `path`: the caller names the trace.
-  static std::unique_ptr<TraceWriter> create(const std::string& path, const HeaderData& header, std::string& error);
+  [[nodiscard]] static std::unique_ptr<TraceWriter> create(const std::string& path, const HeaderData& header,
+                                                           std::string& error);
   // Creates the trace `path` itself, exclusively: refused when anything is at `path` (a file, a link:
   // nothing that was there is ever written to), readable by its owner only. Its header block is
   // `headerBlock`, framed elsewhere (a runtime's control stream: frame, payload hash and header
   // are checked, and it becomes block 0). Written in place and locked (flock) like a .partial;
   // close() adds the index and the trailer and renames nothing.
-  static std::unique_ptr<TraceWriter> createExclusive(const std::string& path, std::span<const uint8_t> headerBlock,
-                                                      std::string& error);
+  [[nodiscard]] static std::unique_ptr<TraceWriter> createExclusive(const std::string& path,
+                                                                    std::span<const uint8_t> headerBlock,
+                                                                    std::string& error);
   // Opens the trace at `path` — a .partial left by a recording, a file createExclusive wrote, a
   // closed trace (its index and trailer are cut off, and written anew by close()) — to append to
   // it in place. Every block is checked (frame, payload hash, sequence number, cycle order): a file
@@ -53,7 +55,7 @@ class TraceWriter {
   // bytes a reader would stop at. Cycles, sequence numbers and the program in effect go on from the
   // file's; a continuation may follow its last block only through writeFramedChunk (the paths of a
   // chunk written earlier are not read back). Refused while another writer holds the file.
-  static std::unique_ptr<TraceWriter> openToAppend(const std::string& path, std::string& error);
+  [[nodiscard]] static std::unique_ptr<TraceWriter> openToAppend(const std::string& path, std::string& error);
   // Without close() the `.partial` file stays behind as it is: a readable trace without an index.
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
@@ -66,37 +68,37 @@ class TraceWriter {
   // leaves the writer failed (every later call returns false).
   // A chunk, or with chunk.continuation a continuation of the chunk written last (right before it,
   // nothing in between, its paths numbered on from that chunk's).
-  bool writeChunk(const ChunkData& chunk);
+  [[nodiscard]] bool writeChunk(const ChunkData& chunk);
   // The same for a chunk encoded earlier, with the same checks: cycle order and no chunk after
   // the fault here; validity through `chunk.limits()`, which must be the limits of the program
   // in effect here (the chunk was validated against them when it was encoded). The frame header
   // and payload hash are checked too, so a corrupted buffer is refused rather than written.
-  bool writeEncodedChunk(const EncodedChunk& chunk);
+  [[nodiscard]] bool writeEncodedChunk(const EncodedChunk& chunk);
   // A chunk's block framed elsewhere (a runtime's control stream): its first block or a
   // continuation of the chunk whose block was written last. Its frame (magic, header check, kind,
   // size) and payload hash are checked, and its cycles must follow on, as above; its payload is
   // not decompressed (a reader checks it). Renumbered to follow the blocks before it.
-  bool writeFramedChunk(std::span<const uint8_t> block);
-  bool writeGap(const GapData& gap);
-  bool writeProgramChange(const ProgramChangeData& change);
-  bool writeFault(const FaultData& fault);
+  [[nodiscard]] bool writeFramedChunk(std::span<const uint8_t> block);
+  [[nodiscard]] bool writeGap(const GapData& gap);
+  [[nodiscard]] bool writeProgramChange(const ProgramChangeData& change);
+  [[nodiscard]] bool writeFault(const FaultData& fault);
   // The cycle under way when the recording finished (a task paused by a debugger): the last block.
-  bool writeOpenCycle(const OpenCycleData& open);
+  [[nodiscard]] bool writeOpenCycle(const OpenCycleData& open);
   // Makes the blocks written so far durable (fdatasync). Readers see every block as soon as its
   // write returns, flush or not.
-  bool flush();
+  [[nodiscard]] bool flush();
   // Writes the index block and the trailer, fsyncs, closes and renames `*.partial` to the final
   // path. After close() (successful or not) nothing more can be written.
-  bool close();
+  [[nodiscard]] bool close();
   // After an I/O error (a full disk, a file size limit): the file was cut back to its last complete
   // block, so writing may go on from there. True when it may (the cycles of the block that failed
   // are lost: the caller writes a gap for them), and when it had not failed. False when the writer
   // is closed, or could not cut the file back.
-  bool recover();
+  [[nodiscard]] bool recover();
   // Syncs this writer's .partial and renames it to `path + ".partial"`, replacing the file there,
   // which from then on is this writer's (its final path is `path`). A flight recorder's file is
   // rewritten this way, so that a crash at any moment leaves the old file or the new one.
-  bool replacePartial(const std::string& path);
+  [[nodiscard]] bool replacePartial(const std::string& path);
 
   const std::string& path() const { return path_; }  // the final path
   // The file being written: `path + ".partial"`, or the path itself when written in place.
@@ -113,23 +115,24 @@ class TraceWriter {
  private:
   TraceWriter(std::string path, int fd, const HeaderData& header);
   // Reads the blocks of the file open at fd_ (openToAppend), up to its end.
-  bool takeUp(uint64_t fileSize, std::string& error);
+  [[nodiscard]] bool takeUp(uint64_t fileSize, std::string& error);
   // After a chunk's block, whatever wrote it.
   void wroteChunkBlock(BlockInfo info, uint64_t firstCycle, uint64_t cycleCount);
-  bool writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount, const std::vector<uint8_t>& message,
-                  BlockInfo* info, std::span<const uint8_t> prefix = {});
+  [[nodiscard]] bool writeBlock(BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
+                                const std::vector<uint8_t>& message, BlockInfo* info,
+                                std::span<const uint8_t> prefix = {});
   // Appends one framed block (frame header + payload).
-  bool appendBlock(std::span<const uint8_t> block, BlockKind kind, uint64_t firstCycle, uint64_t cycleCount,
-                   uint32_t rawSize, BlockInfo* info);
+  [[nodiscard]] bool appendBlock(std::span<const uint8_t> block, BlockKind kind, uint64_t firstCycle,
+                                 uint64_t cycleCount, uint32_t rawSize, BlockInfo* info);
   bool usable();
-  bool fail(std::string message);
+  bool fail(std::string message);  // always false: `return fail(...)`
   // A chunk, gap or open cycle must start where the previous chunk or gap ended (the first one
   // anywhere).
-  bool startsAtNextCycle(const char* what, uint64_t firstCycle);
+  [[nodiscard]] bool startsAtNextCycle(const char* what, uint64_t firstCycle);
   // A continuation must follow the chunk written last, with its paths numbered on from there.
-  bool continues(const char* what, uint64_t firstCycle, uint32_t pathBase);
+  [[nodiscard]] bool continues(const char* what, uint64_t firstCycle, uint32_t pathBase);
   // The same without the paths (a framed block's are not decoded): its chunk's block is the last.
-  bool continues(const char* what, uint64_t firstCycle);
+  [[nodiscard]] bool continues(const char* what, uint64_t firstCycle);
 
   std::string path_;
   int fd_ = -1;

@@ -28,9 +28,10 @@ struct AttachOptions {
 // Connects and starts streaming; returns once the history the runtime held is in the local trace.
 // Null with `error` saying why: no runtime at the endpoint, a wrong or missing token, debugging
 // disabled, a malformed stream.
-std::unique_ptr<HistoryFeed> attachFeed(const AttachOptions& options, TargetListener& listener, std::string& error);
+[[nodiscard]] std::unique_ptr<HistoryFeed> attachFeed(const AttachOptions& options, TargetListener& listener,
+                                                      std::string& error);
 
 // Asks the runtime to stop (scanback ctl stop). False with `error`.
-bool stopRuntime(const AttachOptions& options, std::string& error);
+[[nodiscard]] bool stopRuntime(const AttachOptions& options, std::string& error);
 
 }  // namespace scanback::dap

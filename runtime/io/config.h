@@ -92,10 +92,10 @@ inline constexpr uint32_t kMaxWriteRegisters = 123;
 // Parses and checks `text` (from `path`). With a program, also that every map fits in its %I and %Q
 // areas and agrees with the sizes of the located variables it covers. Null with `error`
 // ("FILE:LINE:COL: what is wrong") at the first mistake.
-std::optional<IoConfig> parseIoConfig(std::string_view text, const std::string& path, const Program* program,
-                                      std::string& error);
+[[nodiscard]] std::optional<IoConfig> parseIoConfig(std::string_view text, const std::string& path,
+                                                    const Program* program, std::string& error);
 // Reads the file, then parseIoConfig.
-std::optional<IoConfig> loadIoConfig(const std::string& path, const Program* program, std::string& error);
+[[nodiscard]] std::optional<IoConfig> loadIoConfig(const std::string& path, const Program* program, std::string& error);
 
 // 10000000 -> "10ms", 1500000 -> "1500us": as a configuration writes durations.
 std::string durationText(int64_t ns);

@@ -101,14 +101,15 @@ class ModbusDevice final : public IoDriver {
   };
 
   void run();
-  bool connect(std::string& error);
+  [[nodiscard]] bool connect(std::string& error);
   void disconnect();
   // One poll round: reads every input request into the staging image, then writes the outputs.
   // False with `error` at the first request that fails; `keepConnection` when the device answered
   // (with an exception).
-  bool pollRound(std::string& error, bool& keepConnection);
-  bool readRequest(Request& r, std::string& error, bool& keepConnection);
-  bool writeRequest(Request& r, const std::vector<uint8_t>& outputs, std::string& error, bool& keepConnection);
+  [[nodiscard]] bool pollRound(std::string& error, bool& keepConnection);
+  [[nodiscard]] bool readRequest(Request& r, std::string& error, bool& keepConnection);
+  [[nodiscard]] bool writeRequest(Request& r, const std::vector<uint8_t>& outputs, std::string& error,
+                                  bool& keepConnection);
   // The request's outcome, timed: the round trip and the rate go into the statistics.
   void counted(std::chrono::steady_clock::time_point sent, bool ok);
   std::string requestError(const char* verb, const Request& r, int err, bool& keepConnection) const;

@@ -52,7 +52,7 @@ class ModbusServer final : public IoDriver {
   static constexpr uint32_t kMemoryRegisterBase = 10000;
 
   // Listens and starts the server thread. Null with `error` when it cannot listen.
-  static std::unique_ptr<ModbusServer> start(const ModbusServerOptions& options, std::string& error);
+  [[nodiscard]] static std::unique_ptr<ModbusServer> start(const ModbusServerOptions& options, std::string& error);
   // Stops the thread and closes every connection.
   ~ModbusServer() override;
   ModbusServer(const ModbusServer&) = delete;
