@@ -120,7 +120,6 @@ class Server {
   void scheduleDiagnostics();
   void diagnosticsLoop();
 
-  net::Stream& stream_;
   ServerOptions options_;
   net::MessageReader reader_;
   net::MessageWriter writer_;
