@@ -134,9 +134,7 @@ bool isStFile(const fs::path& p) {
 }  // namespace
 
 Server::Server(net::Stream& stream, ServerOptions options)
-    : options_(std::move(options)),
-      reader_(stream, net::ReaderLimits{}, net::BodyProtocol::JsonRpc),
-      writer_(stream) {
+    : options_(std::move(options)), reader_(stream, net::ReaderLimits{}, net::BodyProtocol::JsonRpc), writer_(stream) {
   if (!options_.log) options_.log = [](const std::string& text) { std::cerr << "scanback lsp: " << text << "\n"; };
   diagnostics_ = std::thread([this] { diagnosticsLoop(); });
 }
