@@ -260,6 +260,9 @@ void BlockWriter::processRecord(const RecordHeader& h, const uint8_t* p) {
   }
   if (!chunkOpen_ || !vmValid_) return;  // cannot happen: a chunk after a gap or fault starts with its keyframe
   const uint32_t index = chunk_.cycleCount();
+  // A chunk's cycles follow one another: a dropped cycle closes it, and the next one opens with a keyframe.
+  SB_ASSERT(h.cycle == chunk_.firstCycle + index, "cycle {} after the {} cycles of the chunk from {}", h.cycle, index,
+            chunk_.firstCycle);
   // The cycle's scan inputs, applied as Runtime::startCycle applies them: %I changes, then writes.
   auto readWrites = [&](const uint8_t* q, uint32_t bytes, bool withBit, std::vector<trace::ImageWriteData>& out) {
     const size_t from = out.size();
@@ -392,6 +395,12 @@ void BlockWriter::flushPart(bool onTime) {
   // The cycles not yet in a block: the chunk's first block (with its keyframe), or a continuation.
   const uint32_t from = flushedCycles_;
   const uint32_t to = chunk_.cycleCount();
+  // One entry per cycle in every column; the paths known to the hashes are the chunk's table's.
+  SB_ASSERT(from < to && chunk_.startTimes.size() == to && chunk_.stepCounts.size() == to &&
+                chunk_.imageHashes.size() == to && (chunk_.paths.empty() || chunk_.paths.size() == to),
+            "cycles {}..{} of a chunk whose columns hold {}, {}, {}, {}", from, to, chunk_.startTimes.size(),
+            chunk_.stepCounts.size(), chunk_.imageHashes.size(), chunk_.paths.size());
+  SB_ASSERT(flushedPaths_ <= chunk_.pathTable.size() && pathHashes_.size() <= chunk_.pathTable.size());
   trace::ChunkData part;
   part.continuation = from > 0;
   part.firstCycle = chunk_.firstCycle + from;
