@@ -348,33 +348,33 @@ bool ModbusDevice::pollRound(std::string& error, bool& keepConnection) {
   return true;
 }
 
+// The inputs (and the policy) are published before the health says so: whoever sees a device's new
+// state, the control server or a test, finds the image and the fault that go with it.
 void ModbusDevice::succeeded() {
   lastGood_ = staging_;
   answering_ = true;
+  publishInputs();
   {
     std::lock_guard lock(healthMutex_);
     state_ = "ok";
     error_.clear();
   }
-  publishInputs();
   rounds_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void ModbusDevice::failed(const std::string& error) {
   answering_ = false;
   ++failuresSeen_;
-  {
-    std::lock_guard lock(healthMutex_);
-    state_ = "failing";
-    error_ = error;
-    failures_ = failuresSeen_;
-  }
   if (device_.onFault == OnFault::Zero) std::fill(lastGood_.begin(), lastGood_.end(), 0);
   if (device_.onFault == OnFault::Fault && !faulted_.load(std::memory_order_relaxed)) {
     faultMessage_ = fmt::format("scanback: I/O fault: {} (device '{}' has on_fault = \"fault\")", error, device_.name);
     faulted_.store(true, std::memory_order_release);
   }
   publishInputs();
+  std::lock_guard lock(healthMutex_);
+  state_ = "failing";
+  error_ = error;
+  failures_ = failuresSeen_;
 }
 
 void ModbusDevice::publishInputs() {
