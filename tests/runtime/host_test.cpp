@@ -28,20 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using test::eventually;
 
-// Counts its cycles every 10 ms.
-const char* kCounter = R"(PROGRAM Counter
-VAR
-  count : DINT;
-END_VAR
-count := count + 1;
-END_PROGRAM
-
-CONFIGURATION Cfg
-  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
-  PROGRAM Main WITH Fast : Counter;
-END_CONFIGURATION
-)";
-
 // Its output byte is its input byte plus 3, in the same cycle.
 const char* kEcho = R"(PROGRAM Echo
 VAR
@@ -167,7 +153,7 @@ uint64_t cyclesOf(const control::json& status) { return status.value("cycles", u
 TEST(RuntimeHost, ControlClientsPauseResumeSnapshotAndStopIt) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
-  RunningHost running(controlledOptions(test::mustCompile(kCounter), dir.path()));
+  RunningHost running(controlledOptions(test::mustCompile(test::kCounter), dir.path()));
   ASSERT_TRUE(running.host()) << running.error();
   const std::string endpoint = "unix://" + (dir.path() / "rt.sock").string();
   EXPECT_EQ(running.host()->controlEndpoint(), endpoint);
@@ -222,7 +208,7 @@ TEST(RuntimeHost, ControlClientsPauseResumeSnapshotAndStopIt) {
 TEST(RuntimeHost, ItsOwnerStopsItWhilePaused) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
-  RunningHost running(controlledOptions(test::mustCompile(kCounter), dir.path()));
+  RunningHost running(controlledOptions(test::mustCompile(test::kCounter), dir.path()));
   ASSERT_TRUE(running.host()) << running.error();
   running.start();
   auto client = connectTo(*running.host());
@@ -402,7 +388,7 @@ TEST(RuntimeHost, ASnapshotRequestIsAnsweredAsTheRecordingAllows) {
   const std::string trace = (dir.path() / "plain.trace").string();
   auto runWith = [&](std::optional<recorder::RecorderOptions> recording) {
     HostOptions options;
-    options.program = test::mustCompile(kCounter);
+    options.program = test::mustCompile(test::kCounter);
     options.loop.cycles = 5;
     options.recording = std::move(recording);
     std::vector<std::string> said;
@@ -441,7 +427,7 @@ TEST(RuntimeHost, ASnapshotRequestIsAnsweredAsTheRecordingAllows) {
 // expected, else the step that did not.
 int recordThroughAFailure(const fs::path& dir, const fs::path& report) {
   std::signal(SIGXFSZ, SIG_IGN);
-  HostOptions options = controlledOptions(test::mustCompile(kCounter), dir);
+  HostOptions options = controlledOptions(test::mustCompile(test::kCounter), dir);
   const std::string trace = (dir / "t.trace").string();
   recorder::RecorderOptions& recording = options.recording.emplace();
   recording.path = trace;
@@ -509,14 +495,14 @@ TEST(RuntimeHost, WhatItCannotOpenIsAClearError) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
   HostOptions recording;
-  recording.program = test::mustCompile(kCounter);
+  recording.program = test::mustCompile(test::kCounter);
   const std::string path = (dir.path() / "missing" / "t.trace").string();
   recording.recording.emplace().path = path;
   std::string error;
   EXPECT_FALSE(RuntimeHost::create(std::move(recording), error));
   EXPECT_EQ(error.rfind("cannot record to " + path + ": ", 0), 0u) << error;
 
-  HostOptions controlled = controlledOptions(test::mustCompile(kCounter), dir.path() / "missing");
+  HostOptions controlled = controlledOptions(test::mustCompile(test::kCounter), dir.path() / "missing");
   error.clear();
   EXPECT_FALSE(RuntimeHost::create(std::move(controlled), error));
   EXPECT_NE(error.find((dir.path() / "missing" / "rt.sock").string()), std::string::npos) << error;

@@ -21,6 +21,7 @@
 #include "control/client.h"
 #include "control/endpoint.h"
 #include "runtime/host.h"
+#include "tests/support/st_programs.h"
 #include "tests/support/wait.h"
 #include "tests/vm/test_support.h"
 
@@ -28,19 +29,6 @@ namespace scanback::runtime {
 namespace {
 
 namespace fs = std::filesystem;
-
-const char* kNotifiedCounter = R"(PROGRAM Counter
-VAR
-  count : DINT;
-END_VAR
-count := count + 1;
-END_PROGRAM
-
-CONFIGURATION Cfg
-  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
-  PROGRAM Main WITH Fast : Counter;
-END_CONFIGURATION
-)";
 
 // systemd's end of NOTIFY_SOCKET: a unix datagram socket in a directory of its own.
 class NotifySocket {
@@ -100,7 +88,7 @@ TEST(RuntimeHostNotify, ReadyAfterTheFirstCycleThenWatchdogPingsThenStopping) {
   ASSERT_TRUE(notify.ok());
   setenv("WATCHDOG_USEC", "200000", 1);  // a ping every 100 ms
   HostOptions options;
-  options.program = test::mustCompile(kNotifiedCounter);
+  options.program = test::mustCompile(test::kCounter);
   options.loop.realtime = true;
   options.log = [](const std::string&) {};
   std::string error;
@@ -157,7 +145,7 @@ TEST(RuntimeHostNotify, AScanThatHangsStopsThePings) {
   setenv("WATCHDOG_USEC", "100000", 1);  // a ping every 50 ms
   auto driver = std::make_shared<HangingDriver>();
   HostOptions options;
-  options.program = test::mustCompile(kNotifiedCounter);
+  options.program = test::mustCompile(test::kCounter);
   options.loop.realtime = true;
   options.drivers = {driver};
   options.log = [](const std::string&) {};
@@ -188,7 +176,7 @@ TEST(RuntimeHostNotify, APausedRuntimeIsAliveItsPingsGoOnAndItsStatusSaysPaused)
   ASSERT_TRUE(notify.ok());
   setenv("WATCHDOG_USEC", "100000", 1);
   HostOptions options;
-  options.program = test::mustCompile(kNotifiedCounter);
+  options.program = test::mustCompile(test::kCounter);
   options.loop.realtime = true;
   options.log = [](const std::string&) {};
   std::string error;
@@ -218,7 +206,7 @@ TEST(RuntimeHostNotify, WithoutNotifySocketNothingIsSent) {
   ASSERT_TRUE(notify.ok());
   unsetenv("NOTIFY_SOCKET");  // the socket is there; the host is not told of it
   HostOptions options;
-  options.program = test::mustCompile(kNotifiedCounter);
+  options.program = test::mustCompile(test::kCounter);
   options.loop.cycles = 50;
   options.log = [](const std::string&) {};
   std::string error;

@@ -69,4 +69,18 @@ CONFIGURATION Cfg
 END_CONFIGURATION
 )";
 
+// Counts its cycles (Main.count) every 10 ms (task Fast).
+inline constexpr const char* kCounter = R"(PROGRAM Counter
+VAR
+  count : DINT;
+END_VAR
+count := count + 1;
+END_PROGRAM
+
+CONFIGURATION Cfg
+  TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);
+  PROGRAM Main WITH Fast : Counter;
+END_CONFIGURATION
+)";
+
 }  // namespace scanback::test
