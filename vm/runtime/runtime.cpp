@@ -10,7 +10,7 @@
 
 namespace scanback {
 
-Runtime::Runtime(std::shared_ptr<const Program> program) : vm_(std::move(program)) {
+Runtime::Runtime(std::shared_ptr<const Program> program) : vm_(program), forceProgram_(std::move(program)) {
   const Program& p = vm_.program();
   inputs_.assign(p.input.size, 0);
   outputs_.assign(p.output.size, 0);
@@ -101,14 +101,96 @@ void applyWrite(uint8_t* image, uint32_t imageSize, const ExternalWrite& w) {
   if (!w.bytes.empty()) std::memcpy(image + w.offset, w.bytes.data(), w.bytes.size());
 }
 
+void Runtime::requestForce(ForceChange change) {
+  std::lock_guard lock(forceMutex_);
+  forceRequests_.push_back(std::move(change));
+  forceRequested_.store(true, std::memory_order_release);
+}
+
+std::optional<Force> Runtime::force(std::string_view target, std::string_view value, std::string& error) {
+  std::lock_guard lock(forceMutex_);
+  std::optional<Force> f = resolveForce(*forceProgram_, target, value, error);
+  if (!f) return std::nullopt;
+  f->sinceCycle = nextStart_.load(std::memory_order_relaxed);
+  forceRequests_.push_back(ForceChange{false, *f});
+  forceRequested_.store(true, std::memory_order_release);
+  return f;
+}
+
+std::optional<std::vector<std::string>> Runtime::release(std::string_view target, std::string& error) {
+  std::lock_guard lock(forceMutex_);
+  ForceTable table;
+  table.assign(forcesShown_);
+  for (const ForceChange& c : forceRequests_) static_cast<void>(table.change(c));  // (a release of nothing is none)
+  std::vector<Force> released;
+  if (target.empty()) {
+    released = table.forces();
+  } else {
+    std::string why;
+    const std::optional<VariableLocation> loc = findWritableScalar(*forceProgram_, target, why);
+    for (const Force& f : table.forces())
+      if (equalsIgnoreCase(f.target, target) || (loc && f.offset == loc->offset && f.bit == loc->bit))
+        released.push_back(f);
+    if (released.empty()) {
+      error = loc ? fmt::format("cannot release '{}': it is not forced", target)
+                  : fmt::format("cannot release '{}': {}", target, why);
+      return std::nullopt;
+    }
+  }
+  std::vector<std::string> names;
+  for (Force& f : released) {
+    names.push_back(f.target);
+    forceRequests_.push_back(ForceChange{true, std::move(f)});
+  }
+  if (!names.empty()) forceRequested_.store(true, std::memory_order_release);
+  return names;
+}
+
+std::vector<Force> Runtime::forces(bool withRequested) const {
+  std::lock_guard lock(forceMutex_);
+  if (!withRequested || forceRequests_.empty()) return forcesShown_;
+  ForceTable table;
+  table.assign(forcesShown_);
+  for (const ForceChange& c : forceRequests_) static_cast<void>(table.change(c));  // (a release of nothing is none)
+  return table.forces();
+}
+
+void Runtime::takeForceRequests() {
+  // The scan thread never waits: when another thread holds the lock, the requests wait a cycle.
+  std::unique_lock lock(forceMutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  forceRequested_.store(false, std::memory_order_relaxed);
+  for (ForceChange& c : forceRequests_) {
+    c.force.sinceCycle = current_.cycle;
+    // A release of storage not forced (released twice, or never forced) changes nothing: not a
+    // scan input, not recorded.
+    ForceTable after;
+    after.assign(forcesShown_);
+    if (!after.change(c)) continue;
+    forcesShown_ = after.forces();
+    forceChanges_.push_back(std::move(c));
+  }
+  forceRequests_.clear();
+}
+
 void Runtime::startCycle() {
   const Program& p = vm_.program();
   current_ = nextCycle();
+  nextStart_.store(current_.cycle + 1, std::memory_order_relaxed);
+  forceChanges_.clear();
+  if (forceRequested_.load(std::memory_order_acquire)) [[unlikely]]
+    takeForceRequests();
   if (hooks_) hooks_->beforeCycle(*this);
   uint8_t* image = vm_.image();
   if (p.input.size) std::memcpy(image + p.input.offset, inputs_.data(), p.input.size);
   for (const ExternalWrite& w : pendingWrites_) applyWrite(image, vm_.imageSize(), w);
   pendingWrites_.clear();
+  // Forces last, so that neither the field nor an external write overrides them (a release leaves
+  // the forced value in place).
+  if (!forceChanges_.empty()) [[unlikely]]
+    for (const ForceChange& c : forceChanges_) static_cast<void>(forceTable_.change(c));  // (checked when taken)
+  if (!forceTable_.empty()) [[unlikely]]
+    forceTable_.apply(image, vm_.imageSize());
   vm_.beginCycle(current_.task, current_.startNs);
 }
 
@@ -117,6 +199,11 @@ RunStatus Runtime::run() {
   if (status == RunStatus::CycleDone) {
     const Program& p = vm_.program();
     if (p.output.size) std::memcpy(outputs_.data(), vm_.image() + p.output.offset, p.output.size);
+    // A forced output reaches the field with its forced value, whatever the program wrote (the
+    // image keeps what the program wrote until the next cycle start forces it again: the image
+    // stays a function of the scan inputs, docs/architecture.md: determinism).
+    if (!forceTable_.empty()) [[unlikely]]
+      forceTable_.applyToArea(outputs_, p.output.offset);
     TaskStatistics& s = stats_[current_.task];
     ++s.cycles;
     s.statements += vm_.steps();
@@ -161,6 +248,25 @@ size_t Runtime::replaceProgram(std::shared_ptr<const Program> program, const Rel
     moved.push_back(std::move(w));
   }
   pendingWrites_ = std::move(moved);
+  // Forces stay on what they name: each is found again in the new program by its target (an
+  // address stays where it is); one whose target is gone or changed size is released.
+  std::vector<Force> kept;
+  for (const Force& f : forceTable_.forces()) {
+    std::string ignored;  // (counted with the dropped writes)
+    const std::optional<VariableLocation> loc = findWritableScalar(p, f.target, ignored);
+    if (!loc || loc->bit != f.bit || (f.bit < 0 && loc->type->size != f.bytes.size())) {
+      ++dropped;
+      continue;
+    }
+    kept.push_back(f);
+    kept.back().offset = loc->offset;
+  }
+  forceTable_.assign(kept);
+  {
+    std::lock_guard lock(forceMutex_);
+    forcesShown_ = std::move(kept);
+    forceProgram_ = next.programPtr();
+  }
   vm_ = std::move(next);
   inputs_.resize(p.input.size, 0);
   outputs_.assign(p.output.size, 0);

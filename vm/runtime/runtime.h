@@ -2,14 +2,17 @@
 // output image written at cycle end, external writes applied at cycle start, faults.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "vm/bytecode/program.h"
 #include "vm/exec/vm.h"
+#include "vm/runtime/forces.h"
 #include "vm/runtime/reload.h"
 #include "vm/source/source.h"
 
@@ -54,8 +57,9 @@ class CycleHooks {
  public:
   virtual ~CycleHooks() = default;
   // Before the cycle's scan inputs are applied: the image is as the previous cycle left it,
-  // `Runtime::inputs()` holds the field inputs about to be latched and `pendingWrites()` the
-  // external writes about to be applied.
+  // `Runtime::inputs()` holds the field inputs about to be latched, `pendingWrites()` the
+  // external writes about to be applied, `forceTable()` the forces held before this cycle and
+  // `forceChanges()` the forces set and released at its start.
   virtual void beforeCycle(const Runtime& runtime) = 0;
   // After the cycle ended (CycleDone) or faulted.
   virtual void afterCycle(const Runtime& runtime, RunStatus status) = 0;
@@ -77,6 +81,25 @@ class Runtime {
   void queueWrite(ExternalWrite write) { pendingWrites_.push_back(std::move(write)); }
   const std::vector<ExternalWrite>& pendingWrites() const { return pendingWrites_; }
   void setHooks(CycleHooks* hooks) { hooks_ = hooks; }
+
+  // ---- forcing (vm/runtime/forces.h)
+  // Any thread: a force set or released at the next cycle start. The scan thread takes the
+  // requests without waiting (a request made while it looks is taken one cycle later).
+  void requestForce(ForceChange change);
+  // Any thread: forces `target` (a path or an address) to `value` from the next cycle start on,
+  // resolved against the program running (a reload between cycles cannot race it). The force, or
+  // nullopt with `error` (resolveForce's).
+  [[nodiscard]] std::optional<Force> force(std::string_view target, std::string_view value, std::string& error);
+  // Any thread: releases the force of `target` (empty: every force) at the next cycle start. The
+  // targets released, or nullopt with `error` when `target` is not forced.
+  [[nodiscard]] std::optional<std::vector<std::string>> release(std::string_view target, std::string& error);
+  // Any thread: the forces held, as of the last cycle start (plus the requests not yet taken,
+  // when `withRequested`).
+  std::vector<Force> forces(bool withRequested = true) const;
+  // The scan thread (and hooks): the forces held before the cycle under way, and the changes its
+  // start applied (empty outside startCycle's hooks once the cycle runs: see forceChanges()).
+  const ForceTable& forceTable() const { return forceTable_; }
+  const std::vector<ForceChange>& forceChanges() const { return forceChanges_; }
 
   // The cycle that runs next (task order by release time, then PRIORITY, then declaration).
   CycleStart nextCycle() const;
@@ -109,7 +132,9 @@ class Runtime {
   // reloadBlocker) runs from the next cycle on, with the values `plan` keeps. The clock, the cycle
   // count and the schedule go on. Queued external writes move with the variables they write; the
   // number of writes dropped (their variable is gone or changed type) is returned. The field
-  // inputs stay by address: the machine does not rewire because the program changed.
+  // inputs stay by address: the machine does not rewire because the program changed. Forces move
+  // with what they name, found again by their target; those that cannot be are released and
+  // counted with the dropped writes.
   size_t replaceProgram(std::shared_ptr<const Program> program, const ReloadPlan& plan);
 
   const std::vector<TaskStatistics>& statistics() const { return stats_; }
@@ -126,6 +151,19 @@ class Runtime {
   uint64_t totalStatements_ = 0;
   CycleStart current_;
   CycleHooks* hooks_ = nullptr;
+
+  // ---- forcing: the scan thread's table and this cycle's changes; the requests from other
+  // threads, and a copy of the table for them, under forceMutex_ (the scan thread only tries it)
+  void takeForceRequests();
+  ForceTable forceTable_;
+  std::vector<ForceChange> forceChanges_;
+  mutable std::mutex forceMutex_;
+  std::vector<ForceChange> forceRequests_;
+  std::vector<Force> forcesShown_;
+  std::shared_ptr<const Program> forceProgram_;  // the program forces resolve against
+  std::atomic<bool> forceRequested_{false};      // read once per cycle
+  // The cycle whose start takes a request made now (a force requested shows it as sinceCycle).
+  std::atomic<uint64_t> nextStart_{0};
 };
 
 // Applies a write to an image (also used by the replayer for recorded writes).

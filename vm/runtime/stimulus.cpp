@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "vm/base/text.h"
+#include "vm/runtime/forces.h"
 #include "vm/runtime/values.h"
 
 namespace scanback {
@@ -77,19 +78,9 @@ std::optional<Stimulus> Stimulus::parse(std::string_view text, const std::string
       }
       for (size_t i = 1; i < cells.size(); ++i) {
         std::string why;
-        std::optional<VariableLocation> loc =
-            cells[i].rfind('%', 0) == 0 ? findAddress(program, cells[i], why) : findVariable(program, cells[i], why);
+        const std::optional<VariableLocation> loc = findWritableScalar(program, cells[i], why);
         if (!loc) {
           error = fmt::format("{}, line {}: column {} '{}': {}", path, lineNo, i + 1, cells[i], why);
-          return std::nullopt;
-        }
-        if (loc->constant) {
-          error = fmt::format("{}, line {}: column '{}' is a constant", path, lineNo, cells[i]);
-          return std::nullopt;
-        }
-        if (!loc->type->isScalar() && loc->type->kind != TypeKind::String) {
-          error = fmt::format("{}, line {}: column '{}' is a {}; name one of its elements", path, lineNo, cells[i],
-                              loc->type->name);
           return std::nullopt;
         }
         Column c;
