@@ -415,7 +415,22 @@ int traceWhyCommand(const WhyArgs& args) {
   size_t widths[3] = {0, 0, 0};
   for (const replay::Change& c : changes) {
     const bool byInputs = c.byScanInputs || c.statement == UINT32_MAX;
-    Row row{positionText(c.position), byInputs ? std::string("scan inputs") : location(program, c.statement),
+    std::string origin = "scan inputs";
+    if (byInputs) {
+      // A force held in that cycle over the watched bytes is the origin (it is applied last).
+      std::shared_ptr<const trace::ChunkData> held;
+      replay::CycleRecord record;
+      std::string ignored;  // (the cycle replayed: its record is there)
+      if (r->history().cycle(c.position.cycle, held, record, ignored)) {
+        for (const trace::ForceData* f : record.forces) {
+          const uint32_t size = f->bit >= 0 ? 1u : static_cast<uint32_t>(f->bytes.size());
+          const bool overlaps = f->offset < watch.offset + watch.size && watch.offset < f->offset + size &&
+                                (f->bit < 0 || watch.bit < 0 || f->bit == watch.bit);
+          if (overlaps) origin = fmt::format("{} forced at cycle {}", f->target, f->sinceCycle);
+        }
+      }
+    }
+    Row row{positionText(c.position), byInputs ? origin : location(program, c.statement),
             format(c.before) + " -> " + format(c.after), byInputs ? "" : sourceText(program, c.statement)};
     widths[0] = std::max(widths[0], row.position.size());
     widths[1] = std::max(widths[1], row.where.size());

@@ -456,6 +456,13 @@ void Rerun::takeInputs(const CycleRecord& record, bool atCycleStart, std::vector
     }
     targets_.push_back(std::move(t));
   }
+  // The forces held: at the cycle start after the writes, as the recording applied them (each
+  // cycle, as a write of the new version's storage: the rerun's own trace records them so).
+  for (const trace::ForceData* f : record.forces) {
+    ExternalWrite mapped;
+    if (inputs_->write(trace::ImageWriteData{0, f->offset, f->bit, f->bytes}, mapped, record.cycle))
+      rt.queueWrite(std::move(mapped));
+  }
 }
 
 RunStatus Rerun::runCycle() {

@@ -151,7 +151,7 @@ void BlockWriter::loop() {
         takenStartNs_ = h.startNs;
       }
       processRecord(h, rec.data() + at);
-      at += size_t{h.inputBytes} + h.writeBytes + h.faultMessageBytes;
+      at += size_t{h.inputBytes} + h.writeBytes + h.faultMessageBytes + h.forceBytes;
     }
     handoff_.pop();  // (wakes those waiting for the writer)
     serveSnapshots(false);
@@ -237,7 +237,15 @@ void BlockWriter::processRecord(const RecordHeader& h, const uint8_t* p) {
   }
   if (h.flags & kGapOnly) return;
   const uint32_t imageSize = vm_.imageSize();
+  // The forces set and released at this cycle's start; at a chunk's start, first every force held
+  // before it (restated by the scan thread, which knows them after a gap as well).
+  std::vector<trace::ForceData> forces;
+  if (h.forceBytes) [[unlikely]]
+    decodeForces(p + h.inputBytes + h.writeBytes + h.faultMessageBytes, h.forceBytes, 0, forces);
   if (h.keyframeSlot) {
+    heldForces_.clear();
+    for (const trace::ForceData& f : forces)
+      if (f.restated) heldForces_.push_back(f);
     closeChunk();
     const uint8_t* keyframe = handoff_.keyframe(h.keyframeSlot);
     if (vmValid_ && std::memcmp(vm_.image(), keyframe, imageSize) != 0) {
@@ -276,6 +284,8 @@ void BlockWriter::processRecord(const RecordHeader& h, const uint8_t* p) {
   const size_t firstWrite = chunk_.writes.size();
   readWrites(p, h.writeBytes, true, chunk_.writes);
   p += h.writeBytes;
+  if (!forces.empty() || !heldForces_.empty()) [[unlikely]]
+    applyForces(std::move(forces), index);
 
   vm_.rewindStatementLog();
   vm_.beginCycle(h.task, h.startNs);
@@ -368,9 +378,40 @@ void BlockWriter::serveSync(const RecordHeader& mark) {
 
 // ---------------------------------------------------------------- writer thread: chunks and blocks
 
+void BlockWriter::applyForces(std::vector<trace::ForceData> changes, uint32_t index) {
+  for (trace::ForceData& f : changes) {
+    if (f.restated) continue;  // (startChunk restated them)
+    f.cycleIndex = index;
+    auto same = std::find_if(heldForces_.begin(), heldForces_.end(),
+                             [&](const trace::ForceData& h) { return h.offset == f.offset && h.bit == f.bit; });
+    if (f.release) {
+      if (same != heldForces_.end()) {
+        // (its bytes were written in this block's cycles before the release: in its write index)
+        releasedForces_.push_back({same->offset, same->bit >= 0 ? 1u : static_cast<uint32_t>(same->bytes.size())});
+        heldForces_.erase(same);
+      }
+    } else if (same != heldForces_.end()) {
+      *same = f;
+    } else {
+      heldForces_.push_back(f);
+    }
+    chunk_.forces.push_back(std::move(f));
+  }
+  // As Runtime::startCycle: every force held, after the writes.
+  for (const trace::ForceData& f : heldForces_)
+    applyWrite(vm_.image(), vm_.imageSize(), ExternalWrite{f.offset, f.bit, f.bytes});
+}
+
 void BlockWriter::startChunk(uint64_t firstCycle, const uint8_t* keyframe) {
   chunk_ = trace::ChunkData{};
   chunk_.firstCycle = firstCycle;
+  // The forces held before the chunk, so that it replays on its own.
+  for (trace::ForceData f : heldForces_) {
+    f.cycleIndex = 0;
+    f.restated = true;
+    chunk_.forces.push_back(std::move(f));
+  }
+  flushedForces_ = 0;
   chunk_.keyframe.assign(keyframe, keyframe + vm_.imageSize());
   chunkOpen_ = true;
   flushedCycles_ = 0;
@@ -421,11 +462,16 @@ void BlockWriter::flushPart(bool onTime) {
     part.writes.push_back(chunk_.writes[i]);
     part.writes.back().cycleIndex -= from;
   }
+  for (size_t i = flushedForces_; i < chunk_.forces.size(); ++i) {
+    part.forces.push_back(chunk_.forces[i]);
+    part.forces.back().cycleIndex -= from;
+  }
   if (options_.writeIndex) part.writeIndex = takeWriteIndex(part);
   flushedCycles_ = to;
   flushedPaths_ = static_cast<uint32_t>(chunk_.pathTable.size());
   flushedInputs_ = chunk_.inputChanges.size();
   flushedWrites_ = chunk_.writes.size();
+  flushedForces_ = chunk_.forces.size();
 
   auto block = std::make_shared<trace::EncodedChunk>();
   std::string why;
@@ -714,6 +760,13 @@ trace::WriteIndex BlockWriter::takeWriteIndex(const trace::ChunkData& part) {
   for (const std::vector<trace::ImageWriteData>* inputs : {&part.inputChanges, &part.writes})
     for (const trace::ImageWriteData& w : *inputs)
       ranges.push_back({w.offset, w.bit >= 0 ? 1u : static_cast<uint32_t>(w.bytes.size())});
+  // Forces write their bytes at every cycle start: those of the part and those held through it.
+  for (const std::vector<trace::ForceData>* forces :
+       {&part.forces, static_cast<const std::vector<trace::ForceData>*>(&heldForces_)})
+    for (const trace::ForceData& f : *forces)
+      ranges.push_back({f.offset, f.bit >= 0 ? 1u : static_cast<uint32_t>(f.bytes.size())});
+  ranges.insert(ranges.end(), releasedForces_.begin(), releasedForces_.end());
+  releasedForces_.clear();
   if (anywhere) ranges.assign(1, ImageRange{0, size});
   normalizeRanges(ranges, size, kMaxRanges);
   trace::WriteIndex index;

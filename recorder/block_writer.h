@@ -155,6 +155,12 @@ class BlockWriter {
   uint32_t flushedPaths_ = 0;
   size_t flushedInputs_ = 0;
   size_t flushedWrites_ = 0;
+  size_t flushedForces_ = 0;
+  // The forces held at the end of the last record's cycle start (trace::ForceData, cycleIndex where
+  // each was set), applied after its writes in every re-executed cycle.
+  std::vector<trace::ForceData> heldForces_;
+  std::vector<ImageRange> releasedForces_;  // what forces released since the last block wrote
+  void applyForces(std::vector<trace::ForceData> changes, uint32_t index);
   // The chunk must end at the next cycle, which then starts one from vm_ (the file lost a block of
   // this one, so its continuations cannot follow in the file).
   bool restartChunk_ = false;

@@ -13,7 +13,7 @@
 namespace scanback::recorder {
 
 // One cycle as it crosses the queue. Followed by: encoded input changes, encoded writes, fault
-// message. (A snapshot mark is one too, with no cycle: see kSnapshotMark.)
+// message, encoded forces. (A snapshot mark is one too, with no cycle: see kSnapshotMark.)
 struct RecordHeader {
   uint8_t flags;  // first in every record kind
   // The cycle starts a chunk: its keyframe is in this slot of the keyframe pool, plus one (0: none).
@@ -30,6 +30,7 @@ struct RecordHeader {
   uint32_t faultCode;
   uint32_t faultStatement;
   uint32_t faultMessageBytes;
+  uint32_t forceBytes;
 };
 
 // The common cycle in half the bytes (every byte the scan thread hands over is a cache line the
@@ -83,6 +84,39 @@ inline void decodeWrites(const uint8_t* q, size_t bytes, bool withBit, uint32_t 
     w.bytes.assign(q, q + len);
     q += len;
     out.push_back(std::move(w));
+  }
+}
+
+// Forces as the scan thread encodes them (ScanHandoff::beforeCycle): kind u8 (kForceSet,
+// kForceReleased, kForceRestated), offset u32, bit i8, since-cycle u64, value length u16, value,
+// target length u16, target.
+inline constexpr uint8_t kForceSet = 0;
+inline constexpr uint8_t kForceReleased = 1;
+inline constexpr uint8_t kForceRestated = 2;
+
+inline void decodeForces(const uint8_t* q, size_t bytes, uint32_t cycleIndex, std::vector<trace::ForceData>& out) {
+  for (const uint8_t* end = q + bytes; q < end;) {
+    trace::ForceData f;
+    f.cycleIndex = cycleIndex;
+    const uint8_t kind = *q++;
+    f.release = kind == kForceReleased;
+    f.restated = kind == kForceRestated;
+    std::memcpy(&f.offset, q, 4);
+    q += 4;
+    std::memcpy(&f.bit, q, 1);
+    q += 1;
+    std::memcpy(&f.sinceCycle, q, 8);
+    q += 8;
+    uint16_t len;
+    std::memcpy(&len, q, 2);
+    q += 2;
+    f.bytes.assign(q, q + len);
+    q += len;
+    std::memcpy(&len, q, 2);
+    q += 2;
+    f.target.assign(reinterpret_cast<const char*>(q), len);
+    q += len;
+    out.push_back(std::move(f));
   }
 }
 

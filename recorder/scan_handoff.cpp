@@ -91,6 +91,26 @@ void ScanHandoff::beforeCycle(const Runtime& rt) {
     encodeChanges(field.data(), image + p.input.offset, p.input.size, p.input.offset, inputChanges_);
   writes_.clear();
   for (const ExternalWrite& w : rt.pendingWrites()) encodeWrite(w, trace::ImageWriteData::kAtCycleStart);
+  // Forces: once, at the cycle they are set or released, and restated at a chunk's start, so that
+  // the chunk replays on its own (never per cycle: a force held a million cycles costs nothing
+  // more per cycle).
+  forces_.clear();
+  if (needKeyframe_ && haveKeyframe_ && !rt.forceTable().empty()) [[unlikely]]
+    for (const Force& f : rt.forceTable().forces()) encodeForce(f, kForceRestated);
+  for (const ForceChange& c : rt.forceChanges()) encodeForce(c.force, c.release ? kForceReleased : kForceSet);
+}
+
+void ScanHandoff::encodeForce(const Force& f, uint8_t kind) {
+  forces_.push_back(kind);
+  putRaw(forces_, f.offset);
+  putRaw(forces_, f.bit);
+  putRaw(forces_, f.sinceCycle);
+  const uint16_t len = kind == kForceReleased ? 0 : static_cast<uint16_t>(std::min<size_t>(f.bytes.size(), 0xFFFF));
+  putRaw(forces_, len);
+  forces_.insert(forces_.end(), f.bytes.begin(), f.bytes.begin() + len);
+  const uint16_t targetLen = static_cast<uint16_t>(std::min<size_t>(f.target.size(), 0xFFFF));
+  putRaw(forces_, targetLen);
+  forces_.insert(forces_.end(), f.target.begin(), f.target.begin() + targetLen);
 }
 
 void ScanHandoff::encodeWrite(const ExternalWrite& w, int64_t atStep) {
@@ -107,8 +127,9 @@ void ScanHandoff::afterCycle(const Runtime& rt, RunStatus status) {
   const CycleStart& c = rt.currentCycle();
   const bool startsChunk = needKeyframe_ && haveKeyframe_;
   const uint64_t sincePrevious = static_cast<uint64_t>(c.startNs) - static_cast<uint64_t>(queuedStartNs_);
-  if (status == RunStatus::CycleDone && !startsChunk && writes_.empty() && inputChanges_.size() <= kBatchBytes / 2 &&
-      c.cycle == queuedCycle_ + 1 && c.startNs >= queuedStartNs_ && sincePrevious <= UINT32_MAX) {
+  if (status == RunStatus::CycleDone && !startsChunk && writes_.empty() && forces_.empty() &&
+      inputChanges_.size() <= kBatchBytes / 2 && c.cycle == queuedCycle_ + 1 && c.startNs >= queuedStartNs_ &&
+      sincePrevious <= UINT32_MAX) {
     // The common case, kept short: staged, and handed over with the next batch. (A cycle that
     // follows dropped ones always starts a chunk, so it never takes this path.)
     const ShortRecord r{kShort,
@@ -155,7 +176,8 @@ void ScanHandoff::afterCycle(const Runtime& rt, RunStatus status) {
     faultMessage = rt.faultMessage();
     h.faultMessageBytes = static_cast<uint32_t>(faultMessage.size());
   }
-  const size_t size = sizeof h + h.inputBytes + h.writeBytes + h.faultMessageBytes;
+  h.forceBytes = static_cast<uint32_t>(forces_.size());
+  const size_t size = sizeof h + h.inputBytes + h.writeBytes + h.faultMessageBytes + h.forceBytes;
   queuedCycle_ = c.cycle;
   queuedStartNs_ = c.startNs;
   auto put = [&](uint8_t* out) {
@@ -166,6 +188,8 @@ void ScanHandoff::afterCycle(const Runtime& rt, RunStatus status) {
     if (h.writeBytes) std::memcpy(out, writes_.data(), h.writeBytes);
     out += h.writeBytes;
     if (h.faultMessageBytes) std::memcpy(out, faultMessage.data(), h.faultMessageBytes);
+    out += h.faultMessageBytes;
+    if (h.forceBytes) std::memcpy(out, forces_.data(), h.forceBytes);
   };
   if (!h.keyframeSlot && size <= kBatchBytes) {
     // Staged too (a record that follows dropped cycles always carries a keyframe, so staged

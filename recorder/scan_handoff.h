@@ -96,6 +96,7 @@ class ScanHandoff {
   void dropCycles(uint64_t count);
   bool flushStaged(bool mayWait);
   void encodeWrite(const ExternalWrite& write, int64_t atStep);
+  void encodeForce(const Force& force, uint8_t kind);
 
   const uint32_t keyframeEvery_;
   SpscRing queue_;
@@ -112,6 +113,7 @@ class ScanHandoff {
   uint8_t keyframeSlot_ = 0;            // where the keyframe of the cycle under way is (haveKeyframe_)
   std::vector<uint8_t> inputChanges_;   // encoded (offset u32, length u16, bytes)
   std::vector<uint8_t> writes_;         // encoded (offset u32, bit i8, length u16, bytes)
+  std::vector<uint8_t> forces_;         // encoded as decodeForces reads them
   std::unique_ptr<uint8_t[]> staging_;  // records not yet handed to the writer (stays in L1)
   size_t stagedBytes_ = 0;
   uint32_t stagedCycles_ = 0;

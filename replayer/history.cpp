@@ -74,6 +74,8 @@ std::shared_ptr<const trace::ChunkData> History::openChunk(const trace::OpenCycl
   chunk->writes = open.writes;
   for (trace::ImageWriteData& w : chunk->inputChanges) w.cycleIndex = 0;
   for (trace::ImageWriteData& w : chunk->writes) w.cycleIndex = 0;
+  chunk->forces = open.forces;
+  for (trace::ForceData& f : chunk->forces) f.cycleIndex = 0;
   return chunk;
 }
 
@@ -214,7 +216,25 @@ bool History::cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chu
   };
   collect(c.inputChanges, out.inputChanges);
   collect(c.writes, out.writes);
+  if (!c.forces.empty()) out.forces = forcesHeld(c, i);
   return true;
+}
+
+std::vector<const trace::ForceData*> forcesHeld(const trace::ChunkData& chunk, uint32_t cycleIndex) {
+  std::vector<const trace::ForceData*> held;
+  for (const trace::ForceData& f : chunk.forces) {
+    if (f.cycleIndex > cycleIndex) break;
+    auto same = std::find_if(held.begin(), held.end(),
+                             [&](const trace::ForceData* h) { return h->offset == f.offset && h->bit == f.bit; });
+    if (f.release) {
+      if (same != held.end()) held.erase(same);
+    } else if (same != held.end()) {
+      *same = &f;  // a re-force keeps its place
+    } else {
+      held.push_back(&f);
+    }
+  }
+  return held;
 }
 
 }  // namespace scanback::replay

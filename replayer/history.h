@@ -28,7 +28,14 @@ struct CycleRecord {
   bool open = false;
   std::vector<const trace::ImageWriteData*> inputChanges;
   std::vector<const trace::ImageWriteData*> writes;
+  // Every force held in the cycle (set at its start or before), in the order they were set:
+  // applied after the writes (vm/runtime/forces.h).
+  std::vector<const trace::ForceData*> forces;
 };
+
+// The forces held in cycle `cycleIndex` of `chunk` (its restated ones and its changes up to that
+// cycle's start), in the order they were set.
+std::vector<const trace::ForceData*> forcesHeld(const trace::ChunkData& chunk, uint32_t cycleIndex);
 
 class History {
  public:

@@ -248,6 +248,9 @@ bool Replayer::startCycle(Vm& vm, const CycleRecord& record, std::string& error)
     else
       atSteps.push_back({static_cast<uint64_t>(w->atStep), ExternalWrite{w->offset, w->bit, w->bytes}});
   }
+  // The forces held, last, as Runtime::startCycle applies them.
+  for (const trace::ForceData* f : record.forces)
+    applyWrite(vm.image(), size, ExternalWrite{f->offset, f->bit, f->bytes});
   stepWriter(vm) = StepWriter(std::move(atSteps));
   vm.beginCycle(record.task, record.startNs);
   return true;

@@ -85,6 +85,24 @@ struct ImageWrite {
                           # not raised, but such a trace then reports a divergence there.
 }
 
+# A force set or released (issue 31; vm/runtime/forces.h). From the start of cycle `cycleIndex` of
+# the chunk on, every cycle start writes `bytes` (or the bit) at `offset`, after the input changes
+# and the writes, until a release of the same storage (offset, bit). A release leaves the value in
+# place. A chunk's first block restates, at cycleIndex 0, every force held before its first cycle
+# (`restated`), so that the chunk replays on its own. Readers that do not know it replay the forced
+# cycles without it and report a divergence at the first cycle a force changed (the format version is
+# not raised: a trace without forces is the same as before).
+struct Force {
+  cycleIndex @0 :UInt32;  # within the chunk (block)
+  offset @1 :UInt32;      # image offset
+  bit @2 :Int8 = -1;      # >= 0: only this bit of bytes[0] is written
+  bytes @3 :Data;         # the forced value; empty for a release
+  release @4 :Bool;
+  target @5 :Text;        # what the user forced: "Main.fb.x", "%IX0.2"
+  sinceCycle @6 :UInt64;  # the cycle whose start first applied the force
+  restated @7 :Bool;      # held from before the chunk (not set at this cycle)
+}
+
 # A distinct sequence of statement ids executed by one cycle (the cycle's path).
 struct Path {
   statements @0 :List(UInt32);
@@ -122,6 +140,9 @@ struct Chunk {
   # from its own firstCycle, and pathTable the paths it adds to the chunk's, numbered from pathBase
   # on (paths index the chunk's whole table). Its writeIndex covers its own cycles.
   pathBase @13 :UInt32;
+  # Forces set and released in these cycles, sorted by cycleIndex (a chunk's first block begins with
+  # the forces held before its first cycle, restated at cycleIndex 0).
+  forces @14 :List(Force);
 }
 
 # Cycles that were not recorded (the writer fell behind and the scan thread never waits).
@@ -163,6 +184,7 @@ struct OpenCycle {
   keyframe @4 :Data;
   inputChanges @5 :List(ImageWrite);  # cycleIndex 0
   writes @6 :List(ImageWrite);        # cycleIndex 0
+  forces @7 :List(Force);             # cycleIndex 0: every force held in the cycle
 }
 
 # One block of the trace, as its frame header describes it. The Index lists every block between

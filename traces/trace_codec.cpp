@@ -49,6 +49,20 @@ void setWrites(capnp::List<schema::ImageWrite>::Builder list, const std::vector<
   }
 }
 
+void setForces(capnp::List<schema::Force>::Builder list, const std::vector<ForceData>& forces) {
+  for (size_t i = 0; i < forces.size(); ++i) {
+    const ForceData& f = forces[i];
+    list[i].setCycleIndex(f.cycleIndex);
+    list[i].setOffset(f.offset);
+    list[i].setBit(f.bit);
+    list[i].setBytes(kj::arrayPtr(f.bytes.data(), f.bytes.size()));
+    list[i].setRelease(f.release);
+    list[i].setTarget(f.target);
+    list[i].setSinceCycle(f.sinceCycle);
+    list[i].setRestated(f.restated);
+  }
+}
+
 size_t sourcesBytes(const std::vector<SourceFile>& sources) {
   size_t n = 0;
   for (const SourceFile& f : sources) n += f.path.size() + f.text.size() + 48;
@@ -77,6 +91,24 @@ void getWrites(capnp::List<schema::ImageWrite>::Reader list, std::vector<ImageWr
     capnp::Data::Reader bytes = w.getBytes();
     d.bytes.assign(bytes.begin(), bytes.end());
     d.atStep = w.getAtStep();
+    out.push_back(std::move(d));
+  }
+}
+
+void getForces(capnp::List<schema::Force>::Reader list, std::vector<ForceData>& out) {
+  out.clear();
+  out.reserve(list.size());
+  for (auto f : list) {
+    ForceData d;
+    d.cycleIndex = f.getCycleIndex();
+    d.offset = f.getOffset();
+    d.bit = f.getBit();
+    capnp::Data::Reader bytes = f.getBytes();
+    d.bytes.assign(bytes.begin(), bytes.end());
+    d.release = f.getRelease();
+    d.target = text(f.getTarget());
+    d.sinceCycle = f.getSinceCycle();
+    d.restated = f.getRestated();
     out.push_back(std::move(d));
   }
 }
@@ -152,6 +184,46 @@ template <typename Fill>
     error = fmt::format("block at offset {}: {}: {}", offset, what, e.what());
     return false;
   }
+}
+
+// A force the replayer cannot apply is refused with what is wrong with it (a reader meets it
+// before it replays the cycle).
+[[nodiscard]] bool validateForces(const std::vector<ForceData>& forces, uint64_t firstCycle, uint32_t cycleCount,
+                                  uint32_t imageSize, std::string& error) {
+  uint32_t previous = 0;
+  for (size_t i = 0; i < forces.size(); ++i) {
+    const ForceData& f = forces[i];
+    const std::string what = fmt::format("force {} ('{}')", i, f.target);
+    if (f.cycleIndex >= cycleCount || f.cycleIndex < previous) {
+      error = fmt::format("{}: cycle index {} {} (cycle count {})", what, f.cycleIndex,
+                          f.cycleIndex < previous ? "not sorted" : "out of range", cycleCount);
+      return false;
+    }
+    previous = f.cycleIndex;
+    if (f.bit < -1 || f.bit > 7) {
+      error = fmt::format("{}: bit {} out of range -1..7", what, f.bit);
+      return false;
+    }
+    const uint64_t size = f.bit >= 0 ? 1 : f.bytes.size();
+    if (f.release ? !f.bytes.empty() : (f.bytes.empty() || (f.bit >= 0 && f.bytes.size() != 1))) {
+      error = fmt::format("{}: {} bytes for a {}{}", what, f.bytes.size(), f.release ? "release" : "force",
+                          f.bit >= 0 ? " of a bit" : "");
+      return false;
+    }
+    if (f.offset > imageSize || size > imageSize - f.offset) {
+      error = fmt::format("{}: offset {} + {} bytes outside the image of {} bytes: it cannot be applied", what,
+                          f.offset, size, imageSize);
+      return false;
+    }
+    if (f.sinceCycle > firstCycle + f.cycleIndex || (f.restated && f.release)) {
+      error = fmt::format("{}: {}", what,
+                          f.restated && f.release ? "a release cannot be restated"
+                                                  : fmt::format("set at cycle {}, after the cycle it is in ({})",
+                                                                f.sinceCycle, firstCycle + f.cycleIndex));
+      return false;
+    }
+  }
+  return true;
 }
 
 [[nodiscard]] bool validateWrites(const std::vector<ImageWriteData>& writes, const char* what, uint32_t cycleCount,
@@ -236,6 +308,7 @@ std::vector<uint8_t> encodeChunk(const ChunkData& c) {
   for (const auto& p : c.pathTable) estimate += p.size() * 4 + 16;
   for (const auto& w : c.inputChanges) estimate += w.bytes.size() + 32;
   for (const auto& w : c.writes) estimate += w.bytes.size() + 32;
+  for (const auto& f : c.forces) estimate += f.bytes.size() + f.target.size() + 64;
   if (c.writeIndex) estimate += c.writeIndex->size() * 4;
   capnp::MallocMessageBuilder builder(words(estimate));
   auto root = builder.initRoot<Block>();
@@ -267,6 +340,7 @@ std::vector<uint8_t> encodeChunk(const ChunkData& c) {
   }
   setWrites(m.initInputChanges(static_cast<unsigned>(c.inputChanges.size())), c.inputChanges);
   setWrites(m.initWrites(static_cast<unsigned>(c.writes.size())), c.writes);
+  if (!c.forces.empty()) setForces(m.initForces(static_cast<unsigned>(c.forces.size())), c.forces);
   if (c.writeIndex) {
     m.setHasWriteIndex(true);
     auto index = m.initWriteIndex(static_cast<unsigned>(c.writeIndex->size()));
@@ -298,6 +372,7 @@ std::vector<uint8_t> encodeOpenCycle(const OpenCycleData& o) {
   size_t estimate = o.keyframe.size() + 256;
   for (const auto& w : o.inputChanges) estimate += w.bytes.size() + 32;
   for (const auto& w : o.writes) estimate += w.bytes.size() + 32;
+  for (const auto& f : o.forces) estimate += f.bytes.size() + f.target.size() + 64;
   capnp::MallocMessageBuilder builder(words(estimate));
   auto m = builder.initRoot<Block>().initOpenCycle();
   m.setCycle(o.cycle);
@@ -307,6 +382,7 @@ std::vector<uint8_t> encodeOpenCycle(const OpenCycleData& o) {
   m.setKeyframe(kj::arrayPtr(o.keyframe.data(), o.keyframe.size()));
   setWrites(m.initInputChanges(static_cast<unsigned>(o.inputChanges.size())), o.inputChanges);
   setWrites(m.initWrites(static_cast<unsigned>(o.writes.size())), o.writes);
+  if (!o.forces.empty()) setForces(m.initForces(static_cast<unsigned>(o.forces.size())), o.forces);
   return toBytes(builder);
 }
 
@@ -410,7 +486,8 @@ bool validateChunk(const ChunkData& c, const ChunkLimits& limits, std::string& e
     }
   }
   return validateWrites(c.inputChanges, "input change", n, limits.imageSize, error) &&
-         validateWrites(c.writes, "write", n, limits.imageSize, error);
+         validateWrites(c.writes, "write", n, limits.imageSize, error) &&
+         validateForces(c.forces, c.firstCycle, n, limits.imageSize, error);
 }
 
 bool validateWriteIndex(const WriteIndex& index, uint32_t imageSize, std::string& error) {
@@ -505,6 +582,7 @@ bool decodeChunkOrContinuation(std::span<const uint8_t> message, uint64_t offset
     }
     getWrites(m.getInputChanges(), out.inputChanges);
     getWrites(m.getWrites(), out.writes);
+    getForces(m.getForces(), out.forces);
     out.writeIndex.reset();
     if (m.getHasWriteIndex()) {
       out.writeIndex.emplace();
@@ -556,12 +634,14 @@ bool decodeOpenCycle(std::span<const uint8_t> message, uint64_t offset, const Ch
     out.keyframe.assign(keyframe.begin(), keyframe.end());
     getWrites(m.getInputChanges(), out.inputChanges);
     getWrites(m.getWrites(), out.writes);
+    getForces(m.getForces(), out.forces);
     if (out.keyframe.size() != limits.imageSize) {
       inner = fmt::format("keyframe size {} != image size {}", out.keyframe.size(), limits.imageSize);
       return false;
     }
     return validateWrites(out.inputChanges, "input change", 1, limits.imageSize, inner) &&
-           validateWrites(out.writes, "write", 1, limits.imageSize, inner);
+           validateWrites(out.writes, "write", 1, limits.imageSize, inner) &&
+           validateForces(out.forces, out.cycle, 1, limits.imageSize, inner);
   });
 }
 

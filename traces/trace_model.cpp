@@ -100,6 +100,10 @@ bool appendContinuation(ChunkData& chunk, const ChunkData& part, std::string& er
     chunk.writes.push_back(w);
     chunk.writes.back().cycleIndex += base;
   }
+  for (const ForceData& f : part.forces) {
+    chunk.forces.push_back(f);
+    chunk.forces.back().cycleIndex += base;
+  }
   if (chunk.writeIndex && part.writeIndex)
     chunk.writeIndex = mergeWriteIndexes(*chunk.writeIndex, *part.writeIndex);
   else

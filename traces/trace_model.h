@@ -89,6 +89,19 @@ struct ImageWriteData {
   bool operator==(const ImageWriteData&) const = default;
 };
 
+// A force set or released at a cycle start (trace.capnp: Force).
+struct ForceData {
+  uint32_t cycleIndex = 0;  // within the chunk
+  uint32_t offset = 0;
+  int8_t bit = -1;
+  std::vector<uint8_t> bytes;  // empty for a release
+  bool release = false;
+  std::string target;
+  uint64_t sinceCycle = 0;
+  bool restated = false;  // held from before the chunk
+  bool operator==(const ForceData&) const = default;
+};
+
 struct ChunkData {
   uint64_t firstCycle = 0;
   std::vector<uint8_t> keyframe;      // image before firstCycle
@@ -100,6 +113,7 @@ struct ChunkData {
   std::vector<std::vector<uint32_t>> pathTable;
   std::vector<ImageWriteData> inputChanges;  // sorted by cycleIndex
   std::vector<ImageWriteData> writes;        // sorted by cycleIndex
+  std::vector<ForceData> forces;             // sorted by cycleIndex
   // The bytes of the image whose value changed at any cycle boundary of the chunk, as sorted,
   // disjoint (offset, size) ranges (traces/trace.capnp: writeIndex); nullopt: not recorded.
   std::optional<WriteIndex> writeIndex;
@@ -136,6 +150,7 @@ struct OpenCycleData {
   std::vector<uint8_t> keyframe;  // the image before it
   std::vector<ImageWriteData> inputChanges;
   std::vector<ImageWriteData> writes;
+  std::vector<ForceData> forces;  // every force held in the cycle
   bool operator==(const OpenCycleData&) const = default;
 };
 
