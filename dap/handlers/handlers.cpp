@@ -50,6 +50,9 @@ const std::vector<Handler>& handlers() {
       {"scanback/seek", seekRequest, {}},
       {"scanback/timeline", timelineRequest, {}},
       {"scanback/signals", signalsRequest, {}},
+      {"scanback/force", forceRequest, {{"supportsScanbackForce", true}}},
+      {"scanback/release", releaseRequest, {}},
+      {"scanback/forced", forcedRequest, {}},
   };
   return list;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dap/protocol/protocol.h"
+#include "vm/bytecode/program.h"
 
 namespace scanback::dap {
 
@@ -57,5 +58,12 @@ Reply stepBackOutRequest(Session&, const json&);  // custom: scanback/stepBackOu
 Reply seekRequest(Session&, const json&);         // custom: scanback/seek
 Reply timelineRequest(Session&, const json&);     // custom: scanback/timeline
 Reply signalsRequest(Session&, const json&);      // custom: scanback/signals
+// Forcing (issue 31).
+// Lets the variables described next carry the `forced` attribute (scanback_forced.cpp): the forces
+// of a session with a task beside it; none for a replayed trace.
+void markForced(Session& session, const Program& program);
+Reply forceRequest(Session&, const json&);    // custom: scanback/force
+Reply releaseRequest(Session&, const json&);  // custom: scanback/release
+Reply forcedRequest(Session&, const json&);   // custom: scanback/forced
 
 }  // namespace scanback::dap

@@ -13,6 +13,7 @@ Reply variablesRequest(Session& session, const json& args) {
   if (!container)
     throw DapError(fmt::format("no variables with reference {} (references end when the program resumes)", reference));
   const Container copy = *container;  // variables() may add containers
+  markForced(session, vm.program());
   json list = json::array();
   // Arrays have indexed children only; everything else named ones only.
   const bool indexed = copy.kind == Container::Kind::Value && copy.type && copy.type->kind == TypeKind::Array;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "vm/runtime/state_json.h"
@@ -94,6 +95,10 @@ Variable VariableStore::describe(const std::string& name, const VariableSlot& sl
     }
   }
   if (slot.constant) v.presentationHint = VariablePresentationHint{std::nullopt, {"readOnly"}};
+  if (std::find(forced_.begin(), forced_.end(), std::pair{slot.offset, slot.bit}) != forced_.end()) {
+    if (!v.presentationHint) v.presentationHint = VariablePresentationHint{};
+    v.presentationHint->attributes.push_back("forced");
+  }
   return v;
 }
 

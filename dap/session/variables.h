@@ -64,12 +64,16 @@ class VariableStore {
   std::optional<VariableSlot> child(const Container& container, const Vm& vm, const std::string& name);
   // A DAP Variable for one value (expandable when structured).
   Variable describe(const std::string& name, const VariableSlot& slot, const Vm& vm);
+  // The storage of the forces held (offset, bit), marked `forced` in the variables described
+  // (presentationHint.attributes, docs/dap.md) until the next call.
+  void setForced(std::vector<std::pair<uint32_t, int8_t>> forced) { forced_ = std::move(forced); }
   // The display string of a value.
   std::string valueText(const Vm& vm, uint32_t offset, int8_t bit, const Type& type) const;
 
  private:
   std::vector<VariableSlot> slots(const Container& container, const Vm& vm) const;
   std::vector<Container> containers_;  // reference = index + 1
+  std::vector<std::pair<uint32_t, int8_t>> forced_;
   // The same container asked for again (a client re-reading a scope) gets the same reference.
   std::map<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t, const Type*>, int64_t> known_;
 };

@@ -100,6 +100,43 @@ class AttachFeed final : public HistoryFeed {
     return cycleTime_;
   }
   bool paused() const override { return runtimePaused_.load(std::memory_order_relaxed); }
+  // Forcing acts on the runtime, over a connection of its own (the stream's only streams): the
+  // runtime records each force in the history this session follows.
+  std::optional<Force> force(const std::string& target, const std::string& value, std::string& error) override {
+    const std::optional<json> r = ask(json{{"command", "force"}, {"target", target}, {"value", value}}, error);
+    if (!r) return std::nullopt;
+    const json f = r->value("force", json::object());
+    Force out;
+    out.target = f.value("target", target);
+    out.value = f.value("value", value);
+    out.type = f.value("type", "");
+    return out;
+  }
+  std::optional<std::vector<std::string>> release(const std::string& target, std::string& error) override {
+    json request{{"command", "release"}};
+    if (!target.empty()) request["target"] = target;
+    const std::optional<json> r = ask(request, error);
+    if (!r) return std::nullopt;
+    std::vector<std::string> released;
+    for (const json& t : r->value("released", json::array()))
+      if (t.is_string()) released.push_back(t.get<std::string>());
+    return released;
+  }
+  std::optional<std::vector<Force>> forced(std::string& error) override {
+    const std::optional<json> r = ask(json{{"command", "forced"}}, error);
+    if (!r) return std::nullopt;
+    std::vector<Force> forces;
+    for (const json& f : r->value("forced", json::array())) {
+      if (!f.is_object()) continue;
+      Force out;
+      out.target = f.value("target", "");
+      out.value = f.value("value", "");
+      out.type = f.value("type", "");
+      out.sinceCycle = f.value("sinceCycle", uint64_t{0});
+      forces.push_back(std::move(out));
+    }
+    return forces;
+  }
   void stop() override {
     if (stopped_.exchange(true)) return;
     if (client_) client_->close();
@@ -109,6 +146,21 @@ class AttachFeed final : public HistoryFeed {
   }
 
  private:
+  // One request on a connection of its own; the response when the runtime said ok, else nullopt
+  // with its reason.
+  std::optional<json> ask(const json& request, std::string& error) const {
+    std::unique_ptr<control::ControlClient> client =
+        control::ControlClient::connect(options_.endpoint, options_.token, error);
+    if (!client) return std::nullopt;
+    std::optional<json> response = client->request(request, error);
+    if (!response) return std::nullopt;
+    if (!response->value("ok", false)) {
+      error = refusal(options_.endpoint, *response);
+      return std::nullopt;
+    }
+    return response;
+  }
+
   bool createLocalTrace(const std::vector<uint8_t>& header, std::string& error) {
     static std::atomic<uint64_t> sessions{0};
     const std::string path = options_.localTrace.empty()

@@ -251,6 +251,28 @@ bool LiveEngine::write(ExternalWrite write, std::string& error) {
   return false;
 }
 
+namespace {
+
+[[nodiscard]] bool forceable(const RunControl& control, std::string& error) {
+  if (control.state() != RunControl::State::Finished && !control.terminating()) return true;
+  error = "the program has ended: forces act on a running program";
+  return false;
+}
+
+}  // namespace
+
+std::optional<Force> LiveEngine::force(const std::string& target, const std::string& value, std::string& error) {
+  if (!forceable(control_, error)) return std::nullopt;
+  return runtime_.force(target, value, error);
+}
+
+std::optional<std::vector<std::string>> LiveEngine::release(const std::string& target, std::string& error) {
+  if (!forceable(control_, error)) return std::nullopt;
+  return runtime_.release(target, error);
+}
+
+std::optional<std::vector<Force>> LiveEngine::forced(std::string&) { return runtime_.forces(); }
+
 bool LiveEngine::reload(ReloadRequest request, std::string& error) {
   const RunControl::State state = control_.state();
   if (state == RunControl::State::Finished || control_.terminating()) {
@@ -441,6 +463,9 @@ replay::OpenCycle LiveEngine::openCycle(const recorder::Recorder& recorder, std:
   recorder::CycleInputs inputs = recorder.currentInputs();
   open.inputChanges = std::move(inputs.inputChanges);
   open.writes = std::move(inputs.writes);
+  // Every force held in the cycle (its start applied them after the writes).
+  for (const Force& f : runtime_.forceTable().forces())
+    open.forces.push_back(trace::ForceData{0, f.offset, f.bit, f.bytes, false, f.target, f.sinceCycle, true});
   open.untilStep = runtime_.vm().steps() - 1;  // the paused boundary (the statement there has not run)
   return open;
 }

@@ -78,6 +78,10 @@ class LiveEngine final : private VmObserver {
   std::shared_ptr<const Program> programPtr() const { return runtime_.vm().programPtr(); }
   [[nodiscard]] bool write(ExternalWrite write, std::string& error);
   [[nodiscard]] bool reload(ReloadRequest request, std::string& error);
+  // Forcing, running or paused (any thread: the runtime takes the requests at a cycle start).
+  [[nodiscard]] std::optional<Force> force(const std::string& target, const std::string& value, std::string& error);
+  [[nodiscard]] std::optional<std::vector<std::string>> release(const std::string& target, std::string& error);
+  [[nodiscard]] std::optional<std::vector<Force>> forced(std::string& error);
   // Starts the recording, before the thread starts. False with `error` when the trace cannot be
   // created.
   [[nodiscard]] bool startRecording(std::string& error);

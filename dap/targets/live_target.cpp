@@ -40,6 +40,13 @@ class LiveFeed final : public HistoryFeed, private TargetListener {
   std::optional<Timeline::CycleTime> cycleTime() const override { return task_.task().cycleTime(); }
   std::optional<Timeline::Recording> recording() const override { return task_.task().recording(); }
   void stop() override { task_.terminate(); }
+  std::optional<Force> force(const std::string& target, const std::string& value, std::string& error) override {
+    return task_.force(target, value, error);
+  }
+  std::optional<std::vector<std::string>> release(const std::string& target, std::string& error) override {
+    return task_.release(target, error);
+  }
+  std::optional<std::vector<Force>> forced(std::string& error) override { return task_.forced(error); }
 
  private:
   static LiveOptions followed(LiveOptions options) {

@@ -25,6 +25,16 @@ class LiveTarget final : public ControlledTarget {
     return live_.reload(std::move(request), error);
   }
 
+  [[nodiscard]] std::optional<Force> force(const std::string& target, const std::string& value,
+                                           std::string& error) override {
+    return live_.force(target, value, error);
+  }
+  [[nodiscard]] std::optional<std::vector<std::string>> release(const std::string& target,
+                                                                std::string& error) override {
+    return live_.release(target, error);
+  }
+  [[nodiscard]] std::optional<std::vector<Force>> forced(std::string& error) override { return live_.forced(error); }
+
   // The task itself (recording, cycle times): before start(), or as its accessors allow.
   LiveEngine& task() { return live_; }
   const LiveEngine& task() const { return live_; }

@@ -36,6 +36,16 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
   [[nodiscard]] bool write(ExternalWrite write, std::string& error) override;
   [[nodiscard]] bool reload(ReloadRequest request, std::string& error) override;
   bool readOnly() const override { return !atLivePosition(); }
+  // Forces act on the live task wherever the session looks (from its next cycle start).
+  [[nodiscard]] std::optional<Force> force(const std::string& target, const std::string& value,
+                                           std::string& error) override {
+    return live_.force(target, value, error);
+  }
+  [[nodiscard]] std::optional<std::vector<std::string>> release(const std::string& target,
+                                                                std::string& error) override {
+    return live_.release(target, error);
+  }
+  [[nodiscard]] std::optional<std::vector<Force>> forced(std::string& error) override { return live_.forced(error); }
   TargetHistory* history() override { return this; }
 
   [[nodiscard]] std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,

@@ -62,6 +62,18 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   std::string traceFile() const override { return feed_ ? feed_->partialPath() : path_; }
   std::optional<Timeline::CycleTime> cycleTime() const override { return feed_ ? feed_->cycleTime() : std::nullopt; }
   std::optional<Timeline::Recording> recording() const override { return feed_ ? feed_->recording() : std::nullopt; }
+  // Following a task (nonstop, attached): forces act on it; a trace alone refuses them.
+  [[nodiscard]] std::optional<Force> force(const std::string& target, const std::string& value,
+                                           std::string& error) override {
+    return feed_ ? feed_->force(target, value, error) : Target::force(target, value, error);
+  }
+  [[nodiscard]] std::optional<std::vector<std::string>> release(const std::string& target,
+                                                                std::string& error) override {
+    return feed_ ? feed_->release(target, error) : Target::release(target, error);
+  }
+  [[nodiscard]] std::optional<std::vector<Force>> forced(std::string& error) override {
+    return feed_ ? feed_->forced(error) : Target::forced(error);
+  }
 
  private:
   ReplayTarget(std::unique_ptr<ReplayEngine> replay, TargetListener& listener);

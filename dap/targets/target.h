@@ -138,6 +138,11 @@ struct Timeline {
 inline constexpr const char* kHistoryIsReadOnly =
     "history is read-only: it shows what was recorded and cannot change it";
 
+// Why forcing (scanback/force, release, forced) is refused on a target without a task running
+// beside it: a replayed trace.
+inline constexpr const char* kForcesNeedALiveTask =
+    "history is read-only: forces can only be set on a live or attached session";
+
 class TargetListener {
  public:
   virtual ~TargetListener() = default;
@@ -182,6 +187,26 @@ class Target {
   virtual bool readOnly() const { return false; }
   // Why, when readOnly().
   virtual std::string readOnlyReason() const { return kHistoryIsReadOnly; }
+  // Forcing (vm/runtime/forces.h) on the task where it runs, running or paused: `target` (a path or
+  // an address) held at `value` from its next cycle start on, until released. The force as
+  // resolved, or nullopt with `error`. A target without a task refuses (kForcesNeedALiveTask).
+  [[nodiscard]] virtual std::optional<Force> force(const std::string& target, const std::string& value,
+                                                   std::string& error) {
+    static_cast<void>(target), static_cast<void>(value);
+    error = kForcesNeedALiveTask;
+    return std::nullopt;
+  }
+  // Releases `target` (empty: every force) at the next cycle start; the targets released.
+  [[nodiscard]] virtual std::optional<std::vector<std::string>> release(const std::string& target, std::string& error) {
+    static_cast<void>(target);
+    error = kForcesNeedALiveTask;
+    return std::nullopt;
+  }
+  // The forces held by the task (and those requested for its next cycle start).
+  [[nodiscard]] virtual std::optional<std::vector<Force>> forced(std::string& error) {
+    error = kForcesNeedALiveTask;
+    return std::nullopt;
+  }
   // The recorded history the target moves in (time travel), or null when it keeps none.
   virtual TargetHistory* history() { return nullptr; }
 
