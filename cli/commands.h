@@ -70,9 +70,11 @@ struct RunArgs {
 struct CtlArgs {
   std::string endpoint;
   std::string authTokenFile;
-  enum class Action { Status, Snapshot, Stop, Pause, Resume } action = Action::Status;
+  enum class Action { Status, Snapshot, Stop, Pause, Resume, Force, Release, Forced } action = Action::Status;
   bool json = false;
   std::string snapshotPath;
+  std::string target;  // force, release (release: empty for every force)
+  std::string value;   // force
 };
 int ctlCommand(const CtlArgs& args);
 

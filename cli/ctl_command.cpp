@@ -12,6 +12,14 @@ namespace scanback::cli {
 
 namespace {
 
+// "  %IX0.2 = TRUE (BOOL), since cycle 120" for each force, or "none".
+void printForced(const control::json& forced) {
+  if (forced.empty()) std::cout << "forced: none\n";
+  for (const auto& f : forced)
+    std::cout << fmt::format("forced: {} = {} ({}), since cycle {}\n", f.value("target", "?"), f.value("value", "?"),
+                             f.value("type", "?"), f.value("sinceCycle", uint64_t{0}));
+}
+
 std::string formatNs(uint64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
 
 void printStatus(const control::json& s) {
@@ -56,6 +64,7 @@ void printStatus(const control::json& s) {
     std::cout << line << "\n";
     if (d.contains("error")) std::cout << fmt::format("  error: {}\n", d.value("error", "?"));
   }
+  if (s.contains("forced") && !s["forced"].empty()) printForced(s["forced"]);
   if (s.contains("fault")) std::cout << "fault: " << s["fault"].value("message", "?") << "\n";
 }
 
@@ -89,6 +98,14 @@ int ctlCommand(const CtlArgs& args) {
     case CtlArgs::Action::Stop: request = {{"command", "stop"}}; break;
     case CtlArgs::Action::Pause: request = {{"command", "pause"}}; break;
     case CtlArgs::Action::Resume: request = {{"command", "resume"}}; break;
+    case CtlArgs::Action::Force:
+      request = {{"command", "force"}, {"target", args.target}, {"value", args.value}};
+      break;
+    case CtlArgs::Action::Release:
+      request = {{"command", "release"}};
+      if (!args.target.empty()) request["target"] = args.target;
+      break;
+    case CtlArgs::Action::Forced: request = {{"command", "forced"}}; break;
     case CtlArgs::Action::Snapshot: {
       // The runtime writes the file: the path is made absolute here, where the user gave it.
       std::error_code ec;
@@ -125,6 +142,25 @@ int ctlCommand(const CtlArgs& args) {
     case CtlArgs::Action::Stop: std::cout << "stop requested\n"; break;
     case CtlArgs::Action::Pause: std::cout << "paused: the task holds between cycles (scanback ctl resume)\n"; break;
     case CtlArgs::Action::Resume: std::cout << "resumed\n"; break;
+    case CtlArgs::Action::Force: {
+      const control::json f = response->value("force", control::json::object());
+      std::cout << fmt::format("{} forced to {} ({}) from the next cycle start\n", f.value("target", "?"),
+                               f.value("value", "?"), f.value("type", "?"));
+      break;
+    }
+    case CtlArgs::Action::Release: {
+      const control::json released = response->value("released", control::json::array());
+      if (released.empty()) std::cout << "nothing was forced\n";
+      for (const auto& t : released)
+        std::cout << "released: " << (t.is_string() ? t.get<std::string>() : t.dump()) << "\n";
+      break;
+    }
+    case CtlArgs::Action::Forced:
+      if (args.json)
+        std::cout << response->value("forced", control::json::array()).dump(2) << "\n";
+      else
+        printForced(response->value("forced", control::json::array()));
+      break;
   }
   return kExitOk;
 }

@@ -134,6 +134,19 @@ int main(int argc, char** argv) {
   auto* ctlPause = ctlCmd->add_subcommand(
       "pause", "Hold the task between cycles (the runtime's STOP switch; a debugger never does this)");
   auto* ctlResume = ctlCmd->add_subcommand("resume", "Let a paused task run again");
+  auto* ctlForce = ctlCmd->add_subcommand(
+      "force",
+      "Hold a variable or an address at a value from the next cycle start on, until released: inputs over the "
+      "field, outputs as the field receives them. Recorded in the runtime's history");
+  ctlForce->add_option("target", ctlArgs.target, "Main.fb.x, gVar, Main.a[3] or an address such as %IX0.2, %QW4")
+      ->required();
+  ctlForce->add_option("value", ctlArgs.value, "The value, as in stimulus files: TRUE, 42, 16#FF, T#2s, 'text'")
+      ->required();
+  auto* ctlRelease = ctlCmd->add_subcommand(
+      "release", "End a force (without TARGET: every force); the value stays until the program or the field writes it");
+  ctlRelease->add_option("target", ctlArgs.target, "What was forced, as force named it");
+  auto* ctlForced = ctlCmd->add_subcommand("forced", "List the forces held");
+  ctlForced->add_flag("--json", ctlArgs.json, "Print as JSON");
 
   TestArgs testArgs;
   auto* testCmd = app.add_subcommand(
@@ -337,6 +350,9 @@ int main(int argc, char** argv) {
       if (*ctlPause) ctlArgs.action = CtlArgs::Action::Pause;
       if (*ctlResume) ctlArgs.action = CtlArgs::Action::Resume;
       if (*ctlStatus) ctlArgs.action = CtlArgs::Action::Status;
+      if (*ctlForce) ctlArgs.action = CtlArgs::Action::Force;
+      if (*ctlRelease) ctlArgs.action = CtlArgs::Action::Release;
+      if (*ctlForced) ctlArgs.action = CtlArgs::Action::Forced;
       return ctlCommand(ctlArgs);
     }
     if (*runCmd) {

@@ -16,6 +16,9 @@ std::string_view commandName(Request::Command command) {
     case Request::Command::Stop: return "stop";
     case Request::Command::Pause: return "pause";
     case Request::Command::Resume: return "resume";
+    case Request::Command::Force: return "force";
+    case Request::Command::Release: return "release";
+    case Request::Command::Forced: return "forced";
   }
   return "?";
 }
@@ -49,7 +52,7 @@ std::optional<Request> parseRequest(std::string_view line, std::string& error) {
   Request r;
   const auto command = message.find("command");
   if (command == message.end() || !command->is_string()) {
-    error = "missing 'command' (status, snapshot, stream, stop, pause or resume)";
+    error = "missing 'command' (status, snapshot, stream, stop, pause, resume, force, release or forced)";
     return std::nullopt;
   }
   const std::string& name = command->get_ref<const std::string&>();
@@ -65,9 +68,16 @@ std::optional<Request> parseRequest(std::string_view line, std::string& error) {
     r.command = Request::Command::Pause;
   } else if (name == "resume") {
     r.command = Request::Command::Resume;
+  } else if (name == "force") {
+    r.command = Request::Command::Force;
+  } else if (name == "release") {
+    r.command = Request::Command::Release;
+  } else if (name == "forced") {
+    r.command = Request::Command::Forced;
   } else {
-    error = fmt::format("'command' must be one of status, snapshot, stream, stop, pause, resume, not {}",
-                        describe(*command));
+    error = fmt::format(
+        "'command' must be one of status, snapshot, stream, stop, pause, resume, force, release, forced, not {}",
+        describe(*command));
     return std::nullopt;
   }
   if (const auto token = message.find("token"); token != message.end()) {
@@ -88,6 +98,24 @@ std::optional<Request> parseRequest(std::string_view line, std::string& error) {
       error = fmt::format("'path' must be absolute (the runtime's working directory is not the client's), not {}",
                           describe(*path));
       return std::nullopt;
+    }
+  }
+  if (r.command == Request::Command::Force || r.command == Request::Command::Release) {
+    // force: 'target' and 'value'; release: 'target' optional (none: every force).
+    const bool forcing = r.command == Request::Command::Force;
+    for (const char* field : {"target", "value"}) {
+      const bool isTarget = std::strcmp(field, "target") == 0;
+      if (!forcing && !isTarget) continue;
+      const auto it = message.find(field);
+      if (it == message.end() && !forcing) continue;
+      if (it == message.end() || !it->is_string() || (isTarget && it->get_ref<const std::string&>().empty())) {
+        error = it == message.end()
+                    ? fmt::format("'force' needs '{}': {}", field,
+                                  isTarget ? "a path (Main.fb.x) or an address (%IX0.2)" : "the value, as text")
+                    : fmt::format("'{}' must be a non-empty string, not {}", field, describe(*it));
+        return std::nullopt;
+      }
+      (isTarget ? r.target : r.value) = it->get<std::string>();
     }
   }
   if (r.command == Request::Command::Stream) {

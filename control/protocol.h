@@ -25,11 +25,13 @@ inline constexpr size_t kMaxLineBytes = 64 * 1024;
 inline constexpr size_t kMaxBlockBytes = 512u << 20;  // a trace block's limit (traces/framing.h)
 
 struct Request {
-  enum class Command { Status, Snapshot, Stream, Stop, Pause, Resume };
+  enum class Command { Status, Snapshot, Stream, Stop, Pause, Resume, Force, Release, Forced };
   Command command = Command::Status;
   std::optional<std::string> token;
   std::string path;        // snapshot: the trace to write (absolute, on the runtime's machine)
   uint64_t fromCycle = 0;  // stream: the first cycle wanted (what is held from there on)
+  std::string target;      // force, release: a path or an address (release: empty for every force)
+  std::string value;       // force: the value, as in stimulus files
 };
 
 // Parses one request line. nullopt with `error` saying what is wrong and where ("syntax error at

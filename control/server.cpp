@@ -292,6 +292,23 @@ void ControlServer::serve(net::Stream& stream, ControlledRuntime& runtime, const
         if (!runtime.setPaused(request->command == Request::Command::Pause, why)) response = failure(number, why);
         break;
       }
+      case Request::Command::Force: {
+        std::string why;
+        if (std::optional<json> f = runtime.force(request->target, request->value, why))
+          response["force"] = std::move(*f);
+        else
+          response = failure(number, why);
+        break;
+      }
+      case Request::Command::Release: {
+        std::string why;
+        if (std::optional<json> released = runtime.release(request->target, why))
+          response["released"] = std::move(*released);
+        else
+          response = failure(number, why);
+        break;
+      }
+      case Request::Command::Forced: response["forced"] = runtime.forced(); break;
       case Request::Command::Snapshot: {
         if (!rec) {
           response = failure(number, "this runtime keeps no history");

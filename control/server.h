@@ -40,6 +40,21 @@ class ControlledRuntime {
   // A debugger never pauses a runtime; an operator may (`scanback ctl pause`). False with `error`
   // when the runtime cannot (it has faulted or is stopping).
   [[nodiscard]] virtual bool setPaused(bool paused, std::string& error) = 0;
+  // Forcing (vm/runtime/forces.h): the force as the response's `force` object ({target, value,
+  // type}), the targets released, the forces held ({target, value, type, sinceCycle}); nullopt
+  // with `error` when the runtime cannot (its own reason). A runtime without forcing refuses.
+  [[nodiscard]] virtual std::optional<json> force(const std::string& target, const std::string& value,
+                                                  std::string& error) {
+    static_cast<void>(target), static_cast<void>(value);
+    error = "this runtime does not take forces";
+    return std::nullopt;
+  }
+  [[nodiscard]] virtual std::optional<json> release(const std::string& target, std::string& error) {
+    static_cast<void>(target);
+    error = "this runtime does not take forces";
+    return std::nullopt;
+  }
+  virtual json forced() const { return json::array(); }
 };
 
 struct ControlOptions {

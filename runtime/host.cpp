@@ -142,6 +142,7 @@ RuntimeHost::RuntimeHost(HostOptions options)
       published_(std::make_unique<PublishedRuntime>(*options_.program, options_.debugEnabled, stopRequest_,
                                                     options_.drivers)) {
   if (options_.statementBudget) runtime_->vm().setStatementBudget(options_.statementBudget);
+  published_->setForcing(runtime_.get());
 }
 
 std::unique_ptr<RuntimeHost> RuntimeHost::create(HostOptions options, std::string& error) {

@@ -115,6 +115,28 @@ bool PublishedRuntime::setPaused(bool paused, std::string& error) {
   return true;
 }
 
+std::optional<json> PublishedRuntime::force(const std::string& target, const std::string& value, std::string& error) {
+  if (!forcing_) return ControlledRuntime::force(target, value, error);
+  const std::optional<Force> f = forcing_->force(target, value, error);
+  if (!f) return std::nullopt;
+  return json{{"target", f->target}, {"value", f->value}, {"type", f->type}};
+}
+
+std::optional<json> PublishedRuntime::release(const std::string& target, std::string& error) {
+  if (!forcing_) return ControlledRuntime::release(target, error);
+  const std::optional<std::vector<std::string>> released = forcing_->release(target, error);
+  if (!released) return std::nullopt;
+  return json(*released);
+}
+
+json PublishedRuntime::forced() const {
+  json list = json::array();
+  if (forcing_)
+    for (const Force& f : forcing_->forces())
+      list.push_back(json{{"target", f.target}, {"value", f.value}, {"type", f.type}, {"sinceCycle", f.sinceCycle}});
+  return list;
+}
+
 json PublishedRuntime::status() const {
   static constexpr const char* kStates[] = {"running", "paused", "faulted", "stopped"};
   const State state = state_.load(std::memory_order_acquire);
@@ -122,6 +144,7 @@ json PublishedRuntime::status() const {
          {"cycles", cycles_.load(std::memory_order_relaxed)},
          {"debugEnabled", debugEnabled_}};
   s["tasks"] = taskStatistics();
+  s["forced"] = forced();
   if (recorder_) {
     const recorder::HeldHistory held = recorder_->held();
     const recorder::RecorderStats stats = recorder_->stats();

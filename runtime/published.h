@@ -76,8 +76,16 @@ class PublishedRuntime final : public control::ControlledRuntime {
   // debugger that attaches post-mortem (snapshot requests are marked here, as a cycle's start would).
   void holdWhileFaulted(recorder::Recorder* rec);
 
+  // The runtime whose forces force, release and forced set and read (its requests are taken at its
+  // cycle starts: thread-safe). Before the control server starts.
+  void setForcing(Runtime* runtime) { forcing_ = runtime; }
+
   // ControlledRuntime, from the control server's threads:
   [[nodiscard]] bool setPaused(bool paused, std::string& error) override;
+  [[nodiscard]] std::optional<json> force(const std::string& target, const std::string& value,
+                                          std::string& error) override;
+  [[nodiscard]] std::optional<json> release(const std::string& target, std::string& error) override;
+  json forced() const override;
   json status() const override;
   recorder::Recorder* recorder() override { return recorder_; }
   void stop() override;
@@ -96,6 +104,7 @@ class PublishedRuntime final : public control::ControlledRuntime {
   StopRequest& stop_;
   const std::vector<std::shared_ptr<IoDriver>> drivers_;
   recorder::Recorder* recorder_ = nullptr;
+  Runtime* forcing_ = nullptr;
   std::string recordPath_;
   std::vector<CycleTimes> cycleTimes_;
   std::atomic<uint64_t> cycles_{0};
