@@ -171,13 +171,81 @@ TEST(ControlServer, PauseAndResumeAreTheRuntimesToAnswer) {
   EXPECT_EQ(runtime.asked, (std::vector<bool>{true, false, true}));
 }
 
+// A runtime that keeps its forces in a list: what the server forwards, and its refusals.
+class ForcingRuntime final : public ControlledRuntime {
+ public:
+  json status() const override { return json{{"state", "running"}}; }
+  recorder::Recorder* recorder() override { return nullptr; }
+  void stop() override {}
+  [[nodiscard]] bool setPaused(bool, std::string&) override { return true; }
+  [[nodiscard]] std::optional<json> force(const std::string& target, const std::string& value,
+                                          std::string& error) override {
+    if (target == "bad") {
+      error = "cannot force 'bad': no such variable";
+      return std::nullopt;
+    }
+    held.push_back(target + "=" + value);
+    return json{{"target", target}, {"value", value}, {"type", "INT"}};
+  }
+  [[nodiscard]] std::optional<json> release(const std::string& target, std::string&) override {
+    held.clear();
+    return json::array({target});
+  }
+  json forced() const override { return json::array({json{{"held", held.size()}}}); }
+  std::vector<std::string> held;
+};
+
+TEST(ControlServer, ForceReleaseAndForcedAreTheRuntimesToAnswer) {
+  ForcingRuntime runtime;
+  ControlOptions control;
+  control.debugEnabled = false;  // an operator's action, as pause: allowed without debugging
+  std::atomic<bool> closing{false};
+  SocketPair pair;
+  std::thread server([&] { ControlServer::serve(*pair.server, runtime, control, closing); });
+  net::LineReader reader(*pair.client);
+  ASSERT_TRUE(net::writeLine(*pair.client, json{{"command", "force"}, {"target", "Main.x"}, {"value", "5"}}));
+  EXPECT_EQ(readLine(reader), (json{{"ok", true},
+                                    {"command", "force"},
+                                    {"force", json{{"target", "Main.x"}, {"value", "5"}, {"type", "INT"}}}}));
+  ASSERT_TRUE(net::writeLine(*pair.client, json{{"command", "forced"}}));
+  EXPECT_EQ(readLine(reader), (json{{"ok", true}, {"command", "forced"}, {"forced", json::array({{{"held", 1}}})}}));
+  ASSERT_TRUE(net::writeLine(*pair.client, json{{"command", "force"}, {"target", "bad"}, {"value", "5"}}));
+  EXPECT_EQ(readLine(reader), (json{{"ok", false}, {"error", "request 3: cannot force 'bad': no such variable"}}));
+  ASSERT_TRUE(net::writeLine(*pair.client, json{{"command", "release"}, {"target", "Main.x"}}));
+  EXPECT_EQ(readLine(reader), (json{{"ok", true}, {"command", "release"}, {"released", json::array({"Main.x"})}}));
+  pair.client->close();
+  server.join();
+  EXPECT_TRUE(runtime.held.empty());
+}
+
 TEST(ControlProtocol, RequestsAreReadStrictly) {
   std::string error;
   const auto pause = parseRequest("{\"command\":\"pause\"}", error);
   ASSERT_TRUE(pause) << error;
   EXPECT_EQ(pause->command, Request::Command::Pause);
   EXPECT_FALSE(parseRequest("{\"command\":\"halt\"}", error));
-  EXPECT_EQ(error, "'command' must be one of status, snapshot, stream, stop, pause, resume, not \"halt\"");
+  EXPECT_EQ(error,
+            "'command' must be one of status, snapshot, stream, stop, pause, resume, force, release, forced, not "
+            "\"halt\"");
+  const auto force = parseRequest(R"({"command":"force","target":"%IX0.2","value":"TRUE"})", error);
+  ASSERT_TRUE(force) << error;
+  EXPECT_EQ(force->command, Request::Command::Force);
+  EXPECT_EQ(force->target, "%IX0.2");
+  EXPECT_EQ(force->value, "TRUE");
+  EXPECT_FALSE(parseRequest(R"({"command":"force","target":"%IX0.2"})", error));
+  EXPECT_EQ(error, "'force' needs 'value': the value, as text");
+  EXPECT_FALSE(parseRequest(R"({"command":"force","value":"1"})", error));
+  EXPECT_EQ(error, "'force' needs 'target': a path (Main.fb.x) or an address (%IX0.2)");
+  EXPECT_FALSE(parseRequest(R"({"command":"force","target":"","value":"1"})", error));
+  EXPECT_EQ(error, "'target' must be a non-empty string, not \"\"");
+  EXPECT_FALSE(parseRequest(R"({"command":"force","target":"x","value":1})", error));
+  EXPECT_EQ(error, "'value' must be a non-empty string, not 1");
+  const auto releaseAll = parseRequest(R"({"command":"release"})", error);
+  ASSERT_TRUE(releaseAll) << error;
+  EXPECT_EQ(releaseAll->command, Request::Command::Release);
+  EXPECT_TRUE(releaseAll->target.empty());
+  EXPECT_FALSE(parseRequest(R"({"command":"release","target":3})", error));
+  EXPECT_EQ(error, "'target' must be a non-empty string, not 3");
   EXPECT_FALSE(parseRequest("{\"command\":\"stream\",\"fromCycle\":1.5}", error));
   EXPECT_EQ(error, "'fromCycle' must be a whole number from 0, not 1.5");
   EXPECT_FALSE(parseRequest("{\"command\":\"stream\",\"fromCycle\":1e300}", error));

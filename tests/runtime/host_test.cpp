@@ -205,6 +205,63 @@ TEST(RuntimeHost, ControlClientsPauseResumeSnapshotAndStopIt) {
   EXPECT_EQ(recorded.stats.cyclesDropped, 0u);
 }
 
+// Forcing through the control endpoint (issue 31): a force is held from a cycle start on (the
+// program computes from the forced input), a forced output is what the field gets while the image
+// keeps the program's value, status and forced list them, release ends them, and bad requests are
+// refused with the reason.
+TEST(RuntimeHost, ControlClientsForceAndReleaseVariablesAndAddresses) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  RunningHost running(controlledOptions(test::mustCompile(kEcho), dir.path()));
+  ASSERT_TRUE(running.host()) << running.error();
+  running.start();
+  auto client = connectTo(*running.host());
+  ASSERT_TRUE(client);
+  control::json forced = ask(*client, "force", {{"target", "%IB0"}, {"value", "40"}});
+  ASSERT_EQ(forced["ok"], true) << forced.dump();
+  EXPECT_EQ(forced["force"], (control::json{{"target", "%IB0"}, {"value", "40"}, {"type", "USINT"}}));
+  forced = ask(*client, "force", {{"target", "main.outValue"}, {"value", "7"}});
+  ASSERT_EQ(forced["ok"], true) << forced.dump();
+  EXPECT_EQ(forced["force"]["target"], "Main.outValue");
+  // Listed at once (requested), and in the status.
+  control::json list = ask(*client, "forced");
+  ASSERT_EQ(list["forced"].size(), 2u) << list.dump();
+  EXPECT_EQ(list["forced"][0]["target"], "%IB0");
+  EXPECT_EQ(list["forced"][1]["value"], "7");
+  const uint64_t from = cyclesOf(status(*client));
+  ASSERT_TRUE(eventually([&] { return cyclesOf(status(*client)) > from + 2; }));
+  EXPECT_EQ(status(*client)["forced"].size(), 2u);
+  // Paused between cycles, the image shows what the program computed from the forced input; the
+  // output the field got is the forced one.
+  EXPECT_EQ(ask(*client, "pause")["ok"], true);
+  EXPECT_EQ(test::valueOf(running.host()->runtime(), "Main.inValue"), "40");
+  EXPECT_EQ(test::valueOf(running.host()->runtime(), "Main.outValue"), "43");
+  ASSERT_FALSE(running.host()->runtime().outputs().empty());
+  EXPECT_EQ(running.host()->runtime().outputs()[0], 7);
+
+  control::json released = ask(*client, "release", {{"target", "%IB0"}});
+  ASSERT_EQ(released["ok"], true) << released.dump();
+  EXPECT_EQ(released["released"], (control::json::array({"%IB0"})));
+  released = ask(*client, "release", {{"target", "%IB0"}});
+  EXPECT_EQ(released["ok"], false);
+  EXPECT_NE(released.value("error", "").find("cannot release '%IB0': it is not forced"), std::string::npos)
+      << released.dump();
+  const control::json bad = ask(*client, "force", {{"target", "Main.nothing"}, {"value", "1"}});
+  EXPECT_EQ(bad["ok"], false);
+  EXPECT_NE(bad.value("error", "").find("cannot force 'Main.nothing'"), std::string::npos) << bad.dump();
+  EXPECT_EQ(ask(*client, "resume")["ok"], true);
+  const uint64_t resumed = cyclesOf(status(*client));
+  ASSERT_TRUE(eventually([&] { return cyclesOf(status(*client)) > resumed + 2; }));
+  EXPECT_EQ(ask(*client, "release")["released"], (control::json::array({"Main.outValue"})));
+  EXPECT_TRUE(ask(*client, "forced")["forced"].empty());
+  EXPECT_EQ(ask(*client, "stop")["ok"], true);
+  EXPECT_EQ(running.join().end, RunSummary::End::Stopped);
+  // Released, the field's input (0) is latched again: the program computes from it.
+  EXPECT_EQ(test::valueOf(running.host()->runtime(), "Main.inValue"), "0");
+  const RecordingSummary recorded = running.host()->finish();
+  EXPECT_TRUE(recorded.ok) << recorded.error;
+}
+
 TEST(RuntimeHost, ItsOwnerStopsItWhilePaused) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
