@@ -234,6 +234,59 @@ TEST_F(Attach, BreakpointAndStepBackWhileTheRuntimeRunsOnAndWritesAreRefused) {
   EXPECT_TRUE(rt.running());
 }
 
+// Forcing a running runtime (issue 31): from `scanback ctl` and from an attached session, which
+// forwards to the runtime; the streamed history replays the forced cycles exactly (a breakpoint
+// there reads the forced value), and ctl status lists the forces.
+TEST_F(Attach, ForcesReachTheRuntimeFromCtlAndAnAttachedSessionAndItsHistoryHoldsThem) {
+  Runtime rt(project_.path("counter.st"), dir());
+  ASSERT_TRUE(rt.ready());
+  const std::string ctl = "ctl " + shellQuote(rt.endpoint());
+  const CliResult forced = runScanback(ctl + " force main.x 5");
+  ASSERT_EQ(forced.exitCode, 0) << forced.err;
+  EXPECT_EQ(forced.out, "Main.x forced to 5 (DINT) from the next cycle start\n");
+  const CliResult list = runScanback(ctl + " forced --json");
+  ASSERT_EQ(list.exitCode, 0) << list.err;
+  const control::json held = control::json::parse(list.out);
+  EXPECT_EQ(validateControl(held, "Forced"), "");
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0]["target"], "Main.x");
+  const uint64_t since = held[0]["sinceCycle"].get<uint64_t>();
+  ASSERT_TRUE(cyclesGrowBeyond(rt, since + 1));
+  const CliResult human = runScanback(ctl + " status");
+  EXPECT_NE(human.out.find("forced: Main.x = 5 (DINT), since cycle"), std::string::npos) << human.out;
+  const CliResult json = runScanback(ctl + " status --json");
+  EXPECT_EQ(validateControl(control::json::parse(json.out), "Status"), "");
+  const CliResult bad = runScanback(ctl + " force Main.nothing 1");
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("cannot force 'Main.nothing'"), std::string::npos) << bad.err;
+
+  SessionClient c;
+  attach(c, rt);
+  breakAt(c, 6);  // before count := count + 1: x as the cycle start forced it
+  c.request("configurationDone");
+  EXPECT_EQ(c.event("stopped", std::chrono::seconds(30))["body"]["reason"], "breakpoint");
+  const control::json value = c.request("evaluate", {{"expression", "x"}, {"frameId", 1}, {"context", "watch"}});
+  ASSERT_TRUE(value.value("success", false)) << value.dump();
+  EXPECT_EQ(value["body"]["result"], "5");
+  const control::json fromSession = c.request("scanback/forced");
+  ASSERT_TRUE(fromSession.value("success", false)) << fromSession.dump();
+  ASSERT_EQ(fromSession["body"]["forced"].size(), 1u);
+  EXPECT_EQ(fromSession["body"]["forced"][0]["target"], "Main.x");
+  const control::json second = c.request("scanback/force", {{"target", "Main.count"}, {"value", "100"}});
+  ASSERT_TRUE(second.value("success", false)) << second.dump();
+  EXPECT_EQ(second["body"]["type"], "DINT");
+  EXPECT_EQ(control::json::parse(runScanback(ctl + " forced --json").out).size(), 2u);
+  const control::json released = c.request("scanback/release");
+  ASSERT_TRUE(released.value("success", false)) << released.dump();
+  EXPECT_EQ(released["body"]["released"], (control::json::array({"Main.x", "Main.count"})));
+  EXPECT_EQ(runScanback(ctl + " forced").out, "forced: none\n");
+  const CliResult again = runScanback(ctl + " release Main.x");
+  EXPECT_EQ(again.exitCode, 2);
+  EXPECT_NE(again.err.find("cannot release 'Main.x': it is not forced"), std::string::npos) << again.err;
+  EXPECT_EQ(c.schemaErrors(), "");
+  c.request("disconnect");
+}
+
 TEST_F(Attach, ATcpEndpointListensOnLoopbackAndNeedsATokenOrAllowNoToken) {
   const CliResult refused = runScanback("run " + shellQuote(project_.path("counter.st")) +
                                         " --cycles 5 --control tcp://127.0.0.1:0 --control-bind 0.0.0.0");
