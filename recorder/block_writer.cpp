@@ -243,10 +243,10 @@ void BlockWriter::processRecord(const RecordHeader& h, const uint8_t* p) {
   if (h.forceBytes) [[unlikely]]
     decodeForces(p + h.inputBytes + h.writeBytes + h.faultMessageBytes, h.forceBytes, 0, forces);
   if (h.keyframeSlot) {
+    closeChunk();  // (its last block's write index counts the forces it held)
     heldForces_.clear();
     for (const trace::ForceData& f : forces)
       if (f.restated) heldForces_.push_back(f);
-    closeChunk();
     const uint8_t* keyframe = handoff_.keyframe(h.keyframeSlot);
     if (vmValid_ && std::memcmp(vm_.image(), keyframe, imageSize) != 0) {
       uint32_t at = 0;
