@@ -169,8 +169,11 @@ TEST(Forces, AReloadKeepsForcesOnWhatTheyName) {
   ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
   // speed moves behind a new variable; label is gone.
   std::string src = kForced;
-  src.replace(src.find("  speed : INT;"), 13, "  extra : LINT;\n  speed : INT;");
-  src.replace(src.find("  label : STRING;\n"), 18, "");
+  const auto edit = [&src](const std::string& from, const std::string& to) {
+    src.replace(src.find(from), from.size(), to);
+  };
+  edit("  speed : INT;", "  extra : LINT;\n  speed : INT;");
+  edit("  label : STRING;\n", "");
   auto q = mustCompile(src);
   ASSERT_TRUE(q);
   const ReloadPlan plan = planReload(*p, *q);
