@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "vm/base/int128.h"
@@ -73,6 +74,21 @@ PouDecl* Compiler::fbDeclOf(const Type* t) {
   return it != fbDecls_.end() ? it->second : findPou(t->name);
 }
 
+namespace {
+
+// The name of the global list a file holds: its name without directories and extension, when that
+// is an identifier ("plc/GVL.st" gives "GVL"); empty otherwise.
+std::string globalListName(const std::string& path) {
+  std::string name = path.substr(path.find_last_of("/\\") == std::string::npos ? 0 : path.find_last_of("/\\") + 1);
+  if (const size_t dot = name.find('.'); dot != std::string::npos) name.resize(dot);
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return {};
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return {};
+  return name;
+}
+
+}  // namespace
+
 void Compiler::collect(const ast::CompilationUnit& unit) {
   for (const ast::TypeDecl& t : unit.types) {
     const std::string key = upperCase(t.name);
@@ -121,6 +137,23 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
     }
     pous_[key] = std::move(decl);
   }
+  // A file that holds VAR_GLOBAL blocks and nothing else is a global list named after the file, as
+  // CODESYS and TwinCAT name a GVL after its object: GVL.st gives GVL.Eps. Its globals keep their
+  // plain names too, unless the file says {attribute 'qualified_only'}.
+  std::string list;
+  bool qualifiedOnly = false;
+  if (unit.pous.empty() && unit.types.empty() && unit.configurations.empty() && !unit.globals.empty()) {
+    list = globalListName(sources_.file(unit.file).path);
+    for (const ast::Attribute& a : unit.attributes) {
+      if (a.name != "qualified_only") continue;
+      if (list.empty())
+        error(a.span,
+              "{attribute 'qualified_only'} needs a global list named after its file, and this file's "
+              "name is no identifier (name it like GVL.st)");
+      qualifiedOnly = !list.empty();
+    }
+    if (!list.empty()) globalLists_.emplace(upperCase(list), list);
+  }
   auto addGlobal = [&](const ast::VarDecl& v) {
     const std::string key = upperCase(v.name);
     if (globals_.count(key)) {
@@ -129,6 +162,8 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
     }
     auto g = std::make_unique<GlobalDecl>();
     g->ast = &v;
+    g->list = list;
+    g->qualifiedOnly = qualifiedOnly;
     globalOrder_.push_back(g.get());
     globals_[key] = std::move(g);
   };

@@ -28,7 +28,14 @@ std::optional<sema::VariableSymbol> CompilerDeclarations::global(std::string_vie
   s.variable = &g.var;
   s.storage = sema::Storage::Global;
   if (g.constant) s.value = &*g.constant;
+  if (!g.list.empty()) s.list = &g.list;
+  s.qualifiedOnly = g.qualifiedOnly;
   return s;
+}
+
+const std::string* CompilerDeclarations::globalList(std::string_view name) {
+  auto it = c_.globalLists_.find(upperCase(name));
+  return it == c_.globalLists_.end() ? nullptr : &it->second;
 }
 
 const ProgramInstanceInfo* CompilerDeclarations::programInstance(std::string_view name) {

@@ -640,10 +640,13 @@ void Compiler::buildSymbols() {
   for (uint32_t i = 0; i < program_->globals.size(); ++i) {
     const std::string key = upperCase(program_->globals[i].name);
     table.globals.emplace(key, i);
+    if (auto it = globals_.find(key); it != globals_.end() && !it->second->list.empty())
+      table.globalListMembers.emplace(i, GlobalListMember{it->second->list, it->second->qualifiedOnly});
     if (auto it = globals_.find(key); it != globals_.end() && it->second->constant)
       table.globalConstants.emplace(i, *it->second->constant);
   }
   table.instances.insert(instanceIndex_.begin(), instanceIndex_.end());
+  table.globalLists.insert(globalLists_.begin(), globalLists_.end());
   for (const auto& [key, type] : resolvedTypes_)
     if (type) table.types.emplace(key, type);
   table.enumValues.insert(enumValues_.begin(), enumValues_.end());

@@ -366,7 +366,39 @@ Expr* Analyzer::enumMember(const ast::Expr& e) {
   return constantNode(t, ConstValue::ofInt(0), e.span);
 }
 
+// `GVL` in `GVL.Eps`: a global list, when the name is no variable, program instance or type
+// (those come first, so that a list named like one of them changes no meaning).
+const std::string* Analyzer::globalListNamed(const ast::Expr& e) {
+  if (e.kind != ast::ExprKind::Name || scope_.local(e.text)) return nullptr;
+  Declarations& d = scope_.declarations();
+  const std::string* list = d.globalList(e.text);
+  if (!list || d.global(e.text) || d.programInstance(e.text) || typeNamedQuietly(upperCase(e.text))) return nullptr;
+  return list;
+}
+
+// `GVL.Eps`: the global Eps of the global list GVL. Null when `e` is no such name; with
+// `constantOnly`, also when the global is not a CONSTANT known at compile time (the caller then
+// analyses the expression in full, which reports what is wrong).
+Expr* Analyzer::listMember(const ast::Expr& e, bool constantOnly) {
+  if (e.kind != ast::ExprKind::Member) return nullptr;
+  const std::string* list = globalListNamed(*e.operand);
+  if (!list) return nullptr;
+  std::optional<VariableSymbol> g = scope_.declarations().global(e.text);
+  const bool found = g && g->list && equalsIgnoreCase(*g->list, *list);
+  if (constantOnly) {
+    if (!found || !g->variable->type || !g->value || !options_.foldNamedConstants) return nullptr;
+    return constantNode(g->variable->type, *g->value, e.span);
+  }
+  if (!found) {
+    error(e.span, fmt::format("the global list {} has no variable '{}'", *list, e.text));
+    return poison(e.span);
+  }
+  if (!g->variable->type) return poison(e.span);
+  return variable(*g, e.span);
+}
+
 Expr* Analyzer::member(const ast::Expr& e) {
+  if (Expr* global = listMember(e, false)) return global;
   if (Expr* value = enumMember(e)) return value;
   Expr* base = expression(*e.operand);
   if (isPoison(base)) return base;
@@ -636,7 +668,7 @@ Expr* Analyzer::constantName(const ast::Expr& e, const Type* hint) {
   }
   Declarations& d = scope_.declarations();
   if (std::optional<VariableSymbol> g = d.global(e.text)) {
-    if (!g->value || !options_.foldNamedConstants) return nullptr;
+    if (!g->value || !options_.foldNamedConstants || g->qualifiedOnly) return nullptr;
     return constantNode(g->variable->type, *g->value, e.span);
   }
   const std::vector<EnumValueSymbol>* candidates = d.enumValues(key);
@@ -654,7 +686,11 @@ Expr* Analyzer::constant(const ast::Expr& e, const Type* hint) {
   if (ast::isLiteral(e.kind)) return literal(e);
   switch (e.kind) {
     case ast::ExprKind::Name: return constantName(e, hint);
-    case ast::ExprKind::Member: return enumMember(e);
+    case ast::ExprKind::Member: {
+      if (Expr* global = listMember(e, true)) return global;
+      if (globalListNamed(*e.operand)) return nullptr;
+      return enumMember(e);
+    }
     case ast::ExprKind::Unary: {
       Expr* v = constant(*e.operand, hint);
       if (!v || v->kind != ExprKind::Constant) return nullptr;

@@ -26,6 +26,11 @@ struct VariableSymbol {
   const Variable* variable = nullptr;  // its type is null when its declaration failed (reported)
   Storage storage = Storage::Global;
   const ConstValue* value = nullptr;  // a CONSTANT with a value known at compile time
+  // A global of a global list (a VAR_GLOBAL list in a file of its own, named after the file, as
+  // CODESYS and TwinCAT name a GVL after its object): the list's name, and whether its
+  // `{attribute 'qualified_only'}` makes `List.name` the only way to write it.
+  const std::string* list = nullptr;
+  bool qualifiedOnly = false;
 };
 
 // A function or method as a call needs it.

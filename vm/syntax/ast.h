@@ -406,6 +406,13 @@ struct Configuration {
   std::vector<VarConfigEntry> varConfig;
 };
 
+// A pragma `{attribute 'name'}` (the name lower-case). Pragmas are otherwise ignored, as CODESYS
+// ignores the ones it does not know.
+struct Attribute {
+  std::string name;
+  SourceSpan span;
+};
+
 // One parsed file.
 struct CompilationUnit {
   // First, so that it is destroyed last: its nodes are in it.
@@ -415,6 +422,7 @@ struct CompilationUnit {
   std::vector<Pou> pous;
   std::vector<VarDecl> globals;  // VAR_GLOBAL blocks at file level
   std::vector<Configuration> configurations;
+  std::vector<Attribute> attributes;  // in source order
 };
 
 SCANBACK_AST_NODE_DELETE(Expr)

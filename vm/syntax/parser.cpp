@@ -321,6 +321,7 @@ class Parser {
   void drain() {
     while (eof_ == kNoToken) lexOne(false);
   }
+  const std::vector<ast::Attribute>& attributes() const { return lexer_.attributes(); }
 
  private:
   // The tokens, lexed as the parser reaches them (indexes count from the start of the file);
@@ -2197,6 +2198,7 @@ ast::CompilationUnit parseFile(const SourceSet& sources, FileId file, Diagnostic
   Parser parser(sources.file(file).text, file, lexDiag, parseDiag);
   ast::CompilationUnit unit = parser.parseUnit();
   parser.drain();
+  unit.attributes = parser.attributes();
   mergeInSourceOrder(lexDiag, parseDiag, diagnostics);
   return unit;
 }
