@@ -72,6 +72,11 @@ const Type* CompilerDeclarations::functionBlockType(const std::string& upperName
   return c_.layoutPou(*it->second);
 }
 
+const Type* CompilerDeclarations::programBlockType(const std::string& upperName) {
+  auto it = c_.programBlocks_.find(upperName);
+  return it == c_.programBlocks_.end() ? nullptr : c_.layoutPou(*it->second);
+}
+
 namespace {
 
 sema::Callee calleeOf(Compiler& c, PouDecl& d) {

@@ -504,6 +504,7 @@ std::shared_ptr<const Program> Compiler::run() {
     units_.push_back(std::make_unique<ast::CompilationUnit>(parseFile(sources_, id, diags_)));
     collect(*units_.back());
   }
+  collectProgramBlocks();
   if (!diags_.hasErrors()) resolveHierarchy();
   if (diags_.hasErrors()) {
     // Keep checking declarations and bodies that parsed, so one run reports more errors; but a
@@ -537,6 +538,15 @@ std::shared_ptr<const Program> Compiler::run() {
         (void)mkey;
         addPou(*m, PouKind::Method);
       }
+  }
+  for (auto& [key, d] : programBlocks_) {
+    (void)key;
+    addPou(*d, PouKind::FunctionBlock);
+    layoutPou(*d);
+    for (auto& [mkey, m] : d->methods) {
+      (void)mkey;
+      addPou(*m, PouKind::Method);
+    }
   }
   for (auto& proto : prototypeDecls_) addPou(*proto, PouKind::Method);
   checkHierarchy();
@@ -606,6 +616,22 @@ std::shared_ptr<const Program> Compiler::run() {
     PouDecl& body = *instanceBodies[i];
     collectConstants(body);
     genBody(body, BodyContext::Mode::Program, inst.offset, inst.type, inst.name);
+  }
+  // Programs that tests declare instances of, as blocks: after the programs' own bodies, whose
+  // errors are the same and are reported once (no code is generated once there is an error).
+  for (auto& [key, d] : programBlocks_) {
+    (void)key;
+    if (diags_.hasErrors()) break;
+    collectConstants(*d);
+    Type* t = layoutPou(*d);
+    if (!t) continue;
+    genBody(*d, BodyContext::Mode::FbBody, 0, t, "");
+    program_->pous[d->pouIndex].instanceType = t;
+    for (auto& [mkey, m] : d->methods) {
+      (void)mkey;
+      collectConstants(*m);
+      genBody(*m, BodyContext::Mode::Method, 0, t, "");
+    }
   }
   // Task entry code: run the task's programs in order, then end the cycle.
   for (TaskInfo& task : program_->tasks) {

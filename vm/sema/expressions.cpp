@@ -138,6 +138,8 @@ const Type* Analyzer::typeNamed(const std::string& name, const SourceSpan& span)
   if (std::optional<const Type*> declared = d.declaredType(key, span)) return *declared;
   if (std::optional<PouKind> kind = d.pouKind(key)) {
     if (*kind == PouKind::FunctionBlock || *kind == PouKind::Native) return d.functionBlockType(key);
+    if (*kind == PouKind::Program && scope_.inTest())
+      if (const Type* t = d.programBlockType(key)) return t;
     error(span, fmt::format("'{}' is a {}, not a type", name, pouKindName(*kind)));
     return nullptr;
   }

@@ -83,6 +83,9 @@ class Declarations {
   virtual std::optional<PouKind> pouKind(const std::string& upperName) = 0;
   // The instance layout of a function block (user or standard); null when it failed (reported).
   virtual const Type* functionBlockType(const std::string& upperName) = 0;
+  // A PROGRAM's layout as a function block, for a variable of test code (Scope::inTest) that
+  // declares an instance of it; null when there is none.
+  virtual const Type* programBlockType(const std::string& /*upperName*/) { return nullptr; }
   virtual std::optional<Callee> function(const std::string& upperName) = 0;
   virtual std::optional<Callee> method(const Type* functionBlock, const std::string& upperName) = 0;
   // The kind of POU whose instances have this layout (FunctionBlock, Native or Program); nullopt
