@@ -274,11 +274,11 @@ struct VarDecl {
   bool retain = false;
 };
 
-// VAR_CONFIG entry: `Main.fb.x AT %IX0.1 : BOOL := TRUE;`
+// VAR_CONFIG entry: `Main.x AT %IX0.1 : BOOL := TRUE;`, or without an address `Main.fb.n : INT := 5;`
 struct VarConfigEntry {
   std::vector<std::string> path;  // instance path, first element a program instance
   SourceSpan span;
-  Location location;
+  std::optional<Location> location;
   TypeRefPtr type;
   InitPtr init;
 };

@@ -1513,13 +1513,20 @@ class Parser {
           last = n.span;
         }
         e.span = SourceSpan::cover(first.span, last);
-        expect(K::KwAt, "after the instance path");
-        if (!at(K::DirectAddress))
-          fail("expected a direct address such as %IX0.0 after 'AT', found " + describe(cur()));
-        e.location = locationOf(advance());
-        expect(K::Colon, "after the address");
+        // `path AT %IX0.1 : BOOL [:= init];` gives an address, `path : INT := 5;` an initial value.
+        if (accept(K::KwAt)) {
+          if (!at(K::DirectAddress))
+            fail("expected a direct address such as %IX0.0 after 'AT', found " + describe(cur()));
+          e.location = locationOf(advance());
+          expect(K::Colon, "after the address");
+        } else {
+          expect(K::Colon, "or AT and an address after the instance path");
+        }
         e.type = parseTypeRef(false);
-        if (accept(K::Assign)) e.init = parseInitializer();
+        if (accept(K::Assign))
+          e.init = parseInitializer();
+        else if (!e.location)
+          fail("expected ':=' and an initial value in a VAR_CONFIG entry without an address, found " + describe(cur()));
         out.push_back(std::move(e));
         expectSemicolon("after the VAR_CONFIG entry");
       } catch (const SyntaxError&) {
