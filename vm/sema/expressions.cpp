@@ -323,10 +323,16 @@ Expr* Analyzer::name(const ast::Expr& e) {
     return poison(e.span);
   }
   Declarations& d = scope_.declarations();
-  if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method) && scope_.instanceType())
+  if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method || scope_.code() == Code::Program) &&
+      scope_.instanceType())
     if (Expr* get = propertyGet(e, thisNode(e.span), e.text, true)) return get;
   if (std::optional<VariableSymbol> g = d.global(e.text)) {
     if (!g->variable->type) return poison(e.span);
+    if (g->qualifiedOnly) {
+      error(e.span, fmt::format("'{}' is a global of the list {}, which is {{attribute 'qualified_only'}}: write {}.{}",
+                                e.text, *g->list, *g->list, e.text));
+      return poison(e.span);
+    }
     return variable(*g, e.span);
   }
   if (const ProgramInstanceInfo* inst = d.programInstance(e.text)) {

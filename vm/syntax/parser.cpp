@@ -1837,20 +1837,23 @@ class Parser {
         while (isModifier(peek(i))) ++i;
         return peek(i).kind == K::KwProperty;
       }();
+      // A PROGRAM has methods and properties too (CODESYS): they run on its instance, as its
+      // actions do.
+      const bool hasMethods =
+          p.kind == PouKind::FunctionBlock || p.kind == PouKind::Interface || p.kind == PouKind::Program;
       if (k == K::KwProperty || modifiedProperty) {
-        if (p.kind != PouKind::FunctionBlock && p.kind != PouKind::Interface) {
+        if (!hasMethods) {
           if (p.kind == PouKind::Method) {  // END_METHOD forgotten
             errorHere(missingEnd(endKw, opener, p.name));
             return;
           }
-          errorHere("PROPERTY is only allowed inside a FUNCTION_BLOCK, CLASS or INTERFACE");
+          errorHere("PROPERTY is only allowed inside a PROGRAM, FUNCTION_BLOCK, CLASS or INTERFACE");
         }
         Pou modifiers;
         parseModifiers(modifiers, K::KwProperty);
         Pou sink;
         sink.kind = p.kind;
-        parseProperty(p.kind == PouKind::FunctionBlock || p.kind == PouKind::Interface ? p : sink,
-                      std::move(modifiers));
+        parseProperty(hasMethods ? p : sink, std::move(modifiers));
         continue;
       }
       if (k == K::KwAction) {
@@ -1881,16 +1884,17 @@ class Parser {
         const Pin pin(*this, methodIndex);  // for the error below, after its body
         const bool inInterface = p.kind == PouKind::Interface;
         Pou m = parsePou(PouKind::Method, false, inInterface);
-        if (!methodInstanceVars_.empty() && p.kind == PouKind::FunctionBlock && !inInterface)
+        if (!methodInstanceVars_.empty() && (p.kind == PouKind::FunctionBlock || p.kind == PouKind::Program) &&
+            !inInterface)
           for (VarDecl& v : methodInstanceVars_) p.vars.push_back(std::move(v));
         else if (!methodInstanceVars_.empty())
-          report(methodInstanceVars_.front().span, "VAR_INST is only allowed in a METHOD of a FUNCTION_BLOCK or CLASS",
-                 kNoToken);
+          report(methodInstanceVars_.front().span,
+                 "VAR_INST is only allowed in a METHOD of a PROGRAM, FUNCTION_BLOCK or CLASS", kNoToken);
         methodInstanceVars_.clear();
-        if (p.kind == PouKind::FunctionBlock || inInterface)
+        if (hasMethods)
           p.methods.push_back(std::move(m));
         else
-          errorAt(methodIndex, "METHOD is only allowed inside a FUNCTION_BLOCK, CLASS or INTERFACE");
+          errorAt(methodIndex, "METHOD is only allowed inside a PROGRAM, FUNCTION_BLOCK, CLASS or INTERFACE");
         continue;
       }
       if (k == K::KwEndProgram || k == K::KwEndFunction || k == K::KwEndFunctionBlock || k == K::KwEndMethod ||
