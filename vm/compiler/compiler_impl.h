@@ -200,12 +200,15 @@ class CompilerDeclarations : public sema::Declarations {
   explicit CompilerDeclarations(Compiler& c) : c_(c), types_(c) {}
   sema::TypeSource& types() override { return types_; }
   bool codesysConversions() const override;
+  bool refPointers() const override;
   std::optional<sema::VariableSymbol> global(std::string_view name) override;
   const ProgramInstanceInfo* programInstance(std::string_view name) override;
+  const std::string* globalList(std::string_view name) override;
   const std::vector<EnumValueSymbol>* enumValues(const std::string& upperName) override;
   std::optional<const Type*> declaredType(const std::string& upperName, const SourceSpan& use) override;
   std::optional<PouKind> pouKind(const std::string& upperName) override;
   const Type* functionBlockType(const std::string& upperName) override;
+  const Type* programBlockType(const std::string& upperName) override;
   std::optional<sema::Callee> function(const std::string& upperName) override;
   std::optional<sema::Callee> method(const Type* functionBlock, const std::string& upperName) override;
   std::optional<PouKind> instanceKind(const Type* layout) override;

@@ -22,7 +22,8 @@ Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOp
   program_->sources = sources;
   program_->types = std::make_shared<TypeTable>();
   program_->stackSize = options.stackSize;
-  program_->codesysConversions = !options.strict;
+  program_->codesysConversions = !options.strict && options.dialect != Dialect::Iec;
+  program_->refPointers = options.dialect == Dialect::Rusty;
   program_->test = options.test;
   types_ = program_->types.get();
   {

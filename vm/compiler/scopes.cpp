@@ -17,7 +17,8 @@ const Type* CompilerTypes::errorType() const { return c_.errorType_; }
 
 // ---------------------------------------------------------------- program-wide names
 
-bool CompilerDeclarations::codesysConversions() const { return !c_.options_.strict; }
+bool CompilerDeclarations::codesysConversions() const { return c_.program_->codesysConversions; }
+bool CompilerDeclarations::refPointers() const { return c_.program_->refPointers; }
 
 std::optional<sema::VariableSymbol> CompilerDeclarations::global(std::string_view name) {
   auto it = c_.globals_.find(upperCase(name));

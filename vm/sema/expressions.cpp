@@ -206,6 +206,9 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
     // Other typed constants convert through code, as variables do.
   }
   const Type* from = v->type;
+  // ruSTy converts between REF_TO types as between pointers (a REF_TO DWORD from REF(x) of a REAL).
+  if (from && from->kind == TypeKind::Ref && to->kind == TypeKind::Ref && scope_.declarations().refPointers())
+    return relabel(v, to, span);
   if (!explicitConversion && !implicitlyConvertible(from, to) && !codesysImplicit(from, to, span)) {
     if (from->isInteger() && to->isInteger())
       error(span, fmt::format("implicit conversion from {} to {} may lose data; use {}_TO_{}", from->name, to->name,
@@ -865,8 +868,17 @@ Expr* Analyzer::binaryOperation(const ast::Expr& e, Expr* a, Expr* b) {
 
   // Pointer arithmetic, in bytes as CODESYS does it: p + n, n + p and p - n move n bytes (so
   // p + SIZEOF(T) is the next element), p - q is a distance in bytes (DINT).
-  const bool pa = ta && ta->kind == TypeKind::Ref && ta->pointer;
-  const bool pb = tb && tb->kind == TypeKind::Ref && tb->pointer;
+  // ruSTy's REF_TO moves the same way (the rusty dialect).
+  const bool refPointers = scope_.declarations().refPointers();
+  const bool pa = ta && ta->kind == TypeKind::Ref && !ta->isInterface() && (ta->pointer || refPointers);
+  const bool pb = tb && tb->kind == TypeKind::Ref && !tb->isInterface() && (tb->pointer || refPointers);
+  if (!refPointers && (op == ast::BinaryOp::Add || op == ast::BinaryOp::Sub) &&
+      ((ta && ta->kind == TypeKind::Ref && !ta->pointer && !ta->isInterface()) ||
+       (tb && tb->kind == TypeKind::Ref && !tb->pointer && !tb->isInterface()))) {
+    error(span, fmt::format("a REF_TO has no arithmetic in IEC 61131-3 and CODESYS: use a POINTER TO, or "
+                            "--dialect rusty, where a REF_TO moves in bytes as ruSTy moves it"));
+    return poison(span);
+  }
   if ((pa || pb) && (op == ast::BinaryOp::Add || op == ast::BinaryOp::Sub)) {
     const Type* udint = elementary(TypeKind::UDInt);
     const Type* dint = elementary(TypeKind::DInt);

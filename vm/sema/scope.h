@@ -71,9 +71,14 @@ class Declarations {
   virtual TypeSource& types() = 0;
   // The implicit conversions CODESYS accepts compile, with a warning (CompileOptions::strict off).
   virtual bool codesysConversions() const { return false; }
+  // The rusty dialect: a REF_TO is also a pointer (byte arithmetic, conversions between REF_TO
+  // types), as ruSTy treats it.
+  virtual bool refPointers() const { return false; }
   // A global variable (with the value of a CONSTANT).
   virtual std::optional<VariableSymbol> global(std::string_view name) = 0;
   virtual const ProgramInstanceInfo* programInstance(std::string_view name) = 0;
+  // A global list by name (any case): its name as declared, or null when there is none.
+  virtual const std::string* globalList(std::string_view /*name*/) { return nullptr; }
   // The enumerations that have a value of that name; null when none.
   virtual const std::vector<EnumValueSymbol>* enumValues(const std::string& upperName) = 0;
   // A type declared in TYPE ... END_TYPE. Nullopt when there is no such declaration; null inside
