@@ -415,7 +415,7 @@ END_TEST_FUNCTION_BLOCK
   EXPECT_TRUE(results[0].passed) << failureLine(results[0]);
   // The second assertion of Many fails: the first held, so the instances are what they should be.
   EXPECT_FALSE(results[1].passed);
-  EXPECT_EQ(failureLine(results[1]), "tests.st:35:1: Many: ASSERT_EQUAL failed: expected 61, got 60");
+  EXPECT_EQ(failureLine(results[1]), "tests.st:34:1: Many: ASSERT_EQUAL failed: expected 61, got 60");
 }
 
 TEST(TestRunner, AProgramIsATypeInTestCodeOnly) {
