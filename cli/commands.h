@@ -35,6 +35,7 @@ inline constexpr size_t kDapMaxConnections = 16;
 struct RunArgs {
   std::vector<std::string> files;
   bool strict = false;  // IEC's conversion rules only
+  Dialect dialect = Dialect::Codesys;
   std::optional<uint64_t> cycles;
   std::string forText;
   std::string inputs;
@@ -126,6 +127,7 @@ struct TestArgs {
   std::string junit;           // write JUnit XML here
   std::string recordFailures;  // a directory: one trace per failing test
   uint64_t statementBudget = 0;
+  Dialect dialect = Dialect::Codesys;
 };
 int testCommand(const TestArgs& args);
 
@@ -167,6 +169,7 @@ int dapCommand(const DapArgs& args);
 // (cli/lsp_command.cpp, lsp/server.h).
 struct LspArgs {
   unsigned debounceMs = 25;
+  Dialect dialect = Dialect::Codesys;
 };
 int lspCommand(const LspArgs& args);
 

@@ -14,6 +14,7 @@ int lspCommand(const LspArgs& args) {
   std::unique_ptr<net::FdStream> stream = net::FdStream::standardIo();
   lsp::ServerOptions options;
   options.debounce = std::chrono::milliseconds(args.debounceMs);
+  options.compile.dialect = args.dialect;
   lsp::Server server(*stream, options);
   return server.run();
 }

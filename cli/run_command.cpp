@@ -153,6 +153,7 @@ std::optional<int64_t> parseDuration(const std::string& input, std::string& erro
 int runCommand(const RunArgs& args) {
   CompileOptions compileOptions;
   compileOptions.strict = args.strict;
+  compileOptions.dialect = args.dialect;
   std::shared_ptr<const Program> program = compileFiles(args.files, compileOptions);
   if (!program) return kExitCompile;
   runtime::HostOptions host;

@@ -31,6 +31,7 @@ int testCommand(const TestArgs& args) {
 
   testrunner::RunOptions options;
   options.filter = args.filter;
+  options.dialect = args.dialect;
   options.recordDir = args.recordFailures;
   options.statementBudget = args.statementBudget;
   std::vector<testrunner::TestResult> results;

@@ -591,6 +591,7 @@ ProgramLine resolveLine(const std::vector<SourceFile>& files, const std::string&
   CompileOptions options;
   options.test = test;  // a unit test's recording runs the program compiled for it
   options.recordedImageSize = imageSize;
+  options.dialect = Dialect::Rusty;  // as a replay compiles it (replayer.cpp)
   const std::shared_ptr<const Program> program = compileProject(sources, diagnostics, options);
   if (!program) {
     r.error = fmt::format("the trace's program does not compile:\n{}", diagnostics.format(sources));

@@ -488,7 +488,7 @@ void Server::diagnosticsLoop() {
       for (const Snapshot& s : files) sources.add(s.path, *s.text);
       Diagnostics diagnostics;
       // Only the diagnostics matter here: the program itself is not run.
-      static_cast<void>(compileProject(sources, diagnostics));
+      static_cast<void>(compileProject(sources, diagnostics, options_.compile));
       std::vector<LineMap> lines;
       for (const Snapshot& s : files) lines.emplace_back(*s.text);
       for (const Diagnostic& d : diagnostics.items()) {

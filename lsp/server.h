@@ -33,6 +33,7 @@
 #include "net/message_reader.h"
 #include "net/message_writer.h"
 #include "net/stream.h"
+#include "vm/compiler/compiler.h"
 
 namespace scanback::lsp {
 
@@ -41,6 +42,8 @@ using json = nlohmann::json;
 struct ServerOptions {
   // Diagnostics are computed this long after the last edit (a burst of keystrokes is one compile).
   std::chrono::milliseconds debounce{25};
+  // How the workspace compiles (`scanback lsp --dialect`).
+  CompileOptions compile;
   // The server's own log (malformed messages): default stderr.
   std::function<void(const std::string&)> log;
 };

@@ -188,6 +188,9 @@ std::unique_ptr<Replayer> Replayer::open(std::unique_ptr<trace::TraceReader> rea
     CompileOptions compileOptions;
     compileOptions.test = h.options.test;  // a unit test's recording (scanback test --record-failures)
     compileOptions.recordedImageSize = h.imageSize;
+    // A dialect only accepts or rejects, never changes a program's meaning: the most accepting one
+    // compiles whatever was recorded, in whichever dialect.
+    compileOptions.dialect = Dialect::Rusty;
     program = compileProject(sources, diagnostics, compileOptions);
     if (!program) {
       error = "the program recorded in the trace does not compile with this scanback:\n" + diagnostics.format(sources);

@@ -87,6 +87,7 @@ std::optional<TestResult> runTest(const SourceSet& sources, const TestCase& test
                                   Diagnostics& diagnostics) {
   CompileOptions compileOptions;
   compileOptions.test = test.name;
+  compileOptions.dialect = options.dialect;
   const std::shared_ptr<const Program> program = compileProject(sources, diagnostics, compileOptions);
   if (!program) return std::nullopt;
   TestResult result;

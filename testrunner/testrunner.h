@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "vm/compiler/compiler.h"
 #include "vm/source/source.h"
 
 namespace scanback::testrunner {
@@ -43,6 +44,7 @@ struct RunOptions {
   std::string filter;            // a glob over test names (case-insensitive); empty: every test
   std::string recordDir;         // a failing test is recorded to recordDir/<name>.trace; empty: none
   uint64_t statementBudget = 0;  // the watchdog per test (0: the VM's default)
+  Dialect dialect = Dialect::Codesys;
 };
 
 // The test POUs of the sources, in file order and declaration order. Syntax errors go to

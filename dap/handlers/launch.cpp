@@ -59,7 +59,7 @@ Reply launchRequest(Session& session, const json& args) {
   LaunchArguments launch = readLaunchArguments(args);
   if (launch.replay()) return launchReplay(session, std::move(launch));
   const fs::path cwd = launch.cwd;
-  std::shared_ptr<const Program> program = compileProgramArgument(session, launch.program, cwd);
+  std::shared_ptr<const Program> program = compileProgramArgument(session, launch.program, cwd, launch.dialect);
 
   LiveOptions options;
   if (launch.cycles) options.cycles = *launch.cycles;

@@ -42,7 +42,8 @@ Reply stReloadRequest(Session& session, const json& args) {
   const std::vector<std::string> programArgument = args.contains("program") || !launch || launch->program.empty()
                                                        ? readProgramArgument(args.value("program", json()))
                                                        : launch->program;
-  std::shared_ptr<const Program> program = compileProgramArgument(session, programArgument, cwd);
+  std::shared_ptr<const Program> program =
+      compileProgramArgument(session, programArgument, cwd, launch ? launch->dialect : Dialect::Codesys);
 
   // Planned from the newest version: the one the target runs when this takes effect.
   const Program& current = session.program();

@@ -95,6 +95,11 @@ LaunchArguments readLaunchArguments(const json& args) {
   if (launch.nonstop && launch.record.kind == RecordArgument::Kind::Off)
     throw DapError("'nonstop' works on the recorded history: it cannot be combined with 'record': false");
   launch.stopOnEntry = optionalMember<bool>(args, "stopOnEntry").value_or(false);
+  if (const std::optional<std::string> dialect = optionalMember<std::string>(args, "dialect")) {
+    const std::optional<Dialect> d = parseDialect(*dialect);
+    if (!d) throw DapError(fmt::format("'dialect' is codesys, iec or rusty, not '{}'", *dialect));
+    launch.dialect = *d;
+  }
   return launch;
 }
 

@@ -12,6 +12,7 @@
 
 #include "control/endpoint.h"
 #include "dap/protocol/protocol.h"
+#include "vm/compiler/compiler.h"
 
 namespace scanback::dap {
 
@@ -46,6 +47,7 @@ struct LaunchArguments {
   bool keepTrace = false;  // keep a temporary trace after the session
   bool nonstop = false;    // the task never halts: the session follows its recording
   bool stopOnEntry = false;
+  Dialect dialect = Dialect::Codesys;  // where CODESYS, IEC and ruSTy disagree (`scanback run --dialect`)
   bool replay() const { return trace.has_value(); }
 };
 

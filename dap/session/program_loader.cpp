@@ -36,12 +36,14 @@ std::vector<std::string> programFiles(const std::vector<std::string>& patterns, 
 }  // namespace
 
 std::shared_ptr<const Program> compileProgramArgument(Session& session, const std::vector<std::string>& program,
-                                                      const fs::path& cwd) {
+                                                      const fs::path& cwd, Dialect dialect) {
   const std::vector<std::string> files = programFiles(program, cwd);
   Diagnostics diagnostics;
   SourceSet sources = loadSourceFiles(files, diagnostics);
   std::shared_ptr<const Program> compiled;
-  if (!diagnostics.hasErrors()) compiled = compileProject(sources, diagnostics);
+  CompileOptions options;
+  options.dialect = dialect;
+  if (!diagnostics.hasErrors()) compiled = compileProject(sources, diagnostics, options);
   if (compiled && !checkSchedule(*compiled, diagnostics)) compiled = nullptr;
   if (!compiled) {
     const std::string text = diagnostics.format(sources);

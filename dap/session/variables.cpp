@@ -171,8 +171,17 @@ std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm)
           if (!ownsInstance(pou) || !isInput(v)) addVariable(v, c.frame.thisOffset, "");
       break;
     }
-    case Container::Kind::Globals:
-      for (const scanback::Variable& v : vm.program().globals) addVariable(v, 0, "");
+    case Container::Kind::Globals: {
+      // A global of a global list is shown, and evaluated, as `GVL.Eps`: the name that reaches it
+      // even when the list is {attribute 'qualified_only'}.
+      const auto& lists = vm.program().symbols.globalListMembers;
+      const std::vector<scanback::Variable>& globals = vm.program().globals;
+      for (uint32_t i = 0; i < globals.size(); ++i) {
+        auto list = lists.find(i);
+        addVariable(globals[i], 0, list == lists.end() ? "" : list->second.list);
+        if (list != lists.end() && !out.empty() && out.back().evaluateName == list->second.list + "." + globals[i].name)
+          out.back().name = out.back().evaluateName;
+      }
       for (const ProgramInstanceInfo& p : vm.program().instances) {
         VariableSlot s;
         s.name = p.name;
@@ -182,6 +191,7 @@ std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm)
         out.push_back(std::move(s));
       }
       break;
+    }
     case Container::Kind::Retain:
       for (const scanback::Variable& v : vm.program().globals)
         if (v.retain) addVariable(v, 0, "");

@@ -1827,6 +1827,54 @@ TEST(EvaluatorCodesys, NewConstructsEvaluateAsInTheProgram) {
   EXPECT_NE(error.find("null"), std::string::npos) << error;
 }
 
+// A global list (a file of VAR_GLOBAL blocks only, named after the file) means in the debugger
+// what it means in the program: `GVL.Eps` evaluates and is assigned, a qualified CONSTANT folds,
+// a qualified_only global's plain name is the compiler's error, and a list's plain globals keep
+// both names.
+TEST(EvaluatorCodesys, QualifiedGlobalLists) {
+  test::Compiled c = test::compileFiles(
+      {{"plc/GVL.st",
+        "{attribute 'qualified_only'}\nVAR_GLOBAL\n  Eps : REAL := 0.25;\n  count : INT;\nEND_VAR\n"
+        "VAR_GLOBAL CONSTANT\n  N : INT := 3;\nEND_VAR\n"},
+       {"Params.st", "VAR_GLOBAL\n  limit : INT := 10;\nEND_VAR\n"},
+       {"main.st",
+        "PROGRAM Main\nVAR a : ARRAY[1..GVL.N] OF INT; END_VAR\nGVL.count := GVL.count + 1;\nEND_PROGRAM\n"}});
+  ASSERT_TRUE(c.program) << c.messages();
+  Runtime rt(c.program);
+  ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  const Vm& vm = rt.vm();
+  const uint32_t main = findPou(*c.program, "Main");
+  const EvalContext ctx{main, c.program->instances.at(0).offset, vm.imageSize()};
+  auto bytes = [&](const char* text, std::string& error) -> std::optional<EvalResult> {
+    auto e = Expression::compile(*c.program, main, text, error);
+    if (!e) return std::nullopt;
+    EvalResult r;
+    if (!e->evaluate(vm.memory(), vm.memorySize(), ctx, r, error)) return std::nullopt;
+    return r;
+  };
+  auto value = [&](const char* text) -> int64_t {
+    std::string error;
+    std::optional<EvalResult> r = bytes(text, error);
+    EXPECT_TRUE(r) << text << ": " << error;
+    if (!r) return INT64_MIN;
+    int16_t v = 0;
+    std::memcpy(&v, r->bytes.data(), 2);
+    return v;
+  };
+  EXPECT_EQ(value("GVL.count"), 1);
+  EXPECT_EQ(value("gvl.COUNT + GVL.N"), 4);
+  EXPECT_EQ(value("limit + Params.limit"), 20);
+  EXPECT_EQ(value("UPPER_BOUND(a, 1)"), 3);
+  EXPECT_EQ(value("REAL_TO_INT(GVL.Eps * 8.0)"), 2);
+  std::string error;
+  EXPECT_FALSE(bytes("count", error));
+  EXPECT_EQ(error,
+            "column 1: 'count' is a global of the list GVL, which is {attribute 'qualified_only'}: write "
+            "GVL.count");
+  EXPECT_FALSE(bytes("GVL.limit", error));
+  EXPECT_EQ(error, "column 1: the global list GVL has no variable 'limit'");
+}
+
 // An ARRAY[*] parameter: its elements and bounds come from its slot, as the compiled code reads
 // them (one and two dimensions, a lower bound other than 0, an index out of its bounds).
 TEST(EvaluatorOpenArrays, ElementsAndBoundsComeFromTheSlot) {

@@ -174,6 +174,7 @@ struct Project {
   std::vector<std::string> files;
   std::string runLength;  // "--cycles N" or "--for T"
   std::string inputs;     // stimulus CSV or ""
+  std::string dialect;    // "--dialect X" or "" (the replay compiles in every dialect)
   int expectExit = 0;
   uint32_t keyframeEvery = 2;
 };
@@ -199,6 +200,8 @@ Project readDirectives(Project p) {
       p.inputs = (fs::path(p.files.front()).parent_path() / rest).string();
     else if (key == "expect-exit")
       p.expectExit = std::stoi(rest);
+    else if (key == "dialect")
+      p.dialect = " --dialect " + rest;
   }
   p.runLength = forText.empty() ? "--cycles " + cycles : "--for " + forText;
   return p;
@@ -248,7 +251,7 @@ TEST_P(ReplayEqualsRun, AtTheEndAndAfterEarlierCycles) {
   const std::string tracePath = dir.file("t.trace");
   const std::string inputs = p.inputs.empty() ? "" : " --inputs " + q(p.inputs);
   const CliResult recorded =
-      runScanback("run --quiet --print-state" + joinQuoted(p.files) + " " + p.runLength + inputs +
+      runScanback("run --quiet --print-state" + joinQuoted(p.files) + " " + p.runLength + inputs + p.dialect +
                   " --keyframe-every " + std::to_string(p.keyframeEvery) + " --record " + q(tracePath));
   ASSERT_EQ(recorded.exitCode, p.expectExit) << describe(recorded);
   ASSERT_TRUE(fs::exists(tracePath)) << describe(recorded);
@@ -279,8 +282,8 @@ TEST_P(ReplayEqualsRun, AtTheEndAndAfterEarlierCycles) {
   for (uint64_t k : ks) {
     if (k + 1 == cycles) continue;  // that is the end, compared above
     SCOPED_TRACE("K = " + std::to_string(k));
-    const CliResult run =
-        runScanback("run --quiet --print-state" + joinQuoted(p.files) + " --cycles " + std::to_string(k + 1) + inputs);
+    const CliResult run = runScanback("run --quiet --print-state" + joinQuoted(p.files) + " --cycles " +
+                                      std::to_string(k + 1) + inputs + p.dialect);
     ASSERT_EQ(run.exitCode, 0) << describe(run);
     const CliResult replayed = runScanback("replay " + q(tracePath) + " --to " + std::to_string(k) + " --print-state");
     ASSERT_EQ(replayed.exitCode, 0) << describe(replayed);

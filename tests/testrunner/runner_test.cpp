@@ -364,6 +364,82 @@ END_TEST_PROGRAM
   EXPECT_NE(d3.format(asType).find("tests.st:3:9: error: unknown type 'Fine'"), std::string::npos) << d3.format(asType);
 }
 
+TEST(TestRunner, AProgramIsATypeInTestCode) {
+  // Each variable of a PROGRAM type in a test is an instance of its own: its inputs are set by the
+  // call, its variables keep their values between the test's calls, two instances do not share
+  // them, and its ACTIONs run on the instance they are called on.
+  const char* adder = R"(
+PROGRAM Adder
+VAR_INPUT step : INT := 1; END_VAR
+VAR_OUTPUT total : INT; END_VAR
+VAR calls : INT; END_VAR
+calls := calls + 1;
+total := total + step;
+ACTION Reset:
+  total := 0;
+END_ACTION
+END_PROGRAM
+)";
+  const std::vector<TestResult> results = runAll(std::string(adder) + R"(
+TEST_PROGRAM T
+VAR uut, other : Adder; END_VAR
+uut(step := 5);
+uut(step := 2);
+other();
+ASSERT_EQUAL(7, uut.total);
+ASSERT_EQUAL(2, uut.calls);
+ASSERT_EQUAL(1, other.total);
+uut.Reset();
+ASSERT_EQUAL(0, uut.total);
+ASSERT_EQUAL(1, other.total);
+uut(step := 3);
+ASSERT_EQUAL(3, uut.total);
+ASSERT_EQUAL(3, uut.calls);
+END_TEST_PROGRAM
+TEST_FUNCTION_BLOCK Many
+VAR uuts : ARRAY[1..3] OF Adder; i : INT; END_VAR
+FOR i := 1 TO 3 DO
+  uuts[i](step := i * 10);
+END_FOR
+ASSERT_EQUAL(60, Sum());
+ASSERT_EQUAL(61, Sum());
+METHOD Sum : INT
+VAR j : INT; END_VAR
+FOR j := 1 TO 3 DO
+  Sum := Sum + uuts[j].total;
+END_FOR
+END_METHOD
+END_TEST_FUNCTION_BLOCK
+)");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].passed) << failureLine(results[0]);
+  // The second assertion of Many fails: the first held, so the instances are what they should be.
+  EXPECT_FALSE(results[1].passed);
+  EXPECT_EQ(failureLine(results[1]), "tests.st:34:1: Many: ASSERT_EQUAL failed: expected 61, got 60");
+}
+
+TEST(TestRunner, AProgramIsATypeInTestCodeOnly) {
+  SourceSet sources = project(R"(
+PROGRAM Adder
+VAR x : INT; END_VAR
+x := x + 1;
+END_PROGRAM
+FUNCTION_BLOCK NotATest
+VAR a : Adder; END_VAR
+END_FUNCTION_BLOCK
+TEST_PROGRAM T
+VAR uut : Adder; END_VAR
+uut();
+ASSERT_EQUAL(1, uut.x);
+END_TEST_PROGRAM
+)");
+  Diagnostics diagnostics;
+  EXPECT_EQ(compileProject(sources, diagnostics), nullptr);
+  const std::string text = diagnostics.format(sources);
+  EXPECT_NE(text.find("tests.st:7:9: error: 'Adder' is a PROGRAM, not a type"), std::string::npos) << text;
+  EXPECT_EQ(text.find("tests.st:10:"), std::string::npos) << text;
+}
+
 TEST(TestRunner, ATestsProgramRunsOnlyTheTest) {
   SourceSet sources = project(R"(
 PROGRAM Main

@@ -64,6 +64,7 @@ struct Directives {
   int exitCode = 0;
   std::vector<std::string> stderrParts;
   bool strict = false;  // IEC's conversion rules only (--strict)
+  std::string dialect;  // --dialect (empty: the default, codesys)
 };
 
 Directives readDirectives(const fs::path& first) {
@@ -91,6 +92,8 @@ Directives readDirectives(const fs::path& first) {
       d.stderrParts.push_back(rest);
     else if (key == "strict")
       d.strict = true;
+    else if (key == "dialect")
+      d.dialect = rest;
   }
   return d;
 }
@@ -152,6 +155,7 @@ TEST_P(Golden, FinalStateExitCodeAndDiagnostics) {
   std::string cmd = shellQuote(SCANBACK_BINARY) + " run --quiet --print-state";
   for (const fs::path& f : c.files) cmd += " " + shellQuote(f.string());
   if (d.strict) cmd += " --strict";
+  if (!d.dialect.empty()) cmd += " --dialect " + shellQuote(d.dialect);
   if (!d.forText.empty())
     cmd += " --for " + shellQuote(d.forText);
   else

@@ -921,12 +921,55 @@ TEST(ParserPou, Configuration) {
   EXPECT_EQ(direct.programs[0].typeName, "Lonely");
   ASSERT_EQ(c.varConfig.size(), 2u);
   EXPECT_EQ(c.varConfig[0].path, (std::vector<std::string>{"Conveyor", "fb", "x"}));
-  EXPECT_EQ(c.varConfig[0].location.area, 'I');
-  EXPECT_EQ(c.varConfig[0].location.parts, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(c.varConfig[0].location->area, 'I');
+  EXPECT_EQ(c.varConfig[0].location->parts, (std::vector<uint32_t>{0, 1}));
   EXPECT_EQ(dumpType(c.varConfig[0].type.get()), "BOOL");
   EXPECT_EQ(dumpInit(c.varConfig[0].init.get()), "TRUE");
   expectSpan(c.varConfig[0].span, 13, 5, 13, 18);
-  EXPECT_EQ(c.varConfig[1].location.size, 'W');
+  EXPECT_EQ(c.varConfig[1].location->size, 'W');
+}
+
+// VAR_CONFIG without an address gives an initial value; one without either is a syntax error.
+TEST(ParserConfiguration, VarConfigInitialValuesWithoutAddress) {
+  auto p = parseOk(
+      "CONFIGURATION C\n"
+      "  PROGRAM S1 : Station;\n"
+      "  VAR_CONFIG\n"
+      "    S1.c.step : INT := 5;\n"
+      "    S1.speed AT %QW2 : INT := 40;\n"
+      "  END_VAR\n"
+      "END_CONFIGURATION\n");
+  const Configuration& c = p->unit.configurations.at(0);
+  ASSERT_EQ(c.varConfig.size(), 2u);
+  EXPECT_EQ(c.varConfig[0].path, (std::vector<std::string>{"S1", "c", "step"}));
+  EXPECT_FALSE(c.varConfig[0].location);
+  EXPECT_EQ(dumpType(c.varConfig[0].type.get()), "INT");
+  EXPECT_EQ(dumpInit(c.varConfig[0].init.get()), "5");
+  ASSERT_TRUE(c.varConfig[1].location);
+  EXPECT_EQ(c.varConfig[1].location->area, 'Q');
+  EXPECT_EQ(dumpInit(c.varConfig[1].init.get()), "40");
+
+  auto bad = parse("CONFIGURATION C\n  VAR_CONFIG\n    S1.x : INT;\n  END_VAR\nEND_CONFIGURATION\n");
+  EXPECT_TRUE(hasError(*bad,
+                       "t.st:3:15: error: expected ':=' and an initial value in a VAR_CONFIG entry without an "
+                       "address, found ';'"))
+      << bad->errors();
+  auto noColon = parse("CONFIGURATION C\n  VAR_CONFIG\n    S1.x INT := 1;\n  END_VAR\nEND_CONFIGURATION\n");
+  EXPECT_TRUE(hasError(*noColon, "t.st:3:10: error: expected ':' or AT and an address after the instance path"))
+      << noColon->errors();
+}
+
+// `{attribute 'name'}` pragmas are kept (the name lower-case), in source order; other pragmas are
+// not, and none of them is an error.
+TEST(ParserPragmas, AttributesAreKept) {
+  auto p = parseOk(
+      "{attribute 'Qualified_Only'}\n{ attribute  'hide' }\n{region \"x\"}\n{warning 'w'}\n"
+      "VAR_GLOBAL x : INT; END_VAR\n{attribute}\n{attribute 'unterminated}\n");
+  ASSERT_EQ(p->unit.attributes.size(), 2u);
+  EXPECT_EQ(p->unit.attributes[0].name, "qualified_only");
+  expectSpan(p->unit.attributes[0].span, 1, 1, 1, 2);
+  EXPECT_EQ(p->unit.attributes[1].name, "hide");
+  EXPECT_EQ(p->unit.globals.size(), 1u);
 }
 
 TEST(ParserPou, ContextualWordsRemainUsableAsNames) {

@@ -80,6 +80,9 @@ struct Program {
   // Compiled with CODESYS's implicit conversions (CompileOptions::strict off): the debugger's
   // expressions accept them too.
   bool codesysConversions = false;
+  // Compiled in the rusty dialect: a REF_TO is also a pointer (arithmetic, conversions between
+  // REF_TO types); the debugger's expressions accept them too.
+  bool refPointers = false;
   // Compiled to run this unit test (CompileOptions::test): a trace records it, so that its replay
   // compiles the same program. Empty: the project's own tasks.
   std::string test;

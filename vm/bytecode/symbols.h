@@ -31,10 +31,18 @@ struct PouSymbol {
   const Type* type = nullptr;  // function blocks (standard ones too) and programs: the instance layout
 };
 
+// A global of a global list (a file of VAR_GLOBAL blocks only, named after the file).
+struct GlobalListMember {
+  std::string list;            // as named by its file
+  bool qualifiedOnly = false;  // {attribute 'qualified_only'}: only `list.name` reaches it
+};
+
 struct SymbolTable {
-  std::map<std::string, uint32_t> globals;         // -> Program::globals
-  std::map<uint32_t, ConstValue> globalConstants;  // Program::globals index -> value of a folded CONSTANT
-  std::map<std::string, uint32_t> instances;       // -> Program::instances
+  std::map<std::string, uint32_t> globals;                 // -> Program::globals
+  std::map<uint32_t, GlobalListMember> globalListMembers;  // Program::globals index -> its list
+  std::map<std::string, std::string> globalLists;          // upper list name -> as named by its file
+  std::map<uint32_t, ConstValue> globalConstants;          // Program::globals index -> value of a folded CONSTANT
+  std::map<std::string, uint32_t> instances;               // -> Program::instances
   // Every declared type (structures, enumerations, subranges, arrays, aliases), used or not, and
   // the function block types.
   std::map<std::string, const Type*> types;

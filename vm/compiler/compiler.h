@@ -1,14 +1,31 @@
 // The ST compiler: sources in, an immutable Program out (or diagnostics).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "vm/bytecode/program.h"
 #include "vm/source/source.h"
 
 namespace scanback {
 
+// Where CODESYS, IEC 61131-3 and ruSTy disagree (docs/language.md, "Dialects"). A dialect only
+// accepts or rejects a construct, never changes what an accepted program means: so a trace's
+// sources replay in the most accepting one (Rusty).
+enum class Dialect : uint8_t { Codesys, Iec, Rusty };
+inline std::optional<Dialect> parseDialect(std::string_view name) {
+  if (name == "codesys") return Dialect::Codesys;
+  if (name == "iec") return Dialect::Iec;
+  if (name == "rusty") return Dialect::Rusty;
+  return std::nullopt;
+}
+
 struct CompileOptions {
+  // codesys (the default); iec: IEC's conversion rules (as `strict`); rusty: REF_TO is also a
+  // pointer (byte arithmetic, conversions between REF_TO types).
+  Dialect dialect = Dialect::Codesys;
   uint32_t stackSize = 256 * 1024;  // call-frame memory after the image
   // IEC's conversion rules only: the implicit conversions CODESYS accepts (between all integer,
   // bit string and real types) are errors instead of warnings (docs/language.md).

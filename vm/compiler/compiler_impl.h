@@ -131,10 +131,16 @@ struct PouDecl {
   uint32_t classId = 0;
   int hierarchyState = 0;   // 0 unresolved, 1 resolving, 2 resolved
   uint32_t paramsSize = 0;  // methods: bytes of the return value and the parameters (laid out first)
+  // A PROGRAM laid out and compiled as a function block, for the variables of a test POU that
+  // declare instances of it (`VAR uut : Adder; END_VAR` in a TEST_PROGRAM): each such variable is
+  // an instance of its own.
+  bool programBlock = false;
 };
 
 struct GlobalDecl {
   const ast::VarDecl* ast = nullptr;
+  std::string list;            // its global list (a file of VAR_GLOBAL blocks only, named after the file); empty: none
+  bool qualifiedOnly = false;  // the list's `{attribute 'qualified_only'}`
   Variable var;
   std::optional<ConstValue> constant;  // CONSTANT with a foldable initial value
   bool resolving = false;
@@ -194,12 +200,15 @@ class CompilerDeclarations : public sema::Declarations {
   explicit CompilerDeclarations(Compiler& c) : c_(c), types_(c) {}
   sema::TypeSource& types() override { return types_; }
   bool codesysConversions() const override;
+  bool refPointers() const override;
   std::optional<sema::VariableSymbol> global(std::string_view name) override;
   const ProgramInstanceInfo* programInstance(std::string_view name) override;
+  const std::string* globalList(std::string_view name) override;
   const std::vector<EnumValueSymbol>* enumValues(const std::string& upperName) override;
   std::optional<const Type*> declaredType(const std::string& upperName, const SourceSpan& use) override;
   std::optional<PouKind> pouKind(const std::string& upperName) override;
   const Type* functionBlockType(const std::string& upperName) override;
+  const Type* programBlockType(const std::string& upperName) override;
   std::optional<sema::Callee> function(const std::string& upperName) override;
   std::optional<sema::Callee> method(const Type* functionBlock, const std::string& upperName) override;
   std::optional<PouKind> instanceKind(const Type* layout) override;
@@ -209,6 +218,9 @@ class CompilerDeclarations : public sema::Declarations {
   Compiler& c_;
   CompilerTypes types_;
 };
+
+// A TEST_PROGRAM or TEST_FUNCTION_BLOCK, or a method of one.
+inline bool isTestCode(const PouDecl* d) { return d && d->ast && (d->ast->test || (d->owner && d->owner->test)); }
 
 // The names a POU body sees: its frame, its instance (and its CONSTANTs' values), then the
 // program's.
@@ -220,9 +232,7 @@ class BodyScope : public sema::Scope {
   const Type* instanceType() const override { return ctx_.instanceType; }
   std::optional<sema::VariableSymbol> local(std::string_view name) override;
   std::string unknownName(std::string_view name) const override;
-  bool inTest() const override {
-    return ctx_.decl && ctx_.decl->ast && (ctx_.decl->ast->test || (ctx_.decl->owner && ctx_.decl->owner->test));
-  }
+  bool inTest() const override { return isTestCode(ctx_.decl); }
 
  private:
   Compiler& c_;
@@ -239,6 +249,7 @@ class DeclarationScope : public sema::Scope {
   const Type* instanceType() const override { return nullptr; }
   std::optional<sema::VariableSymbol> local(std::string_view name) override;
   std::string unknownName(std::string_view name) const override;
+  bool inTest() const override { return isTestCode(decl_); }
 
  private:
   Compiler& c_;
@@ -252,6 +263,7 @@ class Compiler {
 
   // ---- declarations.cpp
   void collect(const ast::CompilationUnit& unit);
+  void collectProgramBlocks();
 
   // ---- oop.cpp: EXTENDS, IMPLEMENTS, INTERFACE, PROPERTY, dynamic dispatch
   void collectInterface(const ast::Pou& p);
@@ -447,6 +459,8 @@ class Compiler {
   std::vector<PouDecl*> byPouIndex_;                     // Program::pous index -> its declaration
   std::map<std::string, std::unique_ptr<GlobalDecl>> globals_;
   std::vector<GlobalDecl*> globalOrder_;
+  std::map<std::string, std::string> globalLists_;                  // upper list name -> as named by its file
+  std::map<std::string, std::unique_ptr<PouDecl>> programBlocks_;   // upper program name -> PouDecl::programBlock
   std::map<std::string, std::vector<EnumValueSymbol>> enumValues_;  // upper name
   const ast::Configuration* config_ = nullptr;
   std::map<std::string, const ast::VarConfigEntry*> varConfig_;  // "INST.VAR"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "vm/base/int128.h"
@@ -21,7 +22,8 @@ Compiler::Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOp
   program_->sources = sources;
   program_->types = std::make_shared<TypeTable>();
   program_->stackSize = options.stackSize;
-  program_->codesysConversions = !options.strict;
+  program_->codesysConversions = !options.strict && options.dialect != Dialect::Iec;
+  program_->refPointers = options.dialect == Dialect::Rusty;
   program_->test = options.test;
   types_ = program_->types.get();
   {
@@ -73,6 +75,21 @@ PouDecl* Compiler::fbDeclOf(const Type* t) {
   return it != fbDecls_.end() ? it->second : findPou(t->name);
 }
 
+namespace {
+
+// The name of the global list a file holds: its name without directories and extension, when that
+// is an identifier ("plc/GVL.st" gives "GVL"); empty otherwise.
+std::string globalListName(const std::string& path) {
+  std::string name = path.substr(path.find_last_of("/\\") == std::string::npos ? 0 : path.find_last_of("/\\") + 1);
+  if (const size_t dot = name.find('.'); dot != std::string::npos) name.resize(dot);
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return {};
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return {};
+  return name;
+}
+
+}  // namespace
+
 void Compiler::collect(const ast::CompilationUnit& unit) {
   for (const ast::TypeDecl& t : unit.types) {
     const std::string key = upperCase(t.name);
@@ -121,6 +138,23 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
     }
     pous_[key] = std::move(decl);
   }
+  // A file that holds VAR_GLOBAL blocks and nothing else is a global list named after the file, as
+  // CODESYS and TwinCAT name a GVL after its object: GVL.st gives GVL.Eps. Its globals keep their
+  // plain names too, unless the file says {attribute 'qualified_only'}.
+  std::string list;
+  bool qualifiedOnly = false;
+  if (unit.pous.empty() && unit.types.empty() && unit.configurations.empty() && !unit.globals.empty()) {
+    list = globalListName(sources_.file(unit.file).path);
+    for (const ast::Attribute& a : unit.attributes) {
+      if (a.name != "qualified_only") continue;
+      if (list.empty())
+        error(a.span,
+              "{attribute 'qualified_only'} needs a global list named after its file, and this file's "
+              "name is no identifier (name it like GVL.st)");
+      qualifiedOnly = !list.empty();
+    }
+    if (!list.empty()) globalLists_.emplace(upperCase(list), list);
+  }
   auto addGlobal = [&](const ast::VarDecl& v) {
     const std::string key = upperCase(v.name);
     if (globals_.count(key)) {
@@ -129,6 +163,8 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
     }
     auto g = std::make_unique<GlobalDecl>();
     g->ast = &v;
+    g->list = list;
+    g->qualifiedOnly = qualifiedOnly;
     globalOrder_.push_back(g.get());
     globals_[key] = std::move(g);
   };
@@ -145,8 +181,52 @@ void Compiler::collect(const ast::CompilationUnit& unit) {
     for (const ast::VarConfigEntry& e : c.varConfig) {
       std::string key;
       for (const std::string& part : e.path) key += (key.empty() ? "" : ".") + upperCase(part);
-      varConfig_[key] = &e;
+      if (!varConfig_.emplace(key, &e).second) error(e.span, "VAR_CONFIG already has an entry for this variable");
     }
+  }
+}
+
+// A PROGRAM that test code declares instances of (`VAR uut : Adder; END_VAR` in a TEST_PROGRAM)
+// gets a twin declaration compiled as a function block, so that each such variable is an instance
+// of its own and the test calls it like a block (the program's own instance, in a task, is not
+// part of a test's program). Found from the declarations as written, before any layout.
+void Compiler::collectProgramBlocks() {
+  std::vector<const ast::TypeRef*> pending;
+  auto scan = [&](const ast::Pou& p) {
+    for (const ast::VarDecl& v : p.vars)
+      if (v.type) pending.push_back(v.type.get());
+  };
+  for (const auto& [key, d] : pous_) {
+    if (!d->ast || !d->ast->test) continue;
+    scan(*d->ast);
+    for (const ast::Pou& m : d->ast->methods) scan(m);
+  }
+  while (!pending.empty()) {
+    const ast::TypeRef* t = pending.back();
+    pending.pop_back();
+    if (t->element) pending.push_back(t->element.get());
+    if (t->kind != ast::TypeRefKind::Named) continue;
+    const std::string key = upperCase(t->name);
+    auto it = pous_.find(key);
+    if (it == pous_.end() || it->second->kind != PouKind::Program || it->second->ast->test || programBlocks_.count(key))
+      continue;
+    const PouDecl& program = *it->second;
+    auto block = std::make_unique<PouDecl>();
+    block->ast = program.ast;
+    block->kind = PouKind::FunctionBlock;
+    block->name = program.name;
+    block->programBlock = true;
+    for (const auto& [mkey, m] : program.methods) {
+      auto md = std::make_unique<PouDecl>();
+      md->ast = m->ast;
+      md->owner = m->owner;
+      md->kind = PouKind::Method;
+      md->ownerDecl = block.get();
+      md->name = m->name;
+      block->methods[mkey] = md.get();
+      methodDecls_.push_back(std::move(md));
+    }
+    programBlocks_[key] = std::move(block);
   }
 }
 
@@ -554,7 +634,9 @@ Type* Compiler::layoutPou(PouDecl& decl) {
         error(d.span, fmt::format("'{}' is declared twice", d.name));
       continue;
     }
-    if (d.location) {
+    // A program tested as a block has no instance path for VAR_CONFIG to bind `AT %I*` to: the
+    // variable is one of the instance.
+    if (d.location && !(decl.programBlock && d.location->incomplete())) {
       if (d.location->incomplete()) {
         if (decl.kind != PouKind::Program) {
           error(d.location->span, "AT %I* / %Q* / %M* is supported in PROGRAMs only");
@@ -992,7 +1074,8 @@ void Compiler::layoutImage() {
       for (const ast::Resource& r : c.resources)
         for (const ast::VarDecl& v : r.globals)
           if (v.location) extent(*v.location, v.type.get());
-      for (const ast::VarConfigEntry& e : c.varConfig) extent(e.location, e.type.get());
+      for (const ast::VarConfigEntry& e : c.varConfig)
+        if (e.location) extent(*e.location, e.type.get());
     }
   }
   std::vector<uint8_t>& image = program_->initialImage;
@@ -1066,34 +1149,59 @@ void Compiler::layoutImage() {
     program_->globals.push_back(v);
   }
 
-  // Program instances: each gets its own copy of the program's layout with its VAR_CONFIG bindings
-  // (those without an open address AT %I* share the program's).
+  // Program instances: each gets its own copy of the program's layout with its VAR_CONFIG bindings:
+  // an address for a variable declared AT %I* (which needs one), or for one declared without AT
+  // (which then lives at that address, in this instance only). Instances without either share the
+  // program's layout.
+  std::set<const ast::VarConfigEntry*> used;  // entries with an address that an instance's variable took
+  auto joined = [](const std::vector<std::string>& path) {
+    std::string text;
+    for (const std::string& part : path) text += (text.empty() ? "" : ".") + part;
+    return text;
+  };
+  auto configEntry = [&](const std::string& instance, const Variable& f) -> const ast::VarConfigEntry* {
+    auto it = varConfig_.find(upperCase(instance) + "." + upperCase(f.name));
+    return it == varConfig_.end() || !it->second->location ? nullptr : it->second;
+  };
   for (ProgramInstanceInfo& inst : program_->instances) {
     PouDecl* decl = findPou(inst.type->name);
-    const bool bound = std::any_of(inst.type->fields.begin(), inst.type->fields.end(),
-                                   [](const Variable& f) { return f.absolute && f.offset == UINT32_MAX; });
+    const bool bound = std::any_of(inst.type->fields.begin(), inst.type->fields.end(), [&](const Variable& f) {
+      return (f.absolute && f.offset == UINT32_MAX) || (!f.hidden && !f.absolute && configEntry(inst.name, f));
+    });
     Type copy = bound ? *inst.type : Type{};
     copy.name = decl->name;
+    std::set<std::string> relocated;  // upper names of variables declared without AT that VAR_CONFIG places
     for (Variable& f : copy.fields) {
-      if (!(f.absolute && f.offset == UINT32_MAX)) continue;
-      const std::string key = upperCase(inst.name) + "." + upperCase(f.name);
-      auto it = varConfig_.find(key);
-      if (it == varConfig_.end()) {
-        error(f.span, fmt::format("'{}.{}' is declared AT {} but VAR_CONFIG gives it no address", inst.name, f.name,
-                                  f.location));
+      const bool open = f.absolute && f.offset == UINT32_MAX;
+      if (!open && (f.hidden || f.absolute)) continue;
+      const ast::VarConfigEntry* e = configEntry(inst.name, f);
+      if (!e) {
+        if (open)
+          error(f.span, fmt::format("'{}.{}' is declared AT {} but VAR_CONFIG gives it no address", inst.name, f.name,
+                                    f.location));
         continue;
       }
-      const ast::VarConfigEntry& e = *it->second;
-      if (e.location.incomplete() || e.location.area != f.location[1]) {
-        error(e.location.span, fmt::format("'{}' needs a complete %{} address", f.name, f.location[1]));
+      used.insert(e);
+      if (e->location->incomplete() || (open && e->location->area != f.location[1])) {
+        error(e->location->span, open ? fmt::format("'{}' needs a complete %{} address", f.name, f.location[1])
+                                      : fmt::format("'{}' needs a complete address", f.name));
         continue;
       }
-      if (!locate(e.location, f, f.type)) continue;
-      if (e.type) {
-        const Type* t = resolveType(*e.type);
-        if (t && t != f.type)
-          error(e.span, fmt::format("VAR_CONFIG says {} but '{}' is {}", t->name, f.name, f.type->name));
+      if (f.byReference) {
+        error(e->span, fmt::format("'{}.{}' is a VAR_IN_OUT: it refers to a variable and has no address of its own",
+                                   inst.name, f.name));
+        continue;
       }
+      if (e->type) {
+        const Type* t = resolveType(*e->type);
+        if (t && t != f.type) {
+          error(e->span, fmt::format("VAR_CONFIG says {} but '{}' is {}", t->name, f.name, f.type->name));
+          continue;
+        }
+      }
+      if (!locate(*e->location, f, f.type)) continue;
+      f.absolute = true;
+      if (!open) relocated.insert(upperCase(f.name));
     }
     if (bound) inst.type = types_->add(std::move(copy));
     fbDecls_[inst.type] = decl;
@@ -1105,16 +1213,18 @@ void Compiler::layoutImage() {
     // Initial values of located variables of the program live in the I/O areas.
     std::map<std::string, const ast::VarDecl*> located;  // the first declaration of each name
     for (const ast::VarDecl& d : decl->ast->vars)
-      if (d.location) located.emplace(upperCase(d.name), &d);
+      if (d.location || relocated.count(upperCase(d.name))) located.emplace(upperCase(d.name), &d);
     for (const Variable& f : inst.type->fields) {
       if (!f.absolute || f.offset == UINT32_MAX || f.bit >= 0) continue;
-      f.type->writeInitialValue(image.data() + f.offset);
       auto it = located.find(upperCase(f.name));
-      if (it != located.end() && it->second->init) writeInitial(image, f.offset, f.type, it->second->init.get());
+      if (it == located.end()) continue;
+      f.type->writeInitialValue(image.data() + f.offset);
+      if (it->second->init) writeInitial(image, f.offset, f.type, it->second->init.get());
     }
   }
   // An entry that binds nothing is an error, never ignored: its input would never arrive. (A test
-  // runs without the project's program instances.)
+  // runs without the project's program instances.) Initial values of entries are written last:
+  // they are the instance's, over the declaration's.
   for (auto& [key, entry] : varConfig_) {
     if (!options_.test.empty()) break;
     const std::string inst = upperCase(entry->path.front());
@@ -1123,18 +1233,76 @@ void Compiler::layoutImage() {
       error(entry->span, fmt::format("VAR_CONFIG names '{}', which is not a program instance", entry->path.front()));
       continue;
     }
-    if (entry->path.size() != 2) {
-      error(entry->span, "VAR_CONFIG binds variables of program instances (Instance.variable)");
+    if (entry->path.size() < 2) {
+      error(entry->span, "VAR_CONFIG names a variable of a program instance (Instance.variable or a longer path)");
       continue;
     }
     const ProgramInstanceInfo& info = program_->instances[it->second];
-    const PouDecl* program = findPou(info.type->name);
-    const Variable* f = program && program->instanceType ? program->instanceType->field(entry->path[1]) : nullptr;
-    if (!f || f->hidden)
-      error(entry->span, fmt::format("program instance '{}' has no variable '{}'", info.name, entry->path[1]));
-    else if (!f->absolute || f->location.size() != 3 || f->location[2] != '*')
-      error(entry->span, fmt::format("VAR_CONFIG can only bind a variable declared AT %I*, %Q* or %M*; '{}.{}' is not",
-                                     info.name, f->name));
+    if (entry->location && entry->path.size() != 2) {
+      error(entry->location->span,
+            fmt::format("VAR_CONFIG gives addresses to variables of program instances (Instance.variable); '{}' is "
+                        "inside an instance: give it an initial value without AT",
+                        joined(entry->path)));
+      continue;
+    }
+    // The variable the path names, and where it is.
+    const Type* container = info.type;
+    const Variable* f = nullptr;
+    uint64_t offset = info.offset;
+    std::string path = info.name;
+    for (size_t i = 1; i < entry->path.size(); ++i) {
+      if (!container || (container->kind != TypeKind::FunctionBlock && container->kind != TypeKind::Struct)) {
+        error(entry->span,
+              fmt::format("'{}' is {}: it has no variable '{}'", path, f ? f->type->name : "?", entry->path[i]));
+        f = nullptr;
+        break;
+      }
+      f = container->field(entry->path[i]);
+      if (!f || f->hidden) {
+        error(entry->span, fmt::format("{} '{}' has no variable '{}'", i == 1 ? "program instance" : "instance", path,
+                                       entry->path[i]));
+        f = nullptr;
+        break;
+      }
+      if (f->byReference) {
+        error(entry->span, fmt::format("'{}.{}' is a VAR_IN_OUT: it refers to a variable and holds no value of its own",
+                                       path, f->name));
+        f = nullptr;
+        break;
+      }
+      offset = f->absolute ? f->offset : offset + f->offset;
+      container = f->type;
+      path += "." + f->name;
+    }
+    if (!f) continue;
+    if (entry->location) {  // bound above, with its type checked
+      if (!used.count(entry))
+        error(entry->location->span,
+              fmt::format("'{}' is declared AT {}: VAR_CONFIG gives it no other address", path, f->location));
+      else if (entry->init && f->bit >= 0)
+        error(entry->init->span,
+              fmt::format("'{}' is a bit of {}: VAR_CONFIG gives it no initial value", path, f->location));
+      else if (entry->init && f->offset != UINT32_MAX)
+        writeInitial(image, f->offset, f->type, entry->init.get());
+      continue;
+    }
+    if (entry->type) {
+      const Type* t = resolveType(*entry->type);
+      if (t && t != f->type) {
+        error(entry->span, fmt::format("VAR_CONFIG says {} but '{}' is {}", t->name, path, f->type->name));
+        continue;
+      }
+    }
+    if (f->absolute && f->offset == UINT32_MAX) continue;  // its missing address is reported above
+    if (f->bit >= 0) {
+      error(entry->span, fmt::format("'{}' is a bit of {}: VAR_CONFIG gives it no initial value", path, f->location));
+      continue;
+    }
+    if (f->type->kind == TypeKind::FunctionBlock) {
+      error(entry->span, fmt::format("'{}' is a function block instance: give its variables initial values", path));
+      continue;
+    }
+    if (entry->init) writeInitial(image, static_cast<uint32_t>(offset), f->type, entry->init.get());
   }
   image.resize(alignUp(static_cast<uint32_t>(image.size()), 8), 0);
 }

@@ -17,7 +17,8 @@ const Type* CompilerTypes::errorType() const { return c_.errorType_; }
 
 // ---------------------------------------------------------------- program-wide names
 
-bool CompilerDeclarations::codesysConversions() const { return !c_.options_.strict; }
+bool CompilerDeclarations::codesysConversions() const { return c_.program_->codesysConversions; }
+bool CompilerDeclarations::refPointers() const { return c_.program_->refPointers; }
 
 std::optional<sema::VariableSymbol> CompilerDeclarations::global(std::string_view name) {
   auto it = c_.globals_.find(upperCase(name));
@@ -28,7 +29,14 @@ std::optional<sema::VariableSymbol> CompilerDeclarations::global(std::string_vie
   s.variable = &g.var;
   s.storage = sema::Storage::Global;
   if (g.constant) s.value = &*g.constant;
+  if (!g.list.empty()) s.list = &g.list;
+  s.qualifiedOnly = g.qualifiedOnly;
   return s;
+}
+
+const std::string* CompilerDeclarations::globalList(std::string_view name) {
+  auto it = c_.globalLists_.find(upperCase(name));
+  return it == c_.globalLists_.end() ? nullptr : &it->second;
 }
 
 const ProgramInstanceInfo* CompilerDeclarations::programInstance(std::string_view name) {
@@ -63,6 +71,11 @@ const Type* CompilerDeclarations::functionBlockType(const std::string& upperName
   auto it = c_.pous_.find(upperName);
   if (it == c_.pous_.end() || (it->second->ast && it->second->ast->test)) return nullptr;
   return c_.layoutPou(*it->second);
+}
+
+const Type* CompilerDeclarations::programBlockType(const std::string& upperName) {
+  auto it = c_.programBlocks_.find(upperName);
+  return it == c_.programBlocks_.end() ? nullptr : c_.layoutPou(*it->second);
 }
 
 namespace {

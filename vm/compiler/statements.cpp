@@ -504,6 +504,7 @@ std::shared_ptr<const Program> Compiler::run() {
     units_.push_back(std::make_unique<ast::CompilationUnit>(parseFile(sources_, id, diags_)));
     collect(*units_.back());
   }
+  collectProgramBlocks();
   if (!diags_.hasErrors()) resolveHierarchy();
   if (diags_.hasErrors()) {
     // Keep checking declarations and bodies that parsed, so one run reports more errors; but a
@@ -537,6 +538,15 @@ std::shared_ptr<const Program> Compiler::run() {
         (void)mkey;
         addPou(*m, PouKind::Method);
       }
+  }
+  for (auto& [key, d] : programBlocks_) {
+    (void)key;
+    addPou(*d, PouKind::FunctionBlock);
+    layoutPou(*d);
+    for (auto& [mkey, m] : d->methods) {
+      (void)mkey;
+      addPou(*m, PouKind::Method);
+    }
   }
   for (auto& proto : prototypeDecls_) addPou(*proto, PouKind::Method);
   checkHierarchy();
@@ -607,6 +617,22 @@ std::shared_ptr<const Program> Compiler::run() {
     collectConstants(body);
     genBody(body, BodyContext::Mode::Program, inst.offset, inst.type, inst.name);
   }
+  // Programs that tests declare instances of, as blocks: after the programs' own bodies, whose
+  // errors are the same and are reported once (no code is generated once there is an error).
+  for (auto& [key, d] : programBlocks_) {
+    (void)key;
+    if (diags_.hasErrors()) break;
+    collectConstants(*d);
+    Type* t = layoutPou(*d);
+    if (!t) continue;
+    genBody(*d, BodyContext::Mode::FbBody, 0, t, "");
+    program_->pous[d->pouIndex].instanceType = t;
+    for (auto& [mkey, m] : d->methods) {
+      (void)mkey;
+      collectConstants(*m);
+      genBody(*m, BodyContext::Mode::Method, 0, t, "");
+    }
+  }
   // Task entry code: run the task's programs in order, then end the cycle.
   for (TaskInfo& task : program_->tasks) {
     PouInfo info;
@@ -640,10 +666,13 @@ void Compiler::buildSymbols() {
   for (uint32_t i = 0; i < program_->globals.size(); ++i) {
     const std::string key = upperCase(program_->globals[i].name);
     table.globals.emplace(key, i);
+    if (auto it = globals_.find(key); it != globals_.end() && !it->second->list.empty())
+      table.globalListMembers.emplace(i, GlobalListMember{it->second->list, it->second->qualifiedOnly});
     if (auto it = globals_.find(key); it != globals_.end() && it->second->constant)
       table.globalConstants.emplace(i, *it->second->constant);
   }
   table.instances.insert(instanceIndex_.begin(), instanceIndex_.end());
+  table.globalLists.insert(globalLists_.begin(), globalLists_.end());
   for (const auto& [key, type] : resolvedTypes_)
     if (type) table.types.emplace(key, type);
   table.enumValues.insert(enumValues_.begin(), enumValues_.end());

@@ -100,6 +100,8 @@ class Analyzer {
   Expr* name(const ast::Expr& e);
   Expr* member(const ast::Expr& e);
   Expr* enumMember(const ast::Expr& e);
+  const std::string* globalListNamed(const ast::Expr& e);
+  Expr* listMember(const ast::Expr& e, bool constantOnly);
   Expr* index(const ast::Expr& e);
   Expr* deref(const ast::Expr& e);
   Expr* pointerIndex(const ast::Expr& e, Expr* pointer);

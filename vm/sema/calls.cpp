@@ -296,7 +296,7 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
     if (!base) return poison(e.span);
     if (callRejected(callee)) return poison(e.span);
     result = functionBlockCall(e, thisNode(callee.span), base);
-  } else if (callee.kind == ast::ExprKind::Member) {
+  } else if (callee.kind == ast::ExprKind::Member && !globalListNamed(*callee.operand)) {
     Expr* base = expression(*callee.operand);
     if (isPoison(base)) return poison(e.span);
     if (base->type && base->type->isInterface() && base->kind != ExprKind::Constant) {

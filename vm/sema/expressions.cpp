@@ -138,6 +138,8 @@ const Type* Analyzer::typeNamed(const std::string& name, const SourceSpan& span)
   if (std::optional<const Type*> declared = d.declaredType(key, span)) return *declared;
   if (std::optional<PouKind> kind = d.pouKind(key)) {
     if (*kind == PouKind::FunctionBlock || *kind == PouKind::Native) return d.functionBlockType(key);
+    if (*kind == PouKind::Program && scope_.inTest())
+      if (const Type* t = d.programBlockType(key)) return t;
     error(span, fmt::format("'{}' is a {}, not a type", name, pouKindName(*kind)));
     return nullptr;
   }
@@ -204,6 +206,9 @@ Expr* Analyzer::convert(Expr* v, const Type* to, const SourceSpan& span, bool ex
     // Other typed constants convert through code, as variables do.
   }
   const Type* from = v->type;
+  // ruSTy converts between REF_TO types as between pointers (a REF_TO DWORD from REF(x) of a REAL).
+  if (from && from->kind == TypeKind::Ref && to->kind == TypeKind::Ref && scope_.declarations().refPointers())
+    return relabel(v, to, span);
   if (!explicitConversion && !implicitlyConvertible(from, to) && !codesysImplicit(from, to, span)) {
     if (from->isInteger() && to->isInteger())
       error(span, fmt::format("implicit conversion from {} to {} may lose data; use {}_TO_{}", from->name, to->name,
@@ -321,10 +326,16 @@ Expr* Analyzer::name(const ast::Expr& e) {
     return poison(e.span);
   }
   Declarations& d = scope_.declarations();
-  if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method) && scope_.instanceType())
+  if ((scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method || scope_.code() == Code::Program) &&
+      scope_.instanceType())
     if (Expr* get = propertyGet(e, thisNode(e.span), e.text, true)) return get;
   if (std::optional<VariableSymbol> g = d.global(e.text)) {
     if (!g->variable->type) return poison(e.span);
+    if (g->qualifiedOnly) {
+      error(e.span, fmt::format("'{}' is a global of the list {}, which is {{attribute 'qualified_only'}}: write {}.{}",
+                                e.text, *g->list, *g->list, e.text));
+      return poison(e.span);
+    }
     return variable(*g, e.span);
   }
   if (const ProgramInstanceInfo* inst = d.programInstance(e.text)) {
@@ -366,7 +377,39 @@ Expr* Analyzer::enumMember(const ast::Expr& e) {
   return constantNode(t, ConstValue::ofInt(0), e.span);
 }
 
+// `GVL` in `GVL.Eps`: a global list, when the name is no variable, program instance or type
+// (those come first, so that a list named like one of them changes no meaning).
+const std::string* Analyzer::globalListNamed(const ast::Expr& e) {
+  if (e.kind != ast::ExprKind::Name || scope_.local(e.text)) return nullptr;
+  Declarations& d = scope_.declarations();
+  const std::string* list = d.globalList(e.text);
+  if (!list || d.global(e.text) || d.programInstance(e.text) || typeNamedQuietly(upperCase(e.text))) return nullptr;
+  return list;
+}
+
+// `GVL.Eps`: the global Eps of the global list GVL. Null when `e` is no such name; with
+// `constantOnly`, also when the global is not a CONSTANT known at compile time (the caller then
+// analyses the expression in full, which reports what is wrong).
+Expr* Analyzer::listMember(const ast::Expr& e, bool constantOnly) {
+  if (e.kind != ast::ExprKind::Member) return nullptr;
+  const std::string* list = globalListNamed(*e.operand);
+  if (!list) return nullptr;
+  std::optional<VariableSymbol> g = scope_.declarations().global(e.text);
+  const bool found = g && g->list && equalsIgnoreCase(*g->list, *list);
+  if (constantOnly) {
+    if (!found || !g->variable->type || !g->value || !options_.foldNamedConstants) return nullptr;
+    return constantNode(g->variable->type, *g->value, e.span);
+  }
+  if (!found) {
+    error(e.span, fmt::format("the global list {} has no variable '{}'", *list, e.text));
+    return poison(e.span);
+  }
+  if (!g->variable->type) return poison(e.span);
+  return variable(*g, e.span);
+}
+
 Expr* Analyzer::member(const ast::Expr& e) {
+  if (Expr* global = listMember(e, false)) return global;
   if (Expr* value = enumMember(e)) return value;
   Expr* base = expression(*e.operand);
   if (isPoison(base)) return base;
@@ -636,7 +679,7 @@ Expr* Analyzer::constantName(const ast::Expr& e, const Type* hint) {
   }
   Declarations& d = scope_.declarations();
   if (std::optional<VariableSymbol> g = d.global(e.text)) {
-    if (!g->value || !options_.foldNamedConstants) return nullptr;
+    if (!g->value || !options_.foldNamedConstants || g->qualifiedOnly) return nullptr;
     return constantNode(g->variable->type, *g->value, e.span);
   }
   const std::vector<EnumValueSymbol>* candidates = d.enumValues(key);
@@ -654,7 +697,11 @@ Expr* Analyzer::constant(const ast::Expr& e, const Type* hint) {
   if (ast::isLiteral(e.kind)) return literal(e);
   switch (e.kind) {
     case ast::ExprKind::Name: return constantName(e, hint);
-    case ast::ExprKind::Member: return enumMember(e);
+    case ast::ExprKind::Member: {
+      if (Expr* global = listMember(e, true)) return global;
+      if (globalListNamed(*e.operand)) return nullptr;
+      return enumMember(e);
+    }
     case ast::ExprKind::Unary: {
       Expr* v = constant(*e.operand, hint);
       if (!v || v->kind != ExprKind::Constant) return nullptr;
@@ -821,8 +868,17 @@ Expr* Analyzer::binaryOperation(const ast::Expr& e, Expr* a, Expr* b) {
 
   // Pointer arithmetic, in bytes as CODESYS does it: p + n, n + p and p - n move n bytes (so
   // p + SIZEOF(T) is the next element), p - q is a distance in bytes (DINT).
-  const bool pa = ta && ta->kind == TypeKind::Ref && ta->pointer;
-  const bool pb = tb && tb->kind == TypeKind::Ref && tb->pointer;
+  // ruSTy's REF_TO moves the same way (the rusty dialect).
+  const bool refPointers = scope_.declarations().refPointers();
+  const bool pa = ta && ta->kind == TypeKind::Ref && !ta->isInterface() && (ta->pointer || refPointers);
+  const bool pb = tb && tb->kind == TypeKind::Ref && !tb->isInterface() && (tb->pointer || refPointers);
+  if (!refPointers && (op == ast::BinaryOp::Add || op == ast::BinaryOp::Sub) &&
+      ((ta && ta->kind == TypeKind::Ref && !ta->pointer && !ta->isInterface()) ||
+       (tb && tb->kind == TypeKind::Ref && !tb->pointer && !tb->isInterface()))) {
+    error(span, fmt::format("a REF_TO has no arithmetic in IEC 61131-3 and CODESYS: use a POINTER TO, or "
+                            "--dialect rusty, where a REF_TO moves in bytes as ruSTy moves it"));
+    return poison(span);
+  }
   if ((pa || pb) && (op == ast::BinaryOp::Add || op == ast::BinaryOp::Sub)) {
     const Type* udint = elementary(TypeKind::UDInt);
     const Type* dint = elementary(TypeKind::DInt);

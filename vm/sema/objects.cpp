@@ -46,7 +46,9 @@ const Type* Analyzer::superType(const SourceSpan& span) {
 
 bool Analyzer::accessible(const Callee& m, const std::string& what, const SourceSpan& span) {
   if (m.access == ast::Access::Public || m.access == ast::Access::Internal || !m.owner) return true;
-  const bool inBlock = scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method;
+  // A program's own body may use its PRIVATE methods and properties, as a block's may.
+  const bool inBlock =
+      scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method || scope_.code() == Code::Program;
   const Type* here = inBlock ? scope_.instanceType() : nullptr;
   const bool ok = m.access == ast::Access::Private ? here == m.owner : here && here->derivesFrom(m.owner);
   if (ok) return true;
@@ -104,7 +106,8 @@ const Stmt* Analyzer::propertySet(const ast::Stmt& s) {
   bool onThis = false;
   std::string name;
   if (target.kind == ast::ExprKind::Name) {
-    const bool inBlock = scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method;
+    const bool inBlock =
+        scope_.code() == Code::FunctionBlock || scope_.code() == Code::Method || scope_.code() == Code::Program;
     if (!inBlock || !scope_.instanceType() || isVariable(target.text)) return nullptr;
     if (!scope_.declarations().method(scope_.instanceType(), upperCase(target.text) + ".SET") &&
         !scope_.declarations().method(scope_.instanceType(), upperCase(target.text) + ".GET"))

@@ -18,7 +18,8 @@ std::string Analyzer::referenceMismatch(const Type* from, const Type* to) {
   return fmt::format(
       "cannot convert {} to {}: a REF_TO holds its own type (or a block that extends it), as in "
       "CODESYS; to read the bytes as another type, use a POINTER TO (ADR(x)), which converts to "
-      "every pointer and REF_TO type",
+      "every pointer and REF_TO type (or compile with --dialect rusty, where REF_TO types convert as ruSTy "
+      "converts them)",
       from->name, to->name);
 }
 

@@ -47,7 +47,16 @@ std::optional<VariableSymbol> ProgramDeclarations::global(std::string_view name)
   s.storage = Storage::Global;
   if (auto c = program_.symbols.globalConstants.find(it->second); c != program_.symbols.globalConstants.end())
     s.value = &c->second;
+  if (auto l = program_.symbols.globalListMembers.find(it->second); l != program_.symbols.globalListMembers.end()) {
+    s.list = &l->second.list;
+    s.qualifiedOnly = l->second.qualifiedOnly;
+  }
   return s;
+}
+
+const std::string* ProgramDeclarations::globalList(std::string_view name) {
+  auto it = program_.symbols.globalLists.find(upperCase(name));
+  return it == program_.symbols.globalLists.end() ? nullptr : &it->second;
 }
 
 const ProgramInstanceInfo* ProgramDeclarations::programInstance(std::string_view name) {

@@ -34,8 +34,10 @@ class ProgramDeclarations : public Declarations {
   explicit ProgramDeclarations(const Program& program) : program_(program), types_(*program.types) {}
   TypeSource& types() override { return types_; }
   bool codesysConversions() const override { return program_.codesysConversions; }
+  bool refPointers() const override { return program_.refPointers; }
   std::optional<VariableSymbol> global(std::string_view name) override;
   const ProgramInstanceInfo* programInstance(std::string_view name) override;
+  const std::string* globalList(std::string_view name) override;
   const std::vector<EnumValueSymbol>* enumValues(const std::string& upperName) override;
   std::optional<const Type*> declaredType(const std::string& upperName, const SourceSpan& use) override;
   std::optional<PouKind> pouKind(const std::string& upperName) override;

@@ -26,6 +26,11 @@ struct VariableSymbol {
   const Variable* variable = nullptr;  // its type is null when its declaration failed (reported)
   Storage storage = Storage::Global;
   const ConstValue* value = nullptr;  // a CONSTANT with a value known at compile time
+  // A global of a global list (a VAR_GLOBAL list in a file of its own, named after the file, as
+  // CODESYS and TwinCAT name a GVL after its object): the list's name, and whether its
+  // `{attribute 'qualified_only'}` makes `List.name` the only way to write it.
+  const std::string* list = nullptr;
+  bool qualifiedOnly = false;
 };
 
 // A function or method as a call needs it.
@@ -66,9 +71,14 @@ class Declarations {
   virtual TypeSource& types() = 0;
   // The implicit conversions CODESYS accepts compile, with a warning (CompileOptions::strict off).
   virtual bool codesysConversions() const { return false; }
+  // The rusty dialect: a REF_TO is also a pointer (byte arithmetic, conversions between REF_TO
+  // types), as ruSTy treats it.
+  virtual bool refPointers() const { return false; }
   // A global variable (with the value of a CONSTANT).
   virtual std::optional<VariableSymbol> global(std::string_view name) = 0;
   virtual const ProgramInstanceInfo* programInstance(std::string_view name) = 0;
+  // A global list by name (any case): its name as declared, or null when there is none.
+  virtual const std::string* globalList(std::string_view /*name*/) { return nullptr; }
   // The enumerations that have a value of that name; null when none.
   virtual const std::vector<EnumValueSymbol>* enumValues(const std::string& upperName) = 0;
   // A type declared in TYPE ... END_TYPE. Nullopt when there is no such declaration; null inside
@@ -78,6 +88,9 @@ class Declarations {
   virtual std::optional<PouKind> pouKind(const std::string& upperName) = 0;
   // The instance layout of a function block (user or standard); null when it failed (reported).
   virtual const Type* functionBlockType(const std::string& upperName) = 0;
+  // A PROGRAM's layout as a function block, for a variable of test code (Scope::inTest) that
+  // declares an instance of it; null when there is none.
+  virtual const Type* programBlockType(const std::string& /*upperName*/) { return nullptr; }
   virtual std::optional<Callee> function(const std::string& upperName) = 0;
   virtual std::optional<Callee> method(const Type* functionBlock, const std::string& upperName) = 0;
   // The kind of POU whose instances have this layout (FunctionBlock, Native or Program); nullopt

@@ -274,11 +274,11 @@ struct VarDecl {
   bool retain = false;
 };
 
-// VAR_CONFIG entry: `Main.fb.x AT %IX0.1 : BOOL := TRUE;`
+// VAR_CONFIG entry: `Main.x AT %IX0.1 : BOOL := TRUE;`, or without an address `Main.fb.n : INT := 5;`
 struct VarConfigEntry {
   std::vector<std::string> path;  // instance path, first element a program instance
   SourceSpan span;
-  Location location;
+  std::optional<Location> location;
   TypeRefPtr type;
   InitPtr init;
 };
@@ -406,6 +406,13 @@ struct Configuration {
   std::vector<VarConfigEntry> varConfig;
 };
 
+// A pragma `{attribute 'name'}` (the name lower-case). Pragmas are otherwise ignored, as CODESYS
+// ignores the ones it does not know.
+struct Attribute {
+  std::string name;
+  SourceSpan span;
+};
+
 // One parsed file.
 struct CompilationUnit {
   // First, so that it is destroyed last: its nodes are in it.
@@ -415,6 +422,7 @@ struct CompilationUnit {
   std::vector<Pou> pous;
   std::vector<VarDecl> globals;  // VAR_GLOBAL blocks at file level
   std::vector<Configuration> configurations;
+  std::vector<Attribute> attributes;  // in source order
 };
 
 SCANBACK_AST_NODE_DELETE(Expr)

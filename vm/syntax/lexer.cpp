@@ -411,9 +411,11 @@ class Lexer {
 
   void skipPragma() {
     SourceSpan start = here();
+    const size_t from = i_;
     while (i_ < src_.size()) {
       if (src_[i_] == '}') {
         bump();
+        noteAttribute(src_.substr(from + 1, i_ - from - 2), start);
         return;
       }
       bump();
@@ -421,6 +423,32 @@ class Lexer {
     error(start, "unterminated pragma '{'");
   }
 
+  // `{attribute 'qualified_only'}`: the attributes that mean something to scanback are kept (the
+  // name lower-case), every other pragma is ignored, as CODESYS ignores pragmas it does not know.
+  void noteAttribute(std::string_view body, const SourceSpan& span) {
+    auto trim = [](std::string_view s) {
+      while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
+        s.remove_prefix(1);
+      while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+        s.remove_suffix(1);
+      return s;
+    };
+    body = trim(body);
+    constexpr std::string_view kWord = "attribute";
+    if (body.size() <= kWord.size() || !equalsIgnoreCase(body.substr(0, kWord.size()), kWord)) return;
+    body = trim(body.substr(kWord.size()));
+    if (body.size() < 2 || body.front() != '\'') return;
+    const size_t close = body.find('\'', 1);
+    if (close == std::string_view::npos) return;
+    std::string name(body.substr(1, close - 1));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    attributes_.push_back(ast::Attribute{std::move(name), span});
+  }
+
+ public:
+  std::vector<ast::Attribute> attributes_;
+
+ private:
   void begin() {
     startI_ = i_;
     startLine_ = line_;
@@ -1133,6 +1161,7 @@ TokenStream::TokenStream(std::string_view text, FileId file, Diagnostics& diagno
     : lexer_(std::make_unique<Lexer>(text, file, diagnostics)) {}
 TokenStream::~TokenStream() = default;
 void TokenStream::next(Token& out) { lexer_->next(out); }
+const std::vector<ast::Attribute>& TokenStream::attributes() const { return lexer_->attributes_; }
 
 std::vector<Token> lex(std::string_view text, FileId file, Diagnostics& diagnostics) {
   Lexer lexer(text, file, diagnostics);

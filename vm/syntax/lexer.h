@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "vm/source/source.h"
+#include "vm/syntax/ast.h"
 #include "vm/syntax/literal_prefix.h"
 
 namespace scanback {
@@ -198,6 +199,8 @@ class TokenStream {
   // The next token into `out` (replacing what it held): EndOfFile at the end, and again at every
   // later call.
   void next(Token& out);
+  // The `{attribute '...'}` pragmas lexed so far, in source order.
+  const std::vector<ast::Attribute>& attributes() const;
 
  private:
   std::unique_ptr<Lexer> lexer_;

@@ -321,6 +321,7 @@ class Parser {
   void drain() {
     while (eof_ == kNoToken) lexOne(false);
   }
+  const std::vector<ast::Attribute>& attributes() const { return lexer_.attributes(); }
 
  private:
   // The tokens, lexed as the parser reaches them (indexes count from the start of the file);
@@ -1512,13 +1513,20 @@ class Parser {
           last = n.span;
         }
         e.span = SourceSpan::cover(first.span, last);
-        expect(K::KwAt, "after the instance path");
-        if (!at(K::DirectAddress))
-          fail("expected a direct address such as %IX0.0 after 'AT', found " + describe(cur()));
-        e.location = locationOf(advance());
-        expect(K::Colon, "after the address");
+        // `path AT %IX0.1 : BOOL [:= init];` gives an address, `path : INT := 5;` an initial value.
+        if (accept(K::KwAt)) {
+          if (!at(K::DirectAddress))
+            fail("expected a direct address such as %IX0.0 after 'AT', found " + describe(cur()));
+          e.location = locationOf(advance());
+          expect(K::Colon, "after the address");
+        } else {
+          expect(K::Colon, "or AT and an address after the instance path");
+        }
         e.type = parseTypeRef(false);
-        if (accept(K::Assign)) e.init = parseInitializer();
+        if (accept(K::Assign))
+          e.init = parseInitializer();
+        else if (!e.location)
+          fail("expected ':=' and an initial value in a VAR_CONFIG entry without an address, found " + describe(cur()));
         out.push_back(std::move(e));
         expectSemicolon("after the VAR_CONFIG entry");
       } catch (const SyntaxError&) {
@@ -1829,20 +1837,23 @@ class Parser {
         while (isModifier(peek(i))) ++i;
         return peek(i).kind == K::KwProperty;
       }();
+      // A PROGRAM has methods and properties too (CODESYS): they run on its instance, as its
+      // actions do.
+      const bool hasMethods =
+          p.kind == PouKind::FunctionBlock || p.kind == PouKind::Interface || p.kind == PouKind::Program;
       if (k == K::KwProperty || modifiedProperty) {
-        if (p.kind != PouKind::FunctionBlock && p.kind != PouKind::Interface) {
+        if (!hasMethods) {
           if (p.kind == PouKind::Method) {  // END_METHOD forgotten
             errorHere(missingEnd(endKw, opener, p.name));
             return;
           }
-          errorHere("PROPERTY is only allowed inside a FUNCTION_BLOCK, CLASS or INTERFACE");
+          errorHere("PROPERTY is only allowed inside a PROGRAM, FUNCTION_BLOCK, CLASS or INTERFACE");
         }
         Pou modifiers;
         parseModifiers(modifiers, K::KwProperty);
         Pou sink;
         sink.kind = p.kind;
-        parseProperty(p.kind == PouKind::FunctionBlock || p.kind == PouKind::Interface ? p : sink,
-                      std::move(modifiers));
+        parseProperty(hasMethods ? p : sink, std::move(modifiers));
         continue;
       }
       if (k == K::KwAction) {
@@ -1873,16 +1884,17 @@ class Parser {
         const Pin pin(*this, methodIndex);  // for the error below, after its body
         const bool inInterface = p.kind == PouKind::Interface;
         Pou m = parsePou(PouKind::Method, false, inInterface);
-        if (!methodInstanceVars_.empty() && p.kind == PouKind::FunctionBlock && !inInterface)
+        if (!methodInstanceVars_.empty() && (p.kind == PouKind::FunctionBlock || p.kind == PouKind::Program) &&
+            !inInterface)
           for (VarDecl& v : methodInstanceVars_) p.vars.push_back(std::move(v));
         else if (!methodInstanceVars_.empty())
-          report(methodInstanceVars_.front().span, "VAR_INST is only allowed in a METHOD of a FUNCTION_BLOCK or CLASS",
-                 kNoToken);
+          report(methodInstanceVars_.front().span,
+                 "VAR_INST is only allowed in a METHOD of a PROGRAM, FUNCTION_BLOCK or CLASS", kNoToken);
         methodInstanceVars_.clear();
-        if (p.kind == PouKind::FunctionBlock || inInterface)
+        if (hasMethods)
           p.methods.push_back(std::move(m));
         else
-          errorAt(methodIndex, "METHOD is only allowed inside a FUNCTION_BLOCK, CLASS or INTERFACE");
+          errorAt(methodIndex, "METHOD is only allowed inside a PROGRAM, FUNCTION_BLOCK, CLASS or INTERFACE");
         continue;
       }
       if (k == K::KwEndProgram || k == K::KwEndFunction || k == K::KwEndFunctionBlock || k == K::KwEndMethod ||
@@ -2197,6 +2209,7 @@ ast::CompilationUnit parseFile(const SourceSet& sources, FileId file, Diagnostic
   Parser parser(sources.file(file).text, file, lexDiag, parseDiag);
   ast::CompilationUnit unit = parser.parseUnit();
   parser.drain();
+  unit.attributes = parser.attributes();
   mergeInSourceOrder(lexDiag, parseDiag, diagnostics);
   return unit;
 }
