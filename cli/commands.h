@@ -112,6 +112,9 @@ struct ExportArgs {
   std::string vcd, csv;
   std::string vars;    // comma-separated paths and globs; empty: every scalar of the image
   std::string cycles;  // "A..B", "A..", "..B" or "A"; empty: the whole recording
+  // How signals are named: "variables" (their paths), "modbus" (the device and Modbus address the
+  // trace's I/O configuration gives them; only the variables it maps), "both".
+  std::string names = "variables";
 };
 int traceExportCommand(const ExportArgs& args);
 

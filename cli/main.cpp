@@ -110,8 +110,9 @@ int main(int argc, char** argv) {
           ->expected(0, 1)
           ->default_str("1502");
   auto* ioBindOpt = runCmd->add_option("--io-bind", run.ioBind,
-                                       "Serve Modbus TCP on this IPv4 address instead of 127.0.0.1 (0.0.0.0: every "
-                                       "interface; Modbus has no authentication)");
+                                       "Serve Modbus TCP on this address instead of 127.0.0.1: IPv4, IPv6 (::1; "
+                                       "::), or a host name (0.0.0.0 or ::: every interface; Modbus has no "
+                                       "authentication)");
   auto* ioMaxOpt = runCmd
                        ->add_option("--io-max-connections", run.ioMaxConnections,
                                     "Modbus TCP clients served at once (default 8): a further one is closed")
@@ -215,6 +216,12 @@ int main(int argc, char** argv) {
                         "Comma-separated variable paths or globs (Line.produced,T.avg or Line.*); a structure, array "
                         "or FB instance stands for all its values. Default: every value of the image");
   exportCmd->add_option("--cycles", exportArgs.cycles, "Only cycles A..B (inclusive; A.. or ..B)");
+  exportCmd
+      ->add_option("--names", exportArgs.names,
+                   "Name signals by their variables, by the Modbus device and address the recording's I/O file "
+                   "(run --io) maps them to (only the variables it maps), or both")
+      ->check(CLI::IsMember({"variables", "modbus", "both"}))
+      ->default_val("variables");
 
   // Compare runs (cli/compare_commands.cpp): a recording rerun with another version, two diffed.
   RerunArgs rerunArgs;

@@ -237,7 +237,7 @@ int runCommand(const RunArgs& args) {
     }
     std::cerr << fmt::format("scanback: {} (at most {} connections): {}\n", server->name(), args.ioMaxConnections,
                              server->describeMap());
-    if (args.ioBind != "127.0.0.1")
+    if (!server->loopback())
       std::cerr << fmt::format(
           "scanback: WARNING: the Modbus server listens on {}: Modbus has no authentication, so whoever reaches it can "
           "write this runtime's inputs\n",
