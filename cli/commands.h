@@ -54,6 +54,7 @@ struct RunArgs {
   // control endpoint (control/)
   std::string control;        // unix:///path.sock or tcp://127.0.0.1:PORT; empty: none
   std::string controlBind;    // a tcp endpoint's interface (default 127.0.0.1)
+  std::string controlGroup;   // a unix endpoint's group: its members connect too (mode 0660)
   std::string authTokenFile;  // control connections must present its token
   bool allowNoToken = false;  // a tcp:// endpoint without a token (loopback only)
   size_t maxConnections = kControlMaxConnections;

@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
   runCmd->add_option("--control-bind", run.controlBind,
                      "Listen for a tcp:// control endpoint on this IPv4 address instead of 127.0.0.1 (needs "
                      "--auth-token-file)");
+  runCmd->add_option("--control-group", run.controlGroup,
+                     "Give the unix:/// control socket to this group, mode 0660: its members connect too (ctl, a "
+                     "debugger's attach) without being this user; the runtime's user must be in the group, and a "
+                     "token still applies");
   runCmd->add_option("--auth-token-file", run.authTokenFile,
                      "Control connections must present the token in FILE (its first line, at least 16 bytes; keep it "
                      "chmod 600). A tcp:// endpoint needs one");
@@ -349,10 +353,10 @@ int main(int argc, char** argv) {
     if (*runCmd) {
       if (*cyclesOpt) run.cycles = cycles;
       if (*ioServeOpt) run.ioServe = ioServePort;
-      if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug ||
-                                  run.allowNoToken || *runMaxConnections)) {
-        std::cerr << "scanback: --control-bind, --auth-token-file, --allow-no-token, --max-connections and --no-debug "
-                     "go with --control ENDPOINT\n";
+      if (run.control.empty() && (!run.controlBind.empty() || !run.controlGroup.empty() || !run.authTokenFile.empty() ||
+                                  run.noDebug || run.allowNoToken || *runMaxConnections)) {
+        std::cerr << "scanback: --control-bind, --control-group, --auth-token-file, --allow-no-token, "
+                     "--max-connections and --no-debug go with --control ENDPOINT\n";
         return kExitUsage;
       }
       if (!run.ring.empty() && run.record.empty() && run.control.empty()) {
