@@ -17,10 +17,16 @@
 //        poll (so at about every cycle), without a recorder and with one (a flight recorder in
 //        memory, as --control keeps); interleaved. The last adds p99_ratio and mean_ratio.
 //        Target: <= 1.05.
+// Each phase also reports the scan thread's own CPU time per cycle (cpu_p99_us, and cpu_p99_ratio
+// with the ratios) and the cycles in which it blocked (cycles_waited: it must be 0, the task never
+// waits) or was preempted (cycles_preempted): on a loaded machine the wall-clock p99 is the
+// scheduler's, and these say whether scanback's own work is what grew.
 //
 // Flags, among Google Benchmark's: --seconds=S, --pairs=N, --changes=N, --work=N (the iterations of
 // the program's loop, default 20000: a cycle of about 100 us).
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -135,10 +141,19 @@ class SleepWaits final : public recorder::RunLoopWaits {
 
 struct Phase {
   std::vector<double> cycleUs;
-  double p(double q) {
-    std::sort(cycleUs.begin(), cycleUs.end());
-    return cycleUs.empty() ? 0 : cycleUs[std::min(cycleUs.size() - 1, static_cast<size_t>(q * cycleUs.size()))];
+  // The scan thread's own CPU time in each cycle (CLOCK_THREAD_CPUTIME_ID): what the cycle cost it,
+  // without the time it spent off the processor. And the cycles in which it blocked (a voluntary
+  // context switch: it waited on something) or was preempted (an involuntary one: another thread
+  // had the processor), from getrusage(RUSAGE_THREAD). "The task never waits" is waited == 0; a
+  // p99 that the CPU time does not share is the machine's load, not scanback's work.
+  std::vector<double> cpuUs;
+  uint64_t waited = 0, preempted = 0;
+  static double quantile(std::vector<double>& v, double q) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
   }
+  double p(double q) { return quantile(cycleUs, q); }
+  double cpuP(double q) { return quantile(cpuUs, q); }
   double mean() const {
     double s = 0;
     for (double v : cycleUs) s += v;
@@ -171,12 +186,22 @@ Phase runCycles(const std::vector<std::shared_ptr<runtime::IoDriver>>& drivers, 
   while (stop ? !stop->load() : Clock::now() < end) {
     CycleStart next;
     if (loop.prepare(waits, next) != recorder::RunLoop::Next::Cycle) break;
+    rusage r0{}, r1{};
+    timespec c0{}, c1{};
+    getrusage(RUSAGE_THREAD, &r0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     const auto t0 = Clock::now();
     for (const auto& d : drivers) d->readInputs(rt.inputs());
     onCycle(rt, t0);
     rt.runCycle();
     for (const auto& d : drivers) d->writeOutputs(rt.outputs());
     phase.cycleUs.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    getrusage(RUSAGE_THREAD, &r1);
+    phase.cpuUs.push_back(static_cast<double>(c1.tv_sec - c0.tv_sec) * 1e6 +
+                          static_cast<double>(c1.tv_nsec - c0.tv_nsec) / 1e3);
+    phase.waited += r1.ru_nvcsw != r0.ru_nvcsw;
+    phase.preempted += r1.ru_nivcsw != r0.ru_nivcsw;
   }
   if (rec) {
     std::string error;
@@ -197,16 +222,27 @@ void reportPhase(benchmark::State& state, const std::string& kind, Phase p) {
   state.counters["median_us"] = p.p(0.5);
   state.counters["p99_us"] = p.p(0.99);
   state.counters["mean_us"] = p.mean();
-  std::fprintf(stderr, "io_bench: %s: %zu cycles, median %.2f us, p99 %.2f us, mean %.2f us\n", kind.c_str(),
-               p.cycleUs.size(), p.p(0.5), p.p(0.99), p.mean());
+  state.counters["cpu_p99_us"] = p.cpuP(0.99);
+  state.counters["cycles_waited"] = static_cast<double>(p.waited);
+  state.counters["cycles_preempted"] = static_cast<double>(p.preempted);
+  std::fprintf(stderr,
+               "io_bench: %s: %zu cycles, median %.2f us, p99 %.2f us, mean %.2f us; the scan thread's CPU time "
+               "median %.2f us, p99 %.2f us; cycles in which it blocked %llu, was preempted %llu\n",
+               kind.c_str(), p.cycleUs.size(), p.p(0.5), p.p(0.99), p.mean(), p.cpuP(0.5), p.cpuP(0.99),
+               static_cast<unsigned long long>(p.waited), static_cast<unsigned long long>(p.preempted));
   gPhases[kind].push_back(std::move(p));
 }
 
 void reportRatio(benchmark::State& state, const std::string& kind, const std::string& base) {
-  std::vector<double> p99, median, mean, bp99, bmedian, bmean;
-  for (Phase& q : gPhases[kind]) p99.push_back(q.p(0.99)), median.push_back(q.p(0.5)), mean.push_back(q.mean());
-  for (Phase& q : gPhases[base]) bp99.push_back(q.p(0.99)), bmedian.push_back(q.p(0.5)), bmean.push_back(q.mean());
+  std::vector<double> p99, median, mean, bp99, bmedian, bmean, cpu99, bcpu99;
+  for (Phase& q : gPhases[kind])
+    p99.push_back(q.p(0.99)), median.push_back(q.p(0.5)), mean.push_back(q.mean()), cpu99.push_back(q.cpuP(0.99));
+  for (Phase& q : gPhases[base])
+    bp99.push_back(q.p(0.99)), bmedian.push_back(q.p(0.5)), bmean.push_back(q.mean()), bcpu99.push_back(q.cpuP(0.99));
   state.counters["p99_ratio"] = medianOf(p99) / medianOf(bp99);
+  state.counters["cpu_p99_ratio"] = medianOf(cpu99) / medianOf(bcpu99);
+  std::fprintf(stderr, "io_bench: %s against %s: the scan thread's CPU time p99_ratio %.3f\n", kind.c_str(),
+               base.c_str(), medianOf(cpu99) / medianOf(bcpu99));
   state.counters["median_ratio"] = medianOf(median) / medianOf(bmedian);
   state.counters["mean_ratio"] = medianOf(mean) / medianOf(bmean);
   std::fprintf(stderr, "io_bench: %s against %s over %zu pairs: p99_ratio %.3f, median_ratio %.3f, mean_ratio %.3f\n",

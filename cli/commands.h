@@ -55,6 +55,7 @@ struct RunArgs {
   // control endpoint (control/)
   std::string control;        // unix:///path.sock or tcp://127.0.0.1:PORT; empty: none
   std::string controlBind;    // a tcp endpoint's interface (default 127.0.0.1)
+  std::string controlGroup;   // a unix endpoint's group: its members connect too (mode 0660)
   std::string authTokenFile;  // control connections must present its token
   bool allowNoToken = false;  // a tcp:// endpoint without a token (loopback only)
   size_t maxConnections = kControlMaxConnections;
@@ -115,6 +116,9 @@ struct ExportArgs {
   std::string vcd, csv;
   std::string vars;    // comma-separated paths and globs; empty: every scalar of the image
   std::string cycles;  // "A..B", "A..", "..B" or "A"; empty: the whole recording
+  // How signals are named: "variables" (their paths), "modbus" (the device and Modbus address the
+  // trace's I/O configuration gives them; only the variables it maps), "both".
+  std::string names = "variables";
 };
 int traceExportCommand(const ExportArgs& args);
 

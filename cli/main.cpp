@@ -90,6 +90,10 @@ int main(int argc, char** argv) {
   runCmd->add_option("--control-bind", run.controlBind,
                      "Listen for a tcp:// control endpoint on this IPv4 address instead of 127.0.0.1 (needs "
                      "--auth-token-file)");
+  runCmd->add_option("--control-group", run.controlGroup,
+                     "Give the unix:/// control socket to this group, mode 0660: its members connect too (ctl, a "
+                     "debugger's attach) without being this user; the runtime's user must be in the group, and a "
+                     "token still applies");
   runCmd->add_option("--auth-token-file", run.authTokenFile,
                      "Control connections must present the token in FILE (its first line, at least 16 bytes; keep it "
                      "chmod 600). A tcp:// endpoint needs one");
@@ -121,8 +125,9 @@ int main(int argc, char** argv) {
           ->expected(0, 1)
           ->default_str("1502");
   auto* ioBindOpt = runCmd->add_option("--io-bind", run.ioBind,
-                                       "Serve Modbus TCP on this IPv4 address instead of 127.0.0.1 (0.0.0.0: every "
-                                       "interface; Modbus has no authentication)");
+                                       "Serve Modbus TCP on this address instead of 127.0.0.1: IPv4, IPv6 (::1; "
+                                       "::), or a host name (0.0.0.0 or ::: every interface; Modbus has no "
+                                       "authentication)");
   auto* ioMaxOpt = runCmd
                        ->add_option("--io-max-connections", run.ioMaxConnections,
                                     "Modbus TCP clients served at once (default 8): a further one is closed")
@@ -241,6 +246,12 @@ int main(int argc, char** argv) {
                         "Comma-separated variable paths or globs (Line.produced,T.avg or Line.*); a structure, array "
                         "or FB instance stands for all its values. Default: every value of the image");
   exportCmd->add_option("--cycles", exportArgs.cycles, "Only cycles A..B (inclusive; A.. or ..B)");
+  exportCmd
+      ->add_option("--names", exportArgs.names,
+                   "Name signals by their variables, by the Modbus device and address the recording's I/O file "
+                   "(run --io) maps them to (only the variables it maps), or both")
+      ->check(CLI::IsMember({"variables", "modbus", "both"}))
+      ->default_val("variables");
 
   // Compare runs (cli/compare_commands.cpp): a recording rerun with another version, two diffed.
   RerunArgs rerunArgs;
@@ -373,10 +384,10 @@ int main(int argc, char** argv) {
     if (*runCmd) {
       if (*cyclesOpt) run.cycles = cycles;
       if (*ioServeOpt) run.ioServe = ioServePort;
-      if (run.control.empty() && (!run.controlBind.empty() || !run.authTokenFile.empty() || run.noDebug ||
-                                  run.allowNoToken || *runMaxConnections)) {
-        std::cerr << "scanback: --control-bind, --auth-token-file, --allow-no-token, --max-connections and --no-debug "
-                     "go with --control ENDPOINT\n";
+      if (run.control.empty() && (!run.controlBind.empty() || !run.controlGroup.empty() || !run.authTokenFile.empty() ||
+                                  run.noDebug || run.allowNoToken || *runMaxConnections)) {
+        std::cerr << "scanback: --control-bind, --control-group, --auth-token-file, --allow-no-token, "
+                     "--max-connections and --no-debug go with --control ENDPOINT\n";
         return kExitUsage;
       }
       if (!run.ring.empty() && run.record.empty() && run.control.empty()) {

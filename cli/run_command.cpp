@@ -1,11 +1,13 @@
 // `scanback run`: the project's tasks on the virtual clock, optionally recorded to a trace. The
 // command reads its options into a runtime host (runtime/host.h), runs it and prints its summary.
 #include <fmt/format.h>
+#include <grp.h>
 
 #include <cctype>
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <vector>
 
 #include "cli/commands.h"
 #include "control/endpoint.h"
@@ -94,6 +96,24 @@ bool controlOptions(const RunArgs& args, runtime::ControlEndpointOptions& option
   } else if (!args.controlBind.empty()) {
     std::cerr << "scanback: --control-bind is for a tcp:// endpoint\n";
     return false;
+  }
+  if (!args.controlGroup.empty()) {
+    if (endpoint->kind != control::Endpoint::Kind::Unix) {
+      std::cerr << "scanback: --control-group is for a unix:/// endpoint (a TCP port has no group: use a token)\n";
+      return false;
+    }
+    // The name as /etc/group (or NSS) has it.
+    std::vector<char> buffer(16384);
+    group entry{};
+    group* found = nullptr;
+    const int rc = getgrnam_r(args.controlGroup.c_str(), &entry, buffer.data(), buffer.size(), &found);
+    if (rc != 0 || !found) {
+      std::cerr << fmt::format("scanback: --control-group {}: {}\n", args.controlGroup,
+                               rc != 0 ? std::strerror(rc) : "there is no group of that name");
+      return false;
+    }
+    options.group = found->gr_gid;
+    options.groupName = args.controlGroup;
   }
   if (!args.authTokenFile.empty()) {
     std::string warning;
@@ -238,7 +258,7 @@ int runCommand(const RunArgs& args) {
     }
     std::cerr << fmt::format("scanback: {} (at most {} connections): {}\n", server->name(), args.ioMaxConnections,
                              server->describeMap());
-    if (args.ioBind != "127.0.0.1")
+    if (!server->loopback())
       std::cerr << fmt::format(
           "scanback: WARNING: the Modbus server listens on {}: Modbus has no authentication, so whoever reaches it can "
           "write this runtime's inputs\n",

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -82,6 +83,28 @@ std::string userText(uid_t uid) {
 
 }  // namespace
 
+namespace {
+
+// Whether the socket at `path` (`st`) was shared with a group of this process (scanback run
+// --control-group) by the user who owns it: its group is one of ours, with read and write, and the
+// directory holding it is its owner's (or root's) and writable by no one else, so that only its
+// owner can have put it there.
+bool sharedWithOurGroup(const std::string& path, const struct stat& st) {
+  if ((st.st_mode & 0060) != 0060) return false;
+  const int count = ::getgroups(0, nullptr);
+  std::vector<gid_t> groups(count > 0 ? static_cast<size_t>(count) : 0);
+  if (count > 0 && ::getgroups(count, groups.data()) != count) return false;
+  groups.push_back(::getegid());
+  if (std::find(groups.begin(), groups.end(), st.st_gid) == groups.end()) return false;
+  const std::string::size_type slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat d {};
+  return ::lstat(dir.c_str(), &d) == 0 && S_ISDIR(d.st_mode) && (d.st_uid == st.st_uid || d.st_uid == 0) &&
+         (d.st_mode & 022) == 0;
+}
+
+}  // namespace
+
 bool checkUnixServerOwner(const std::string& path, const FdStream& stream, std::string& error) {
   const uid_t me = ::geteuid();
   const auto trusted = [me](uid_t uid) { return uid == me || uid == 0; };
@@ -95,12 +118,15 @@ bool checkUnixServerOwner(const std::string& path, const FdStream& stream, std::
     error = path + " is not a socket; the token is not sent to it";
     return false;
   }
+  const std::optional<PeerCredentials> peer = stream.peerCredentials();
+  // Another user's runtime that gave its socket to a group of ours, listening on it itself.
+  if (!trusted(st.st_uid) && peer && peer->uid == st.st_uid && sharedWithOurGroup(path, st)) return true;
   if (!trusted(st.st_uid)) {
     error = "the socket " + path + " belongs to user " + userText(st.st_uid) + ", not to " + whom +
+            " (nor shared with a group of yours by its owner, from a directory only it writes)" +
             ": the token is not sent to it";
     return false;
   }
-  const std::optional<PeerCredentials> peer = stream.peerCredentials();
   if (!peer) {
     error = "cannot tell which user listens on " + path + "; the token is not sent to it";
     return false;

@@ -175,9 +175,17 @@ bool exportSignals(Replayer& r, const ExportOptions& options, std::ostream& out,
     if (options.progress) options.progress(cycle);
   };
   bool ok = false;
+  auto aliasOf = [&](size_t i) -> const std::string& {
+    static const std::string none;
+    return i < options.aliases.size() ? options.aliases[i] : none;
+  };
   if (options.format == ExportFormat::Csv) {
     out << "cycle,time";
-    for (const Column& s : signals) out << ',' << csvField(s.signal.where.path);
+    for (size_t i = 0; i < signals.size(); ++i) {
+      const std::string& path = signals[i].signal.where.path;
+      const std::string& alias = aliasOf(i);
+      out << ',' << csvField(alias.empty() ? path : options.aliasesOnly ? alias : fmt::format("{} ({})", path, alias));
+    }
     out << '\n';
     std::string row;
     bool firstRow = true;
@@ -206,7 +214,20 @@ bool exportSignals(Replayer& r, const ExportOptions& options, std::ostream& out,
     out << "$timescale 1ns $end\n";
     Scope root;
     Scope* globals = nullptr;
-    for (Column& s : signals) {
+    // Declares the signal at a dotted path from the root (aliases: one identifier code, two names).
+    auto declareAt = [&root](const std::string& path, Column& s) {
+      std::vector<std::string> parts = pathParts(path);
+      Scope* scope = &root;
+      for (size_t i = 0; i + 1 < parts.size(); ++i) scope = scope->child(parts[i]);
+      scope->variables.emplace_back(parts.back(), &s);
+    };
+    for (size_t c = 0; c < signals.size(); ++c) {
+      Column& s = signals[c];
+      const std::string& alias = aliasOf(c);
+      if (!alias.empty()) {
+        declareAt(options.aliasesOnly || options.aliasScope.empty() ? alias : options.aliasScope + "." + alias, s);
+        if (options.aliasesOnly) continue;
+      }
       std::vector<std::string> parts = pathParts(s.signal.where.path);
       Scope* scope = &root;
       // A global is not inside a program instance: they share one scope.

@@ -19,9 +19,17 @@ enum class ExportFormat { Csv, Vcd };
 
 struct ExportOptions {
   ExportFormat format = ExportFormat::Vcd;
-  std::vector<VariableLocation> variables;       // scalars (allScalars, selectScalars)
-  uint64_t firstCycle = 0, lastCycle = 0;        // recorded cycles, inclusive (gaps have no rows)
-  std::string title;                             // VCD: named in its $comment (the trace's path)
+  std::vector<VariableLocation> variables;  // scalars (allScalars, selectScalars)
+  uint64_t firstCycle = 0, lastCycle = 0;   // recorded cycles, inclusive (gaps have no rows)
+  std::string title;                        // VCD: named in its $comment (the trace's path)
+  // Another name of each variable, index for index ("": none; or empty: none has one): a dotted
+  // path, such as the device and Modbus address an I/O configuration gives a located variable
+  // (cli/trace_export.cpp). CSV heads a column "path (alias)", or the alias alone with aliasesOnly.
+  // A VCD declares the signal under its path and again, with the same identifier code (one signal,
+  // two names), under aliasScope.alias; with aliasesOnly under the alias alone.
+  std::vector<std::string> aliases;
+  std::string aliasScope;
+  bool aliasesOnly = false;
   std::function<void(uint64_t cycle)> progress;  // called after each cycle (may be null)
 };
 

@@ -1,9 +1,13 @@
 #include "runtime/host.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -189,10 +193,25 @@ bool RuntimeHost::openControl(std::string& error) {
   const ControlEndpointOptions& c = *options_.control;
   std::unique_ptr<net::Listener> listener = control::listenOn(c.endpoint, c.bindAddress, error);
   if (!listener) return false;
+  if (c.group && c.endpoint.kind == control::Endpoint::Kind::Unix) {
+    // The group first, then its permission bits: until both are set only the owner connects.
+    const std::string& path = c.endpoint.path;
+    if (::chown(path.c_str(), static_cast<uid_t>(-1), *c.group) != 0) {
+      const int why = errno;
+      error = fmt::format("cannot give the control socket {} to the group {}: {}{}", path, c.groupName,
+                          std::strerror(why), why == EPERM ? " (this user is not a member of it)" : "");
+      return false;
+    }
+    if (::chmod(path.c_str(), 0660) != 0) {
+      error = fmt::format("cannot make the control socket {} mode 0660: {}", path, std::strerror(errno));
+      return false;
+    }
+  }
   const bool tcp = c.endpoint.kind == control::Endpoint::Kind::Tcp;
   where_ = tcp ? fmt::format("tcp://{}:{}", c.bindAddress, control::listeningPort(*listener)) : c.endpoint.text();
-  say(fmt::format("scanback: control endpoint {} (debugging {}{}, at most {} connections)", where_,
-                  options_.debugEnabled ? "enabled" : "disabled", c.token ? ", token required" : "", c.maxConnections));
+  say(fmt::format("scanback: control endpoint {} (debugging {}{}{}, at most {} connections)", where_,
+                  options_.debugEnabled ? "enabled" : "disabled", c.token ? ", token required" : "",
+                  c.group && !tcp ? ", mode 0660 for the group " + c.groupName : "", c.maxConnections));
   if (tcp && !c.token)
     say(
         fmt::format("scanback: WARNING: the control endpoint {} has no token (--allow-no-token): EVERY LOCAL USER can "

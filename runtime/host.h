@@ -8,6 +8,8 @@
 // threads and the drivers' own threads run beside it and never make it wait.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -37,6 +39,11 @@ struct ControlEndpointOptions {
   std::string bindAddress = "127.0.0.1";  // a tcp endpoint's interface
   std::optional<std::string> token;       // every connection's first request must carry it
   size_t maxConnections = 32;
+  // A unix socket's group (scanback run --control-group): once it listens (mode 0600), the socket
+  // is given to this group and made 0660, so that the group's members connect too. The process
+  // must be in the group (or root).
+  std::optional<gid_t> group;
+  std::string groupName;  // for messages
 };
 
 struct HostOptions {

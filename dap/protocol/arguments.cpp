@@ -70,6 +70,17 @@ std::vector<std::string> readProgramArgument(const json& program) {
 }
 
 LaunchArguments readLaunchArguments(const json& args) {
+  // Fieldbus I/O is the runtime host's (runtime/io), a layer above the debug adapter's: a launch
+  // runs the program in the adapter's own session loop, which calls no I/O driver. A runtime with
+  // I/O is `scanback run`, and a debugger attaches to it (docs/fieldbus.md, "A debugger on a runtime
+  // with I/O"). Said at once, rather than a session that runs without its machine.
+  for (const auto& [member, option] : {std::pair{"io", "--io FILE"}, std::pair{"ioServe", "--io-serve PORT"}})
+    if (args.contains(member))
+      throw DapError(
+          fmt::format("'{}': a launched program has no fieldbus I/O; run it as `scanback run FILES {} --control "
+                      "unix:///PATH/control.sock` and attach to that endpoint (\"request\": \"attach\", \"endpoint\": "
+                      "\"unix:///PATH/control.sock\"; docs/fieldbus.md)",
+                      member, option));
   LaunchArguments launch;
   launch.cwd = cwdArgument(args).value_or(fs::current_path().string());
   if (args.contains("trace")) {

@@ -53,7 +53,8 @@ struct LaunchArguments {
 
 // Reads `launch`'s arguments (an object; the session refuses anything else). DapError saying
 // what is wrong: `trace` and `program` together, neither, `cwd` not a directory, a member of the
-// wrong type. `authToken` is not kept: the session checks it before.
+// wrong type, `io` or `ioServe` (fieldbus I/O is `scanback run`'s: the error says to attach to it).
+// `authToken` is not kept: the session checks it before.
 LaunchArguments readLaunchArguments(const json& args);
 
 struct AttachArguments {

@@ -143,25 +143,72 @@ E choiceOf(const toml::node& n, std::string_view key, std::initializer_list<std:
 }
 
 // "tcp://HOST:PORT" (PORT defaults to 502), HOST an IPv4 address.
+// A host name as DNS spells one (RFC 1123): labels of letters, digits and '-', not at either end.
+bool isHostName(std::string_view h) {
+  if (h.empty() || h.size() > 253) return false;
+  size_t label = 0;
+  for (size_t i = 0; i <= h.size(); ++i) {
+    if (i == h.size() || h[i] == '.') {
+      if (label == 0 || label > 63 || h[i - 1] == '-' || h[i - label] == '-') return false;
+      label = 0;
+    } else if (std::isalnum(static_cast<unsigned char>(h[i])) || h[i] == '-') {
+      ++label;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// tcp://HOST[:PORT]: HOST an IPv4 address, an IPv6 address in brackets, or a host name (resolved
+// when the device connects, at every connection, so that a name that does not resolve yet is a
+// device that is not answering, not a runtime that does not start).
 void parseEndpoint(const toml::node& n, Device& d) {
   d.endpoint = stringOf(n, "endpoint");
   const std::string_view e = d.endpoint;
-  if (!e.starts_with("tcp://"))
-    refuse(n.source(), fmt::format("endpoint '{}': expected tcp://HOST:PORT (an IPv4 address)", e));
+  constexpr const char* kForms =
+      "tcp://HOST or tcp://HOST:PORT, HOST an IPv4 address, [an IPv6 address] or a host name";
+  if (!e.starts_with("tcp://")) refuse(n.source(), fmt::format("endpoint '{}': expected {}", e, kForms));
   const std::string_view rest = e.substr(6);
-  const size_t colon = rest.rfind(':');
-  d.host = std::string(rest.substr(0, colon));
-  if (colon != std::string_view::npos) {
-    const std::string port(rest.substr(colon + 1));
-    char* end = nullptr;
-    const long p = std::strtol(port.c_str(), &end, 10);
-    if (port.empty() || *end || p < 1 || p > 65535)
-      refuse(n.source(), fmt::format("endpoint '{}': the port must be 1..65535", e));
-    d.port = static_cast<uint16_t>(p);
+  std::string_view host = rest, port;
+  bool hasPort = false;
+  if (rest.starts_with('[')) {
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos)
+      refuse(n.source(), fmt::format("endpoint '{}': the IPv6 address has no closing ']'", e));
+    host = rest.substr(1, close - 1);
+    const std::string_view after = rest.substr(close + 1);
+    if (!after.empty() && !after.starts_with(':'))
+      refuse(n.source(), fmt::format("endpoint '{}': expected ':PORT' or nothing after ']'", e));
+    hasPort = !after.empty();
+    if (hasPort) port = after.substr(1);
+    in6_addr addr6{};
+    if (inet_pton(AF_INET6, std::string(host).c_str(), &addr6) != 1)
+      refuse(n.source(), fmt::format("endpoint '{}': '{}' is not an IPv6 address such as ::1", e, host));
+  } else {
+    const size_t colon = rest.find(':');
+    if (colon != std::string_view::npos && rest.find(':', colon + 1) != std::string_view::npos)
+      refuse(n.source(), fmt::format("endpoint '{}': an IPv6 address goes in brackets, as in tcp://[::1]:1502", e));
+    host = rest.substr(0, colon);
+    hasPort = colon != std::string_view::npos;
+    if (hasPort) port = rest.substr(colon + 1);
+    in_addr addr{};
+    const bool dotsAndDigits = !host.empty() && host.find_first_not_of("0123456789.") == std::string_view::npos;
+    if (dotsAndDigits && inet_pton(AF_INET, std::string(host).c_str(), &addr) != 1)
+      refuse(n.source(), fmt::format("endpoint '{}': '{}' is not an IPv4 address such as 127.0.0.1", e, host));
+    if (!dotsAndDigits && !isHostName(host))
+      refuse(n.source(), fmt::format("endpoint '{}': '{}' is neither an IPv4 address nor a host name (expected {})", e,
+                                     host, kForms));
   }
-  in_addr addr{};
-  if (d.host.empty() || inet_pton(AF_INET, d.host.c_str(), &addr) != 1)
-    refuse(n.source(), fmt::format("endpoint '{}': '{}' is not an IPv4 address such as 127.0.0.1", e, d.host));
+  d.host = std::string(host);
+  if (hasPort) {
+    const std::string p(port);
+    char* end = nullptr;
+    const long value = std::strtol(p.c_str(), &end, 10);
+    if (p.empty() || *end || value < 1 || value > 65535)
+      refuse(n.source(), fmt::format("endpoint '{}': the port must be 1..65535", e));
+    d.port = static_cast<uint16_t>(value);
+  }
 }
 
 // An image address of `to` or `status`: the area, its first byte and bit, its size letter.
@@ -488,6 +535,57 @@ std::string durationText(int64_t ns) {
   if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);
   if (ns % 1'000 == 0) return fmt::format("{}us", ns / 1'000);
   return fmt::format("{}ns", ns);
+}
+
+namespace {
+
+// "coil", "coils"; "holding_register", "holding_registers".
+std::string itemName(Area area, bool several) {
+  std::string plural = areaName(area);
+  return several ? plural : plural.substr(0, plural.size() - 1);
+}
+
+std::string itemRange(const std::string& device, Area area, uint64_t first, uint64_t count) {
+  if (count == 1) return fmt::format("{}.{}_{}", device, itemName(area, false), first);
+  return fmt::format("{}.{}_{}_{}", device, itemName(area, true), first, first + count - 1);
+}
+
+}  // namespace
+
+std::optional<std::string> modbusName(const IoConfig& config, char area, uint64_t firstBit, uint64_t bitCount) {
+  if (bitCount == 0) return std::nullopt;
+  const uint64_t end = firstBit + bitCount;
+  for (const Device& d : config.devices) {
+    const uint64_t statusBit = d.statusByte ? uint64_t{*d.statusByte} * 8 : 0;
+    if (area == 'I' && d.statusByte && firstBit >= statusBit && end <= statusBit + 16) {
+      // The health word is a WORD the runtime writes: its image bits are its value's bits.
+      if (bitCount == 16) return d.name + ".status";
+      if (bitCount == 1) return fmt::format("{}.status_bit_{}", d.name, firstBit - statusBit);
+      return std::nullopt;
+    }
+    for (const MapEntry& m : d.maps) {
+      if (m.imageArea != area || firstBit < m.firstBit() || end > m.firstBit() + m.bitCount()) continue;
+      const uint64_t offset = firstBit - m.firstBit();  // bits from the map's first
+      if (holdsBits(m.area)) return itemRange(d.name, m.area, m.address + offset, bitCount);
+      if (bitCount == 1) {
+        // Which register, and which bit of its value, holds this image bit (registersToImage's
+        // order: the value's k-th most significant word is register k, or perValue-1-k with
+        // word_order little; a register's bytes swapped with byte_order little).
+        const uint64_t valueBits = uint64_t{typeBytes(m.type)} * 8, perValue = m.registersPerValue();
+        const uint64_t value = offset / valueBits, bit = offset % valueBits;
+        const uint64_t k = perValue - 1 - bit / 16;
+        const uint64_t reg = value * perValue + (d.wordOrder == Order::Big ? k : perValue - 1 - k);
+        const uint64_t inRegister = d.byteOrder == Order::Big ? bit % 16 : (bit % 16 + 8) % 16;
+        return fmt::format("{}_bit_{}", itemRange(d.name, m.area, m.address + reg, 1), inRegister);
+      }
+      // Whole values only: part of a DINT is one of its registers or the other as word_order says,
+      // and the configuration lets no variable of another size lie over a register map anyway.
+      const uint64_t valueBits = uint64_t{typeBytes(m.type)} * 8;
+      if (offset % valueBits != 0 || bitCount % valueBits != 0) return std::nullopt;
+      return itemRange(d.name, m.area, m.address + offset / 16, bitCount / 16);
+    }
+  }
+  return std::nullopt;
 }
 
 std::string describeDevice(const Device& d) {

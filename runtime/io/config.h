@@ -59,7 +59,7 @@ struct MapEntry {
 struct Device {
   std::string name;
   std::string endpoint;  // as written: "tcp://127.0.0.1:1502"
-  std::string host;      // an IPv4 address
+  std::string host;      // an IPv4 or IPv6 address (no brackets) or a host name
   uint16_t port = 502;
   uint8_t unit = 1;
   int64_t periodNs = 10'000'000;
@@ -96,6 +96,16 @@ inline constexpr uint32_t kMaxWriteRegisters = 123;
                                                     const Program* program, std::string& error);
 // Reads the file, then parseIoConfig.
 [[nodiscard]] std::optional<IoConfig> loadIoConfig(const std::string& path, const Program* program, std::string& error);
+
+// What a device calls the image bits [firstBit, firstBit + bitCount) of area 'I' or 'Q' (a located
+// variable's bits), for `trace export --names modbus` (docs/fieldbus.md, "Signals by their Modbus
+// address"): "DEVICE.coil_3", "DEVICE.discrete_inputs_0_7" (a BYTE over bits),
+// "DEVICE.input_register_2", "DEVICE.holding_registers_100_101" (a DINT or REAL),
+// "DEVICE.holding_register_4_bit_3" (a BOOL on a bit of a register, counted in the register's value
+// as the device sends it, after its byte and word order), "DEVICE.status" (the health word),
+// "DEVICE.status_bit_0". None when no single map (or status word) holds all of them, or when they
+// are part of a register map but neither one bit nor whole values of its type.
+std::optional<std::string> modbusName(const IoConfig& config, char area, uint64_t firstBit, uint64_t bitCount);
 
 // 10000000 -> "10ms", 1500000 -> "1500us": as a configuration writes durations.
 std::string durationText(int64_t ns);

@@ -1,5 +1,7 @@
 #include "runtime/io/modbus_device.h"
 
+#include <netdb.h>
+
 #include <fmt/format.h>
 #include <modbus/modbus.h>
 
@@ -209,7 +211,22 @@ void ModbusDevice::run() {
 }
 
 bool ModbusDevice::connect(std::string& error) {
-  modbus_t* ctx = modbus_new_tcp(device_.host.c_str(), device_.port);
+  // A host name is resolved at every connection (a device whose address changed is found at its
+  // next reconnect). libmodbus says only "Connection refused" for a name it cannot resolve: resolve
+  // it here first, for a message that says what is wrong.
+  const std::string service = std::to_string(device_.port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(device_.host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    error = fmt::format("{} ({}): cannot connect: cannot resolve '{}': {}", device_.name, device_.endpoint,
+                        device_.host, gai_strerror(rc));
+    return false;
+  }
+  freeaddrinfo(found);
+  // The protocol-independent context: IPv4, IPv6 and host names alike.
+  modbus_t* ctx = modbus_new_tcp_pi(device_.host.c_str(), service.c_str());
   if (!ctx) {
     error = fmt::format("{} ({}): cannot create a Modbus context: {}", device_.name, device_.endpoint,
                         modbus_strerror(errno));

@@ -1,5 +1,7 @@
 #include "runtime/io/modbus_server.h"
 
+#include <netdb.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,10 +45,32 @@ uint16_t registerOf(const std::vector<uint8_t>& bytes, uint32_t n) {
   return static_cast<uint16_t>(bytes[lo] | high << 8);
 }
 
-std::string peerOf(const sockaddr_in& a) {
-  char text[INET_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
-  return fmt::format("{}:{}", text, ntohs(a.sin_port));
+// "127.0.0.1:40312", "[::1]:40312".
+std::string peerOf(const sockaddr_storage& a) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET6) {
+    const auto& a6 = reinterpret_cast<const sockaddr_in6&>(a);
+    inet_ntop(AF_INET6, &a6.sin6_addr, text, sizeof text);
+    return fmt::format("[{}]:{}", text, ntohs(a6.sin6_port));
+  }
+  const auto& a4 = reinterpret_cast<const sockaddr_in&>(a);
+  inet_ntop(AF_INET, &a4.sin_addr, text, sizeof text);
+  return fmt::format("{}:{}", text, ntohs(a4.sin_port));
+}
+
+// Whether `a` is a loopback address (127.0.0.0/8, ::1): only this machine reaches it.
+bool isLoopback(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET6) {
+    const in6_addr& addr = reinterpret_cast<const sockaddr_in6&>(a).sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(&addr) || (IN6_IS_ADDR_V4MAPPED(&addr) && addr.s6_addr[12] == 127);
+  }
+  return (ntohl(reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr) >> 24) == 127;
+}
+
+// A host name as DNS spells one: letters, digits, '-' and '.'.
+bool looksLikeHostName(const std::string& h) {
+  return !h.empty() && h.size() <= 253 && h.front() != '-' && h.front() != '.' &&
+         h.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") == std::string::npos;
 }
 
 }  // namespace
@@ -134,12 +158,33 @@ ModbusServer::ModbusServer(const ModbusServerOptions& options)
 std::unique_ptr<ModbusServer> ModbusServer::start(const ModbusServerOptions& options, std::string& error) {
   std::unique_ptr<ModbusServer> s(new ModbusServer(options));
   Tables& t = *s->tables_;
-  in_addr address{};
-  if (inet_pton(AF_INET, options.bindAddress.c_str(), &address) != 1) {
-    error = fmt::format("--io-bind {}: expected an IPv4 address such as 127.0.0.1 or 0.0.0.0", options.bindAddress);
+  // An IPv4 address, an IPv6 address (no brackets: --io-bind ::1) or a host name, which
+  // getaddrinfo resolves (libmodbus's protocol-independent context listens on the first address
+  // it can bind).
+  in_addr address4{};
+  in6_addr address6{};
+  const std::string& bind = options.bindAddress;
+  if (inet_pton(AF_INET, bind.c_str(), &address4) != 1 && inet_pton(AF_INET6, bind.c_str(), &address6) != 1 &&
+      !looksLikeHostName(bind)) {
+    error = fmt::format(
+        "--io-bind {}: expected an IPv4 address (127.0.0.1, 0.0.0.0), an IPv6 address (::1, ::) or a host name", bind);
     return nullptr;
   }
-  t.ctx = modbus_new_tcp(options.bindAddress.c_str(), options.port);
+  if (inet_pton(AF_INET, bind.c_str(), &address4) != 1 && inet_pton(AF_INET6, bind.c_str(), &address6) != 1) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    addrinfo* found = nullptr;
+    if (const int rc = getaddrinfo(bind.c_str(), nullptr, &hints, &found); rc != 0) {
+      error = fmt::format("--io-bind {}: cannot resolve it: {}", bind, gai_strerror(rc));
+      return nullptr;
+    }
+    freeaddrinfo(found);
+  }
+  // As a client writes the endpoint: an IPv6 address in brackets.
+  const std::string hostText = bind.find(':') != std::string::npos ? "[" + bind + "]" : bind;
+  t.ctx = modbus_new_tcp_pi(bind.c_str(), std::to_string(options.port).c_str());
   if (!t.ctx) {
     error = fmt::format("modbus server: {}", modbus_strerror(errno));
     return nullptr;
@@ -149,17 +194,18 @@ std::unique_ptr<ModbusServer> ModbusServer::start(const ModbusServerOptions& opt
   // a frame that lies about its length can cost the other peers, to a millisecond.
   modbus_set_indication_timeout(t.ctx, 0, 1000);
   modbus_set_byte_timeout(t.ctx, 0, 1000);
-  s->listenFd_ = modbus_tcp_listen(t.ctx, static_cast<int>(std::min<size_t>(options.maxConnections, 128)));
+  s->listenFd_ = modbus_tcp_pi_listen(t.ctx, static_cast<int>(std::min<size_t>(options.maxConnections, 128)));
   if (s->listenFd_ < 0) {
-    error = fmt::format("modbus server: cannot listen on {}:{}: {}", options.bindAddress, options.port,
-                        modbus_strerror(errno));
+    error = fmt::format("modbus server: cannot listen on {}:{}: {}", hostText, options.port, modbus_strerror(errno));
     return nullptr;
   }
-  sockaddr_in bound{};
+  sockaddr_storage bound{};
   socklen_t length = sizeof bound;
   getsockname(s->listenFd_, reinterpret_cast<sockaddr*>(&bound), &length);
-  s->port_ = ntohs(bound.sin_port);
-  s->name_ = fmt::format("modbus server tcp://{}:{}", options.bindAddress, s->port_);
+  s->port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(bound).sin6_port
+                                               : reinterpret_cast<const sockaddr_in&>(bound).sin_port);
+  s->loopback_ = isLoopback(bound);
+  s->name_ = fmt::format("modbus server tcp://{}:{}", hostText, s->port_);
   fcntl(s->listenFd_, F_SETFL, fcntl(s->listenFd_, F_GETFL) | O_NONBLOCK);
   fcntl(s->listenFd_, F_SETFD, FD_CLOEXEC);
   s->wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -286,7 +332,7 @@ void ModbusServer::serve() {
 
   auto accept = [&] {
     for (;;) {
-      sockaddr_in from{};
+      sockaddr_storage from{};
       socklen_t length = sizeof from;
       const int fd = accept4(listenFd_, reinterpret_cast<sockaddr*>(&from), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {

@@ -34,7 +34,7 @@
 namespace scanback::runtime {
 
 struct ModbusServerOptions {
-  std::string bindAddress = "127.0.0.1";  // an IPv4 address
+  std::string bindAddress = "127.0.0.1";  // an IPv4 or IPv6 address (no brackets), or a host name
   uint16_t port = 1502;                   // 0: any free port (port() says which)
   size_t maxConnections = 8;              // clients served at once; beyond, a new one is closed
   // The sizes of the areas served, in bytes: the program's %I, %Q and %M.
@@ -59,8 +59,10 @@ class ModbusServer final : public IoDriver {
   ModbusServer& operator=(const ModbusServer&) = delete;
 
   uint16_t port() const { return port_; }
-  // "modbus server tcp://127.0.0.1:1502"
+  // "modbus server tcp://127.0.0.1:1502", "modbus server tcp://[::1]:1502"
   const std::string& name() const { return name_; }
+  // Whether it listens on a loopback address (127.0.0.0/8, ::1), which only this machine reaches.
+  bool loopback() const { return loopback_; }
   // The map as one line: which table holds which area, with its addresses (the CLI says it at start).
   std::string describeMap() const;
 
@@ -83,6 +85,7 @@ class ModbusServer final : public IoDriver {
 
   const ModbusServerOptions options_;
   uint16_t port_ = 0;
+  bool loopback_ = true;
   std::string name_;
   int listenFd_ = -1;
   int wakeFd_ = -1;  // an eventfd: the destructor's stop

@@ -178,6 +178,24 @@ TEST(DapArguments, MissingConflictingAndOutOfRangeMembersSayWhatIsWrong) {
   EXPECT_GT(wrongScheme.size(), std::string("'endpoint': ").size()) << wrongScheme;
 }
 
+// Fieldbus I/O is `scanback run`'s (docs/fieldbus.md): a launch with `io` or `ioServe` is refused
+// with the command to run and the attach to make, not run without its machine.
+TEST(DapArguments, ALaunchWithFieldbusIoIsToldToAttachToScanbackRun) {
+  const std::string io = launchRefusal(json{{"program", "main.st"}, {"io", "plant-io.toml"}});
+  EXPECT_EQ(io,
+            "'io': a launched program has no fieldbus I/O; run it as `scanback run FILES --io FILE --control "
+            "unix:///PATH/control.sock` and attach to that endpoint (\"request\": \"attach\", \"endpoint\": "
+            "\"unix:///PATH/control.sock\"; docs/fieldbus.md)");
+  const std::string serve = launchRefusal(json{{"program", "main.st"}, {"ioServe", 1502}});
+  EXPECT_NE(serve.find("'ioServe': a launched program has no fieldbus I/O"), std::string::npos) << serve;
+  EXPECT_NE(serve.find("scanback run FILES --io-serve PORT --control"), std::string::npos) << serve;
+  // Whatever else the launch says: a replay launch with it too.
+  EXPECT_EQ(launchRefusal(json{{"trace", "plant.trace"}, {"io", "plant-io.toml"}}), io);
+  bool argumentError = true;
+  launchRefusal(json{{"program", "main.st"}, {"io", 5}}, &argumentError);
+  EXPECT_FALSE(argumentError);
+}
+
 // Through a session: the request is named, and the session goes on to a launch that works, with
 // members it does not know.
 TEST(DapArguments, ASessionRefusesAWronglyTypedLaunchNamingTheMemberAndTakesTheNextOne) {

@@ -179,14 +179,55 @@ TEST_F(IoConfigTest, MissingKeys) {
 
 TEST_F(IoConfigTest, BadEndpoints) {
   EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "udp://10.0.0.7")),
-            "plant-io.toml:36:12: endpoint 'udp://10.0.0.7': expected tcp://HOST:PORT (an IPv4 address)");
+            "plant-io.toml:36:12: endpoint 'udp://10.0.0.7': expected tcp://HOST or tcp://HOST:PORT, HOST an IPv4 "
+            "address, [an IPv6 address] or a host name");
   EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://10.0.0.7:0")),
             "plant-io.toml:36:12: endpoint 'tcp://10.0.0.7:0': the port must be 1..65535");
   EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://10.0.0.7:http")),
             "plant-io.toml:36:12: endpoint 'tcp://10.0.0.7:http': the port must be 1..65535");
-  EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://plc.local:502")),
-            "plant-io.toml:36:12: endpoint 'tcp://plc.local:502': 'plc.local' is not an IPv4 address such as "
+  EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://10.0.0.300:502")),
+            "plant-io.toml:36:12: endpoint 'tcp://10.0.0.300:502': '10.0.0.300' is not an IPv4 address such as "
             "127.0.0.1");
+  EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://plc_7.local")),
+            "plant-io.toml:36:12: endpoint 'tcp://plc_7.local': 'plc_7.local' is neither an IPv4 address nor a host "
+            "name (expected tcp://HOST or tcp://HOST:PORT, HOST an IPv4 address, [an IPv6 address] or a host name)");
+  EXPECT_NE(errorOf(edited("tcp://10.0.0.7", "tcp://-plc.local:502")).find("'-plc.local' is neither an IPv4"),
+            std::string::npos);
+  EXPECT_NE(errorOf(edited("tcp://10.0.0.7", "tcp://plc..local")).find("'plc..local' is neither an IPv4"),
+            std::string::npos);
+  EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://::1:502")),
+            "plant-io.toml:36:12: endpoint 'tcp://::1:502': an IPv6 address goes in brackets, as in "
+            "tcp://[::1]:1502");
+  EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://[::1")),
+            "plant-io.toml:36:12: endpoint 'tcp://[::1': the IPv6 address has no closing ']'");
+  EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://[fe80::zz]:502")),
+            "plant-io.toml:36:12: endpoint 'tcp://[fe80::zz]:502': 'fe80::zz' is not an IPv6 address such as ::1");
+  EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://[::1]502")),
+            "plant-io.toml:36:12: endpoint 'tcp://[::1]502': expected ':PORT' or nothing after ']'");
+  EXPECT_EQ(errorOf(edited("tcp://10.0.0.7", "tcp://[::1]:")),
+            "plant-io.toml:36:12: endpoint 'tcp://[::1]:': the port must be 1..65535");
+}
+
+// Host names and IPv6 addresses (in brackets) are endpoints: read here, resolved when the device
+// connects (tests/io/modbus_device_test.cpp connects to localhost and [::1]).
+TEST_F(IoConfigTest, HostNamesAndIpv6Endpoints) {
+  const std::pair<const char*, std::pair<const char*, int>> cases[] = {
+      {"tcp://plc7.example.com:1502", {"plc7.example.com", 1502}},
+      {"tcp://localhost", {"localhost", 502}},
+      {"tcp://rack-2", {"rack-2", 502}},
+      {"tcp://[::1]:1502", {"::1", 1502}},
+      {"tcp://[fd00::20]", {"fd00::20", 502}},
+      {"tcp://192.168.0.20:503", {"192.168.0.20", 503}},
+  };
+  for (const auto& [endpoint, want] : cases) {
+    std::string error;
+    const std::optional<IoConfig> c =
+        parseIoConfig(edited("tcp://10.0.0.7", endpoint), "plant-io.toml", program.get(), error);
+    ASSERT_TRUE(c) << endpoint << ": " << error;
+    EXPECT_EQ(c->devices[1].endpoint, endpoint);
+    EXPECT_EQ(c->devices[1].host, want.first) << endpoint;
+    EXPECT_EQ(c->devices[1].port, want.second) << endpoint;
+  }
 }
 
 TEST_F(IoConfigTest, DurationsMustBePositive) {
@@ -284,6 +325,42 @@ TEST_F(IoConfigTest, SizesTheProgramDeclares) {
   // Without the program, only the file is checked.
   std::string error;
   EXPECT_TRUE(parseIoConfig(edited("type = \"DINT\"", "type = \"UDINT\""), "x.toml", nullptr, error)) << error;
+}
+
+// What a device calls a variable's bits (trace export --names modbus): bits, bit ranges, registers
+// of a DINT in kGood's little word order, a bit of a register counted in the register's value, the
+// health word, and what no single map holds whole.
+TEST_F(IoConfigTest, ModbusNamesOfImageBits) {
+  std::string error;
+  const std::optional<IoConfig> c = parseIoConfig(kGood, "plant-io.toml", program.get(), error);
+  ASSERT_TRUE(c) << error;
+  auto name = [&](char area, uint64_t firstBit, uint64_t bits) {
+    return modbusName(*c, area, firstBit, bits).value_or("(none)");
+  };
+  EXPECT_EQ(name('I', 0, 1), "rack1.discrete_input_0");
+  EXPECT_EQ(name('I', 3, 1), "rack1.discrete_input_3");
+  EXPECT_EQ(name('I', 0, 8), "rack1.discrete_inputs_0_7");
+  EXPECT_EQ(name('I', 64, 32), "rack1.input_registers_10_11");  // level AT %ID2 : DINT
+  // word_order little: the DINT's low word is register 10, its high word register 11.
+  EXPECT_EQ(name('I', 64, 1), "rack1.input_register_10_bit_0");  // %IX8.0
+  EXPECT_EQ(name('I', 72, 1), "rack1.input_register_10_bit_8");  // %IX9.0
+  EXPECT_EQ(name('I', 81, 1), "rack1.input_register_11_bit_1");  // %IX10.1
+  EXPECT_EQ(name('I', 112, 16), "rack1.status");                 // %IW7
+  EXPECT_EQ(name('I', 112, 1), "rack1.status_bit_0");
+  EXPECT_EQ(name('I', 120, 1), "rack1.status_bit_8");
+  EXPECT_EQ(name('Q', 48, 16), "rack1.holding_register_100");  // speed AT %QW3
+  EXPECT_EQ(name('Q', 1, 1), "drive.coil_6");                  // %QX0.1, the map's second coil
+  EXPECT_EQ(name('Q', 0, 3), "drive.coils_5_7");
+  EXPECT_EQ(name('I', 24, 1), "(none)");   // %IX3.0: no map
+  EXPECT_EQ(name('I', 64, 8), "(none)");   // a BYTE inside a register: neither a bit nor a register
+  EXPECT_EQ(name('Q', 0, 8), "(none)");    // %QB0: three coils and five bits of no map
+  EXPECT_EQ(name('I', 56, 16), "(none)");  // across the discrete inputs' end and a register's start
+  // byte_order little: a register's bytes are swapped, so image bit 0 of the value is its bit 8.
+  const std::optional<IoConfig> swapped =
+      parseIoConfig(edited("byte_order = \"big\"", "byte_order = \"little\""), "plant-io.toml", program.get(), error);
+  ASSERT_TRUE(swapped) << error;
+  EXPECT_EQ(modbusName(*swapped, 'I', 64, 1).value_or("(none)"), "rack1.input_register_10_bit_8");
+  EXPECT_EQ(modbusName(*swapped, 'I', 72, 1).value_or("(none)"), "rack1.input_register_10_bit_0");
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <stdlib.h>
 
 #include <cstring>
@@ -131,6 +133,55 @@ type = "REAL"
   float f;
   std::memcpy(&f, &image[0], 4);
   EXPECT_EQ(f, -1.5f);
+}
+
+// Whether this machine has the IPv6 loopback (lo's ::1 in /proc/net/if_inet6).
+bool hasIpv6Loopback() {
+  std::ifstream in("/proc/net/if_inet6");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("00000000000000000000000000000001", 0) == 0) return true;
+  return false;
+}
+
+// Endpoints by host name and IPv6 address (docs/fieldbus.md): the device reaches a server at
+// localhost and one on [::1]; a name that does not resolve is a device that is failing, said so.
+TEST(ModbusDevice, HostNamesAndIpv6AddressesAreEndpoints) {
+  const std::string map = "[[device.map]]\narea = \"input_registers\"\naddress = 0\ncount = 1\nto = \"%IW0\"\n";
+  auto deviceAt = [&](const std::string& endpoint) {
+    return "[[device]]\nname = \"dev\"\nendpoint = \"" + endpoint + "\"\nperiod = \"5ms\"\ntimeout = \"100ms\"\n" + map;
+  };
+  auto readsFrom = [](ModbusDevice& device, ModbusTestServer& server, uint16_t value) {
+    server.with([&](modbus_mapping_t& m) { m.tab_input_registers[0] = value; });
+    std::vector<uint8_t> image(4, 0);
+    uint16_t w = 0;
+    return eventually([&] {
+      device.readInputs(image);
+      std::memcpy(&w, image.data(), 2);
+      return w == value;
+    });
+  };
+  {
+    ModbusTestServer server;  // 127.0.0.1
+    ModbusDevice device(configOf(deviceAt("tcp://localhost:" + std::to_string(server.port()))).devices.at(0));
+    EXPECT_TRUE(readsFrom(device, server, 0x4C48)) << device.health().error;
+    EXPECT_EQ(device.health().state, "ok");
+  }
+  {
+    ModbusDevice device(configOf(deviceAt("tcp://no-such-device.invalid:1502")).devices.at(0));
+    ASSERT_TRUE(eventually([&] { return device.health().failures >= 1; }));
+    EXPECT_EQ(device.health().error.rfind("dev (tcp://no-such-device.invalid:1502): cannot connect: cannot resolve "
+                                          "'no-such-device.invalid': ",
+                                          0),
+              0u)
+        << device.health().error;
+  }
+  if (!hasIpv6Loopback()) GTEST_SKIP() << "this machine has no IPv6 loopback (no ::1 in /proc/net/if_inet6)";
+  ModbusTestServer server(0, 1000, "::1");
+  ModbusDevice device(configOf(deviceAt("tcp://[::1]:" + std::to_string(server.port()))).devices.at(0));
+  EXPECT_TRUE(readsFrom(device, server, 0x0006)) << device.health().error;
+  EXPECT_EQ(device.health().state, "ok");
+  EXPECT_EQ(device.health().device, "dev");
 }
 
 TEST(ModbusDevice, OutputsAreWrittenWhenTheyChangeOrEveryPoll) {

@@ -1,5 +1,6 @@
 // The pieces of net/ that guard a server: token files, generated tokens, the constant-time
 // comparison, and the unix socket's privacy.
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,8 +11,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "net/auth_token.h"
 #include "net/connect.h"
@@ -127,6 +130,101 @@ TEST(NetUnixListener, TheSocketIsPrivateAndGoesWithTheListener) {
   EXPECT_FALSE(UnixListener::listen(dir.file("file"), error));
   EXPECT_NE(error.find("exists and is not a socket"), std::string::npos) << error;
   EXPECT_EQ(readText(dir.file("file")), "keep");
+}
+
+// A runtime's socket shared with a group (scanback run --control-group, docs/service.md): a member
+// of the group sends its token to it when the runtime's user owns the socket, listens on it, and
+// owns the directory it is in with no one else writing there; not to one in a directory others may
+// write. A user outside the group cannot connect at all. Processes of other users need root (as CI
+// runs); the rest of the owner checks run for everyone in the test below.
+TEST(NetUnixSocketOwner, ATokenGoesToASocketSharedWithAGroupOfOursByItsOwner) {
+  TempDir dir;
+  if (::geteuid() != 0) return;  // only root makes processes of other users
+  constexpr gid_t kGroup = 4242;
+  constexpr uid_t kRuntime = 65534, kMember = 4243, kOther = 4244;
+  ::chmod(dir.path.c_str(), 0755);
+  const std::string runtimeDir = dir.file("runtime"), openDir = dir.file("open");
+  fs::create_directories(runtimeDir);
+  fs::create_directories(openDir);
+  ASSERT_EQ(::chown(runtimeDir.c_str(), kRuntime, kRuntime), 0);
+  ASSERT_EQ(::chown(openDir.c_str(), kRuntime, kRuntime), 0);
+  ::chmod(runtimeDir.c_str(), 0755);
+  ::chmod(openDir.c_str(), 0777);
+  const std::string sock = runtimeDir + "/control.sock", openSock = openDir + "/control.sock";
+  // Runs `body` in a child as `uid` with the supplementary groups `groups`; its exit code.
+  auto as = [](uid_t uid, std::vector<gid_t> groups, const std::function<int()>& body) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(90);
+      ::_exit(body());
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+  };
+  // The runtime: a child as kRuntime in kGroup, listening on both sockets until told to end.
+  int ready[2], done[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(done), 0);
+  const pid_t runtime = ::fork();
+  ASSERT_GE(runtime, 0);
+  if (runtime == 0) {
+    ::close(ready[0]);
+    ::close(done[1]);
+    const gid_t groups[] = {kGroup};
+    if (::setgroups(1, groups) != 0 || ::setgid(kRuntime) != 0 || ::setuid(kRuntime) != 0) ::_exit(1);
+    std::string childError;
+    // As the runtime host does with --control-group: listen (0600), then the group, then 0660.
+    auto a = UnixListener::listen(sock, childError);
+    auto b = UnixListener::listen(openSock, childError);
+    bool shared = a && b;
+    for (const std::string& p : {sock, openSock})
+      shared = shared && ::chown(p.c_str(), static_cast<uid_t>(-1), kGroup) == 0 && ::chmod(p.c_str(), 0660) == 0;
+    char byte = shared ? 1 : 0;
+    [[maybe_unused]] ssize_t n = ::write(ready[1], &byte, 1);
+    n = ::read(done[0], &byte, 1);
+    ::_exit(0);
+  }
+  struct Reap {
+    pid_t child;
+    int done;
+    ~Reap() {
+      ::close(done);
+      ::waitpid(child, nullptr, 0);
+    }
+  } reap{runtime, done[1]};
+  ::close(ready[1]);
+  ::close(done[0]);
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  ::close(ready[0]);
+  ASSERT_EQ(byte, 1) << "the runtime's child could not listen";
+  struct stat st {};
+  ASSERT_EQ(::lstat(sock.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(st.st_gid, kGroup);
+  EXPECT_EQ(st.st_uid, kRuntime);
+  // A member connects, and would send its token; to the socket in a directory others write, not.
+  EXPECT_EQ(as(kMember, {kGroup},
+               [&] {
+                 std::string e;
+                 auto s = connectUnix(sock, e);
+                 if (!s) return 2;
+                 if (!checkUnixServerOwner(sock, *s, e)) return 3;
+                 auto o = connectUnix(openSock, e);
+                 if (!o) return 4;
+                 if (checkUnixServerOwner(openSock, *o, e)) return 5;
+                 return e.find("nor shared with a group of yours") != std::string::npos ? 0 : 6;
+               }),
+            0);
+  // Another user, outside the group: the kernel refuses the connection.
+  EXPECT_EQ(as(kOther, {},
+               [&] {
+                 std::string e;
+                 auto s = connectUnix(sock, e);
+                 return !s && e.find("Permission denied") != std::string::npos ? 0 : 7;
+               }),
+            0);
 }
 
 // Before a token goes over a unix socket, its owner and the listening process's are checked. Only

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -355,6 +357,229 @@ TEST(ExportWString, VcdAndCsvCarryTheTextAsUtf8) {
   while (std::getline(in, change))  // a string value change: s<text> <id>
     if (change.size() > 1 && change[0] == 's') values.push_back(vcdString(change.substr(1, change.find(' ') - 1)));
   EXPECT_EQ(values, (std::vector<std::string>{"é", "éé", "ééé"})) << text;
+}
+
+}  // namespace
+
+namespace {
+
+// `trace export --names modbus|both` (docs/fieldbus.md, "Signals by their Modbus address"): the
+// plant recorded with an I/O file whose device never answers (nothing listens on port 1: the run
+// goes on, holding its inputs), so that the trace carries the file; its maps put the plant's
+// located variables on Modbus addresses unlike their IEC ones.
+constexpr const char* kRackIo = R"([[device]]
+name = "rack"
+endpoint = "tcp://127.0.0.1:1"
+timeout = "20ms"
+
+[[device.map]]
+area = "discrete_inputs"
+address = 100
+count = 2
+to = "%IX0.5"
+
+[[device.map]]
+area = "input_registers"
+address = 7
+count = 1
+to = "%IW2"
+type = "INT"
+
+[[device.map]]
+area = "coils"
+address = 8
+count = 6
+to = "%QX0.0"
+
+[[device.map]]
+area = "holding_registers"
+address = 40
+count = 1
+to = "%QW1"
+type = "INT"
+)";
+
+// The variables kRackIo maps, and what the device calls them.
+const std::map<std::string, std::string> kRackNames = {{"Line.exitSensor", "rack.discrete_input_100"},
+                                                       {"Line.motorFb", "rack.discrete_input_101"},
+                                                       {"Tank.levelRaw", "rack.input_register_7"},
+                                                       {"Line.conveyorOut", "rack.coil_8"},
+                                                       {"Line.fillValve", "rack.coil_9"},
+                                                       {"Line.capperOut", "rack.coil_10"},
+                                                       {"gHorn", "rack.coil_11"},
+                                                       {"Line.runLamp", "rack.coil_12"},
+                                                       {"Line.gateOpen", "rack.coil_13"},
+                                                       {"Tank.inletValve", "rack.holding_register_40"}};
+
+// A VCD's declarations: each identifier code with the dotted paths it is declared at.
+std::map<std::string, std::vector<std::string>> vcdDeclarations(const std::string& text) {
+  std::map<std::string, std::vector<std::string>> names;
+  std::vector<std::string> scopes;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string w, kind, width, id, name;
+    words >> w;
+    if (w == "$scope") {
+      words >> kind >> name;
+      scopes.push_back(name);
+    } else if (w == "$upscope") {
+      scopes.pop_back();
+    } else if (w == "$var") {
+      words >> kind >> width >> id >> name;
+      std::string path;
+      for (const std::string& s : scopes) path += s + ".";
+      names[id].push_back(path + name);
+    } else if (w == "$enddefinitions") {
+      break;
+    }
+  }
+  return names;
+}
+
+class ExportModbusNames : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new trace::testing::TempDir();
+    trace_ = (dir_->path / "plant-io.trace").string();
+    plainTrace_ = (dir_->path / "plain.trace").string();
+    const std::string io = (dir_->path / "rack-io.toml").string();
+    std::ofstream(io) << kRackIo;
+    const std::string plant = test::plantDirectory().string();
+    std::string files;
+    for (const std::string& f : test::stFilesIn(plant)) files += " " + quote(f);
+    const std::string common = "run" + files + " --inputs " + quote(plant + "/stimulus.csv") + " --cycles 400 --quiet";
+    const Result run = runScanback(common + " --io " + quote(io) + " --record " + quote(trace_));
+    ASSERT_EQ(run.exitCode, 0) << run.err;
+    const Result plain = runScanback(common + " --record " + quote(plainTrace_));
+    ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  // The CSV export's header and rows.
+  static std::vector<std::vector<std::string>> csv(const std::string& arguments) {
+    const std::string out = (dir_->path / "out.csv").string();
+    const Result r = runScanback("trace export " + quote(trace_) + " --csv " + quote(out) + " " + arguments);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream lines(readText(out));
+    std::string line;
+    while (std::getline(lines, line)) rows.push_back(splitCsv(line));
+    return rows;
+  }
+
+  static inline trace::testing::TempDir* dir_ = nullptr;
+  static inline std::string trace_, plainTrace_;
+};
+
+TEST_F(ExportModbusNames, CsvByModbusAddressHoldsTheMappedVariablesAndTheirValues) {
+  const std::vector<std::vector<std::string>> byModbus = csv("--names modbus");
+  ASSERT_EQ(byModbus.size(), 401u);  // the header and 400 cycles
+  const std::vector<std::string>& header = byModbus[0];
+  // By device, area and address, numbers as numbers.
+  EXPECT_EQ(header,
+            (std::vector<std::string>{"cycle", "time", "rack.coil_8", "rack.coil_9", "rack.coil_10", "rack.coil_11",
+                                      "rack.coil_12", "rack.coil_13", "rack.discrete_input_100",
+                                      "rack.discrete_input_101", "rack.holding_register_40", "rack.input_register_7"}));
+  ASSERT_EQ(header.size(), 2 + kRackNames.size());
+  std::string vars;
+  for (const auto& [variable, modbus] : kRackNames) vars += (vars.empty() ? "" : ",") + variable;
+  const std::vector<std::vector<std::string>> byVariable = csv("--vars '" + vars + "'");
+  ASSERT_EQ(byVariable.size(), byModbus.size());
+  // Each Modbus column holds the values of the variable the map puts there.
+  size_t differing = 0;
+  for (size_t col = 2; col < header.size(); ++col) {
+    std::string variable;
+    for (const auto& [v, modbus] : kRackNames)
+      if (modbus == header[col]) variable = v;
+    ASSERT_FALSE(variable.empty()) << "an unexpected column: " << header[col];
+    const auto at = std::find(byVariable[0].begin(), byVariable[0].end(), variable);
+    ASSERT_NE(at, byVariable[0].end()) << variable;
+    const size_t other = static_cast<size_t>(at - byVariable[0].begin());
+    for (size_t row = 1; row < byModbus.size(); ++row) {
+      ASSERT_EQ(byModbus[row][col], byVariable[row][other]) << header[col] << " at cycle " << row - 1;
+      differing += byModbus[row][col] != byModbus[1][col];
+    }
+  }
+  EXPECT_GT(differing, 0u) << "no mapped value changes over 400 cycles: the comparison proves little";
+}
+
+TEST_F(ExportModbusNames, CsvWithBothNamesHeadsMappedColumnsWithBoth) {
+  const std::vector<std::vector<std::string>> rows =
+      csv("--names both --vars 'Line.motorFb,Line.state,Tank.inletValve'");
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"cycle", "time", "Line.motorFb (rack.discrete_input_101)", "Line.state",
+                                               "Tank.inletValve (rack.holding_register_40)"}));
+  EXPECT_EQ(rows.size(), 401u);
+}
+
+TEST_F(ExportModbusNames, VcdDeclaresTheSignalUnderBothNamesWithOneCodeAndGtkwaveReadsIt) {
+  const std::string vcd = (dir_->path / "both.vcd").string();
+  Result r = runScanback("trace export " + quote(trace_) + " --vcd " + quote(vcd) + " --names both");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::map<std::string, std::vector<std::string>> declared = vcdDeclarations(readText(vcd));
+  size_t aliased = 0, variables = 0;
+  for (const auto& [id, paths] : declared) {
+    ++variables;
+    if (paths.size() == 1) {
+      EXPECT_EQ(paths[0].rfind("MODBUS.", 0), std::string::npos) << paths[0] << " has no variable name";
+      continue;
+    }
+    ASSERT_EQ(paths.size(), 2u) << id;
+    // One is the device's name under MODBUS, the other the variable's (globals under GLOBALS).
+    const std::string& modbus = paths[0].rfind("MODBUS.", 0) == 0 ? paths[0] : paths[1];
+    std::string variable = &modbus == &paths[0] ? paths[1] : paths[0];
+    if (variable.rfind("GLOBALS.", 0) == 0) variable = variable.substr(8);
+    ASSERT_TRUE(kRackNames.count(variable)) << variable << " is declared twice";
+    EXPECT_EQ(modbus, "MODBUS." + kRackNames.at(variable)) << variable;
+    ++aliased;
+  }
+  EXPECT_EQ(aliased, kRackNames.size());
+  EXPECT_GT(variables, 100u);  // every scalar of the plant besides
+
+  // GTKWave's converter reads the aliases, and its dump back names both.
+  const std::string fst = (dir_->path / "both.fst").string();
+  const Result converted = shell("vcd2fst " + quote(vcd) + " " + quote(fst));
+  ASSERT_EQ(converted.exitCode, 0) << "vcd2fst (apt-get install gtkwave): " << converted.err;
+  const Result back = shell("fst2vcd " + quote(fst));
+  ASSERT_EQ(back.exitCode, 0) << back.err;
+  const std::map<std::string, std::vector<std::string>> reread = vcdDeclarations(back.out);
+  size_t rereadAliases = 0;
+  for (const auto& [id, paths] : reread) rereadAliases += paths.size() == 2;
+  EXPECT_EQ(rereadAliases, kRackNames.size()) << back.out.substr(0, 2000);
+
+  // --names modbus: the device's scope alone.
+  r = runScanback("trace export " + quote(trace_) + " --vcd " + quote(vcd) + " --names modbus");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::set<std::string> names;
+  for (const auto& [id, paths] : vcdDeclarations(readText(vcd)))
+    for (const std::string& p : paths) names.insert(p);
+  std::set<std::string> expected;
+  for (const auto& [variable, modbus] : kRackNames) expected.insert(modbus);
+  EXPECT_EQ(names, expected);
+}
+
+TEST_F(ExportModbusNames, WithoutAnIoFileOrAMappedVariableItIsRefusedSayingWhy) {
+  const std::string out = (dir_->path / "refused.csv").string();
+  Result r = runScanback("trace export " + quote(plainTrace_) + " --csv " + quote(out) + " --names modbus");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("the trace carries no I/O configuration: it was not recorded with `scanback run --io FILE`"),
+            std::string::npos)
+      << r.err;
+  r = runScanback("trace export " + quote(plainTrace_) + " --csv " + quote(out) + " --names both");
+  EXPECT_EQ(r.exitCode, 2);
+  r = runScanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --names modbus --vars 'Monitor.*'");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--names modbus: none of --vars is on a map of the I/O configuration"), std::string::npos)
+      << r.err;
+  r = runScanback("trace export " + quote(trace_) + " --csv " + quote(out) + " --names registers");
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.err.find("--names"), std::string::npos) << r.err;
+  // Without --names, the trace with an I/O file exports by variables as before.
+  EXPECT_EQ(csv("--vars Line.motorFb")[0], (std::vector<std::string>{"cycle", "time", "Line.motorFb"}));
 }
 
 }  // namespace

@@ -3,17 +3,26 @@
 // resume, snapshot, stop), the faulted hold, the snapshot request's answers, and I/O drivers whose
 // inputs reach the cycle that starts and which get each cycle's outputs. The host's scan thread is
 // a thread of the test; every wait is on a condition (tests/support/wait.h).
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 
 #include <atomic>
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "control/client.h"
 #include "runtime/host.h"
@@ -260,6 +269,52 @@ TEST(RuntimeHost, ControlClientsForceAndReleaseVariablesAndAddresses) {
   EXPECT_EQ(test::valueOf(running.host()->runtime(), "Main.inValue"), "0");
   const RecordingSummary recorded = running.host()->finish();
   EXPECT_TRUE(recorded.ok) << recorded.error;
+}
+
+// --control-group (docs/service.md): the control socket is given to the group, mode 0660. As root (as
+// CI runs), processes of other users show what those bits mean: a member of the group connects, a
+// user outside it is refused by the kernel.
+TEST(RuntimeHost, AControlGroupGetsTheSocketWithMode0660) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const bool root = ::geteuid() == 0;
+  const gid_t group = root ? 4242 : ::getegid();  // root may give a file to any group; others to theirs
+  HostOptions options = controlledOptions(test::mustCompile(test::kCounter), dir.path());
+  options.control->group = group;
+  options.control->groupName = "plc";
+  RunningHost running(std::move(options));
+  ASSERT_TRUE(running.host()) << running.error();
+  const std::string sock = (dir.path() / "rt.sock").string();
+  struct stat st {};
+  ASSERT_EQ(::lstat(sock.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(st.st_gid, group);
+  if (root) {
+    ::chmod(dir.path().c_str(), 0755);
+    // 0: connected as `uid` with the supplementary groups `groups`; 1: refused (EACCES); 2: else.
+    auto connectsAs = [&](uid_t uid, std::vector<gid_t> groups) {
+      const pid_t child = ::fork();
+      if (child == 0) {
+        if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(3);
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, sock.data(), sock.size());
+        if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) ::_exit(0);
+        ::_exit(errno == EACCES ? 1 : 2);
+      }
+      int status = 0;
+      ::waitpid(child, &status, 0);
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 9;
+    };
+    EXPECT_EQ(connectsAs(4243, {4242}), 0) << "a member of the group";
+    EXPECT_EQ(connectsAs(4244, {}), 1) << "a user outside the group";
+    EXPECT_EQ(connectsAs(4245, {4241, 4243}), 1) << "a user in other groups";
+  }
+  running.start();
+  running.host()->stop();
+  EXPECT_EQ(running.join().end, RunSummary::End::Stopped);
 }
 
 TEST(RuntimeHost, ItsOwnerStopsItWhilePaused) {

@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -32,7 +34,8 @@ using test::eventually;
 // A libmodbus client connected to the server, or not (connected() false).
 class ModbusClient {
  public:
-  explicit ModbusClient(uint16_t port) : ctx_(modbus_new_tcp("127.0.0.1", port)) {
+  explicit ModbusClient(uint16_t port, const char* host = "127.0.0.1")
+      : ctx_(modbus_new_tcp_pi(host, std::to_string(port).c_str())) {
     if (!ctx_) return;
     modbus_set_response_timeout(ctx_, 5, 0);
     connected_ = modbus_connect(ctx_) == 0;
@@ -370,6 +373,55 @@ TEST(ModbusServer, InARuntimeHostAPeersWriteGoesThroughTheProgramToAnOutputItRea
   scan.join();
   EXPECT_EQ(test::valueOf(host->runtime(), "Main.wordIn"), "41");
   EXPECT_EQ(test::valueOf(host->runtime(), "Main.bitIn"), "TRUE");
+}
+
+// --io-bind with an IPv6 address or a host name (docs/fieldbus-server.md): the server listens there,
+// names itself as a client writes the endpoint, and says whether only this machine reaches it.
+TEST(ModbusServer, ListensOnIpv6AndHostNames) {
+  auto startOn = [](const std::string& bind, std::string& error) {
+    ModbusServerOptions options;
+    options.port = 0;
+    options.bindAddress = bind;
+    options.inputBytes = 4;
+    options.outputBytes = 4;
+    return ModbusServer::start(options, error);
+  };
+  auto servesAt = [](ModbusServer& server, const char* host) {
+    server.writeOutputs(std::vector<uint8_t>{0x34, 0x12, 0, 0});
+    ModbusClient client(server.port(), host);
+    if (!client.connected()) return false;
+    uint16_t reg = 0;
+    return eventually([&] { return modbus_read_input_registers(client.ctx(), 0, 1, &reg) == 1 && reg == 0x1234; });
+  };
+  std::string error;
+  std::unique_ptr<ModbusServer> local = startOn("localhost", error);
+  ASSERT_TRUE(local) << error;
+  EXPECT_EQ(local->name(), fmt::format("modbus server tcp://localhost:{}", local->port()));
+  EXPECT_TRUE(local->loopback());
+  EXPECT_TRUE(servesAt(*local, "localhost"));
+  local.reset();
+
+  EXPECT_FALSE(startOn("no-such-host.invalid", error));
+  EXPECT_EQ(error.rfind("--io-bind no-such-host.invalid: cannot resolve it: ", 0), 0u) << error;
+  EXPECT_FALSE(startOn("plc 7", error));
+  EXPECT_EQ(error,
+            "--io-bind plc 7: expected an IPv4 address (127.0.0.1, 0.0.0.0), an IPv6 address (::1, ::) or a host name");
+
+  std::ifstream interfaces("/proc/net/if_inet6");
+  std::string line;
+  bool ipv6Loopback = false;
+  while (std::getline(interfaces, line)) ipv6Loopback |= line.rfind("00000000000000000000000000000001", 0) == 0;
+  if (!ipv6Loopback) GTEST_SKIP() << "this machine has no IPv6 loopback (no ::1 in /proc/net/if_inet6)";
+  std::unique_ptr<ModbusServer> v6 = startOn("::1", error);
+  ASSERT_TRUE(v6) << error;
+  EXPECT_EQ(v6->name(), fmt::format("modbus server tcp://[::1]:{}", v6->port()));
+  EXPECT_TRUE(v6->loopback());
+  EXPECT_TRUE(servesAt(*v6, "::1"));
+  // Every interface: not loopback, so scanback run warns that Modbus has no authentication.
+  std::unique_ptr<ModbusServer> any = startOn("::", error);
+  ASSERT_TRUE(any) << error;
+  EXPECT_FALSE(any->loopback());
+  EXPECT_TRUE(servesAt(*any, "::1"));
 }
 
 }  // namespace

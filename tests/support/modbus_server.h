@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -27,16 +28,18 @@ class ModbusTestServer {
  public:
   // `port` 0: a free one. `items`: coils, discrete inputs, holding and input registers from
   // address 0; a request beyond them is answered with the exception "illegal data address".
-  explicit ModbusTestServer(uint16_t port = 0, int items = 1000) {
-    ctx_ = modbus_new_tcp("127.0.0.1", port);
+  // `node`: the address it listens on, IPv4 or IPv6 ("::1").
+  explicit ModbusTestServer(uint16_t port = 0, int items = 1000, const char* node = "127.0.0.1") {
+    ctx_ = modbus_new_tcp_pi(node, std::to_string(port).c_str());
     mapping_ = modbus_mapping_new(items, items, items, items);
     if (!ctx_ || !mapping_) throw std::runtime_error("modbus test server: out of memory");
-    listen_ = modbus_tcp_listen(ctx_, 16);
+    listen_ = modbus_tcp_pi_listen(ctx_, 16);
     if (listen_ < 0) throw std::runtime_error(std::string("modbus test server: listen: ") + modbus_strerror(errno));
-    sockaddr_in addr{};
+    sockaddr_storage addr{};
     socklen_t len = sizeof addr;
     getsockname(listen_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    port_ = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(addr).sin6_port
+                                             : reinterpret_cast<const sockaddr_in&>(addr).sin_port);
     if (pipe(wake_) != 0) throw std::runtime_error("modbus test server: pipe");
     thread_ = std::thread([this] { serve(); });
   }
