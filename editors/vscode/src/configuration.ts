@@ -1,3 +1,4 @@
+import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { resolveAttach } from './attach';
@@ -6,15 +7,31 @@ export const debugType = 'scanback';
 
 /** The configuration F5 uses on an open .st file when there is no launch.json: all the .st files of
  *  its folder, run live from that folder. */
-export function configurationForFile(file: string): vscode.DebugConfiguration {
+export function configurationForFile(file: string, exists: (file: string) => boolean = fs.existsSync): vscode.DebugConfiguration {
   const folder = path.dirname(file);
-  return {
+  const config: vscode.DebugConfiguration = {
     type: debugType,
     request: 'launch',
     name: `Debug ${path.basename(folder)} (ST)`,
     program: [path.join(folder, '*.st')],
     cwd: folder,
   };
+  // The folder's stimulus, as `scanback run --inputs` would take it: a plant without its inputs sits
+  // in whatever state no input puts it in.
+  const stimulus = path.join(folder, stimulusFile);
+  if (exists(stimulus)) config.inputs = stimulus;
+  return config;
+}
+
+/** The stimulus F5 without a launch.json applies when the folder has one. */
+export const stimulusFile = 'stimulus.csv';
+
+/** Whether `config` is one of the launch.json configurations of `folder` (by name and type). */
+export function isFromLaunchJson(config: vscode.DebugConfiguration, folder: vscode.WorkspaceFolder | undefined): boolean {
+  const configurations = vscode.workspace.getConfiguration('launch', folder?.uri).get<unknown[]>('configurations', []);
+  return (configurations ?? []).some(
+    (c) => typeof c === 'object' && c !== null && (c as { name?: unknown }).name === config.name && (c as { type?: unknown }).type === config.type,
+  );
 }
 
 function activeStFile(): string | undefined {
