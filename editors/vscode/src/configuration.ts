@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { resolveAttach } from './attach';
+import { traceSourceArguments } from './traceSources';
 
 export const debugType = 'scanback';
 
@@ -69,6 +70,12 @@ export class ScanbackConfigurationProvider implements vscode.DebugConfigurationP
       Object.assign(resolved, { ...configurationForFile(file), name: config.name ?? `Debug (ST)` });
     }
     if (resolved.cwd === undefined && folder) resolved.cwd = folder.uri.fsPath;
+    if (resolved.request === 'launch' && resolved.trace !== undefined && resolved.sourceScheme === undefined) {
+      // A replayed trace's sources: the workspace's files with the recorded text, else the trace's
+      // own text under the extension's scheme (traceSources.ts).
+      const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+      Object.assign(resolved, traceSourceArguments(resolved.sourceFolders ?? folders));
+    }
     return resolved;
   }
 

@@ -17,6 +17,7 @@ import { debugType, isFromLaunchJson, ScanbackConfigurationProvider } from './co
 import { ScanbackLanguageClient } from './languageClient';
 import { BuildProblems, countText, projectFiles, runCheck, takeOverStartFailure, type FailedResponse } from './problems';
 import { TimelineViewProvider } from './timeline/provider';
+import { TraceSourceProvider, traceScheme } from './traceSources';
 import { goToLive, WhereYouAre, WriterDecoration } from './where';
 
 /** Requests after which the program runs until the next `stopped` event. */
@@ -31,6 +32,7 @@ const resumingRequests = new Set([
   'scanback/seek',
   'scanback/stepBackIn',
   'scanback/stepBackOut',
+  'scanback/goToLive',
 ]);
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -56,6 +58,7 @@ export function activate(context: vscode.ExtensionContext): void {
           if (message.type === 'request' && resumingRequests.has(message.command ?? '')) {
             timeline.resumed(session);
             writer.clear();
+            where.clear(session); // where it goes is known at the stop
           }
         },
         onDidSendMessage: (message: TrackedMessage) => {
@@ -73,6 +76,7 @@ export function activate(context: vscode.ExtensionContext): void {
           } else if (message.event === 'continued') {
             timeline.resumed(session);
             writer.clear();
+            where.clear(session);
           } else if (message.event === 'capabilities') timeline.capabilitiesChanged(session, message.body?.capabilities ?? {});
         },
       }),
@@ -80,6 +84,16 @@ export function activate(context: vscode.ExtensionContext): void {
     problems,
     where,
     writer,
+    vscode.workspace.registerTextDocumentContentProvider(
+      traceScheme,
+      new TraceSourceProvider(() =>
+        resolveScanbackBinary({
+          configuredPath: vscode.workspace.getConfiguration('scanback').get<string>('path', ''),
+          extensionPath: context.extensionPath,
+          searchPath: process.env.PATH,
+        }),
+      ),
+    ),
     vscode.window.registerWebviewViewProvider(TimelineViewProvider.viewType, timeline, {
       webviewOptions: { retainContextWhenHidden: false },
     }),

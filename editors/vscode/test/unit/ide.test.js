@@ -237,3 +237,14 @@ test('the back buttons sit right after their forward twins, with icons of their 
   for (const command of ['scanback.stepBackInto', 'scanback.stepBackOut'])
     for (const theme of ['light', 'dark']) assert.ok(require('node:fs').existsSync(join(__dirname, '../..', icon(command)[theme])));
 });
+
+test('a scanback-trace URI names the trace (hex) and the recorded path; anything else names none', () => {
+  const { parseTraceUri, traceUri } = require('../../out-test/traceSources');
+  const uri = traceUri('/tmp/my plant.trace', '/home/ci/plant/programs.st');
+  assert.equal(uri, `scanback-trace://${Buffer.from('/tmp/my plant.trace').toString('hex')}/home/ci/plant/programs.st`);
+  const [authority, ...rest] = uri.slice('scanback-trace://'.length).split('/');
+  assert.deepEqual(parseTraceUri({ authority, path: '/' + rest.join('/') }), { trace: '/tmp/my plant.trace', file: '/home/ci/plant/programs.st' });
+  assert.equal(parseTraceUri({ authority: 'zz', path: '/x.st' }), undefined);
+  assert.equal(parseTraceUri({ authority: Buffer.from('relative.trace').toString('hex'), path: '/x.st' }), undefined);
+  assert.equal(parseTraceUri({ authority: Buffer.from('/t.trace').toString('hex'), path: 'x.st' }), undefined);
+});

@@ -143,6 +143,7 @@ const vscode = {
     onDidChangeConfiguration: (l) => events.didChangeConfiguration.event(l),
     getWorkspaceFolder: () => state.workspaceFolders[0],
     textDocuments: [],
+    registerTextDocumentContentProvider: register('contentProvider'),
     findFiles: () => Promise.resolve([]),
     get workspaceFolders() {
       return state.workspaceFolders;

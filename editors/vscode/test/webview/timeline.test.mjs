@@ -514,3 +514,18 @@ test('screenshot of lanes (kept as a test artifact)', async () => {
   await page.screenshot({ path: file });
   assert.ok(readFileSync(file).length > 1000);
 });
+
+test('the view as the bottom panel shows it: banner, axis, markers and lanes (a picture for the docs)', async () => {
+  await page.setViewport({ width: 1280, height: 360 });
+  const attached = { ...replay, live: true, cycle: 400, step: 50, newest: { cycle: 1999, step: 30 }, running: true };
+  await show(attached, { type: 'session', state: 'active', name: 'Attach to unix:///run/plant.sock', live: true });
+  const lanes = { ...signals, signals: signals.signals.filter((s) => ['Line.conveyorOut', 'Line.state', 'gTank.level'].includes(s.variable)) };
+  await send({ type: 'signals', signals: lanes });
+  const writes = lanes.signals[0].changes.map((c) => ({ cycle: c.cycle, step: Math.max(0, c.step - 1), kind: 'write', label: `Line.conveyorOut := ${c.value.text}` }));
+  await send({ type: 'markers', source: 'lanes', markers: writes });
+  await send({ type: 'markers', source: 'breakpoints', markers: [{ cycle: 400, step: 50, kind: 'breakpoint', label: 'breakpoint hit' }] });
+  await send({ type: 'markers', source: 'recording', markers: [{ cycle: 1200, kind: 'gap', label: 'cycles 1200..1209 dropped' }] });
+  await page.waitForFunction(() => document.querySelectorAll('#markers .marker').length >= 3 && document.querySelectorAll('#lanes .lane').length === 3);
+  assert.equal(await text('#where-text'), 'history, cycle 400 of 1999 — runtime running');
+  await page.screenshot({ path: join(artifacts, 'webview-timeline-panel.png') });
+});

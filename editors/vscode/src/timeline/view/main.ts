@@ -294,12 +294,15 @@ function renderTicks(t: TimelineBody) {
   const w = windowOf(t);
   const width = laneWidth();
   const cycles = ticksOf(w, Math.max(2, Math.min(8, Math.floor(width / 90))));
+  // Interpolated times are rounded to a tenth of the time between two ticks, in a power of ten.
+  const between = cycles.length > 1 ? Math.abs(timeAtCycle(cycles[1], t) - timeAtCycle(cycles[0], t)) : 0;
+  const unit = between > 0 ? 10 ** Math.floor(Math.log10(between / 10)) : 1;
   ticks.replaceChildren(
     ...cycles.map((cycle) => {
       const tick = document.createElement('span');
       tick.className = 'tick';
       tick.style.left = `${percent(cycle, t)}%`;
-      const time = formatVirtualTime(timeAtCycle(cycle, t));
+      const time = formatVirtualTime(Math.round(timeAtCycle(cycle, t) / unit) * unit);
       tick.textContent = `${cycle}`;
       tick.append(document.createElement('br'), time);
       tick.title = `cycle ${cycle} · ${time}`;
