@@ -50,6 +50,7 @@ const std::vector<Handler>& handlers() {
       {"scanback/seek", seekRequest, {}},
       {"scanback/timeline", timelineRequest, {}},
       {"scanback/signals", signalsRequest, {}},
+      {"scanback/goToLive", goToLiveRequest, {{"supportsScanbackGoToLive", true}}},
   };
   return list;
 }
