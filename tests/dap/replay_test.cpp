@@ -1468,8 +1468,9 @@ TEST_F(DapLiveHistory, ADebuggerWriteTakesEffectAtOnceAndReplaysAtThePausedState
   const auto at = position();  // the paused statement: gTotal := gTotal + 1, after n := n + 1
   const std::string before = evaluate("Main.n");
   const json scopes = client_.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
+  ASSERT_EQ(scopes[0]["name"], "Instance") << "a PROGRAM frame: its instance first";
   const json r = client_.request(
-      "setVariable", json{{"variablesReference", scopes[1]["variablesReference"]}, {"name", "n"}, {"value", "500"}});
+      "setVariable", json{{"variablesReference", scopes[0]["variablesReference"]}, {"name", "n"}, {"value", "500"}});
   ASSERT_TRUE(r["success"]) << r.dump();
   EXPECT_EQ(r["body"]["value"], "500");
   // At once: what the response said is what every view shows, here.

@@ -645,7 +645,9 @@ TEST_F(DapSession, SetVariableWritesAtOnceAndTheCycleGoesOnFromTheNewValue) {
   client_.configured();
   client_.event("stopped");
   const json scopes = client_.request("scopes", json{{"frameId", 1}});
-  const int64_t locals = scopes["body"]["scopes"][1]["variablesReference"];  // Instance: the program's own
+  // A PROGRAM frame: its Instance (the program's own variables) first.
+  ASSERT_EQ(scopes["body"]["scopes"][0]["name"], "Instance") << scopes.dump();
+  const int64_t locals = scopes["body"]["scopes"][0]["variablesReference"];
   const json bad =
       client_.request("setVariable", json{{"variablesReference", locals}, {"name", "n"}, {"value", "'text'"}});
   EXPECT_FALSE(bad["success"]);
