@@ -512,7 +512,7 @@ std::optional<uint64_t> Replayer::previousCycleOfTask(uint64_t cycle, uint32_t t
 std::optional<Stop> Replayer::stopAt(Position target, StopReason reason, std::string& error, int breakpoint,
                                      std::string note) {
   if (!seek(target, error)) return std::nullopt;
-  return Stop{target, reason, breakpoint, std::move(note), {}};
+  return Stop{target, reason, breakpoint, std::move(note), {}, {}};
 }
 
 bool Replayer::conditionHolds(const Breakpoint& bp, Position at, std::string& error) {
@@ -642,7 +642,7 @@ std::optional<Stop> Replayer::breakpointBetween(const std::vector<Breakpoint>& b
           if (stops) stopping.push_back(static_cast<int>(j));
         }
         if (!stopping.empty()) {
-          Stop hit{Position{cycle, static_cast<uint64_t>(k)}, StopReason::Breakpoint, stopping.front(), {}, {}};
+          Stop hit{Position{cycle, static_cast<uint64_t>(k)}, StopReason::Breakpoint, stopping.front(), {}, {}, {}};
           hit.others.assign(stopping.begin() + 1, stopping.end());
           return hit;
         }
@@ -699,7 +699,12 @@ std::optional<Stop> Replayer::moveForwardTowards(std::optional<Position> target,
             error))
       return std::nullopt;
     // (A change found at a breakpoint's position is not looked for: the breakpoint stops there.)
-    if (change) return stopAt(change->position, StopReason::DataWrite, error, static_cast<int>(change->watch));
+    if (change) {
+      std::optional<Stop> stop =
+          stopAt(change->position, StopReason::DataWrite, error, static_cast<int>(change->watch));
+      if (stop) stop->change = std::move(change);
+      return stop;
+    }
   }
   if (hit) {
     std::optional<Stop> stop = stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
@@ -854,7 +859,7 @@ std::optional<Stop> Replayer::reverseContinue(const std::vector<Breakpoint>& bre
         if (!error.empty()) return std::nullopt;
         // The recording's first hit (none is numbered when the breakpoint was set after it).
         if (holds && (!bp.hitCondition || (!(*first < bp.countFrom) && bp.hitCondition(1)))) {
-          hit = Stop{*first, StopReason::Breakpoint, static_cast<int>(j), {}, {}};
+          hit = Stop{*first, StopReason::Breakpoint, static_cast<int>(j), {}, {}, {}};
           break;
         }
       }
@@ -863,8 +868,12 @@ std::optional<Stop> Replayer::reverseContinue(const std::vector<Breakpoint>& bre
   if (!watches.empty()) {
     std::vector<Change> changes = lastChangesOf(watches, position_, 1, hit ? hit->position : *first, error);
     if (!error.empty()) return std::nullopt;
-    if (!changes.empty() && (!hit || changes.front().position > hit->position))
-      return stopAt(changes.front().position, StopReason::DataWrite, error, static_cast<int>(changes.front().watch));
+    if (!changes.empty() && (!hit || changes.front().position > hit->position)) {
+      std::optional<Stop> stop =
+          stopAt(changes.front().position, StopReason::DataWrite, error, static_cast<int>(changes.front().watch));
+      if (stop) stop->change = std::move(changes.front());
+      return stop;
+    }
   }
   if (hit) return stopAt(hit->position, StopReason::Breakpoint, error, hit->breakpoint);
   return stopAt(*first, StopReason::Start, error, -1, kStartNote);

@@ -103,6 +103,16 @@ struct CycleSteps {
   bool encloses(uint32_t a, uint32_t of) const;
 };
 
+// A change of a watched range: the boundary right after the statement that wrote it (step 0 when
+// the cycle's scan inputs wrote it), with the values before and after.
+struct Change {
+  Position position;
+  std::vector<uint8_t> before, after;
+  bool byScanInputs = false;
+  uint32_t statement = UINT32_MAX;  // the writing statement (UINT32_MAX for scan inputs)
+  uint32_t watch = 0;               // index into the watches searched
+};
+
 enum class StopReason { Step, Breakpoint, DataWrite, Start, End };
 
 struct Stop {
@@ -112,6 +122,8 @@ struct Stop {
   std::string note;     // e.g. why the start or end of the recording was reached
   // Breakpoint, going forward: the other breakpoints that stop at the same position, in order.
   std::vector<int> others;
+  // DataWrite: the change found (the value before it, the writing statement).
+  std::optional<Change> change;
 };
 
 // A breakpoint the searches stop at: a statement, optionally only when `condition` holds (it is
@@ -133,16 +145,6 @@ struct Breakpoint {
 
 // A watched range of the image (vm/runtime/watch.h): what data searches compare.
 using Watch = scanback::Watch;
-
-// A change of a watched range: the boundary right after the statement that wrote it (step 0 when
-// the cycle's scan inputs wrote it), with the values before and after.
-struct Change {
-  Position position;
-  std::vector<uint8_t> before, after;
-  bool byScanInputs = false;
-  uint32_t statement = UINT32_MAX;  // the writing statement (UINT32_MAX for scan inputs)
-  uint32_t watch = 0;               // index into the watches searched
-};
 
 class Replayer {
  public:

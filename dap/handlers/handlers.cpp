@@ -53,6 +53,7 @@ const std::vector<Handler>& handlers() {
       {"scanback/force", forceRequest, {{"supportsScanbackForce", true}}},
       {"scanback/release", releaseRequest, {}},
       {"scanback/forced", forcedRequest, {}},
+      {"scanback/goToLive", goToLiveRequest, {{"supportsScanbackGoToLive", true}}},
   };
   return list;
 }

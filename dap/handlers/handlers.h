@@ -65,5 +65,6 @@ void markForced(Session& session, const Program& program);
 Reply forceRequest(Session&, const json&);    // custom: scanback/force
 Reply releaseRequest(Session&, const json&);  // custom: scanback/release
 Reply forcedRequest(Session&, const json&);   // custom: scanback/forced
+Reply goToLiveRequest(Session&, const json&);     // custom: scanback/goToLive
 
 }  // namespace scanback::dap

@@ -29,6 +29,8 @@ Reply launchReplay(Session& session, LaunchArguments launch) {
   std::shared_ptr<const Program> program = target->program();
   session.output("console", fmt::format("replaying {} (program {})\n", path.string(), program->hash.substr(0, 12)));
   session.stopOnEntry = true;
+  session.sourceOptions =
+      SourceOptions{launch.sourceFolders, launch.sourceScheme, fs::absolute(path).lexically_normal().string()};
   session.launchArguments = std::move(launch);
   session.setTarget(std::move(target), program, cwd.string());
   session.applyStops();

@@ -63,6 +63,12 @@ Reply timelineRequest(Session& session, const json&) {
   const std::optional<Timeline> t =
       paused ? history.timeline(error) : readTimeline(session, history, !target.finished(), error);
   if (!t) throw DapError(error);
+  // The newest position, which Go to Live goes to: where the session is when it runs (or ended).
+  HistoryPosition newest{t->cycle, t->step};
+  if (paused) {
+    std::string newestError;
+    if (const std::optional<HistoryPosition> p = history.newestPosition(newestError)) newest = *p;
+  }
   json tasks = json::array();
   const Program& program = session.program();
   for (size_t i = 0; i < program.tasks.size(); ++i)
@@ -80,7 +86,9 @@ Reply timelineRequest(Session& session, const json&) {
             {"timeNs", t->timeNs},
             {"tasks", std::move(tasks)},
             {"gaps", std::move(gaps)},
-            {"live", t->live}};
+            {"live", t->live},
+            {"newest", json{{"cycle", newest.cycle}, {"step", newest.step}}},
+            {"running", target.runsOn()}};
   if (!t->fault.empty()) {
     // docs/timeline-protocol.md: {cycle, step, message, file?, line?}.
     json fault{{"message", t->fault}};

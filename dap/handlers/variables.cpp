@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "dap/handlers/handlers.h"
 #include "dap/session/session.h"
 
@@ -21,9 +23,18 @@ Reply variablesRequest(Session& session, const json& args) {
   if (!filter.empty() && filter != "indexed" && filter != "named")
     throw DapError(fmt::format("unknown filter '{}' (indexed or named)", filter));
   if ((filter == "indexed" && !indexed) || (filter == "named" && indexed)) return Reply{json{{"variables", list}}};
-  for (const Variable& v : session.variables().variables(copy, vm, optionalMember<int64_t>(args, "start"),
-                                                         optionalMember<int64_t>(args, "count")))
+  // Where the target cannot be written (history), every variable says so: VS Code then offers no
+  // Set Value for it, rather than opening an editor whose write fails (issue 31).
+  const bool readOnly = session.pausedTarget().readOnly();
+  for (Variable& v : session.variables().variables(copy, vm, optionalMember<int64_t>(args, "start"),
+                                                   optionalMember<int64_t>(args, "count"))) {
+    if (readOnly) {
+      if (!v.presentationHint) v.presentationHint = VariablePresentationHint{};
+      std::vector<std::string>& attributes = v.presentationHint->attributes;
+      if (std::ranges::find(attributes, "readOnly") == attributes.end()) attributes.push_back("readOnly");
+    }
     list.push_back(v);
+  }
   return Reply{json{{"variables", list}}};
 }
 

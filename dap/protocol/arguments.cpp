@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 namespace scanback::dap {
@@ -89,6 +91,17 @@ LaunchArguments readLaunchArguments(const json& args) {
     launch.trace = optionalMember<std::string>(args, "trace");
     if (!launch.trace || launch.trace->empty()) throw DapError("'trace' must be the path of a trace file");
     launch.startAt = startAtArgument(args);
+    launch.sourceFolders =
+        optionalMember<std::vector<std::string>>(args, "sourceFolders").value_or(std::vector<std::string>{});
+    launch.sourceScheme = optionalMember<std::string>(args, "sourceScheme").value_or("");
+    // A URI scheme: a letter, then letters, digits, '+', '-' or '.' (RFC 3986).
+    if (!launch.sourceScheme.empty() && (!std::isalpha(static_cast<unsigned char>(launch.sourceScheme[0])) ||
+                                         !std::ranges::all_of(launch.sourceScheme, [](char c) {
+                                           return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' ||
+                                                  c == '.';
+                                         })))
+      throw DapError(fmt::format("'sourceScheme' must be a URI scheme (letters, digits, '+', '-', '.'), not '{}'",
+                                 launch.sourceScheme));
     return launch;
   }
   if (!args.contains("program"))

@@ -38,6 +38,11 @@ struct LaunchArguments {
   // and `startAt` are read then; `program` is refused.
   std::optional<std::string> trace;
   StartAt startAt;
+  // A replay session: folders where a source not at its recorded path is looked for by name and
+  // text (`sourceFolders`), and the URI scheme that names one found nowhere (`sourceScheme`,
+  // dap/session/sources.h).
+  std::vector<std::string> sourceFolders;
+  std::string sourceScheme;
   // A live session: the ST files (paths and glob patterns, as given) and how it runs.
   std::vector<std::string> program;
   std::optional<uint64_t> cycles;     // stop after this many cycles

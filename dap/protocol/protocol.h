@@ -24,6 +24,13 @@ using json = nlohmann::json;
 class DapError : public std::runtime_error {
  public:
   explicit DapError(const std::string& message) : std::runtime_error(message) {}
+  // `details`: members the error response's body carries beside `error`, for a client that
+  // presents the failure itself (a launch that does not compile: `diagnostics`, docs/dap.md).
+  DapError(const std::string& message, json details) : std::runtime_error(message), details_(std::move(details)) {}
+  const json& details() const { return details_; }
+
+ private:
+  json details_;
 };
 
 // An argument of the wrong type or missing: the session adds the request's name ("invalid

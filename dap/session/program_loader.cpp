@@ -48,7 +48,22 @@ std::shared_ptr<const Program> compileProgramArgument(Session& session, const st
   if (!compiled) {
     const std::string text = diagnostics.format(sources);
     session.output("stderr", text);
-    throw DapError(fmt::format("the program does not compile:\n{}", text));
+    // Each diagnostic also as data, so that a client can put them where its user looks for errors
+    // (the VS Code extension: Problems, docs/extension.md).
+    json list = json::array();
+    for (const Diagnostic& d : diagnostics.items()) {
+      if (d.severity == Severity::Note || !d.span.valid() || d.span.file >= sources.size()) continue;
+      const uint32_t endLine = d.span.endLine ? d.span.endLine : d.span.line;
+      const uint32_t endColumn = d.span.endLine ? d.span.endColumn : d.span.column;
+      list.push_back(json{{"path", sources.file(d.span.file).path},
+                          {"line", session.lineOut(d.span.line)},
+                          {"column", session.columnOut(d.span.column)},
+                          {"endLine", session.lineOut(endLine)},
+                          {"endColumn", session.columnOut(endColumn)},
+                          {"severity", d.severity == Severity::Error ? "error" : "warning"},
+                          {"message", d.message}});
+    }
+    throw DapError(fmt::format("the program does not compile:\n{}", text), json{{"diagnostics", std::move(list)}});
   }
   if (!diagnostics.items().empty()) session.output("console", diagnostics.format(sources));
   return compiled;

@@ -92,7 +92,7 @@ void Session::dispatch(const json& message) {
     respond(message, false, json(), fmt::format("invalid arguments for '{}': {}", name, e.what()));
     return;
   } catch (const DapError& e) {
-    respond(message, false, json(), e.what());
+    respond(message, false, e.details(), e.what());
     return;
   } catch (const json::exception&) {
     // Every argument is read through dap/protocol's readers, which say what was wrong; this is a
@@ -150,7 +150,9 @@ void Session::respond(const json& request, bool success, const json& body, const
   if (!success) {
     response["message"] = message;
     const bool showUser = !clientAskedForDisplay(response["command"].get_ref<const std::string&>());
-    response["body"] = json{{"error", json{{"id", 1}, {"format", message}, {"showUser", showUser}}}};
+    json errorBody = body.is_object() ? body : json::object();
+    errorBody["error"] = json{{"id", 1}, {"format", message}, {"showUser", showUser}};
+    response["body"] = std::move(errorBody);
   } else if (!body.is_null()) {
     response["body"] = body;
   }
@@ -202,7 +204,7 @@ void Session::setTarget(std::unique_ptr<Target> target, std::shared_ptr<const Pr
   target_ = std::move(target);
   program_ = std::move(program);
   baseDirectory_ = baseDirectory;
-  sources_ = std::make_unique<SourceMap>(*program_, baseDirectory);
+  sources_ = std::make_unique<SourceMap>(*program_, baseDirectory, sourceOptions);
   breakpoints_ = std::make_unique<BreakpointManager>(program_);
   variables_ = std::make_unique<VariableStore>();
 }
@@ -213,7 +215,7 @@ const Program& Session::program() {
 }
 
 std::vector<Breakpoint> Session::replaceProgram(std::shared_ptr<const Program> program) {
-  auto sources = std::make_unique<SourceMap>(*program, baseDirectory_);
+  auto sources = std::make_unique<SourceMap>(*program, baseDirectory_, sourceOptions);
   std::vector<Breakpoint> changed = breakpoints_->rebind(program, *sources);
   program_ = std::move(program);
   sources_ = std::move(sources);

@@ -63,6 +63,9 @@ class Session final : private TargetListener {
   TargetListener& targetListener() { return *this; }
   void setTarget(std::unique_ptr<Target> target, std::shared_ptr<const Program> program,
                  const std::string& baseDirectory);
+  // Where sources not at their recorded paths are looked for, and how others are named (a replay
+  // launch's `sourceFolders` and `sourceScheme`); set before setTarget.
+  SourceOptions sourceOptions;
   Target& target();        // DapError when no program was launched
   Target& pausedTarget();  // DapError unless the target is paused
   // The newest program version: what breakpoints and sources resolve against. The paused VM may

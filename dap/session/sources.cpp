@@ -1,6 +1,9 @@
 #include "dap/session/sources.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -25,10 +28,57 @@ bool sameFileOnDisk(const std::string& path, const std::string& text) {
   return in.gcount() == static_cast<std::streamsize>(text.size()) && content == text;
 }
 
+// The files named `name` in `folders` (recursively), hidden folders, node_modules and build
+// folders left out; at most kMaxSearched entries are looked at, so a huge folder costs a bounded time.
+constexpr size_t kMaxSearched = 20000;
+std::vector<std::string> filesNamed(const std::string& name, const std::vector<std::string>& folders) {
+  std::vector<std::string> out;
+  size_t seen = 0;
+  for (const std::string& folder : folders) {
+    std::error_code ec;
+    fs::recursive_directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator() && seen < kMaxSearched; it.increment(ec), ++seen) {
+      const std::string entry = it->path().filename().string();
+      if (it->is_directory(ec)) {
+        if (entry.starts_with('.') || entry == "node_modules" || entry == "build" || entry.starts_with("build-"))
+          it.disable_recursion_pending();
+        continue;
+      }
+      if (entry == name) out.push_back(it->path().lexically_normal().string());
+    }
+  }
+  return out;
+}
+
+std::string hexOf(const std::string& text) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (const unsigned char c : text) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+// A URI's %XX escapes decoded (a client sends the URIs of its own scheme encoded).
+std::string percentDecoded(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-SourceMap::SourceMap(const Program& program, const std::string& baseDirectory)
-    : program_(program), baseDirectory_(baseDirectory) {
+SourceMap::SourceMap(const Program& program, const std::string& baseDirectory, const SourceOptions& options)
+    : program_(program), baseDirectory_(baseDirectory), uriScheme_(options.uriScheme) {
   for (FileId id = 0; id < program.sources.size(); ++id) {
     const SourceFile& f = program.sources.file(id);
     File file;
@@ -36,6 +86,14 @@ SourceMap::SourceMap(const Program& program, const std::string& baseDirectory)
     file.source.name = fs::path(f.path).filename().string();
     if (sameFileOnDisk(file.normalPath, f.text)) {
       file.source.path = file.normalPath;
+    } else if (const std::vector<std::string> named = filesNamed(file.source.name, options.searchFolders);
+               std::ranges::any_of(named, [&](const std::string& p) { return sameFileOnDisk(p, f.text); })) {
+      // Moved (a trace recorded in another checkout): the file with the same text is this one, so
+      // the client shows and edits the workspace's file, and its breakpoints apply.
+      file.source.path = *std::ranges::find_if(named, [&](const std::string& p) { return sameFileOnDisk(p, f.text); });
+    } else if (!options.uriScheme.empty() && !options.tracePath.empty()) {
+      // Nowhere on this machine: named by a URI of the client's scheme, which shows it from the trace.
+      file.source.path = fmt::format("{}://{}{}", options.uriScheme, hexOf(options.tracePath), file.normalPath);
     } else {
       // Not on this machine, or changed since (a trace recorded elsewhere or earlier): the client
       // gets the text the program was compiled from.
@@ -65,6 +123,17 @@ std::optional<FileId> SourceMap::find(const json& source) const {
     return std::nullopt;
   }
   if (auto path = optionalMember<std::string>(source, "path"); path && !path->empty()) {
+    for (FileId id = 0; id < files_.size(); ++id)
+      if (files_[id].source.path == *path) return id;  // as this map named it (a mapped file, a URI)
+    // A URI of the client's scheme (encoded by the client): its path is the recorded one.
+    if (const std::string prefix = uriScheme_ + "://"; !uriScheme_.empty() && path->starts_with(prefix)) {
+      const size_t slash = path->find('/', prefix.size());
+      if (slash == std::string::npos) return std::nullopt;
+      const std::string recorded = percentDecoded(path->substr(slash));
+      for (FileId id = 0; id < files_.size(); ++id)
+        if (files_[id].normalPath == recorded) return id;
+      return std::nullopt;
+    }
     const std::string wanted = normal(*path, fs::current_path().string());
     for (FileId id = 0; id < files_.size(); ++id)
       if (files_[id].normalPath == wanted) return id;

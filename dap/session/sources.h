@@ -14,10 +14,25 @@
 
 namespace scanback::dap {
 
+// Where the sources of a program (a replayed trace's) are looked for when they are not at their
+// recorded path, and how one found nowhere is named (launch arguments `sourceFolders` and
+// `sourceScheme`, docs/dap.md).
+struct SourceOptions {
+  // A file of the same name holding the same text in one of these folders (searched recursively,
+  // hidden folders, node_modules and build* left out) stands for the recorded one.
+  std::vector<std::string> searchFolders;
+  // Not empty: a file found nowhere is named by the URI `<scheme>://<trace path in hex>/<its
+  // absolute recorded path>` as its `path`, without a sourceReference: a client that knows the
+  // scheme shows it from the trace (the VS Code extension's `scanback-trace`), also after the
+  // session ended. Empty: it gets a sourceReference, served by `source`.
+  std::string uriScheme;
+  std::string tracePath;  // the replayed trace, absolute (for uriScheme)
+};
+
 class SourceMap {
  public:
   // `baseDirectory` resolves relative paths (the launch's cwd).
-  SourceMap(const Program& program, const std::string& baseDirectory);
+  SourceMap(const Program& program, const std::string& baseDirectory, const SourceOptions& options = {});
 
   // The DAP Source of a file of the program.
   const Source& source(FileId file) const { return files_.at(file).source; }
@@ -49,6 +64,7 @@ class SourceMap {
   };
   const Program& program_;
   std::string baseDirectory_;
+  std::string uriScheme_;
   std::vector<File> files_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "vm/runtime/state_json.h"
 #include "vm/runtime/values.h"
@@ -111,19 +112,25 @@ bool isInput(const scanback::Variable& v) { return v.section == VarSection::Inpu
 }  // namespace
 
 std::vector<Scope> VariableStore::scopes(const Frame& frame, const Vm& vm) {
-  (void)vm;
   std::vector<Scope> out;
   const PouInfo& pou = vm.program().pous.at(frame.pou);
   Container locals;
   locals.kind = Container::Kind::Locals;
   locals.frame = frame;
-  out.push_back(Scope{"Locals", "locals", add(locals), std::nullopt, std::nullopt, false});
+  // A scope left empty is left out: VS Code expands the first scope, which must show something.
+  const bool hasLocals = !slots(locals, vm).empty();
+  std::optional<Scope> instanceScope;
   if (pou.instanceType) {
     Container instance;
     instance.kind = Container::Kind::Instance;
     instance.frame = frame;
-    out.push_back(Scope{"Instance", std::nullopt, add(instance), std::nullopt, std::nullopt, false});
+    instanceScope = Scope{"Instance", std::nullopt, add(instance), std::nullopt, std::nullopt, false};
   }
+  // A PROGRAM's variables are its instance's (Locals holds only VAR_TEMP and its inputs): the
+  // Instance scope comes first, so that it is the one expanded (issue 31).
+  if (pou.kind == PouKind::Program && instanceScope) out.push_back(*std::exchange(instanceScope, std::nullopt));
+  if (hasLocals) out.push_back(Scope{"Locals", "locals", add(locals), std::nullopt, std::nullopt, false});
+  if (instanceScope) out.push_back(*instanceScope);
   for (auto [kind, name] : {std::pair{Container::Kind::Globals, "Globals"},
                             std::pair{Container::Kind::Retain, "Retain"}, std::pair{Container::Kind::Io, "I/O"}}) {
     Container c;
@@ -249,9 +256,8 @@ std::vector<Variable> VariableStore::variables(const Container& c, const Vm& vm,
   }
   for (const VariableSlot& s : slots(c, vm)) {
     Variable v = describe(s.name, s, vm);  // a dap::Variable
-    // In the I/O scope the address is metadata: "BOOL AT %IX0.3".
-    if (c.kind == Container::Kind::Io && !s.location.empty())
-      v.type = fmt::format("{} AT {}", s.type->name, s.location);
+    // A located variable's address is part of what it is, in every scope: "BOOL AT %IX0.3".
+    if (!s.location.empty()) v.type = fmt::format("{} AT {}", s.type->name, s.location);
     out.push_back(std::move(v));
   }
   return out;

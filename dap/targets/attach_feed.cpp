@@ -25,9 +25,15 @@ constexpr auto kCatchUpTimeout = std::chrono::seconds(30);
 
 std::string refusal(const control::Endpoint& endpoint, const json& response) {
   const auto message = response.find("error");
-  return fmt::format(
-      "the runtime at {} refused: {}", endpoint.text(),
-      message != response.end() && message->is_string() ? message->get<std::string>() : std::string("no reason given"));
+  std::string why =
+      message != response.end() && message->is_string() ? message->get<std::string>() : std::string("no reason given");
+  // The control server numbers its answers by the request on the connection ("request 1: ...",
+  // docs/control.md), which means nothing to whoever attaches: one request was sent.
+  if (why.starts_with("request ")) {
+    const size_t digits = why.find_first_not_of("0123456789", 8);
+    if (digits > 8 && digits != std::string::npos && why.compare(digits, 2, ": ") == 0) why.erase(0, digits + 2);
+  }
+  return fmt::format("the runtime at {} refused: {}", endpoint.text(), why);
 }
 
 class AttachFeed final : public HistoryFeed {

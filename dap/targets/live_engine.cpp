@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <utility>
 
 namespace scanback::dap {
 
@@ -98,8 +99,11 @@ LiveEngine::Outcome LiveEngine::run(const Move& move, std::optional<StepOrigin> 
       if (control_.stopsGeneration() != checker_.generation()) {
         refreshStops(runtime_.cycle(), 0);
       } else if (checker_.resolvedFor(vm.program())) {
-        if (std::vector<int64_t> ids = checker_.atCycleEnd(vm); !ids.empty()) {
-          switch (publishStop(StopInfo{StopReason::DataBreakpoint, vm.currentTask(), std::move(ids), {}})) {
+        std::optional<StopInfo::DataChange> change;
+        if (std::vector<int64_t> ids = checker_.atCycleEnd(vm, lastStatement_, change); !ids.empty()) {
+          StopInfo stop{StopReason::DataBreakpoint, vm.currentTask(), std::move(ids), checker_.describe(vm, *change)};
+          stop.change = std::move(change);
+          switch (publishStop(std::move(stop))) {
             case Published::Stopped: return Outcome::Stopped;
             case Published::GoOn: break;
             case Published::Terminating: return Outcome::Terminating;
@@ -195,11 +199,13 @@ void LiveEngine::onReturn(uint32_t) {
 
 bool LiveEngine::onStatement(uint32_t statement, uint64_t step) {
   const Vm& vm = runtime_.vm();
+  const uint32_t previous = std::exchange(lastStatement_, statement);
   if (control_.stopsGeneration() != checker_.generation()) refreshStops(runtime_.currentCycle().cycle, step);
   const uint32_t task = vm.currentTask();
   std::optional<StopInfo> stop;
   // Resolved for another program version (the rest of a cycle begun before a reload): off.
-  if (checker_.watches(statement) && checker_.resolvedFor(vm.program())) stop = checker_.atStatement(vm, statement);
+  if (checker_.watches(statement) && checker_.resolvedFor(vm.program()))
+    stop = checker_.atStatement(vm, statement, step, previous);
   if (entryPending_) {
     entryPending_ = false;
     stop = StopInfo{StopReason::Entry, task, {}, {}};

@@ -155,6 +155,9 @@ class LiveEngine final : private VmObserver {
   recorder::RunLoop loop_;
   Waits waits_{control_};
   StopChecker checker_;
+  // The statement of the last boundary passed: the one that wrote what the next boundary, or the
+  // cycle's end, finds changed (a data breakpoint stop names it).
+  uint32_t lastStatement_ = UINT32_MAX;
 
   mutable std::mutex mutex_;            // what the session's thread reads while the task runs
   std::vector<ReloadRequest> reloads_;  // taken by the thread at the next cycle start

@@ -121,6 +121,12 @@ std::optional<HistoryPosition> RecordedLiveTarget::frameStart(size_t frame, std:
   return history_->frameStart(frame, error);
 }
 
+std::optional<HistoryPosition> RecordedLiveTarget::newestPosition(std::string& error) {
+  // Entering the history moves it to where the live task is paused: that is the newest position.
+  if (!inHistory(error)) return std::nullopt;
+  return history_->newestPosition(error);
+}
+
 void RecordedLiveTarget::jump(HistoryPosition position, StopReason reason) {
   std::string error;
   if (!inHistory(error)) return;  // (recordedPosition() or frameStart() entered it)

@@ -51,6 +51,7 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
   [[nodiscard]] std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
                                                                 std::string& error) override;
   [[nodiscard]] std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) override;
+  [[nodiscard]] std::optional<HistoryPosition> newestPosition(std::string& error) override;
   void jump(HistoryPosition position, StopReason reason) override;
   [[nodiscard]] std::optional<Timeline> timeline(std::string& error) override;
   std::string traceFile() const override;

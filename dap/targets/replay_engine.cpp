@@ -149,6 +149,20 @@ std::optional<Timeline> ReplayEngine::timeline(std::string&) {
   return t;
 }
 
+std::optional<HistoryPosition> ReplayEngine::newestPosition(std::string& error) {
+  if (growing_) replayer_->refresh();
+  // A recording that ends in a fault ends at the faulting statement (where a move to the end stops
+  // and timeline() puts the fault).
+  if (const std::optional<trace::FaultData>& f = replayer_->history().fault())
+    return HistoryPosition{f->cycle, f->step > 0 ? f->step - 1 : 0};
+  const std::optional<replay::Position> end = replayer_->end();
+  if (!end) {
+    error = "the recording holds no cycle yet";
+    return std::nullopt;
+  }
+  return HistoryPosition{end->cycle, end->step};
+}
+
 bool ReplayEngine::moveToLive(const replay::OpenCycle* open, bool atCycleEnd, std::string& error) {
   replayer_->refresh();
   replayer_->setOpenCycle(open);
@@ -247,7 +261,7 @@ std::optional<StopInfo> ReplayEngine::execute(const Move& move, RunControl& cont
       if (!r.seek(end ? *end : *r.start(), error)) return std::nullopt;
       // Attached to a runtime that has faulted: the session starts at the fault, shown as such.
       if (end && atFault(*end))
-        return describe(replay::Stop{*end, replay::StopReason::End, -1, {}, {}}, StopChecker::Search{});
+        return describe(replay::Stop{*end, replay::StopReason::End, -1, {}, {}, {}}, StopChecker::Search{});
       if (move.stopOnEntry) return StopInfo{StopReason::Entry, r.task()};
       // Attached to a runtime its operator paused: the session shows the paused state at once.
       if (end && sourcePaused_ && sourcePaused_()) return StopInfo{StopReason::Pause, r.task()};
@@ -260,7 +274,7 @@ std::optional<StopInfo> ReplayEngine::execute(const Move& move, RunControl& cont
     if (!target) target = r.end();
     if (!target || !r.seek(*target, error)) return std::nullopt;
     if (move.kind == Move::Kind::Start && atFault(*target))
-      return describe(replay::Stop{*target, replay::StopReason::End, -1, {}, {}}, StopChecker::Search{});
+      return describe(replay::Stop{*target, replay::StopReason::End, -1, {}, {}, {}}, StopChecker::Search{});
     return StopInfo{move.kind == Move::Kind::Start ? StopReason::Entry : move.reason, r.task()};
   }
   return moveFrom(move, control, atLiveEdge, error);
@@ -352,6 +366,11 @@ StopInfo ReplayEngine::describe(const replay::Stop& stop, const StopChecker::Sea
     case replay::StopReason::End: info.reason = StopReason::Step; break;
   }
   info.breakpointIds = search.ids(stop);
+  if (stop.reason == replay::StopReason::DataWrite && stop.change && !info.breakpointIds.empty()) {
+    info.change = StopInfo::DataChange{info.breakpointIds.front(), stop.change->before,
+                                       stop.change->byScanInputs ? UINT32_MAX : stop.change->statement};
+    info.description = checker_.describe(replayer_->vm(), *info.change);
+  }
   if (growing_ && stop.reason == replay::StopReason::End) {
     listener_.output("console",
                      growthEnded_.load(std::memory_order_acquire)
@@ -385,7 +404,7 @@ std::optional<replay::Stop> ReplayEngine::stepOtherTask(ResumeKind move, uint32_
     // None recorded that way: the step stays here, at the start or end of what the recording holds.
     const std::string note = fmt::format("task {} has no recorded cycle {} this one", r.program().tasks.at(task).name,
                                          back ? "before" : "after");
-    return replay::Stop{r.position(), back ? replay::StopReason::Start : replay::StopReason::End, -1, note, {}};
+    return replay::Stop{r.position(), back ? replay::StopReason::Start : replay::StopReason::End, -1, note, {}, {}};
   }
   uint64_t step = 0;
   if (back) {  // the last statement of that cycle
@@ -394,7 +413,7 @@ std::optional<replay::Stop> ReplayEngine::stepOtherTask(ResumeKind move, uint32_
     step = steps->count() ? steps->count() - 1 : 0;
   }
   if (!r.seek(replay::Position{*other, step}, error)) return std::nullopt;
-  return replay::Stop{r.position(), replay::StopReason::Step, -1, {}, {}};
+  return replay::Stop{r.position(), replay::StopReason::Step, -1, {}, {}, {}};
 }
 
 bool ReplayEngine::waitForGrowth(RunControl& control) {

@@ -51,6 +51,7 @@ class ReplayEngine {
                     std::function<bool()> sourcePaused = {});
   // Growing: the trace is complete (the task has ended); a continue then stops at its end.
   void growthEnded() { growthEnded_.store(true, std::memory_order_release); }
+  bool hasGrowthEnded() const { return growthEnded_.load(std::memory_order_acquire); }
   // Said instead of "the start of the recording was reached" when a move reaches the start (a live
   // session's trace that begins at a reload).
   void setStartNote(std::string note) { startNote_ = std::move(note); }
@@ -72,6 +73,8 @@ class ReplayEngine {
                                                                 std::string& error);
   [[nodiscard]] std::optional<HistoryPosition> frameStart(size_t frame, std::string& error);
   [[nodiscard]] std::optional<Timeline> timeline(std::string& error);
+  // The newest position of the recording (picking up what a growing trace gained first).
+  [[nodiscard]] std::optional<HistoryPosition> newestPosition(std::string& error);
   HistoryPosition position() const {
     const replay::Position p = replayer_->position();
     return HistoryPosition{p.cycle, p.step};

@@ -48,6 +48,7 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   std::string readOnlyReason() const override { return readOnlyReason_; }
   // What a write or reload is told (an attached session says why it is read-only).
   void setReadOnlyReason(std::string reason) { readOnlyReason_ = std::move(reason); }
+  bool runsOn() const override { return feed_ && !replay_->hasGrowthEnded() && !feed_->paused(); }
   TargetHistory* history() override { return this; }
 
   [[nodiscard]] std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,
@@ -56,6 +57,9 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   }
   [[nodiscard]] std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) override {
     return replay_->frameStart(frame, error);
+  }
+  [[nodiscard]] std::optional<HistoryPosition> newestPosition(std::string& error) override {
+    return replay_->newestPosition(error);
   }
   void jump(HistoryPosition position, StopReason reason) override { control_.post(Move::jump(position, reason)); }
   [[nodiscard]] std::optional<Timeline> timeline(std::string& error) override;

@@ -2,6 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "vm/debug/evaluator.h"
+#include "vm/runtime/values.h"
+
 namespace scanback::dap {
 
 void StopChecker::take(std::shared_ptr<const StopSet> stops, const Vm* vm) {
@@ -49,7 +56,7 @@ void StopChecker::log(const ResolvedBreakpoint& bp, const Vm& vm) const {
   listener_.output("console", bp.logMessage(vm) + "\n");
 }
 
-std::optional<StopInfo> StopChecker::atStatement(const Vm& vm, uint32_t statement) {
+std::optional<StopInfo> StopChecker::atStatement(const Vm& vm, uint32_t statement, uint64_t step, uint32_t previous) {
   const StopSet& stops = *stops_;
   const uint32_t task = vm.currentTask();
   std::optional<StopInfo> stop;
@@ -68,24 +75,65 @@ std::optional<StopInfo> StopChecker::atStatement(const Vm& vm, uint32_t statemen
     if (!ids.empty()) stop = StopInfo{StopReason::Breakpoint, task, std::move(ids), {}};
   }
   if (!widths_.empty()) {
-    std::vector<int64_t> ids = changedWatches(vm.image());
-    if (!ids.empty() && !stop) stop = StopInfo{StopReason::DataBreakpoint, task, std::move(ids), {}};
+    std::optional<StopInfo::DataChange> change;
+    std::vector<int64_t> ids = changedWatches(vm.image(), change);
+    if (!ids.empty() && !stop) {
+      stop = StopInfo{StopReason::DataBreakpoint, task, std::move(ids), {}};
+      // A change seen at step 0 was made by the scan inputs; later, by the statement before.
+      change->statement = step == 0 ? UINT32_MAX : previous;
+      stop->description = describe(vm, *change);
+      stop->change = std::move(change);
+    }
   }
   return stop;
 }
 
-std::vector<int64_t> StopChecker::atCycleEnd(const Vm& vm) { return changedWatches(vm.image()); }
+std::vector<int64_t> StopChecker::atCycleEnd(const Vm& vm, uint32_t last, std::optional<StopInfo::DataChange>& change) {
+  std::vector<int64_t> ids = changedWatches(vm.image(), change);
+  if (change) change->statement = last;
+  return ids;
+}
 
-std::vector<int64_t> StopChecker::changedWatches(const uint8_t* image) {
+std::vector<int64_t> StopChecker::changedWatches(const uint8_t* image, std::optional<StopInfo::DataChange>& change) {
   std::vector<int64_t> ids;
   for (size_t i = 0; i < widths_.size(); ++i) {
     const DataWatch& w = stops_->dataWatches[i];
     uint8_t* last = watched_.data() + at_[i];
     if (widths_[i] == 0 || w.holds(image, last)) continue;
+    if (!change) change = StopInfo::DataChange{w.id, std::vector<uint8_t>(last, last + widths_[i]), UINT32_MAX};
     w.read(image, last);
     ids.push_back(w.id);
   }
   return ids;
+}
+
+std::string StopChecker::describe(const Vm& vm, const StopInfo::DataChange& change) const {
+  const auto w = std::ranges::find(stops_->dataWatches, change.watch, &DataWatch::id);
+  if (w == stops_->dataWatches.end()) return {};
+  const Program& program = vm.program();
+  // The watch's type, from its name (as setDataBreakpoints resolved it); the values are read at
+  // its offset, the one before from a copy of the memory that holds it again.
+  std::string error;
+  const std::unique_ptr<debug::Expression> e = debug::Expression::compile(program, UINT32_MAX, w->name, error);
+  debug::EvalResult where;
+  if (!e || !e->evaluate(vm.memory(), vm.memorySize(), {}, where, error) || !where.type || !where.offset ||
+      *where.offset != w->offset || change.before.empty() || w->width(vm.memorySize()) != change.before.size())
+    return w->name + " changed";
+  std::vector<uint8_t> earlier(vm.memory(), vm.memory() + vm.memorySize());
+  if (w->bit >= 0)
+    earlier[w->offset] =
+        static_cast<uint8_t>((earlier[w->offset] & ~(1u << w->bit)) | ((change.before[0] & 1u) << w->bit));
+  else
+    std::memcpy(earlier.data() + w->offset, change.before.data(), change.before.size());
+  const std::string before = formatValue(program, earlier.data(), w->offset, w->bit, *where.type);
+  const std::string now = formatValue(program, vm.memory(), w->offset, w->bit, *where.type);
+  std::string writer = "scan inputs";
+  if (change.statement < program.statements.size()) {
+    const SourceSpan& span = program.statements[change.statement].span;
+    const std::string& path = span.file < program.sources.size() ? program.sources.file(span.file).path : std::string();
+    writer = fmt::format("{}:{}", std::filesystem::path(path).filename().string(), span.line);
+  }
+  return fmt::format("{}: {} \u2192 {} ({})", w->name, before, now, writer);
 }
 
 StopChecker::Search StopChecker::search(const Program& program, bool withLogpoints) const {

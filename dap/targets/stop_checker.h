@@ -55,9 +55,17 @@ class StopChecker {
   // print whether or not something stops here), then the data watches: a change since the last
   // boundary was made by the statement before this one (at step 0, by the cycle's scan inputs).
   // Nullopt when nothing stops.
-  std::optional<StopInfo> atStatement(const Vm& vm, uint32_t statement);
-  // After a cycle ran to its end: the data watches its last statement changed (empty: none).
-  std::vector<int64_t> atCycleEnd(const Vm& vm);
+  // `step` is the boundary's (0: before the cycle's first statement, after its scan inputs), and
+  // `previous` the statement that ran since the last boundary (the writer of a change seen here).
+  std::optional<StopInfo> atStatement(const Vm& vm, uint32_t statement, uint64_t step, uint32_t previous);
+  // After a cycle ran to its end: the data watches its last statement (`last`) changed (empty:
+  // none), and the first one's change in `change`.
+  std::vector<int64_t> atCycleEnd(const Vm& vm, uint32_t last, std::optional<StopInfo::DataChange>& change);
+
+  // The description of a data breakpoint stop at `vm`: the watch's name, its value before and
+  // now, and the writing statement's file and line ("gMotor.run: FALSE → TRUE (programs.st:119)",
+  // "… (scan inputs)"). Empty when the watch is not in the set.
+  std::string describe(const Vm& vm, const StopInfo::DataChange& change) const;
   // Whether atStatement() has anything to look at there (asked first: most statements have not).
   bool watches(uint32_t statement) const {
     return !widths_.empty() ||
@@ -98,8 +106,9 @@ class StopChecker {
   std::vector<size_t> at_;
   std::vector<uint32_t> widths_;
 
-  // The ids of the data watches whose value differs from the last one seen (which they then take).
-  std::vector<int64_t> changedWatches(const uint8_t* image);
+  // The ids of the data watches whose value differs from the last one seen (which they then take),
+  // and the first one's value before in `change`.
+  std::vector<int64_t> changedWatches(const uint8_t* image, std::optional<StopInfo::DataChange>& change);
 };
 
 }  // namespace scanback::dap

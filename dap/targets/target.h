@@ -85,6 +85,14 @@ struct StopInfo {
   std::string exceptionId;             // Exception: the kind of fault ("division by zero")
   std::string exceptionDetails;        // Exception: the values that matter, when known
   bool endsStep = false;               // the stop ends a step request (whatever its reason)
+  // DataBreakpoint: the change that stopped (the first watch's when several changed at once),
+  // which the description names: "gMotor.run: FALSE → TRUE (programs.st:119)".
+  struct DataChange {
+    int64_t watch = 0;                // the data watch's id
+    std::vector<uint8_t> before;      // its value before the change (Watch::read's bytes)
+    uint32_t statement = UINT32_MAX;  // the statement that wrote it; UINT32_MAX: the scan inputs
+  };
+  std::optional<DataChange> change;
 };
 
 // A new program version for a running target (stReload).
@@ -207,6 +215,9 @@ class Target {
     error = kForcesNeedALiveTask;
     return std::nullopt;
   }
+  // Whether the program runs on beside the session (a nonstop or attached session, until the task
+  // ends or its operator pauses it): the session shows its history while its tasks scan on.
+  virtual bool runsOn() const { return false; }
   // The recorded history the target moves in (time travel), or null when it keeps none.
   virtual TargetHistory* history() { return nullptr; }
 
@@ -224,7 +235,11 @@ class TargetHistory {
                                                                         std::string& error) = 0;
   // The first statement of frame `frame` (an index into vm().frames(), outermost first).
   [[nodiscard]] virtual std::optional<HistoryPosition> frameStart(size_t frame, std::string& error) = 0;
-  // Moves to a position found by the two above; a stop with `reason` follows.
+  // The newest recorded position: the live edge of a session whose history grows (where a paused
+  // live task is, the newest cycle a nonstop or attached session holds), else the end of the
+  // recording (its fault, when it ends in one). scanback/goToLive jumps there.
+  [[nodiscard]] virtual std::optional<HistoryPosition> newestPosition(std::string& error) = 0;
+  // Moves to a position found by the three above; a stop with `reason` follows.
   virtual void jump(HistoryPosition position, StopReason reason) = 0;
   // What the history holds and where the target is in it.
   [[nodiscard]] virtual std::optional<Timeline> timeline(std::string& error) = 0;

@@ -173,6 +173,8 @@ TEST_F(Attach, CtlAndAttachWithAWrongTokenAreRefusedAndTheSessionStaysDisconnect
       c.request("attach", {{"endpoint", rt.endpoint()}, {"authToken", "not-the-token"}}, std::chrono::seconds(30));
   EXPECT_FALSE(refused.value("success", true));
   EXPECT_NE(refused.value("message", "").find("wrong token"), std::string::npos) << refused.dump();
+  // The control connection's request number means nothing to whoever attaches (issue 31).
+  EXPECT_EQ(refused.value("message", "").find("request 1"), std::string::npos) << refused.dump();
   // Still disconnected: the same session attaches with the right token.
   const control::json accepted = c.request(
       "attach", {{"endpoint", rt.endpoint()}, {"authToken", "s3cret-token-of-24-bytes"}}, std::chrono::seconds(30));
@@ -208,6 +210,12 @@ TEST_F(Attach, BreakpointAndStepBackWhileTheRuntimeRunsOnAndWritesAreRefused) {
   const control::json timeline = c.request("scanback/timeline");
   ASSERT_TRUE(timeline.value("success", false)) << timeline.dump();
   EXPECT_GT(timeline["body"]["cycleTime"]["cycles"].get<uint64_t>(), 0u);
+  // The runtime scans on while the session shows its history: the timeline and the threads say so.
+  EXPECT_EQ(timeline["body"]["running"], true);
+  const control::json threads = c.request("threads");
+  ASSERT_FALSE(threads["body"]["threads"].empty()) << threads.dump();
+  for (const control::json& thread : threads["body"]["threads"])
+    EXPECT_TRUE(thread["name"].get<std::string>().ends_with(" (running)")) << thread.dump();
   const control::json seek = c.request("scanback/seek", {{"cycle", timeline["body"]["firstCycle"]}});
   ASSERT_TRUE(seek.value("success", false)) << seek.dump();
   EXPECT_EQ(c.event("stopped", std::chrono::seconds(30))["body"]["reason"], "goto");
@@ -218,6 +226,11 @@ TEST_F(Attach, BreakpointAndStepBackWhileTheRuntimeRunsOnAndWritesAreRefused) {
   for (const control::json& scope : scopes["body"]["scopes"])
     if (scope["name"] == "Instance") ref = scope["variablesReference"];
   ASSERT_NE(ref, 0) << scopes.dump();
+  // Every variable of an attached session is history: read-only, so no Set Value is offered.
+  const control::json vars = c.request("variables", {{"variablesReference", ref}});
+  ASSERT_FALSE(vars["body"]["variables"].empty()) << vars.dump();
+  for (const control::json& v : vars["body"]["variables"])
+    EXPECT_EQ(v["presentationHint"]["attributes"], control::json::array({"readOnly"})) << v.dump();
   const control::json set = c.request("setVariable", {{"variablesReference", ref}, {"name", "x"}, {"value", "3"}});
   EXPECT_FALSE(set.value("success", true));
   EXPECT_NE(set.value("message", "").find("attach mode"), std::string::npos) << set.dump();

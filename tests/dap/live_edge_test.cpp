@@ -3,6 +3,7 @@
 // from live execution into history. (Nonstop sessions: replay_test.cpp, DapNonstopEdge; attached
 // ones: attach_test.cpp, AttachEdge.) Sessions over an in-memory pipe; every message validated
 // against the official schema. Positions are (cycle, step) as scanback/timeline gives them.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -794,6 +795,110 @@ TEST_F(LiveEdge, EveryReverseMoveFromTheLivePositionEndsWhereItEndsInTheFinished
     }
   }
   EXPECT_EQ(compared, 10 * 5);
+}
+
+// ---------------------------------------------------------------- where you are (issue 31)
+
+// Go to Live: from anywhere in the history back to the live position, whatever moves led there;
+// writes are refused in history and taken again there.
+TEST_F(LiveEdge, GoToLiveStopsAtTheLivePositionFromAnywhereInTheHistory) {
+  s_.launch();
+  s_.breakAt(kLineZ5, hitOf(10, 5));
+  s_.firstStop();
+  const Position live{10, 5};
+  EXPECT_EQ(s_.position(), live);
+  s_.setBreakpoints(json::array());
+  EXPECT_EQ(s_.land("stepBack"), (Landing{{10, 4}, "step"}));
+  EXPECT_EQ(s_.land("scanback/seek", json{{"cycle", 3}, {"step", 2}}), (Landing{{3, 2}, "goto"}));
+  const json write = s_.client.request("setExpression", json{{"expression", "z"}, {"value", "9"}, {"frameId", 1}});
+  EXPECT_FALSE(write["success"]) << "history is read-only";
+  EXPECT_EQ(s_.land("scanback/goToLive", json::object()), (Landing{live, "goto"}));
+  EXPECT_EQ(s_.line(), kLineZ5);
+  EXPECT_EQ(s_.evaluate("c"), "11");
+  // The live position again: a write is taken, and the task goes on live from there.
+  const json taken = s_.client.request("setExpression", json{{"expression", "y"}, {"value", "7"}, {"frameId", 1}});
+  EXPECT_TRUE(taken["success"]) << taken.dump();
+  EXPECT_EQ(s_.land("next"), (Landing{{10, 6}, "step"}));
+  EXPECT_EQ(s_.evaluate("y"), "7");
+  // At the live position already, it stays there.
+  EXPECT_EQ(s_.land("scanback/goToLive", json::object()), (Landing{{10, 6}, "goto"}));
+}
+
+TEST_F(LiveEdge, GoToLiveIsRefusedWhileRunningAndWithoutHistory) {
+  s_.launch("edge.st", json{{"record", false}});
+  s_.breakAt(kLineZ5, 3);
+  s_.firstStop();
+  const json r = s_.client.request("scanback/goToLive");
+  EXPECT_FALSE(r["success"]);
+  EXPECT_NE(r.value("message", "").find("keeps no history"), std::string::npos) << r.dump();
+}
+
+// Variables in history are marked read-only (VS Code then offers no Set Value), at the live
+// position they are not.
+TEST_F(LiveEdge, VariablesAreReadOnlyInHistoryAndWritableAtTheLivePosition) {
+  s_.launch();
+  s_.breakAt(kLineZ5, hitOf(10, 5));
+  s_.firstStop();
+  auto instance = [&] {
+    const json scopes = s_.client.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
+    EXPECT_EQ(scopes[0]["name"], "Instance") << scopes.dump();
+    return s_.client.request("variables",
+                             json{{"variablesReference", scopes[0]["variablesReference"]}})["body"]["variables"];
+  };
+  auto readOnly = [](const json& v) {
+    return v.contains("presentationHint") && v["presentationHint"].contains("attributes") &&
+           std::ranges::count(v["presentationHint"]["attributes"], json("readOnly")) == 1;
+  };
+  for (const json& v : instance()) EXPECT_FALSE(readOnly(v)) << v.dump();
+  s_.land("stepBack");
+  const json history = instance();
+  ASSERT_FALSE(history.empty());
+  for (const json& v : history) EXPECT_TRUE(readOnly(v)) << v.dump();
+}
+
+// A PROGRAM frame shows its Instance scope first and no empty Locals; an FB frame its inputs in
+// Locals first.
+TEST_F(LiveEdge, AProgramFrameShowsItsInstanceFirstAndNoEmptyLocals) {
+  s_.launch();
+  s_.setBreakpoints(json::array({{{"line", kLineY}}, {{"line", kLineSum}}}));
+  s_.firstStop();
+  auto names = [&] {
+    std::vector<std::string> out;
+    const json r = s_.client.request("scopes", json{{"frameId", 1}});
+    for (const json& scope : r["body"]["scopes"]) out.push_back(scope["name"]);
+    return out;
+  };
+  EXPECT_EQ(s_.line(), kLineSum);
+  EXPECT_EQ(names(), (std::vector<std::string>{"Locals", "Instance", "Globals", "Retain", "I/O"})) << "Acc's add";
+  s_.move("continue");
+  EXPECT_EQ(s_.line(), kLineY);
+  EXPECT_EQ(names(), (std::vector<std::string>{"Instance", "Globals", "Retain", "I/O"}));
+}
+
+// A data breakpoint's stop names the variable, its value before and after, and the statement that
+// wrote it — live and in history, and for a write by a cycle's last statement.
+TEST_F(LiveEdge, ADataBreakpointStopNamesTheOldAndNewValueAndTheWritingStatement) {
+  s_.launch();
+  s_.breakAt(kLineCall, hitOf(10, 1));
+  s_.firstStop();
+  s_.setBreakpoints(json::array());
+  s_.watch({"Main.y"});
+  const std::string y18 = fmt::format("(edge.st:{})", kLineY);
+  json stopped = s_.move("continue");
+  EXPECT_EQ(s_.position(), (Position{10, 5}));
+  EXPECT_EQ(stopped["body"]["description"], "Main.y: 100 \u2192 110 " + y18) << "live";
+  stopped = s_.move("continue");
+  EXPECT_EQ(stopped["body"]["description"], "Main.y: 110 \u2192 120 " + y18) << "live";
+  stopped = s_.move("reverseContinue");
+  EXPECT_EQ(s_.position(), (Position{10, 5}));
+  EXPECT_EQ(stopped["body"]["description"], "Main.y: 100 \u2192 110 " + y18) << "in history";
+  s_.watch({"Main.x"});
+  stopped = s_.move("continue");
+  EXPECT_EQ(s_.position(), (Position{12, 9})) << "the end of cycle 12: x := x + 1 is its last statement";
+  EXPECT_EQ(stopped["body"]["description"], fmt::format("Main.x: 3 \u2192 4 (edge.st:{})", kLineX)) << "live";
+  stopped = s_.move("reverseContinue");
+  EXPECT_EQ(s_.position(), (Position{8, 9}));
+  EXPECT_EQ(stopped["body"]["description"], fmt::format("Main.x: 2 \u2192 3 (edge.st:{})", kLineX)) << "history";
 }
 
 }  // namespace

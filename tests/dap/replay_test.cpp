@@ -208,6 +208,63 @@ TEST_F(DapReplay, SourcesNotOnDiskAreServedBySourceReferenceAndBreakpointsAccept
   EXPECT_TRUE(again["body"]["breakpoints"][0]["verified"]) << again.dump();
 }
 
+// A trace replayed away from its sources (issue 31): a workspace file with the same name and text
+// stands for the recorded one; one found nowhere is named by a URI of the client's scheme (no
+// sourceReference, so the client shows it from the trace under its own scheme), which breakpoints
+// then name too.
+TEST_F(DapReplay, SourcesAwayFromTheirPathsAreFoundByNameAndTextElseNamedByTheClientsScheme) {
+  const std::string trace = recordMain(30);
+  const std::filesystem::path workspace = std::filesystem::path(project_.path("workspace")) / "src" / "plant";
+  std::filesystem::create_directories(workspace);
+  std::filesystem::create_directories(std::filesystem::path(project_.path("workspace")) / "node_modules");
+  // A copy of lib.st with the recorded text, one of main.st that was edited since; both moved away.
+  std::filesystem::copy_file(project_.path("lib.st"), workspace / "lib.st");
+  std::filesystem::copy_file(project_.path("lib.st"),
+                             std::filesystem::path(project_.path("workspace")) / "node_modules" / "main.st");
+  {
+    std::ofstream edited(workspace / "main.st");
+    edited << "(* edited *)\n" << kMain;
+  }
+  std::filesystem::remove(project_.path("lib.st"));
+  std::filesystem::remove(project_.path("main.st"));
+  startReplay(trace, json{{"startAt", "start"},
+                          {"sourceFolders", json::array({project_.path("workspace")})},
+                          {"sourceScheme", "scanback-trace"}});
+  const json lib = setBreakpoints(json::array({{{"line", kLineCountFirst}}}), "lib.st")["body"]["breakpoints"][0];
+  ASSERT_TRUE(lib["verified"]) << lib.dump();
+  EXPECT_EQ(lib["source"]["path"], (workspace / "lib.st").string()) << "the workspace's copy with the recorded text";
+  EXPECT_FALSE(lib["source"].contains("sourceReference"));
+  // main.st: the workspace's differs, node_modules is not searched: named from the trace.
+  const json frames = client_.request("stackTrace", json{{"threadId", 1}})["body"]["stackFrames"];
+  const json main = frames[0]["source"];
+  const std::string uri = main.value("path", "");
+  EXPECT_TRUE(uri.starts_with("scanback-trace://")) << main.dump();
+  EXPECT_TRUE(uri.ends_with(project_.path("main.st"))) << uri;
+  EXPECT_FALSE(main.contains("sourceReference"));
+  EXPECT_EQ(main["name"], "main.st");
+  // The authority is the trace's path in hex (what the extension reads the text from).
+  const std::string authority = uri.substr(std::string("scanback-trace://").size(), uri.find('/', 17) - 17);
+  std::string decoded;
+  for (size_t i = 0; i + 1 < authority.size(); i += 2)
+    decoded += static_cast<char>(std::stoi(authority.substr(i, 2), nullptr, 16));
+  EXPECT_EQ(decoded, std::filesystem::absolute(trace).lexically_normal().string());
+  // A breakpoint by that URI, as the client encodes it (a space would be %20; '/' stays).
+  const json byUri = client_.request("setBreakpoints", json{{"source", json{{"path", uri}, {"name", "main.st"}}},
+                                                            {"breakpoints", json::array({{{"line", kLineTotal}}})}});
+  ASSERT_TRUE(byUri["body"]["breakpoints"][0]["verified"]) << byUri.dump();
+  EXPECT_EQ(byUri["body"]["breakpoints"][0]["source"]["path"], uri);
+  // (lib.st's breakpoint, by the name of the file that was removed, goes: main.st's is hit next.)
+  setBreakpoints(json::array(), "lib.st");
+  EXPECT_EQ(move("continue")["body"]["reason"], "breakpoint");
+  EXPECT_EQ(topFrame()["line"], kLineTotal);
+  // A scheme that is not one is refused.
+  SessionClient other;
+  other.request("initialize", json{{"adapterID", "scanback"}});
+  const json bad = other.request("launch", json{{"trace", trace}, {"sourceScheme", "no scheme"}});
+  EXPECT_FALSE(bad["success"]);
+  EXPECT_NE(bad.value("message", "").find("'sourceScheme' must be a URI scheme"), std::string::npos) << bad.dump();
+}
+
 TEST_F(DapReplay, StepBackIsTheExactReverseOfNextAndHistoryShowsWhatTheForwardRunShowed) {
   const std::string trace = recordMain(40);
   startReplay(trace, json{{"startAt", "start"}});
@@ -1382,14 +1439,16 @@ TEST_F(DapReplay, AStopAtACyclesEndHasTheTasksProgramAtItsEndProgramLineAsItsFra
   EXPECT_EQ(mainTrace["body"]["stackFrames"][0]["line"], kLineTotal + 2);  // after the IF line: END_PROGRAM
 }
 
-TEST_F(DapReplay, AProgramFramesVariablesAreListedOnceLocalsKeepOnlyTheFrameAndItsInputs) {
+TEST_F(DapReplay, AProgramFramesVariablesAreListedOnceInItsInstanceFirstAndNoEmptyLocals) {
   const std::string trace = recordMain(30);
   startReplay(trace, json{{"startAt", 10}});
   const json scopes = client_.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
   ASSERT_GE(scopes.size(), 2u);
   ASSERT_EQ(topFrame()["name"], "Main (MainProg)");
-  EXPECT_EQ(scopes[0]["name"], "Locals");
-  EXPECT_EQ(scopes[1]["name"], "Instance");
+  // The instance first (the scope VS Code expands); MainProg has no VAR_TEMP and no inputs, so no
+  // Locals.
+  EXPECT_EQ(scopes[0]["name"], "Instance");
+  EXPECT_EQ(scopes[1]["name"], "Globals");
   auto names = [&](const json& scope) {
     std::set<std::string> out;
     const json r = client_.request("variables", json{{"variablesReference", scope["variablesReference"]}});
@@ -1397,9 +1456,7 @@ TEST_F(DapReplay, AProgramFramesVariablesAreListedOnceLocalsKeepOnlyTheFrameAndI
     for (const json& v : r["body"]["variables"]) out.insert(v["name"].get<std::string>());
     return out;
   };
-  const std::set<std::string> locals = names(scopes[0]), instance = names(scopes[1]);
-  EXPECT_TRUE(locals.empty()) << "MainProg has no VAR_TEMP and no inputs";
-  EXPECT_EQ(instance, (std::set<std::string>{"n", "d", "c"}));
+  EXPECT_EQ(names(scopes[0]), (std::set<std::string>{"n", "d", "c"}));
 }
 
 TEST_F(DapLiveHistory, ADebuggerWriteTakesEffectAtOnceAndReplaysAtThePausedStatement) {
@@ -1411,8 +1468,9 @@ TEST_F(DapLiveHistory, ADebuggerWriteTakesEffectAtOnceAndReplaysAtThePausedState
   const auto at = position();  // the paused statement: gTotal := gTotal + 1, after n := n + 1
   const std::string before = evaluate("Main.n");
   const json scopes = client_.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
+  ASSERT_EQ(scopes[0]["name"], "Instance") << "a PROGRAM frame: its instance first";
   const json r = client_.request(
-      "setVariable", json{{"variablesReference", scopes[1]["variablesReference"]}, {"name", "n"}, {"value", "500"}});
+      "setVariable", json{{"variablesReference", scopes[0]["variablesReference"]}, {"name", "n"}, {"value", "500"}});
   ASSERT_TRUE(r["success"]) << r.dump();
   EXPECT_EQ(r["body"]["value"], "500");
   // At once: what the response said is what every view shows, here.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <utility>
 
 #include "dap/handlers/handlers.h"
 #include "tests/dap/session_client.h"
@@ -229,6 +230,31 @@ TEST_F(DapSession, ACompileErrorFailsLaunchWithTheDiagnosticsInTheMessageAndAsOu
   EXPECT_NE(message.find("bad.st:3:6"), std::string::npos) << message;
   const json output = client_.event("output");
   EXPECT_NE(output["body"]["output"].get<std::string>().find("bad.st:3:6"), std::string::npos);
+}
+
+// Every error also as data in the error response's body, for a client to list where its user
+// looks for errors (VS Code's Problems): errors of two files, with their ranges.
+TEST_F(DapSession, ACompileErrorsDiagnosticsComeAsDataWithTheirFilesAndRanges) {
+  TempProject broken{{{"a.st", "PROGRAM P\nVAR x : INT; END_VAR\nx := y + 1;\nEND_PROGRAM\n"},
+                      {"b.st", "FUNCTION F : INT\nF := q;\nEND_FUNCTION\n"}}};
+  client_.request("initialize", json{{"adapterID", "scanback"}});
+  const json r = client_.request("launch", json{{"program", json::array({broken.path("a.st"), broken.path("b.st")})}});
+  EXPECT_FALSE(r["success"]);
+  EXPECT_EQ(r["body"]["error"]["format"], r["message"]);
+  json diagnostics = r["body"]["diagnostics"];
+  ASSERT_EQ(diagnostics.size(), 2u) << r.dump();
+  // (In the compiler's order; here by file.)
+  if (diagnostics[0]["path"] != broken.path("a.st")) std::swap(diagnostics[0], diagnostics[1]);
+  EXPECT_EQ(diagnostics[0]["path"], broken.path("a.st"));
+  EXPECT_EQ(diagnostics[0]["line"], 3);
+  EXPECT_EQ(diagnostics[0]["column"], 6);
+  EXPECT_EQ(diagnostics[0]["endLine"], 3);
+  EXPECT_GT(diagnostics[0]["endColumn"].get<int>(), 6);
+  EXPECT_EQ(diagnostics[0]["severity"], "error");
+  EXPECT_NE(diagnostics[0]["message"].get<std::string>().find("y"), std::string::npos) << diagnostics[0].dump();
+  EXPECT_EQ(diagnostics[1]["path"], broken.path("b.st"));
+  EXPECT_EQ(diagnostics[1]["line"], 2);
+  EXPECT_EQ(client_.schemaErrors(), "");
 }
 
 TEST_F(DapSession, EachTaskIsAThreadNamedAfterItWithAStableId) {
@@ -619,7 +645,9 @@ TEST_F(DapSession, SetVariableWritesAtOnceAndTheCycleGoesOnFromTheNewValue) {
   client_.configured();
   client_.event("stopped");
   const json scopes = client_.request("scopes", json{{"frameId", 1}});
-  const int64_t locals = scopes["body"]["scopes"][1]["variablesReference"];  // Instance: the program's own
+  // A PROGRAM frame: its Instance (the program's own variables) first.
+  ASSERT_EQ(scopes["body"]["scopes"][0]["name"], "Instance") << scopes.dump();
+  const int64_t locals = scopes["body"]["scopes"][0]["variablesReference"];
   const json bad =
       client_.request("setVariable", json{{"variablesReference", locals}, {"name", "n"}, {"value", "'text'"}});
   EXPECT_FALSE(bad["success"]);

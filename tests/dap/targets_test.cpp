@@ -1,13 +1,16 @@
 // The parts every target is built from, on their own: the state machine (RunControl: moves,
 // pauses, the generation rule) and the stop checker (breakpoints with conditions, hit counts and
 // logpoints, data watches; live at every boundary, and as a replayer's search terms).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dap/targets/run_control.h"
@@ -242,12 +245,18 @@ class DapStopChecker : public ::testing::Test, private VmObserver {
   void cycle() {
     vm_->beginCycle(0, static_cast<int64_t>(cycle_) * 10'000'000);
     EXPECT_EQ(vm_->run(), RunStatus::CycleDone);
-    if (std::vector<int64_t> ids = checker_.atCycleEnd(*vm_); !ids.empty())
-      stops_.push_back({cycle_, vm_->steps(), StopInfo{StopReason::DataBreakpoint, 0, std::move(ids)}});
+    std::optional<StopInfo::DataChange> change;
+    if (std::vector<int64_t> ids = checker_.atCycleEnd(*vm_, last_, change); !ids.empty()) {
+      StopInfo stop{StopReason::DataBreakpoint, 0, std::move(ids), checker_.describe(*vm_, *change)};
+      stop.change = change;
+      stops_.push_back({cycle_, vm_->steps(), stop});
+    }
     ++cycle_;
   }
   bool onStatement(uint32_t statement, uint64_t step) override {
-    if (std::optional<StopInfo> stop = checker_.atStatement(*vm_, statement)) stops_.push_back({cycle_, step, *stop});
+    const uint32_t previous = std::exchange(last_, statement);
+    if (std::optional<StopInfo> stop = checker_.atStatement(*vm_, statement, step, previous))
+      stops_.push_back({cycle_, step, *stop});
     return false;
   }
 
@@ -257,6 +266,7 @@ class DapStopChecker : public ::testing::Test, private VmObserver {
   };
   Reports reports_;
   StopChecker checker_{reports_};
+  uint32_t last_ = UINT32_MAX;  // the statement of the last boundary: the writer of a change seen next
   std::shared_ptr<const Program> program_;
   std::unique_ptr<Vm> vm_;
   uint32_t countAt_ = 0;
@@ -289,11 +299,16 @@ TEST_F(DapStopChecker, HitConditionsCountHitsWhileLogpointsPrintAndABrokenCondit
 // at step 0 when the scan inputs made it, at the end of the cycle when its last statement did.
 TEST_F(DapStopChecker, ADataWatchStopsAfterTheStatementOrScanInputsThatChangedItAsTheReplayerDoes) {
   auto set = stopSet(1);
-  const DataWatch watch = countWatch(9);
+  DataWatch watch = countWatch(9);
+  // The name the stop's description gives it (and the type its values are shown as).
+  const std::string name = program_->instances.at(0).name + ".count";
+  watch.name = name;
+  const std::string file = std::filesystem::path(program_->sources.file(0).path).filename().string();
   set->dataWatches = {watch};
   use(set);
   cycle();
   ASSERT_EQ(stops_.size(), 1u);
+  EXPECT_EQ(stops_[0].stop.description, fmt::format("{}: 305419896 \u2192 305419897 ({}:{})", name, file, kLineCount));
   EXPECT_EQ(stops_[0].step, 1u) << "the boundary after the statement that wrote it";
   EXPECT_EQ(stops_[0].stop.reason, StopReason::DataBreakpoint);
   EXPECT_EQ(stops_[0].stop.breakpointIds, std::vector<int64_t>{9});
@@ -305,6 +320,11 @@ TEST_F(DapStopChecker, ADataWatchStopsAfterTheStatementOrScanInputsThatChangedIt
   EXPECT_EQ(stops_[1].cycle, 1u);
   EXPECT_EQ(stops_[1].step, 0u) << "the scan inputs'";
   EXPECT_EQ(stops_[2].step, 1u);
+  // Each stop says what changed, from what to what, and who wrote it (issue 31).
+  EXPECT_EQ(stops_[1].stop.description, name + ": 305419897 \u2192 7 (scan inputs)");
+  EXPECT_EQ(stops_[2].stop.description, fmt::format("{}: 7 \u2192 8 ({}:{})", name, file, kLineCount));
+  ASSERT_TRUE(stops_[2].stop.change);
+  EXPECT_EQ(stops_[2].stop.change->statement, test::statementOnLine(*program_, kLineCount));
   // The values seen from are taken again (a debugger's own write): no change to stop at.
   const int32_t debugger = 100;
   std::memcpy(vm_->image() + countAt_, &debugger, sizeof debugger);
@@ -357,11 +377,11 @@ TEST_F(DapStopChecker, InReplayTheSameStopsAreSearchTermsAndTheReplayersStopsMap
   ASSERT_EQ(forward.watches.size(), 1u);
   EXPECT_EQ(forward.watches[0].offset, countAt_);
   const replay::Position at{0, 1};
-  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}, {}}), std::vector<int64_t>{1});
-  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 1, {}, {}}), std::vector<int64_t>{3});
-  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 2, {}, {}}), printing.get());
-  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}, {}}), nullptr);
-  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::DataWrite, 0, {}, {}}), std::vector<int64_t>{9});
+  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}, {}, {}}), std::vector<int64_t>{1});
+  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::Breakpoint, 1, {}, {}, {}}), std::vector<int64_t>{3});
+  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 2, {}, {}, {}}), printing.get());
+  EXPECT_EQ(forward.logpoint(replay::Stop{at, replay::StopReason::Breakpoint, 0, {}, {}, {}}), nullptr);
+  EXPECT_EQ(forward.ids(replay::Stop{at, replay::StopReason::DataWrite, 0, {}, {}, {}}), std::vector<int64_t>{9});
   // A condition that cannot be evaluated does not hold, and says so once.
   ASSERT_TRUE(forward.breakpoints[1].condition);
   EXPECT_FALSE(forward.breakpoints[1].condition(*vm_));

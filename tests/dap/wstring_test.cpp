@@ -41,7 +41,10 @@ class DapWString : public ::testing::Test {
   }
   int64_t instanceScope() {
     const json scopes = client_.request("scopes", json{{"frameId", 1}})["body"]["scopes"];
-    return scopes[1]["variablesReference"];
+    for (const json& scope : scopes)
+      if (scope["name"] == "Instance") return scope["variablesReference"];
+    ADD_FAILURE() << "no Instance scope: " << scopes.dump();
+    return 0;
   }
   std::map<std::string, json> variables(int64_t reference) {
     std::map<std::string, json> byName;

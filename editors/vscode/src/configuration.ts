@@ -1,20 +1,38 @@
+import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { resolveAttach } from './attach';
+import { traceSourceArguments } from './traceSources';
 
 export const debugType = 'scanback';
 
 /** The configuration F5 uses on an open .st file when there is no launch.json: all the .st files of
  *  its folder, run live from that folder. */
-export function configurationForFile(file: string): vscode.DebugConfiguration {
+export function configurationForFile(file: string, exists: (file: string) => boolean = fs.existsSync): vscode.DebugConfiguration {
   const folder = path.dirname(file);
-  return {
+  const config: vscode.DebugConfiguration = {
     type: debugType,
     request: 'launch',
     name: `Debug ${path.basename(folder)} (ST)`,
     program: [path.join(folder, '*.st')],
     cwd: folder,
   };
+  // The folder's stimulus, as `scanback run --inputs` would take it: a plant without its inputs sits
+  // in whatever state no input puts it in.
+  const stimulus = path.join(folder, stimulusFile);
+  if (exists(stimulus)) config.inputs = stimulus;
+  return config;
+}
+
+/** The stimulus F5 without a launch.json applies when the folder has one. */
+export const stimulusFile = 'stimulus.csv';
+
+/** Whether `config` is one of the launch.json configurations of `folder` (by name and type). */
+export function isFromLaunchJson(config: vscode.DebugConfiguration, folder: vscode.WorkspaceFolder | undefined): boolean {
+  const configurations = vscode.workspace.getConfiguration('launch', folder?.uri).get<unknown[]>('configurations', []);
+  return (configurations ?? []).some(
+    (c) => typeof c === 'object' && c !== null && (c as { name?: unknown }).name === config.name && (c as { type?: unknown }).type === config.type,
+  );
 }
 
 function activeStFile(): string | undefined {
@@ -52,6 +70,12 @@ export class ScanbackConfigurationProvider implements vscode.DebugConfigurationP
       Object.assign(resolved, { ...configurationForFile(file), name: config.name ?? `Debug (ST)` });
     }
     if (resolved.cwd === undefined && folder) resolved.cwd = folder.uri.fsPath;
+    if (resolved.request === 'launch' && resolved.trace !== undefined && resolved.sourceScheme === undefined) {
+      // A replayed trace's sources: the workspace's files with the recorded text, else the trace's
+      // own text under the extension's scheme (traceSources.ts).
+      const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+      Object.assign(resolved, traceSourceArguments(resolved.sourceFolders ?? folders));
+    }
     return resolved;
   }
 

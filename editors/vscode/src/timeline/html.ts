@@ -22,6 +22,10 @@ export function timelineHtml(r: TimelinePageResources): string {
   <p id="status" role="status">No scanback session.</p>
   <p id="error" role="alert" hidden></p>
   <section id="range" aria-label="Recorded range" hidden>
+    <div id="where" class="where" role="status" hidden>
+      <span id="where-text"></span>
+      <button type="button" id="go-live" title="Go to Live (End)">Go to Live</button>
+    </div>
     <div class="position-row">
       <p class="position">at <span id="position-label"></span><span id="target-label" hidden></span></p>
       <div class="zoom" role="group" aria-label="Zoom the cycle axis">
@@ -40,6 +44,8 @@ export function timelineHtml(r: TimelinePageResources): string {
       <div id="cursor" class="cursor"></div>
       <div id="preview" class="preview" hidden></div>
     </div>
+    <div id="markers" class="markers" aria-label="Markers: breakpoint hits, writes, faults, gaps"></div>
+    <div id="ticks" class="ticks" aria-hidden="true"></div>
     <div class="labels">
       <span id="first-label"></span>
       <span id="last-label"></span>
@@ -47,7 +53,7 @@ export function timelineHtml(r: TimelinePageResources): string {
     <p id="recording-text" class="fault-text" role="status" hidden></p>
     <section id="lanes" aria-label="Signals"></section>
     <p id="lanes-empty" class="hint">Waveforms: <b>Add to Scan Timeline</b> in the Variables or Watch view's context menu.</p>
-    <p id="hint" class="hint">Click or drag to go to a cycle; ←/→ one cycle, PgUp/PgDn a tenth, Home/End the ends; Ctrl+wheel or +/− zooms, Shift+wheel scrolls.</p>
+    <p id="hint" class="hint">Click or drag to go to a cycle; ←/→ one cycle, PgUp/PgDn a tenth, Home the start, End the live edge; Ctrl+wheel or +/− zooms, Shift+wheel scrolls.</p>
     <p id="fault-text" class="fault-text" hidden></p>
   </section>
   <section id="stats" aria-label="Statistics" hidden>

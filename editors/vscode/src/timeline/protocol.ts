@@ -17,6 +17,11 @@ export interface TimelineBody {
    *  protocol's object form adds its position and source. */
   fault?: string | TimelineFault;
   live: boolean;
+  /** The newest recorded position, where Go to Live (scanback/goToLive) goes. */
+  newest?: { cycle: number; step: number };
+  /** The program runs on beside the session (nonstop, attach): its history grows while the
+   *  session shows it. */
+  running?: boolean;
   cycleTime?: { cycles: number; medianNs: number; p99Ns: number; maxNs: number };
   /** A live task's recording: whether the trace still receives its cycles (a full disk stops it
    *  while the task goes on). Absent when nothing records. */
@@ -83,17 +88,39 @@ export interface SignalsBody {
 
 export type SessionState = 'none' | 'active' | 'ended';
 
+/** What a marker on the time axis shows. */
+export type MarkerKind = 'breakpoint' | 'write' | 'fault' | 'gap' | 'divergence';
+
+/** A marker at a position of the history: a click goes there (`seek`). */
+export interface Marker {
+  cycle: number;
+  step?: number;
+  kind: MarkerKind;
+  /** Its tooltip and accessible name: what happened there. */
+  label: string;
+}
+
+/** The markers of one source (`breakpoints`, `lanes`, `recording`, a compare's `divergences`…):
+ *  each `markers` message replaces that source's markers, so sources never clear each other's. */
+export interface MarkersMessage {
+  type: 'markers';
+  source: string;
+  markers: Marker[];
+}
+
 /** Extension → webview. */
 export type TimelineMessage =
   | { type: 'session'; state: SessionState; name?: string; live?: boolean }
   | { type: 'timeline'; timeline: TimelineBody }
   | { type: 'signals'; signals: SignalsBody }
+  | MarkersMessage
   | { type: 'error'; message: string };
 
 /** Webview → extension. */
 export type ViewMessage =
   | { type: 'ready' }
   | { type: 'seek'; cycle: number; step?: number }
+  | { type: 'goToLive' }
   | { type: 'requestSignals'; firstCycle: number; lastCycle: number; maxPoints: number }
   | { type: 'removeSignal'; variable: string };
 
@@ -112,6 +139,8 @@ export function parseViewMessage(raw: unknown): ViewMessage | { invalid: string 
   switch (m.type) {
     case 'ready':
       return { type: 'ready' };
+    case 'goToLive':
+      return { type: 'goToLive' };
     case 'seek':
       if (!isPosition(m.cycle)) return { invalid: `seek: cycle must be a whole number >= 0, not ${JSON.stringify(m.cycle)}` };
       if (m.step !== undefined && !isPosition(m.step))
@@ -127,4 +156,22 @@ export function parseViewMessage(raw: unknown): ViewMessage | { invalid: string 
     default:
       return undefined;
   }
+}
+
+const markerKinds: readonly MarkerKind[] = ['breakpoint', 'write', 'fault', 'gap', 'divergence'];
+
+/** The markers of a `markers` message that can be drawn (a marker with a bad field is left out),
+ *  at most `limit` of them: a sender may send anything, and the strip stays readable. */
+export function validMarkers(raw: unknown, limit = 500): Marker[] {
+  if (!Array.isArray(raw)) return [];
+  const out: Marker[] = [];
+  for (const m of raw) {
+    if (typeof m !== 'object' || m === null) continue;
+    const r = m as Record<string, unknown>;
+    if (!isPosition(r.cycle) || (r.step !== undefined && !isPosition(r.step))) continue;
+    if (!markerKinds.includes(r.kind as MarkerKind) || typeof r.label !== 'string') continue;
+    out.push({ cycle: r.cycle, ...(r.step === undefined ? {} : { step: r.step as number }), kind: r.kind as MarkerKind, label: r.label });
+    if (out.length >= limit) break;
+  }
+  return out;
 }

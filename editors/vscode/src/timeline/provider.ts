@@ -4,6 +4,8 @@ import { debugType } from '../configuration';
 import { timelineHtml } from './html';
 import {
   parseViewMessage,
+  validMarkers,
+  type Marker,
   type SessionState,
   type Signal,
   type SignalsArguments,
@@ -33,7 +35,7 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
 
   private view: vscode.WebviewView | undefined;
   private session: vscode.DebugSession | undefined;
-  private state: SessionState = 'none';
+  private sessionState: SessionState = 'none';
   private timeline: TimelineBody | undefined;
   private lastPosted = '';
   /** Whether the session is stopped: the adapter answers scanback/timeline only then (and reports
@@ -54,7 +56,43 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
   private signalsInFlight: Promise<void> | undefined;
   private signalsAgain = false;
 
-  constructor(private readonly extensionUri: vscode.Uri) {}
+  /** The markers of each source, resent on `ready`. */
+  private readonly markers = new Map<string, Marker[]>();
+  /** Breakpoint hits this session stopped at, as markers (source `breakpoints`). */
+  private hits: Marker[] = [];
+  /** The reason of the stop whose timeline is asked for next. */
+  private stopReason: string | undefined;
+  private readonly timelineListeners: ((session: vscode.DebugSession, timeline: TimelineBody) => void)[] = [];
+
+  /** `store`: where the lanes are kept across reloads of the window (workspaceState). */
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly store?: vscode.Memento,
+  ) {
+    const kept = store?.get<unknown>(lanesKey);
+    if (Array.isArray(kept)) this.lanes = kept.filter((v): v is string => typeof v === 'string' && v.trim() !== '');
+  }
+
+  /** Called with every timeline the adapter sends (the status bar's "where you are"). */
+  onTimeline(listener: (session: vscode.DebugSession, timeline: TimelineBody) => void): void {
+    this.timelineListeners.push(listener);
+  }
+
+  /**
+   * Replaces the markers of `source` on the time axis (docs/timeline-protocol.md, `markers`):
+   * any part of the extension may send its own (a comparison its divergences).
+   */
+  setMarkers(source: string, markers: Marker[]): void {
+    const valid = validMarkers(markers);
+    // (Unchanged markers are not posted again: a live poll would otherwise redraw them every second.)
+    if (JSON.stringify(valid) === JSON.stringify(this.markers.get(source) ?? [])) return;
+    this.markers.set(source, valid);
+    this.post({ type: 'markers', source, markers: valid });
+  }
+
+  private saveLanes() {
+    void this.store?.update(lanesKey, [...this.lanes]);
+  }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
@@ -89,10 +127,24 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
         this.post(this.sessionMessage());
         if (this.timeline) this.postTimeline(this.timeline);
         if (this.lanes.length > 0) this.postSignals();
+        for (const [source, markers] of this.markers) if (markers.length > 0) this.post({ type: 'markers', source, markers });
         break;
+      case 'goToLive': {
+        const session = this.session;
+        if (!session || this.sessionState !== 'active') {
+          this.post({ type: 'error', message: 'There is no active scanback session to move in.' });
+          return;
+        }
+        try {
+          await session.customRequest('scanback/goToLive');
+        } catch (error) {
+          this.post({ type: 'error', message: `Cannot go to live: ${errorText(error)}` });
+        }
+        break;
+      }
       case 'seek': {
         const session = this.session;
-        if (!session || this.state !== 'active') {
+        if (!session || this.sessionState !== 'active') {
           this.post({ type: 'error', message: 'There is no active scanback session to move in.' });
           return;
         }
@@ -131,6 +183,7 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     if (session !== this.session) this.sessionStarted(session);
     const variable = unique.length === 1 ? unique[0] : await this.resolve(session, unique);
     if (!this.lanes.includes(variable)) this.lanes.push(variable);
+    this.saveLanes();
     await this.requestSignals();
     return variable;
   }
@@ -138,8 +191,10 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
   removeSignal(variable: string): void {
     if (!this.lanes.includes(variable)) return;
     this.lanes = this.lanes.filter((v) => v !== variable);
+    this.saveLanes();
     // Nothing to ask: the other lanes' data is already here.
     this.postSignals();
+    this.postLaneMarkers();
   }
 
   /** The first candidate the adapter resolves, asked over one cycle so the answer is cheap. */
@@ -185,7 +240,7 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
 
   private async askSignals(): Promise<void> {
     const session = this.session;
-    if (!session || this.state !== 'active' || this.lanes.length === 0) return;
+    if (!session || this.sessionState !== 'active' || this.lanes.length === 0) return;
     const variables = [...this.lanes];
     const args: SignalsArguments = { variables, ...(this.range ?? { maxPoints: defaultMaxPoints }) };
     let body: SignalsBody;
@@ -204,6 +259,13 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     if (session !== this.session || this.signalsAgain) return; // a newer answer is coming
     this.signals = body;
     this.postSignals();
+    this.postLaneMarkers();
+  }
+
+  /** The writes of the lanes shown, as markers (source `lanes`). */
+  private postLaneMarkers() {
+    const signals = (this.signals?.signals ?? []).filter((s) => this.lanes.includes(s.variable));
+    this.setMarkers('lanes', writeMarkers({ firstCycle: 0, lastCycle: 0, signals }));
   }
 
   /** Posts the lanes: the last answer's signals for the lanes still shown, in their order, and a
@@ -221,13 +283,15 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     if (session.type !== debugType) return;
     this.stopPolling();
     this.session = session;
-    this.state = 'active';
+    this.sessionState = 'active';
     this.paused = false;
     this.hasHistory = session.configuration.record !== false;
     this.timeline = undefined;
     // Another history: the lanes stay, their data and range are asked for again.
     this.signals = undefined;
     this.range = undefined;
+    this.hits = [];
+    this.markers.clear();
     this.post(this.sessionMessage());
     if (this.lanes.length > 0) this.postSignals();
   }
@@ -242,14 +306,15 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
   sessionEnded(session: vscode.DebugSession): void {
     if (session !== this.session) return;
     this.stopPolling();
-    this.state = 'ended';
+    this.sessionState = 'ended';
     this.post(this.sessionMessage());
   }
 
   /** Every stop moves the position (and in a live session the end): ask again. */
-  async stopped(session: vscode.DebugSession): Promise<void> {
+  async stopped(session: vscode.DebugSession, reason?: string): Promise<void> {
     if (session !== this.session) this.sessionStarted(session);
     this.paused = true;
+    this.stopReason = reason;
     await this.refresh(session);
   }
 
@@ -263,23 +328,33 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
    * the view: the last picture stays valid.
    */
   async refresh(session = this.session, quiet = false): Promise<void> {
-    if (!session || session !== this.session || this.state !== 'active' || !this.paused) return;
+    if (!session || session !== this.session || this.sessionState !== 'active' || !this.paused) return;
     if (!this.hasHistory) {
       if (!quiet) this.post({ type: 'error', message: 'This session keeps no history (record: false): there is no timeline.' });
       return;
     }
     try {
       const body = (await session.customRequest('scanback/timeline')) as TimelineBody;
-      if (session !== this.session || this.state !== 'active') return;
+      if (session !== this.session || this.sessionState !== 'active') return;
       this.timeline = body;
       this.postTimeline(body);
+      for (const listener of this.timelineListeners) listener(session, body);
+      if (this.stopReason === 'breakpoint' && !quiet) {
+        // A hit this session stopped at: a marker, kept while the session lasts.
+        const at = { cycle: body.cycle, step: body.step };
+        if (!this.hits.some((m) => m.cycle === at.cycle && m.step === at.step))
+          this.hits = [...this.hits, { ...at, kind: 'breakpoint' as const, label: 'breakpoint hit' }].slice(-200);
+        this.setMarkers('breakpoints', this.hits);
+      }
+      this.stopReason = undefined;
+      this.setMarkers('recording', recordingMarkers(body));
       // Only the end of a nonstop or attached session grows while the session is stopped (its task
       // scans on); a live program's end moves when it runs, and the next stop brings it. Asking a
       // program that has just been continued fails, and the adapter shows every failure to the user.
       if (body.live && neverHalts(session.configuration)) this.startPolling();
       else this.stopPolling();
     } catch (error) {
-      if (!quiet && session === this.session && this.state === 'active')
+      if (!quiet && session === this.session && this.sessionState === 'active')
         this.post({ type: 'error', message: `No timeline: ${errorText(error)}` });
     }
   }
@@ -304,7 +379,7 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
   private sessionMessage(): TimelineMessage {
     const c = this.session?.configuration;
     const live = c ? c.request === 'attach' || (c.request === 'launch' && c.trace === undefined) : undefined;
-    return { type: 'session', state: this.state, name: this.session?.name, live };
+    return { type: 'session', state: this.sessionState, name: this.session?.name, live };
   }
 
   private post(message: TimelineMessage) {
@@ -315,6 +390,37 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     this.stopPolling();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** The workspaceState key of the lanes shown. */
+export const lanesKey = 'scanback.timeline.lanes';
+
+/** The markers a timeline itself gives: the fault the recording ends in, and its gaps. */
+export function recordingMarkers(t: TimelineBody): Marker[] {
+  const out: Marker[] = [];
+  for (const g of t.gaps)
+    out.push({ cycle: g.firstCycle, kind: 'gap', label: `cycles ${g.firstCycle}..${g.firstCycle + g.cycleCount - 1} dropped by the recorder` });
+  if (typeof t.fault === 'object' && t.fault !== null)
+    out.push({ cycle: t.fault.cycle, step: t.fault.step, kind: 'fault', label: `fault: ${t.fault.message}` });
+  else if (typeof t.fault === 'string') out.push({ cycle: t.lastCycle, kind: 'fault', label: `fault: ${t.fault}` });
+  return out;
+}
+
+/** The writes of the lanes' variables, as markers at their writing statements (the boundary
+ *  before the change, as a click on a lane's edge goes): at most `perLane` of each lane. */
+export function writeMarkers(body: SignalsBody, perLane = 100): Marker[] {
+  const out: Marker[] = [];
+  for (const signal of body.signals) {
+    for (const change of (signal.changes ?? []).slice(0, perLane)) {
+      out.push({
+        cycle: change.cycle,
+        step: change.step > 0 ? change.step - 1 : 0,
+        kind: 'write',
+        label: `${signal.variable} := ${change.value.text}`,
+      });
+    }
+  }
+  return out;
 }
 
 /** A session whose task scans on while the session is stopped: nonstop, or attached to a runtime. */

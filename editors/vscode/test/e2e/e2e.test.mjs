@@ -264,15 +264,32 @@ test('F5 on examples/plant debugs it; Step Back moves the current line back; the
 
   await shot('step-back');
 
-  // The Scan Timeline, in the Run and Debug container, with room to show it.
+  // Where you are: the status bar says history, and Go to Live (in the toolbar) goes back to where
+  // the live task is paused, the breakpoint.
+  const whereText = () => page.evaluate(() => document.querySelector('[id="scanback.scanback.where"], [id$="scanback.where"]')?.textContent ?? '');
+  await until('the status bar to say history', async () => /history, cycle \d+ of \d+/.test(await whereText()));
+  // In history the Variables view offers no Set Value: the variables are read-only.
+  await clickWhenReady('the Go to Live button', '.debug-toolbar .codicon-broadcast');
+  await until('the stop at the live position', async () => (await stackFrameLine()) === breakpointLine);
+  await until('the Call Stack to say goto', () => callStackSays(/Paused on goto/));
+  await until('the status bar to say live', async () => /live, cycle \d+/.test(await whereText()));
+  assert.equal(await page.$('.debug-toolbar .codicon-broadcast'), null, 'no Go to Live at the live position');
+
+  // The Scan Timeline, in the bottom panel (its own container there).
   await runCommand('Focus on Scan Timeline View');
-  for (const pane of ['Watch', 'Breakpoints']) {
-    await page.evaluate((title) => {
-      const header = [...document.querySelectorAll('.pane-header')].find((h) => h.getAttribute('aria-label')?.startsWith(title));
-      if (header?.getAttribute('aria-expanded') === 'true') header.click();
-    }, pane);
-  }
   let timeline = await until('the Scan Timeline to show the position', () => timelineView(/^\d+:\d+ · T#/));
+  // (Webviews are drawn over the part that holds them: the view's frame lies inside the panel.)
+  const panelBox = await (await page.$('.part.panel')).boundingBox();
+  let frameBox;
+  for (const element of await page.$$('iframe')) {
+    const outer = await element.contentFrame();
+    if (outer && (outer === timeline || outer.childFrames().includes(timeline))) frameBox = await element.boundingBox();
+  }
+  assert.ok(panelBox && frameBox, 'the panel and the view');
+  assert.ok(frameBox.y >= panelBox.y - 1 && frameBox.y + frameBox.height <= panelBox.y + panelBox.height + 1,
+    `the Scan Timeline is in the bottom panel: ${JSON.stringify({ panelBox, frameBox })}`);
+  assert.ok((await timeline.$$('#ticks .tick')).length >= 2, 'a time axis with ticks');
+  assert.ok((await timeline.$$('#markers .marker[data-kind="breakpoint"]')).length >= 1, 'the breakpoint hit as a marker');
   assert.match(await timeline.$eval('#status', (e) => e.textContent), /Session Debug plant \(ST\) \(live\)/);
   assert.match(await timeline.$eval('#stats', (e) => e.textContent), /Fast \(10 ms\), Slow \(100 ms\)/);
 
@@ -437,9 +454,10 @@ test('Add to Scan Timeline from the Variables view: a lane with edges; a click o
   await runCommand('Notifications: Clear All Notifications');
   await page.mouse.move(5, 5);
   await shot('lanes');
-  // The Scan Timeline beside the stop, for the README (docs/images/timeline-lanes.png).
-  const side = await (await page.$('.part.sidebar')).boundingBox();
-  await shot('lanes-readme', { x: 0, y: 0, width: Math.round(side.x + side.width + 520), height: 500 });
+  // The Scan Timeline in the panel under the stop, for the README (docs/images/timeline-lanes.png).
+  const panel = await (await page.$('.part.panel')).boundingBox();
+  const top = Math.max(0, Math.round(panel.y - 260));
+  await shot('lanes-readme', { x: 0, y: top, width: 1440, height: Math.round(panel.y + panel.height - top) });
 });
 
 // ---- Attaching to a running runtime -------------------------------------------------------------
@@ -704,17 +722,19 @@ test('Attach to Runtime… with a wrong token: the adapter\'s refusal is shown a
   await answerInputBox('(2/2)', 'not-the-token');
   const shown = await until('the refusal shown to the user', () =>
     page.evaluate(() => {
-      // VS Code shows a failed launch or attach in a dialog (with "Open 'launch.json'"), other
-      // failures in a notification.
+      // The extension says it in one notification; VS Code's own dialog (with "Open 'launch.json'")
+      // must not appear.
       const texts = [...document.querySelectorAll('.notification-list-item-message, .monaco-dialog-box .dialog-message-detail')].map((e) => e.textContent);
       return texts.find((t) => /wrong token/.test(t));
     }),
   );
-  assert.match(shown, /^cannot attach: the runtime at unix:\/\/.*rt-token\.sock refused: request 1: wrong token: it is not the token this runtime was started with$/);
+  assert.match(shown, /^scanback: cannot attach: the runtime at unix:\/\/.*rt-token\.sock refused: wrong token: it is not the token this runtime was started with$/);
+  assert.equal(await page.$('.monaco-dialog-box'), null, 'no dialog');
+  const buttons = await page.$$eval('.notification-list-item .monaco-button', (items) => items.map((b) => b.textContent));
+  assert.ok(!buttons.some((b) => /launch\.json/.test(b)), `no launch.json button after Attach to Runtime…: ${JSON.stringify(buttons)}`);
   await shot('attach-wrong-token');
   await until('no debug session', noSession, 10000);
-  await page.keyboard.press('Escape');
-  await until('the dialog to close', async () => (await page.$('.monaco-dialog-box')) === null, 10000);
+  await runCommand('Notifications: Clear All Notifications');
   const status = runtimeStatus(endpoint, '--auth-token-file', tokenFile);
   assert.equal(status.state, 'running', 'the refused attach left the runtime alone');
 
@@ -779,4 +799,70 @@ test('the language server: an error of the plant is in Problems and under a squi
   await until(`the cursor on line ${motorLine}`, async () => (await statusBarLine()) === motorLine);
   await page.keyboard.press('F12');
   await until(`the definition on line ${declLine}`, async () => (await statusBarLine()) === declLine, 20000);
+
+  // F5 on the file with the missing ';' (no launch.json): one message saying it does not compile,
+  // pointing to Problems, without VS Code's dialog or a launch.json button; the error is in Problems
+  // (once: the language server shows it already).
+  await runCommand('Notifications: Clear All Notifications');
+  await page.keyboard.press('F5');
+  const failed = await until('the launch failure shown', () =>
+    page.evaluate(() => [...document.querySelectorAll('.notification-list-item-message')].map((e) => e.textContent).find((t) => /does not compile/.test(t))),
+  );
+  assert.match(failed, /^scanback: the program does not compile \(1 error\); see Problems\. The first: programs\.st:76: /);
+  assert.equal(await page.$('.monaco-dialog-box'), null, 'no dialog');
+  const failureButtons = await page.$$eval('.notification-list-item .monaco-button', (items) => items.map((b) => b.textContent));
+  assert.deepEqual(failureButtons, ['Show Problems'], 'Show Problems, and no launch.json button (there is none)');
+  await until('no debug session', noSession, 10000);
+  await (await page.$('.notification-list-item .monaco-button')).click();
+  const problems = await until('the error in the Problems view', () =>
+    page.evaluate(() => {
+      const rows = [...document.querySelectorAll('.markers-panel .monaco-list-row')].map((r) => r.textContent);
+      return rows.some((r) => /Ln 76/.test(r) || /\[Ln 76,/.test(r)) ? rows : undefined;
+    }),
+  );
+  assert.equal(problems.filter((r) => /Ln 76/.test(r)).length, 1, `the error once: ${JSON.stringify(problems)}`);
+  await page.mouse.move(5, 5);
+  await shot('problems');
+  // Check Project says the same without a session.
+  await runCommand('Notifications: Clear All Notifications');
+  await runCommand('scanback: Check Project');
+  await until('Check Project to report', () =>
+    page.evaluate(() => [...document.querySelectorAll('.notification-list-item-message')].some((e) => /lsp-plant: 1 error in 4 files; see Problems\./.test(e.textContent))),
+  );
+  await runCommand('Notifications: Clear All Notifications');
+});
+
+test('the keys of Step Back and Reverse Continue are free in VS Code\'s default keymap', async () => {
+  const manifest = JSON.parse(readFileSync(join(here, '../../package.json'), 'utf8'));
+  const keys = manifest.contributes.keybindings.map((k) => k.key);
+  assert.deepEqual(manifest.contributes.keybindings.map((k) => k.command).sort(), ['workbench.action.debug.reverseContinue', 'workbench.action.debug.stepBack']);
+  await runCommand('Preferences: Open Default Keyboard Shortcuts (JSON)');
+  await until('the default keybindings', () =>
+    page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.textContent.includes('keybindings.json')),
+  );
+  // The find widget counts the matches of `"key": "<key>"` in the whole default keymap.
+  const count = async (text) => {
+    await page.click('.editor-instance .monaco-editor .view-lines');
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyF');
+    await page.keyboard.up('Control');
+    await page.waitForSelector('.find-widget.visible .input', { visible: true });
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyA');
+    await page.keyboard.up('Control');
+    await page.keyboard.type(text);
+    return until(`the count of ${text}`, async () => {
+      const label = await page.$eval('.find-widget .matchesCount', (e) => e.textContent).catch(() => '');
+      if (/No results/i.test(label)) return 'none';
+      const match = /of (\d+)/.exec(label);
+      return match ? match[1] : undefined;
+    }, 10000);
+  };
+  // The check sees a bound key: VS Code binds Shift+F10 (the editor's context menu) and
+  // Ctrl+Shift+F5 (Restart), the keys first proposed.
+  assert.notEqual(await count('"key": "shift+f10"'), 'none');
+  assert.notEqual(await count('"key": "ctrl+shift+f5"'), 'none');
+  for (const key of keys) assert.equal(await count(`"key": "${key}"`), 'none', `${key} is free in the default keymap`);
+  await page.keyboard.press('Escape');
+  await runCommand('View: Close Editor');
 });

@@ -56,7 +56,10 @@ test('a failed reload (a compile error) is shown, not thrown', async () => {
 });
 
 function activateExtension() {
-  const context = { subscriptions: [], extensionUri: vscode.Uri.file('/ext'), extensionPath: '/ext' };
+  const environment = { description: '', prepended: [], prepend(name, value) { this.prepended.push([name, value]); }, clear() { this.prepended = []; } };
+  const store = new Map();
+  const workspaceState = { get: (k) => store.get(k), update: (k, v) => (store.set(k, v), Promise.resolve()) };
+  const context = { subscriptions: [], extensionUri: vscode.Uri.file('/ext'), extensionPath: '/ext', environmentVariableCollection: environment, workspaceState };
   activate(context);
   return context;
 }
@@ -85,11 +88,17 @@ test('with reloadOnSave on, saving an .st file reloads the launch program; other
   assert.deepEqual(session.requests, [{ command: 'stReload', args: { program: ['/work/plant/*.st'] } }]);
 });
 
-test('nothing but a save triggers a reload: no focus, editor or edit listeners', () => {
+test('nothing but a save triggers a reload: no focus or editor listeners, an edit reloads nothing', async () => {
   activateExtension();
+  mock.state.settings['scanback.reloadOnSave'] = true;
+  const session = mock.fakeSession(liveLaunch, answer);
+  mock.state.activeDebugSession = session;
   assert.equal(mock.events.didChangeActiveTextEditor.listeners.length, 0);
-  assert.equal(mock.events.didChangeTextDocument.listeners.length, 0);
   assert.equal(mock.events.didSave.listeners.length, 1);
+  // (The one edit listener drops the edited file's errors of the last launch from Problems.)
+  mock.events.didChangeTextDocument.fire({ document: { uri: vscode.Uri.file('/work/plant/fbs.st') }, contentChanges: [{ text: 'x' }] });
+  await flush();
+  assert.deepEqual(session.requests, []);
 });
 
 test('activation registers the debugger pieces, the view and every command of the manifest', () => {
@@ -100,7 +109,7 @@ test('activation registers the debugger pieces, the view and every command of th
   assert.ok(mock.calls.registered.adapterFactory.has('scanback'));
   assert.ok(mock.calls.registered.trackerFactory.has('scanback'));
   assert.ok(mock.calls.registered.webviewViewProvider.has('scanback.timeline'));
-  assert.deepEqual(manifest.contributes.views.debug.map((v) => v.id), ['scanback.timeline']);
+  assert.deepEqual(manifest.contributes.views['scanback-panel'].map((v) => v.id), ['scanback.timeline']);
 });
 
 test('the tracker refreshes the timeline on stops and marks resuming requests', async () => {

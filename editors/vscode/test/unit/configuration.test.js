@@ -52,7 +52,10 @@ test('a launch without program or trace and no .st file open is refused with the
 
 test('a complete configuration is kept; cwd defaults to the workspace folder', () => {
   const replay = { type: 'scanback', request: 'launch', name: 'Post-mortem', trace: '/t/plant.trace' };
-  assert.deepEqual(provider.resolveDebugConfiguration(folder, replay), { ...replay, cwd: '/work/project' });
+  // A replay also gets where its sources are looked for and how others are named (traceSources.ts).
+  assert.deepEqual(provider.resolveDebugConfiguration(folder, replay), { ...replay, cwd: '/work/project', sourceFolders: [], sourceScheme: 'scanback-trace' });
+  mock.state.workspaceFolders = [folder];
+  assert.deepEqual(provider.resolveDebugConfiguration(folder, replay).sourceFolders, ['/work/project']);
   const live = { type: 'scanback', request: 'launch', name: 'P', program: 'x.st', cwd: '/elsewhere' };
   assert.deepEqual(provider.resolveDebugConfiguration(folder, live), live);
 });
@@ -149,7 +152,7 @@ const debuggerContribution = manifest.contributes.debuggers.find((d) => d.type =
 
 test('the launch attributes describe every argument the server takes, each with a description and a default', () => {
   const launch = debuggerContribution.configurationAttributes.launch.properties;
-  const expected = ['program', 'cwd', 'stopOnEntry', 'inputs', 'cycles', 'realtime', 'record', 'keepTrace', 'nonstop', 'trace', 'startAt'];
+  const expected = ['program', 'cwd', 'stopOnEntry', 'inputs', 'cycles', 'realtime', 'record', 'keepTrace', 'nonstop', 'trace', 'startAt', 'sourceFolders', 'sourceScheme'];
   assert.deepEqual(Object.keys(launch).sort(), [...expected].sort());
   for (const [name, attribute] of Object.entries(launch)) {
     assert.ok(attribute.description && attribute.description.length > 10, `${name} has a description`);

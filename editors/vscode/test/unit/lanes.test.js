@@ -219,7 +219,10 @@ test('remove drops the lane without asking the adapter; ready resends the lanes;
   assert.deepEqual(lastSignals(view).signals.map((s) => s.variable), ['%IX0.1']);
   view.posted.length = 0;
   await view.receive({ type: 'ready' });
-  assert.deepEqual(view.posted.map((m) => m.type), ['session', 'timeline', 'signals']);
+  assert.deepEqual(view.posted.map((m) => m.type).filter((t) => t !== 'markers'), ['session', 'timeline', 'signals']);
+  // The writes of the lane still shown are its markers; the removed lane's are gone.
+  for (const m of view.posted.filter((p) => p.type === 'markers').flatMap((p) => p.markers))
+    assert.ok(m.kind === 'write' && m.label.startsWith('%IX0.1 := '), JSON.stringify(m));
   // A restarted session: the lanes stay, waiting for the new history's data.
   const again = mock.fakeSession({ type: 'scanback', request: 'launch', name: 'Replay', trace: '/t/plant.trace' }, adapter());
   provider.sessionStarted(again);

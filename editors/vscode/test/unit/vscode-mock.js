@@ -19,6 +19,7 @@ class EventEmitter {
 
 const Uri = {
   file: (p) => ({ scheme: 'file', fsPath: p, path: p, toString: () => `file://${p}` }),
+  parse: (text) => Uri.file(text.replace(/^file:\/\//, '')),
   joinPath: (base, ...parts) => Uri.file(path.join(base.fsPath, ...parts)),
 };
 
@@ -35,7 +36,7 @@ function reset() {
     openDialogAnswer: undefined,
     workspaceFolders: [],
   };
-  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], startDebugging: [], setContext: [], registered: {} };
+  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], startDebugging: [], setContext: [], registered: {}, statusBarItems: [], diagnosticCollections: [] };
   events = {
     didSave: new EventEmitter(),
     didChangeActiveTextEditor: new EventEmitter(),
@@ -84,7 +85,52 @@ const vscode = {
     ),
     showOpenDialog: (options) => (calls.openDialog.push(options), Promise.resolve(state.openDialogAnswer)),
     registerWebviewViewProvider: register('webviewViewProvider'),
+    createStatusBarItem: (id) => {
+      const item = { id, text: '', tooltip: undefined, command: undefined, visible: false, show() { this.visible = true; }, hide() { this.visible = false; }, dispose() {} };
+      calls.statusBarItems.push(item);
+      return item;
+    },
+    createTextEditorDecorationType: (options) => ({ options, dispose() {} }),
+    onDidChangeVisibleTextEditors: () => disposable,
+    get visibleTextEditors() {
+      return [];
+    },
   },
+  languages: {
+    createDiagnosticCollection: (name) => {
+      const entries = new Map();
+      const collection = {
+        name,
+        entries,
+        set: (uri, list) => entries.set(uri.toString(), list),
+        delete: (uri) => entries.delete(uri.toString()),
+        clear: () => entries.clear(),
+        dispose() {},
+      };
+      calls.diagnosticCollections.push(collection);
+      return collection;
+    },
+    getDiagnostics: () => [],
+  },
+  Range: class {
+    constructor(startLine, startCharacter, endLine, endCharacter) {
+      this.start = { line: startLine, character: startCharacter };
+      this.end = { line: endLine, character: endCharacter };
+    }
+  },
+  Diagnostic: class {
+    constructor(range, message, severity) {
+      Object.assign(this, { range, message, severity });
+    }
+  },
+  DiagnosticSeverity: { Error: 0, Warning: 1 },
+  ThemeColor: class {
+    constructor(id) {
+      this.id = id;
+    }
+  },
+  StatusBarAlignment: { Left: 1, Right: 2 },
+  OverviewRulerLane: { Left: 1 },
   workspace: {
     getConfiguration: (section) => ({
       get: (key, fallback) => {
@@ -96,6 +142,9 @@ const vscode = {
     onDidChangeTextDocument: (l) => events.didChangeTextDocument.event(l),
     onDidChangeConfiguration: (l) => events.didChangeConfiguration.event(l),
     getWorkspaceFolder: () => state.workspaceFolders[0],
+    textDocuments: [],
+    registerTextDocumentContentProvider: register('contentProvider'),
+    findFiles: () => Promise.resolve([]),
     get workspaceFolders() {
       return state.workspaceFolders;
     },

@@ -151,8 +151,63 @@ test('the keyboard moves and seeks: arrows, then Enter; End', async () => {
   await page.keyboard.press('ArrowLeft');
   await page.keyboard.press('Enter');
   assert.deepEqual((await waitForSeeks(1))[0], { type: 'seek', cycle: 402 });
+  // End goes to the live edge (the end of a replayed recording): the adapter knows where it is.
   await page.keyboard.press('End');
-  assert.deepEqual((await waitForSeeks(2))[1], { type: 'seek', cycle: 1999 }, 'a pause after a key sends it');
+  await page.waitForFunction(() => window.posted.some((m) => m.type === 'goToLive'), { timeout: 5000 });
+  assert.equal((await seeks()).length, 1, 'End seeks no cycle of its own');
+});
+
+test('where you are: a banner in history with Go to Live, the runtime running; none in a replay at its end', async () => {
+  await show({ ...live, cycle: 100, step: 2, newest: { cycle: live.lastCycle, step: 93 }, running: true });
+  assert.equal(await hidden('#where'), false);
+  assert.equal(await text('#where-text'), `history, cycle 100 of ${live.lastCycle} — runtime running`);
+  assert.equal(await hidden('#go-live'), false);
+  await page.click('#go-live');
+  await page.waitForFunction(() => window.posted.some((m) => m.type === 'goToLive'), { timeout: 5000 });
+  await send({ type: 'timeline', timeline: { ...live, newest: { cycle: live.cycle, step: live.step }, running: true } });
+  await page.waitForFunction(() => document.getElementById('where-text').textContent.startsWith('live'));
+  assert.equal(await text('#where-text'), `live, cycle ${live.cycle} — runtime running`);
+  assert.equal(await hidden('#go-live'), true);
+  await show({ ...replay, cycle: replay.lastCycle, newest: { cycle: replay.lastCycle, step: replay.step } });
+  assert.equal(await hidden('#where'), true);
+});
+
+test('the time axis has ticks in cycles and virtual time', async () => {
+  await show(replay);
+  const ticks = await page.$$eval('#ticks .tick', (all) => all.map((t) => ({ text: t.textContent, left: parseFloat(t.style.left) })));
+  assert.ok(ticks.length >= 2, JSON.stringify(ticks));
+  for (const t of ticks) {
+    const match = /^(\d+)(T#.*)$/.exec(t.text);
+    assert.ok(match, t.text);
+    const cycle = Number(match[1]);
+    assert.equal(cycle % 100, 0, 'round cycles');
+    assert.ok(Math.abs(t.left - (cycle - replay.firstCycle) / (replay.lastCycle - replay.firstCycle) * 100) < 1e-3);
+  }
+});
+
+test('markers of several sources: drawn by kind, each replaced by its source, a click seeks there', async () => {
+  await show(replay);
+  await send({ type: 'markers', source: 'breakpoints', markers: [{ cycle: 500, step: 3, kind: 'breakpoint', label: 'breakpoint hit' }] });
+  await send({ type: 'markers', source: 'lanes', markers: [{ cycle: 800, step: 1, kind: 'write', label: 'Line.run := TRUE' }, { cycle: -4, kind: 'write', label: 'bad' }] });
+  await send({ type: 'markers', source: 'recording', markers: [{ cycle: 1999, kind: 'fault', label: 'fault: division by zero' }] });
+  await page.waitForFunction(() => document.querySelectorAll('#markers .marker').length === 3);
+  const kinds = await page.$$eval('#markers .marker', (all) => all.map((m) => [m.dataset.kind, m.title]));
+  assert.deepEqual(kinds, [
+    ['breakpoint', 'breakpoint hit (500:3)'],
+    ['write', 'Line.run := TRUE (800:1)'],
+    ['fault', 'fault: division by zero (cycle 1999)'],
+  ]);
+  await send({ type: 'markers', source: 'lanes', markers: [] });
+  await page.waitForFunction(() => document.querySelectorAll('#markers .marker').length === 2);
+  await page.click('#markers .marker[data-kind="breakpoint"]');
+  assert.deepEqual((await waitForSeeks(1))[0], { type: 'seek', cycle: 500, step: 3 });
+});
+
+test('no statistics of cycle times before a cycle was measured', async () => {
+  await show({ ...live, cycleTime: { cycles: 0, medianNs: 0, p99Ns: 0, maxNs: 0 } });
+  const stats = await text('#stats');
+  assert.doesNotMatch(stats, /median/);
+  assert.doesNotMatch(stats, /0 cycles/);
 });
 
 test('gaps are drawn, and a click inside one goes to the first cycle after it', async () => {
@@ -458,4 +513,19 @@ test('screenshot of lanes (kept as a test artifact)', async () => {
   const file = join(artifacts, 'timeline-lanes-webview.png');
   await page.screenshot({ path: file });
   assert.ok(readFileSync(file).length > 1000);
+});
+
+test('the view as the bottom panel shows it: banner, axis, markers and lanes (a picture for the docs)', async () => {
+  await page.setViewport({ width: 1280, height: 360 });
+  const attached = { ...replay, live: true, cycle: 400, step: 50, newest: { cycle: 1999, step: 30 }, running: true };
+  await show(attached, { type: 'session', state: 'active', name: 'Attach to unix:///run/plant.sock', live: true });
+  const lanes = { ...signals, signals: signals.signals.filter((s) => ['Line.conveyorOut', 'Line.state', 'gTank.level'].includes(s.variable)) };
+  await send({ type: 'signals', signals: lanes });
+  const writes = lanes.signals[0].changes.map((c) => ({ cycle: c.cycle, step: Math.max(0, c.step - 1), kind: 'write', label: `Line.conveyorOut := ${c.value.text}` }));
+  await send({ type: 'markers', source: 'lanes', markers: writes });
+  await send({ type: 'markers', source: 'breakpoints', markers: [{ cycle: 400, step: 50, kind: 'breakpoint', label: 'breakpoint hit' }] });
+  await send({ type: 'markers', source: 'recording', markers: [{ cycle: 1200, kind: 'gap', label: 'cycles 1200..1209 dropped' }] });
+  await page.waitForFunction(() => document.querySelectorAll('#markers .marker').length >= 3 && document.querySelectorAll('#lanes .lane').length === 3);
+  assert.equal(await text('#where-text'), 'history, cycle 400 of 1999 — runtime running');
+  await page.screenshot({ path: join(artifacts, 'webview-timeline-panel.png') });
 });

@@ -28,8 +28,9 @@ describe('variables and evaluation', function () {
     const { dc } = ctx;
     const frameId = await stopInSupervisor(dc, L.reports);
     const scopes = await dc.scopes(frameId);
-    assert.deepStrictEqual(scopes.list.map((s) => s.name), ['Locals', 'Instance', 'Globals', 'Retain', 'I/O']);
-    assert.strictEqual(scopes.byName.Locals.presentationHint, 'locals');
+    // A PROGRAM frame: its Instance first (the scope VS Code expands); no Locals, Supervisor has no
+    // VAR_TEMP or inputs.
+    assert.deepStrictEqual(scopes.list.map((s) => s.name), ['Instance', 'Globals', 'Retain', 'I/O']);
     const globals = await dc.variables(scopes.byName.Globals.variablesReference);
     // gStations : ARRAY[1..3] OF Station, initialised with the station names.
     const stations = globals.byName.gStations;
@@ -68,8 +69,7 @@ describe('variables and evaluation', function () {
     assert.strictEqual(io.byName.gHorn.type, 'BOOL AT %QX0.3');
     assert.deepStrictEqual([io.byName['Line.startPb'].type, io.byName['Tank.levelRaw'].type, io.byName['Tank.levelRaw'].value],
       ['BOOL AT %IX0.0', 'INT AT %IW2', '13824']);
-    // The program's own variables, once: in Instance, not in Locals (VAR_TEMP and inputs only).
-    assert.strictEqual((await dc.variables(scopes.byName.Locals.variablesReference)).byName.upTicks, undefined);
+    // The program's own variables, in Instance.
     const locals = await dc.variables(scopes.byName.Instance.variablesReference);
     assert.strictEqual(locals.byName.upTicks.value, '1');
     assert.strictEqual(locals.byName.events.type, 'EventLog');

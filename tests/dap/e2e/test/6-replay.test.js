@@ -120,6 +120,7 @@ describe('replay', function () {
     assert.deepStrictEqual({ ...t, step: 0, fault: undefined }, {
       firstCycle: 0, lastCycle: 3, firstTimeNs: 0, lastTimeNs: 30000000, cycle: 3, step: 0, timeNs: 30000000,
       tasks: [{ threadId: 1, name: 'Main', intervalNs: 10000000 }], gaps: [], live: false, fault: undefined,
+      newest: { cycle: 3, step: t.step }, running: false,
     });
     // docs/timeline-protocol.md: the fault is an object with its position and source line.
     assert.ok(t.fault.message.includes(`${cell.lib}:${C.ratio}`) && /division by zero/.test(t.fault.message), JSON.stringify(t.fault));
@@ -520,7 +521,7 @@ describe('replay', function () {
     for (const reference of [globals, gTank])
       assert.match((await dc.fails('variables', { variablesReference: reference })).message, /no variables with reference/);
     // One step earlier: before the write.
-    const fresh = (await dc.scopes((await dc.topFrame(1)).id)).byName.Locals.variablesReference;
+    const fresh = (await dc.scopes((await dc.topFrame(1)).id)).byName.Instance.variablesReference;
     await dc.resumeToStop('scanback/seek', { cycle: batch.cycle, step: batch.step - 1 });
     assert.strictEqual(await value(dc, 'Line.batches'), '0');
     assert.match((await dc.fails('variables', { variablesReference: fresh })).message, /no variables with reference/, 'also after a move backwards');

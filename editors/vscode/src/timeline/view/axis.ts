@@ -55,3 +55,24 @@ export function clampWindow(w: CycleWindow, whole: CycleWindow): CycleWindow {
   if (!Number.isFinite(first)) first = whole.first;
   return { first, last: first + Math.round(span) };
 }
+
+/** Up to about `count` round cycle numbers inside the window for the axis' ticks (steps of 1, 2 or
+ *  5 times a power of ten), first to last. */
+export function ticksOf(w: CycleWindow, count = 6): number[] {
+  const span = w.last - w.first;
+  if (span <= 0 || count < 1) return [w.first];
+  const raw = span / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
+  const out: number[] = [];
+  for (let c = Math.ceil(w.first / step) * step; c <= w.last; c += step) out.push(Math.round(c));
+  return out;
+}
+
+/** The virtual time at `cycle`, between the history's two ends whose times are known (linear:
+ *  exact for one task of a fixed interval, an estimate between its ends otherwise). */
+export function timeAtCycle(cycle: number, ends: { firstCycle: number; lastCycle: number; firstTimeNs: number; lastTimeNs: number }): number {
+  const span = ends.lastCycle - ends.firstCycle;
+  if (span <= 0) return ends.firstTimeNs;
+  return ends.firstTimeNs + ((cycle - ends.firstCycle) / span) * (ends.lastTimeNs - ends.firstTimeNs);
+}

@@ -1,8 +1,8 @@
 // The Scan Timeline webview. It draws what the extension sends (docs/timeline-protocol.md) and
 // posts the user's requests back; it holds no state the extension cannot resend: a reload of the
 // page asks for everything again with `ready`.
-import type { SessionState, TimelineBody, TimelineMessage, ViewMessage } from '../protocol';
-import { clampWindow, fractionOf, scrollWindow, zoomWindow, type CycleWindow } from './axis';
+import { validMarkers, type Marker, type SessionState, type TimelineBody, type TimelineMessage, type ViewMessage } from '../protocol';
+import { clampWindow, fractionOf, scrollWindow, ticksOf, timeAtCycle, zoomWindow, type CycleWindow } from './axis';
 import { formatDuration, formatPosition, formatVirtualTime } from './format';
 import { Lanes } from './lanes';
 
@@ -34,6 +34,12 @@ const stats = byId('stats');
 const statsRows = byId('stats-rows');
 const zoomLabel = byId('zoom-label');
 const lanes = new Lanes(byId('lanes'), byId('lanes-empty'));
+const where = byId('where');
+const whereText = byId('where-text');
+const ticks = byId('ticks');
+const markerRow = byId('markers');
+/** The markers of each source (`markers` messages), drawn together. */
+const markerSets = new Map<string, Marker[]>();
 
 let session: { state: SessionState; name?: string; live?: boolean } = { state: 'none' };
 let previousSession: string | undefined;
@@ -165,6 +171,8 @@ function renderSession() {
     // timeline; another session's zoom does not fit this one.
     lastRequest = '';
     if (session.name !== previousSession) zoom = undefined;
+    // Another history: the markers of the last one do not belong to it (their sources resend).
+    if (session.name !== previousSession) markerSets.clear();
   }
   previousSession = session.state === 'active' ? session.name : previousSession;
 }
@@ -243,13 +251,18 @@ function renderTimeline() {
   liveEdge.hidden = !t.live || !inView(t.lastCycle, t);
   if (t.live) liveEdge.style.left = '100%';
 
+  renderWhere(t);
+  renderTicks(t);
+  renderMarkers();
+
   statsRows.replaceChildren();
   statRow('cycles', `${t.lastCycle - t.firstCycle + 1} recorded (${t.firstCycle}..${t.lastCycle})`);
   statRow('virtual time', `${formatVirtualTime(t.firstTimeNs)} .. ${formatVirtualTime(t.lastTimeNs)}`);
   if (t.gaps.length > 0)
     statRow('gaps', `${t.gaps.length} (${t.gaps.reduce((n, g) => n + g.cycleCount, 0)} cycles dropped)`);
   statRow('tasks', t.tasks.map((task) => `${task.name} (${formatDuration(task.intervalNs)})`).join(', '));
-  if (t.cycleTime) {
+  // No statistics before there are any: a first stop has measured no cycle yet.
+  if (t.cycleTime && t.cycleTime.cycles > 0) {
     const c = t.cycleTime;
     statRow('cycle time', `median ${formatDuration(c.medianNs)} · p99 ${formatDuration(c.p99Ns)} · max ${formatDuration(c.maxNs)}`);
     statRow('measured', `${c.cycles} cycles`);
@@ -262,6 +275,67 @@ function renderTimeline() {
   if (!dragging && pendingCycle === undefined) showPreview(undefined);
   renderLanes();
 }
+
+/** History or live: the banner over the strip, with the way back to the live edge. */
+function renderWhere(t: TimelineBody) {
+  const newest = t.newest ?? { cycle: t.lastCycle, step: t.step };
+  const atNewest = newest.cycle === t.cycle && newest.step === t.step;
+  const running = t.running ? ' — runtime running' : '';
+  where.hidden = !t.live && atNewest;
+  where.dataset.state = atNewest ? 'live' : 'history';
+  whereText.textContent = atNewest
+    ? `live, cycle ${t.cycle}${running}`
+    : `history, cycle ${t.cycle} of ${t.lastCycle}${running}`;
+  byId('go-live').hidden = atNewest;
+}
+
+/** The time axis: round cycle numbers of the window with their virtual times. */
+function renderTicks(t: TimelineBody) {
+  const w = windowOf(t);
+  const width = laneWidth();
+  const cycles = ticksOf(w, Math.max(2, Math.min(8, Math.floor(width / 90))));
+  // Interpolated times are rounded to a tenth of the time between two ticks, in a power of ten.
+  const between = cycles.length > 1 ? Math.abs(timeAtCycle(cycles[1], t) - timeAtCycle(cycles[0], t)) : 0;
+  const unit = between > 0 ? 10 ** Math.floor(Math.log10(between / 10)) : 1;
+  ticks.replaceChildren(
+    ...cycles.map((cycle) => {
+      const tick = document.createElement('span');
+      tick.className = 'tick';
+      tick.style.left = `${percent(cycle, t)}%`;
+      const time = formatVirtualTime(Math.round(timeAtCycle(cycle, t) / unit) * unit);
+      tick.textContent = `${cycle}`;
+      tick.append(document.createElement('br'), time);
+      tick.title = `cycle ${cycle} · ${time}`;
+      return tick;
+    }),
+  );
+}
+
+/** Every source's markers in the window, as buttons: a click goes to the marker's position. */
+function renderMarkers() {
+  const t = timeline;
+  if (!t) return;
+  const shown: HTMLElement[] = [];
+  for (const markers of markerSets.values()) {
+    for (const m of markers) {
+      if (!inView(m.cycle, t)) continue;
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'marker';
+      b.dataset.kind = m.kind;
+      b.dataset.cycle = String(m.cycle);
+      b.style.left = `${percent(m.cycle, t)}%`;
+      const at = m.step === undefined ? `cycle ${m.cycle}` : `${formatPosition(m.cycle, m.step)}`;
+      b.title = `${m.label} (${at})`;
+      b.setAttribute('aria-label', b.title);
+      b.addEventListener('click', () => post(m.step === undefined ? { type: 'seek', cycle: m.cycle } : { type: 'seek', cycle: m.cycle, step: m.step }));
+      shown.push(b);
+    }
+  }
+  markerRow.replaceChildren(...shown);
+}
+
+byId('go-live').addEventListener('click', () => post({ type: 'goToLive' }));
 
 window.addEventListener('message', (event: MessageEvent) => {
   const message = event.data as TimelineMessage;
@@ -281,6 +355,11 @@ window.addEventListener('message', (event: MessageEvent) => {
     case 'signals':
       lanes.set(message.signals);
       renderLanes();
+      break;
+    case 'markers':
+      if (typeof message.source !== 'string') break;
+      markerSets.set(message.source, validMarkers(message.markers));
+      renderMarkers();
       break;
     case 'error':
       errorText.textContent = message.message;
@@ -333,6 +412,16 @@ track.addEventListener('keydown', (event: KeyboardEvent) => {
     event.preventDefault();
     if (event.key === '0') setZoom(undefined);
     else zoomBy(event.key === '-' ? 2 : 0.5);
+    return;
+  }
+  if (event.key === 'End') {
+    // The live edge (the end of a replayed recording): scanback/goToLive, which knows where it is.
+    event.preventDefault();
+    if (pendingTimer !== undefined) clearTimeout(pendingTimer);
+    pendingTimer = undefined;
+    pendingCycle = undefined;
+    showPreview(undefined);
+    post({ type: 'goToLive' });
     return;
   }
   if (event.key === 'Enter' || event.key === ' ') {
