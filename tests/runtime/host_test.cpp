@@ -228,7 +228,8 @@ TEST(RuntimeHost, ControlClientsForceAndReleaseVariablesAndAddresses) {
   ASSERT_TRUE(client);
   control::json forced = ask(*client, "force", {{"target", "%IB0"}, {"value", "40"}});
   ASSERT_EQ(forced["ok"], true) << forced.dump();
-  EXPECT_EQ(forced["force"], (control::json{{"target", "%IB0"}, {"value", "40"}, {"type", "USINT"}}));
+  EXPECT_EQ(forced["force"],
+            (control::json{{"target", "%IB0"}, {"value", "40"}, {"type", "BYTE"}}));  // the address's own type
   forced = ask(*client, "force", {{"target", "main.outValue"}, {"value", "7"}});
   ASSERT_EQ(forced["ok"], true) << forced.dump();
   EXPECT_EQ(forced["force"]["target"], "Main.outValue");
