@@ -1205,10 +1205,10 @@ TEST(ParserWindow, ConstructsThatComeBackToTheirFirstTokenAfterLongBodies) {
   EXPECT_EQ(tank.methods[0].body.size(), 20000u);
   ASSERT_EQ(tank.methods[1].vars.size(), 1u);  // the SET's input, of the property's type
   EXPECT_EQ(tank.methods[1].vars[0].type->kind, TypeRefKind::Array);
-  // A misplaced METHOD is reported at its first token, after its body is parsed.
-  auto m = parse("PROGRAM P\nVAR x : INT; END_VAR\nMETHOD Long\nVAR y : INT; END_VAR\n" + body + "END_METHOD\n" +
-                 "END_PROGRAM\n");
-  EXPECT_TRUE(hasError(*m, "t.st:3:1: error: METHOD is only allowed inside a FUNCTION_BLOCK")) << m->errors();
+  // A misplaced METHOD (in a FUNCTION) is reported at its first token, after its body is parsed.
+  auto m = parse("FUNCTION P : INT\nVAR x : INT; END_VAR\nMETHOD Long\nVAR y : INT; END_VAR\n" + body + "END_METHOD\n" +
+                 "END_FUNCTION\n");
+  EXPECT_TRUE(hasError(*m, "t.st:3:1: error: METHOD is only allowed inside a PROGRAM, FUNCTION_BLOCK")) << m->errors();
   EXPECT_EQ(m->diag.errorCount(), 1u) << m->errors();
   // A block statement's end is matched to its opener after a long body.
   auto i = parse("PROGRAM P\nVAR x : INT; END_VAR\nIF x > 0 THEN\n" + body + "END_PROGRAM\n");
@@ -1246,13 +1246,13 @@ TEST(ParserErrors, MisplacedConstructs) {
   auto p = parse(
       "METHOD M END_METHOD\n"
       "VAR_CONFIG a.b AT %IX0.0 : BOOL; END_VAR\n"
-      "PROGRAM P METHOD Q END_METHOD END_PROGRAM\n"
+      "FUNCTION P : INT METHOD Q END_METHOD END_FUNCTION\n"
       "FUNCTION NoType VAR x : INT; END_VAR END_FUNCTION\n"  // valid: a FUNCTION without a return type
       "PROGRAM R x := 1; VAR y : INT; END_VAR END_PROGRAM\n");
   std::string e = p->errors();
-  EXPECT_TRUE(hasError(*p, "t.st:1:1: error: METHOD is only allowed inside a FUNCTION_BLOCK")) << e;
+  EXPECT_TRUE(hasError(*p, "t.st:1:1: error: METHOD is only allowed inside a PROGRAM, FUNCTION_BLOCK")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:2:1: error: VAR_CONFIG is only allowed in a CONFIGURATION")) << e;
-  EXPECT_TRUE(hasError(*p, "t.st:3:11: error: METHOD is only allowed inside a FUNCTION_BLOCK")) << e;
+  EXPECT_TRUE(hasError(*p, "t.st:3:18: error: METHOD is only allowed inside a PROGRAM, FUNCTION_BLOCK")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:5:19: error: variable declarations must come before the statements")) << e;
   EXPECT_EQ(p->diag.errorCount(), 4u) << e;
   EXPECT_EQ(p->unit.pous.size(), 3u);

@@ -2162,7 +2162,7 @@ class Parser {
       case K::KwVarGlobal: parseVarSection(unit.globals); return;
       case K::KwConfiguration: unit.configurations.push_back(parseConfiguration()); return;
       case K::KwMethod:
-        errorHere("METHOD is only allowed inside a FUNCTION_BLOCK, CLASS or INTERFACE");
+        errorHere("METHOD is only allowed inside a PROGRAM, FUNCTION_BLOCK, CLASS or INTERFACE");
         parsePou(PouKind::Method);
         return;
       case K::KwVarConfig: {
