@@ -828,9 +828,9 @@ void Compiler::writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type
       error(span, fmt::format("expected a {} for {}", type->wide ? "WSTRING" : "STRING", type->name));
       return;
     }
-    const uint16_t n = static_cast<uint16_t>(std::min<size_t>(c.stringUnits(), type->capacity));
-    std::memcpy(p, &n, 2);
-    std::memcpy(p + 2, c.s.data(), size_t{n} * type->unitBytes());
+    // The characters; the 0 after them and the unused units are the zeros buf starts with.
+    const size_t n = std::min<size_t>(c.stringUnits(), type->capacity);
+    std::memcpy(p, c.s.data(), n * type->unitBytes());
     return;
   }
   if (!type->isScalar()) {

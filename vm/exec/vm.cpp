@@ -192,7 +192,7 @@ std::string_view faultText(FaultCode code) {
 
 Vm::Vm(std::shared_ptr<const Program> program) : program_(std::move(program)) {
   imageSize_ = program_->imageSize();
-  const uint64_t bytes = uint64_t{imageSize_} + program_->stackSize;
+  const uint64_t bytes = uint64_t{imageSize_} + program_->stackSize + kEndZeros;
   allocating([&] { memory_.assign(bytes, 0); }, bytes,
              [&] {
                return fmt::format("allocating the VM's memory (an image of {} bytes and a stack of {})", imageSize_,
@@ -274,7 +274,7 @@ RunStatus Vm::run() {
   const Program& prog = *program_;
   const uint32_t* const code = prog.code.data();
   uint8_t* const mem = memory_.data();
-  const uint64_t memSize = memory_.size();
+  const uint64_t memSize = memorySize();
   // The operand bases, each less its selector bits (k << 30): an operand's address is then
   // B[o >> 30] + o, with no masking of the offset (unsigned arithmetic, so the bias wraps).
   auto biased = [](uint32_t k, const uint8_t* p) { return reinterpret_cast<uintptr_t>(p) - (uintptr_t{k} << 30); };
@@ -849,7 +849,7 @@ L_BNOT:
   SB_CVT_FROM(F32, float)
   SB_CVT_FROM(F64, double)
 
-  // ---- strings: operands point at [u16 length][bytes]
+  // ---- strings: operands point at the characters, 0-terminated (vm/exec/strings.h)
 L_SMOV:
   stringAssign(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))));
   NEXT(4);
