@@ -241,6 +241,20 @@ TEST(StringLayout, WrittenValuesAreTheCharactersAndZeros) {
   EXPECT_EQ(formatValue(*r.program, full, 0, -1, *s->type), "'abc'");
 }
 
+TEST(StringLayout, ProgramsThatStoreStrings) {
+  // Program::storesStrings decides whether an old trace's layout matters (docs/replayer.md).
+  auto stores = [](const std::string& text) {
+    const std::shared_ptr<const Program> p = test::mustCompile(text);
+    return p && p->storesStrings();
+  };
+  EXPECT_FALSE(stores("PROGRAM Main\nVAR n : INT; END_VAR\nn := LEN('abc');\nEND_PROGRAM\n"));
+  EXPECT_TRUE(stores("PROGRAM Main\nVAR s : STRING(3); END_VAR\ns := 'a';\nEND_PROGRAM\n"));
+  EXPECT_TRUE(stores("VAR_GLOBAL g : ARRAY[0..1] OF WSTRING; END_VAR\nPROGRAM Main\nEND_PROGRAM\n"));
+  EXPECT_TRUE(stores("TYPE R : STRUCT s : STRING; END_STRUCT; END_TYPE\n"
+                     "FUNCTION F : INT\nVAR r : R; END_VAR\nF := LEN(r.s);\nEND_FUNCTION\n"
+                     "PROGRAM Main\nVAR n : INT; END_VAR\nn := F();\nEND_PROGRAM\n"));
+}
+
 TEST(StringLayout, HostViewsFindTheZero) {
   uint8_t s[5] = {'a', 'b', 0, 'x', 0};
   EXPECT_EQ(stringView(s), "ab");
