@@ -218,8 +218,7 @@ TEST(StringLayout, StringsInStructsArraysBlocksAndInOuts) {
 
 TEST(StringLayout, WrittenValuesAreTheCharactersAndZeros) {
   // What a debugger's setVariable and a stimulus file write (encodeValue): the whole variable.
-  test::Running r = test::run(
-      "PROGRAM Main\nVAR\ns : STRING(3); w : WSTRING(2);\nEND_VAR\ns := s;\nEND_PROGRAM\n");
+  test::Running r = test::run("PROGRAM Main\nVAR\ns : STRING(3); w : WSTRING(2);\nEND_VAR\ns := s;\nEND_PROGRAM\n");
   ASSERT_TRUE(r.rt);
   std::string error;
   const std::optional<VariableLocation> s = findVariable(*r.program, "Main.s", error);
@@ -250,9 +249,10 @@ TEST(StringLayout, ProgramsThatStoreStrings) {
   EXPECT_FALSE(stores("PROGRAM Main\nVAR n : INT; END_VAR\nn := LEN('abc');\nEND_PROGRAM\n"));
   EXPECT_TRUE(stores("PROGRAM Main\nVAR s : STRING(3); END_VAR\ns := 'a';\nEND_PROGRAM\n"));
   EXPECT_TRUE(stores("VAR_GLOBAL g : ARRAY[0..1] OF WSTRING; END_VAR\nPROGRAM Main\nEND_PROGRAM\n"));
-  EXPECT_TRUE(stores("TYPE R : STRUCT s : STRING; END_STRUCT; END_TYPE\n"
-                     "FUNCTION F : INT\nVAR r : R; END_VAR\nF := LEN(r.s);\nEND_FUNCTION\n"
-                     "PROGRAM Main\nVAR n : INT; END_VAR\nn := F();\nEND_PROGRAM\n"));
+  EXPECT_TRUE(
+      stores("TYPE R : STRUCT s : STRING; END_STRUCT; END_TYPE\n"
+             "FUNCTION F : INT\nVAR r : R; END_VAR\nF := LEN(r.s);\nEND_FUNCTION\n"
+             "PROGRAM Main\nVAR n : INT; END_VAR\nn := F();\nEND_PROGRAM\n"));
 }
 
 TEST(StringLayout, HostViewsFindTheZero) {

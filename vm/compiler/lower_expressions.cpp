@@ -611,6 +611,8 @@ Value Compiler::lowerOperation(const sema::Expr& e, const Place* dest) {
 // ---------------------------------------------------------------- dispatch
 
 Value Compiler::lower(const sema::Expr& e, const Place* dest) {
+  if (e.kind == sema::ExprKind::Field || e.kind == sema::ExprKind::Offset || e.kind == sema::ExprKind::Element)
+    if (const sema::Expr* deref = narrowableDeref(e)) return lowerNarrowedDeref(e, *deref, dest);
   switch (e.kind) {
     case sema::ExprKind::Invalid: SB_ASSERT(false, "an invalid expression reached the code generator"); break;
     case sema::ExprKind::Constant: return Value{e.type, true, e.constant, {}};

@@ -600,12 +600,14 @@ L_STN : {
 // Pointer dereferences (docs/language.md, "Pointers"): the area search is in vm/exec/pointers.cpp.
 L_PCHK : {
   // NULL is left to the load or store that reads through it, where the evaluator faults too.
+  // The bytes read or written are those at ref + offset (a field's, an element's: `p^.x`).
   const uint32_t ref = RD(uint32_t, 0);
   if (ref != 0) {
-    REF_CHECK_ZERO_OK(ref, OPND(1));
-    if (!insideVariable(ref, OPND(1), OPND(2) != 0)) FAULT(OutsideVariable, outsideVariableDetail(ref, OPND(1)));
+    const uint64_t at = uint64_t{ref} + OPND(1);
+    REF_CHECK_ZERO_OK(at, OPND(2));
+    if (!insideVariable(at, OPND(2), OPND(3) != 0)) FAULT(OutsideVariable, outsideVariableDetail(at, OPND(2)));
   }
-  NEXT(4);
+  NEXT(5);
 }
 L_PVALID : {
   const uint32_t ref = RD(uint32_t, 1);
