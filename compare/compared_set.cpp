@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "vm/exec/strings.h"
 #include "vm/runtime/reload.h"
 
 namespace scanback::compare {
@@ -215,14 +216,12 @@ bool ComparedSet::same(size_t i, const uint8_t* a, const uint8_t* b) const {
     case ComparedValue::Kind::Bytes: return std::memcmp(x, y, v.width) == 0;
     case ComparedValue::Kind::String: {
       const Type* t = valueType(v.at[0].type);
-      uint16_t la, lb;
-      std::memcpy(&la, x, 2);
-      std::memcpy(&lb, y, 2);
+      // The characters up to the 0 (the bytes after it are not the value).
       const uint32_t unit = t->unitBytes();
-      const uint32_t room = v.width > 2 ? (v.width - 2) / unit : 0;
-      la = static_cast<uint16_t>(std::min<uint32_t>({la, t->capacity, room}));
-      lb = static_cast<uint16_t>(std::min<uint32_t>({lb, t->capacity, room}));
-      return la == lb && std::memcmp(x + 2, y + 2, size_t{la} * unit) == 0;
+      const uint32_t room = std::min<uint32_t>(t->capacity, v.width / unit);
+      const size_t la = stringLengthWithin(x, room, t->wide);
+      const size_t lb = stringLengthWithin(y, room, t->wide);
+      return la == lb && std::memcmp(x, y, la * unit) == 0;
     }
     case ComparedValue::Kind::Reference: return format(Side::A, i, a) == format(Side::B, i, b);
   }

@@ -8,6 +8,7 @@
 
 #include "replayer/signals.h"
 #include "vm/base/version.h"
+#include "vm/exec/strings.h"
 #include "vm/runtime/wide_values.h"
 
 namespace scanback::replay {
@@ -50,13 +51,11 @@ std::string vcdText(std::string_view text) {
   return out.empty() ? std::string("\"\"") : out;
 }
 
-// A STRING's bytes as stored (its length, capped at its capacity).
-std::string stringBytes(const uint8_t* image, uint32_t offset, const Type& type) {
+// A STRING's characters as stored (up to its 0, at most its capacity).
+std::string stringText(const uint8_t* image, uint32_t offset, const Type& type) {
   if (type.isWideString() || type.kind == TypeKind::WChar) return wideText(image + offset, type);  // as UTF-8
-  uint16_t length;
-  std::memcpy(&length, image + offset, 2);
-  length = static_cast<uint16_t>(std::min<uint32_t>(length, type.capacity));
-  return std::string(reinterpret_cast<const char*>(image + offset + 2), length);
+  const uint8_t* p = image + offset;
+  return std::string(reinterpret_cast<const char*>(p), stringLengthWithin(p, type.capacity, false));
 }
 
 // Splits "Line.filler.count" / "Main.a[3].b" at the dots outside brackets.
@@ -110,7 +109,7 @@ std::string vcdValue(const Program& program, const Column& s, const uint8_t* ima
     case SignalKind::String: {
       const Type* t = v.type;
       while (t->kind == TypeKind::Subrange) t = t->base;
-      return fmt::format("s{} {}", vcdText(stringBytes(image, v.offset, *t)), s.id);
+      return fmt::format("s{} {}", vcdText(stringText(image, v.offset, *t)), s.id);
     }
     case SignalKind::Integer: break;
   }

@@ -197,6 +197,16 @@ std::unique_ptr<Replayer> Replayer::open(std::unique_ptr<trace::TraceReader> rea
       return nullptr;
     }
   }
+  if (h.formatVersion < trace::kFirstCodesysStringsVersion && program->storesStrings()) {
+    error = fmt::format(
+        "the trace was recorded by scanback {} (trace format version {}), which stored a STRING as a "
+        "2-byte length and then its characters; this scanback stores it as CODESYS does (the "
+        "characters, then a 0 byte; format version {}) and cannot replay a program with strings "
+        "recorded the old way: replay it with scanback {}",
+        h.scanbackVersion.empty() ? "(unknown)" : h.scanbackVersion, h.formatVersion, trace::kFormatVersion,
+        h.scanbackVersion.empty() ? "of that version" : h.scanbackVersion);
+    return nullptr;
+  }
   if (program->hash != h.programHash) {
     error = fmt::format(
         "the program does not match the trace: the trace was recorded with program {}, this program "

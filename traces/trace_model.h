@@ -19,8 +19,14 @@ namespace scanback::trace {
 // Version 3 adds continuations (a chunk stored as several blocks, so that a recording reaches the
 // disk within its flush window without a keyframe each time); a version 2 reader would take one
 // for an unknown block, so version 3 traces need a version 3 reader.
-inline constexpr uint32_t kFormatVersion = 3;
-inline constexpr uint32_t kMinReaderVersion = 3;
+// Version 4 stores STRING and WSTRING as CODESYS does (n + 1 characters, 0-terminated; before, a
+// 2-byte length and then the characters): the blocks are those of version 3, but the image of a
+// program with strings is another, so a version 3 reader must refuse it rather than replay it
+// wrongly. This reader replays a version 1 to 3 trace whose program stores no string and refuses
+// one that does (replayer/replayer.cpp), naming the layout.
+inline constexpr uint32_t kFormatVersion = 4;
+inline constexpr uint32_t kMinReaderVersion = 4;
+inline constexpr uint32_t kFirstCodesysStringsVersion = 4;
 inline constexpr uint32_t kFirstNumberedVersion = 2;
 inline constexpr uint32_t kNoPath = 0xFFFFFFFFu;
 

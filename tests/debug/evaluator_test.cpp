@@ -337,11 +337,10 @@ std::string describe(const Program& p, const Type* type, const std::vector<uint8
   return "[" + hex(bytes) + "]";
 }
 
+// A STRING value's characters: up to its 0 (CODESYS's layout, vm/exec/strings.h).
 std::string_view stringOf(const std::vector<uint8_t>& bytes) {
-  if (bytes.size() < 2) return {};
-  uint16_t n;
-  std::memcpy(&n, bytes.data(), 2);
-  return std::string_view(reinterpret_cast<const char*>(bytes.data() + 2), std::min<size_t>(n, bytes.size() - 2));
+  const char* p = reinterpret_cast<const char*>(bytes.data());
+  return std::string_view(p, strnlen(p, bytes.size()));
 }
 
 // The evaluator's value of `expr` in `ctx`, or its error.
@@ -1156,6 +1155,44 @@ TEST(EvaluatorDifferential, CompilerStringElementConversion) {
   EXPECT_EQ(stringOf(ev.result.bytes), "three");
 }
 
+// CODESYS's string layout in the debugger's expressions: a pointer reads the characters, a 0
+// written through one ends the string, SIZEOF counts the 0, and the functions read up to the 0.
+TEST(EvaluatorStrings, CodesysLayout) {
+  test::Running r = test::run(
+      "PROGRAM Main\n"
+      "VAR s : STRING := 'abc'; t : STRING(6) := 'abcdef'; p, q : POINTER TO BYTE; END_VAR\n"
+      "p := ADR(s); q := ADR(t); q[2] := 0;\n"
+      "END_PROGRAM\n");
+  ASSERT_TRUE(r.program);
+  auto eval = [&](const std::string& expr) {
+    return evaluate(*r.program, UINT32_MAX, expr, r.rt->vm().memory(), r.rt->vm().memorySize(), {});
+  };
+  auto integer = [](const Evaluated& ev) {
+    int64_t v = 0;
+    std::memcpy(&v, ev.result.bytes.data(), std::min<size_t>(ev.result.bytes.size(), 8));
+    return v;
+  };
+  Evaluated ev = eval("Main.p^");
+  ASSERT_TRUE(ev.ok) << ev.error;
+  EXPECT_EQ(integer(ev) & 0xFF, 97);
+  ev = eval("(Main.p + 3)^");  // the 0 after 'abc'
+  ASSERT_TRUE(ev.ok) << ev.error;
+  EXPECT_EQ(integer(ev) & 0xFF, 0);
+  ev = eval("LEN(Main.t)");
+  ASSERT_TRUE(ev.ok) << ev.error;
+  EXPECT_EQ(integer(ev) & 0xFFFF, 2);
+  ev = eval("SIZEOF(Main.s)");
+  ASSERT_TRUE(ev.ok) << ev.error;
+  EXPECT_EQ(integer(ev), 81);
+  ev = eval("CONCAT(Main.t, Main.s)");
+  ASSERT_TRUE(ev.ok) << ev.error;
+  EXPECT_EQ(stringOf(ev.result.bytes), "ababc");
+  ev = eval("Main.t");
+  ASSERT_TRUE(ev.ok) << ev.error;
+  EXPECT_EQ(stringOf(ev.result.bytes), "ab");
+  EXPECT_EQ(r["Main.t"], "'ab'");
+}
+
 TEST(EvaluatorErrors, ScopeErrors) {
   std::string error;
   EXPECT_FALSE(Expression::compile(*fixture().program, 100000, "1", error));
@@ -1385,7 +1422,7 @@ TEST(EvaluatorResults, StorageAndAssignment) {
   ASSERT_TRUE(encodeAssignment(p, eval("col").result, "Blue", bytes, error)) << error;
   EXPECT_EQ(bytes, (std::vector<uint8_t>{6, 0}));
   ASSERT_TRUE(encodeAssignment(p, eval("lne.pts[1].name").result, "'ok'", bytes, error)) << error;
-  EXPECT_EQ(bytes.size(), 12u);
+  EXPECT_EQ(bytes.size(), 11u);  // STRING[10]: 10 characters and the 0
   EXPECT_EQ(stringOf(bytes), "ok");
   ASSERT_TRUE(encodeAssignment(p, eval("t").result, "T#2s", bytes, error)) << error;
   // No implicit BOOL conversion, as in ST.

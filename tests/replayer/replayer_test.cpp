@@ -785,6 +785,24 @@ TEST(Replayer, CraftedTracesBeyondTheImageLimitAreRefusedWithTheSizes) {
   }
 }
 
+TEST(Replayer, TracesOfTheOldStringLayoutReplayOnlyWithoutStrings) {
+  // docs/replayer.md, "Traces of older format versions".
+  std::string error;
+  const TempTrace withStrings(test::craftedTraceName(test::CraftedTrace::OldLayoutWithStrings));
+  ASSERT_TRUE(test::writeCraftedTrace(test::CraftedTrace::OldLayoutWithStrings, withStrings.string(), error)) << error;
+  EXPECT_FALSE(replay::Replayer::open(withStrings.string(), replay::ReplayOptions{}, error));
+  EXPECT_NE(error.find("recorded by scanback 0.9-old-layout (trace format version 3), which stored a STRING as a "
+                       "2-byte length and then its characters"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("replay it with scanback 0.9-old-layout"), std::string::npos) << error;
+  const TempTrace without(test::craftedTraceName(test::CraftedTrace::OldLayoutWithoutStrings));
+  ASSERT_TRUE(test::writeCraftedTrace(test::CraftedTrace::OldLayoutWithoutStrings, without.string(), error)) << error;
+  std::unique_ptr<replay::Replayer> replayer = replay::Replayer::open(without.string(), replay::ReplayOptions{}, error);
+  ASSERT_TRUE(replayer) << error;
+  EXPECT_EQ(replayer->program().storesStrings(), false);
+}
+
 TEST(Replayer, AStepWithNowhereToGoEndsAtTheFaultTheRecordingEndsInNeverGoingBack) {
   // Faults in its third cycle, inside the call of F.
   auto program = mustCompile(

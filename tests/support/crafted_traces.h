@@ -29,6 +29,10 @@ enum class CraftedTrace {
   ImageBeyondLimit,
   // A small valid program (the right hash) under a header claiming 8 bytes more than its image.
   ImageMismatch,
+  // Format version 3 (a STRING was a 2-byte length, then the characters): a program with a
+  // STRING, refused when replayed; the small program without one, replayed.
+  OldLayoutWithStrings,
+  OldLayoutWithoutStrings,
 };
 
 inline const char* craftedTraceName(CraftedTrace kind) {
@@ -37,6 +41,8 @@ inline const char* craftedTraceName(CraftedTrace kind) {
     case CraftedTrace::SourcesBeyondHeader: return "sources-beyond-header";
     case CraftedTrace::ImageBeyondLimit: return "image-beyond-limit";
     case CraftedTrace::ImageMismatch: return "image-mismatch";
+    case CraftedTrace::OldLayoutWithStrings: return "old-layout-strings";
+    case CraftedTrace::OldLayoutWithoutStrings: return "old-layout-no-strings";
   }
   return "?";
 }
@@ -61,13 +67,23 @@ inline constexpr std::string_view kCraftedSmallProgram =
       text = "PROGRAM Main\nVAR\n  big : ARRAY[0..199999999] OF BYTE;\nEND_VAR\nbig[0] := 1;\nEND_PROGRAM\n";
       break;
     case CraftedTrace::ImageBeyondLimit:
-    case CraftedTrace::ImageMismatch: text = std::string(kCraftedSmallProgram); break;
+    case CraftedTrace::ImageMismatch:
+    case CraftedTrace::OldLayoutWithoutStrings: text = std::string(kCraftedSmallProgram); break;
+    case CraftedTrace::OldLayoutWithStrings:
+      text = "PROGRAM Main\nVAR\n  name : STRING(4) := 'ab';\nEND_VAR\nname := CONCAT(name, 'c');\nEND_PROGRAM\n";
+      break;
+  }
+  const bool oldLayout = kind == CraftedTrace::OldLayoutWithStrings || kind == CraftedTrace::OldLayoutWithoutStrings;
+  if (oldLayout) {
+    h.formatVersion = 3;
+    h.minReaderVersion = 3;
+    h.scanbackVersion = "0.9-old-layout";
   }
   h.sources.push_back(SourceFile{"main.st", text});
   h.programHash = "crafted";
   h.imageSize = 72;
   h.statementCount = 1;
-  if (kind == CraftedTrace::ImageBeyondLimit || kind == CraftedTrace::ImageMismatch) {
+  if (kind == CraftedTrace::ImageBeyondLimit || kind == CraftedTrace::ImageMismatch || oldLayout) {
     // The real program's identity, so that only the image size is wrong.
     SourceSet sources;
     sources.add("main.st", text);
@@ -79,7 +95,9 @@ inline constexpr std::string_view kCraftedSmallProgram =
     }
     h.programHash = program->hash;
     h.statementCount = static_cast<uint32_t>(program->statements.size());
-    h.imageSize = kind == CraftedTrace::ImageBeyondLimit ? UINT32_MAX : program->imageSize() + 8;
+    h.imageSize = kind == CraftedTrace::ImageBeyondLimit ? UINT32_MAX
+                  : kind == CraftedTrace::ImageMismatch  ? program->imageSize() + 8
+                                                         : program->imageSize();
   }
   std::unique_ptr<trace::TraceWriter> writer = trace::TraceWriter::create(path, h, error);
   if (!writer) return false;

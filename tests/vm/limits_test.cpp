@@ -86,10 +86,10 @@ TEST(ImageLimit, HugeStringCapacities) {
   EXPECT_NE(one.messages().find("main.st:3:14: error: string length 1000000 is outside 1..65535"), std::string::npos)
       << one.messages();
   expectLimitError(test::compile("PROGRAM Main\nVAR\n  s : ARRAY[1..5000] OF STRING[65535];\nEND_VAR\nEND_PROGRAM\n"),
-                   3, "ARRAY[1..5000] OF STRING[65535] would need 327685000 bytes");
-  // A WSTRING[65535] has 2 + 2 * 65536 bytes.
+                   3, "ARRAY[1..5000] OF STRING[65535] would need 327680000 bytes");
+  // A WSTRING[65535] has 2 * 65536 bytes (the units and the 0 unit).
   expectLimitError(test::compile("PROGRAM Main\nVAR\n  w : ARRAY[1..3000] OF WSTRING[65535];\nEND_VAR\nEND_PROGRAM\n"),
-                   3, "would need 393222000 bytes");
+                   3, "would need 393216000 bytes");
 }
 
 TEST(ImageLimit, ArraysOfFunctionBlockInstances) {
@@ -219,8 +219,9 @@ TEST(OutOfMemory, IsAMessageSayingWhatDidNotFitAndExitCode6) {
   EXPECT_NE(compiling.err.find("scanback: out of memory while compiling " + path), std::string::npos) << compiling.err;
   const test::ShellResult allocating = test::runShell("prlimit --as=" + std::to_string(330 << 20) + run);
   EXPECT_EQ(allocating.exitCode, kExitOutOfMemory) << allocating.err;
+  // image + stack + the 8 zero bytes after the stack (Vm::kEndZeros, the end of a string search).
   EXPECT_NE(allocating.err.find("scanback: out of memory while allocating the VM's memory (an image of 200000016 "
-                                "bytes and a stack of 262144): 200262160 bytes could not be allocated"),
+                                "bytes and a stack of 262144): 200262168 bytes could not be allocated"),
             std::string::npos)
       << allocating.err;
   EXPECT_EQ(allocating.err.find("terminate called"), std::string::npos) << allocating.err;

@@ -251,5 +251,43 @@ TEST(PointerAreas, TableNestsInstancesAndDropsPartialOverlaps) {
   EXPECT_FALSE(areas.contains(300, 1, true));
 }
 
+// A field or element through a pointer is checked on its own bytes, not the whole declared target
+// (docs/language.md, "Pointers"): CODESYS's POINTER TO ARRAY[0..32000] OF BYTE over a small buffer.
+TEST(PointerAreas, ElementsAndFieldsAreCheckedOnTheBytesRead) {
+  auto p = mustCompile(programWith(
+      "buf : ARRAY[0..9] OF BYTE := [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]; pt : POINTER TO ARRAY[0..32000] OF BYTE;\n"
+      "x, y : BYTE; i : INT := 9; small : INT := 5; pb : POINTER TO Big; seen : INT;",
+      "pt := ADR(buf);\nx := pt^[i];\npt^[0] := 77;\ny := buf[0];\npb := ADR(small);\nseen := pb^.first;\n"
+      "pb^.first := 6;",
+      "TYPE Big : STRUCT first : INT; rest : ARRAY[0..999] OF INT; END_STRUCT; END_TYPE\n"));
+  ASSERT_TRUE(p);
+  Runtime rt(p);
+  const CycleOutcome o = runOnce(rt);
+  ASSERT_EQ(o.status, RunStatus::CycleDone) << o.message;
+  EXPECT_EQ(valueOf(rt, "Main.x"), "10");
+  EXPECT_EQ(valueOf(rt, "Main.y"), "77");
+  EXPECT_EQ(valueOf(rt, "Main.seen"), "5");
+  EXPECT_EQ(valueOf(rt, "Main.small"), "6");
+}
+
+TEST(PointerAreas, AnElementPastTheVariableStillFaultsWithItsOwnBytes) {
+  // buf is 3 bytes; the byte after it is padding before the 2-aligned INT after.
+  auto p =
+      mustCompile(programWith("buf : ARRAY[0..2] OF BYTE; after : INT; pt : POINTER TO ARRAY[0..99] OF BYTE; x : BYTE;",
+                              "pt := ADR(buf);\nx := pt^[2];\nx := pt^[3];"));
+  ASSERT_TRUE(p);
+  Runtime rt(p);
+  const CycleOutcome o = runOnce(rt);
+  EXPECT_EQ(o.code, FaultCode::OutsideVariable);
+  EXPECT_EQ(o.line, 7u);
+  EXPECT_NE(o.message.find("pointer outside its variable (the 1 bytes at"), std::string::npos) << o.message;
+  // A NULL pointer's field is still a null reference, not a check of the field's offset.
+  auto q = mustCompile(programWith("pr : POINTER TO Rec; v : INT;", "v := pr^.b;",
+                                   "TYPE Rec : STRUCT a : INT; b : INT; END_STRUCT; END_TYPE\n"));
+  ASSERT_TRUE(q);
+  Runtime rt2(q);
+  EXPECT_EQ(runOnce(rt2).code, FaultCode::NullReference);
+}
+
 }  // namespace
 }  // namespace scanback

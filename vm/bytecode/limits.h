@@ -15,12 +15,17 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 namespace scanback {
 
 inline constexpr uint64_t kMaxImageBytes = uint64_t{256} << 20;
+
+// The most characters (UTF-16 units for a WSTRING) a string holds (docs/language.md, "Limits"): a
+// declared capacity, a literal and every length the VM computes stay within it.
+inline constexpr size_t kMaxStringUnits = 65535;
 
 // What the compiler holds of initial values: the initial bytes of types and of frames that are
 // not all zero (all-zero ones and arrays cost nothing), summed over the program. Each is below

@@ -67,7 +67,7 @@
   X(ST1, "oko", "1 byte at ref + k = s") X(ST2, "oko", "2 bytes at ref + k = s")              \
   X(ST4, "oko", "4 bytes at ref + k = s") X(ST8, "oko", "8 bytes at ref + k = s")             \
   X(STN, "okok", "k bytes at ref + k = s")                                                    \
-  X(PCHK, "okk", "a dereference: fault unless ref a is NULL or its k bytes lie inside one variable (an instance if k2)") \
+  X(PCHK, "okkk", "a dereference: fault unless ref a is NULL or the k2 bytes at a + k1 lie inside one variable (an instance if k3)") \
   X(PVALID, "ookk", "d (BOOL) = ref a is not NULL and its k bytes lie inside one variable (an instance if k2)") \
   X(ELD1, "oookk", "d = base[idx - lo] (1-byte elements, count k)")                           \
   X(ELD2, "oookk", "d = base[idx - lo] (2-byte elements)")                                    \

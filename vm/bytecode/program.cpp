@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace scanback {
 
@@ -88,6 +89,32 @@ std::string disassemble(const Program& program) {
     }
   }
   return out;
+}
+
+namespace {
+bool holdsString(const Type* t, std::set<const Type*>& seen) {
+  if (!t || !seen.insert(t).second) return false;
+  if (t->kind == TypeKind::String) return true;
+  if (t->kind == TypeKind::Ref) return false;  // what it points to is a variable of its own
+  if (holdsString(t->base, seen) || holdsString(t->extends, seen)) return true;
+  for (const Variable& f : t->fields)
+    if (holdsString(f.type, seen)) return true;
+  return false;
+}
+}  // namespace
+
+bool Program::storesStrings() const {
+  std::set<const Type*> seen;
+  for (const Variable& v : globals)
+    if (holdsString(v.type, seen)) return true;
+  for (const ProgramInstanceInfo& i : instances)
+    if (holdsString(i.type, seen)) return true;
+  for (const PouInfo& p : pous) {
+    if (holdsString(p.instanceType, seen) || holdsString(p.returnType, seen)) return true;
+    for (const Variable& v : p.frameVariables)
+      if (holdsString(v.type, seen)) return true;
+  }
+  return false;
 }
 
 }  // namespace scanback

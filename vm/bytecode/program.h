@@ -106,6 +106,10 @@ struct Program {
   uint32_t imageSize() const { return static_cast<uint32_t>(initialImage.size()); }
   // The statement owning the code at pc, or UINT32_MAX.
   uint32_t statementAt(uint32_t pc) const;
+  // Whether a variable of the image or of a frame is, or holds, a STRING or WSTRING: only then
+  // does the program's state depend on how strings are laid out (a trace's format version says
+  // which layout recorded it: traces/trace_model.h).
+  bool storesStrings() const;
   const StatementInfo& statement(uint32_t id) const { return statements.at(id); }
 };
 

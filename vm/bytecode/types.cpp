@@ -152,26 +152,27 @@ const Type* TypeTable::findElementary(std::string_view upper) const {
   return nullptr;
 }
 
+// CODESYS's layout: capacity + 1 bytes, the characters then a 0 byte (vm/exec/strings.h), aligned
+// as the bytes they are.
 Type TypeTable::makeString(uint32_t capacity) {
   Type t;
   t.kind = TypeKind::String;
   t.capacity = capacity;
   t.name = capacity == 80 ? "STRING" : fmt::format("STRING[{}]", capacity);
-  t.size = 2 + capacity;
-  t.align = 2;
+  t.size = capacity + 1;
+  t.align = 1;
   t.init.assign(t.size, 0);
   return t;
 }
 
-// [u16 length in units][capacity + 1 units]: the unit after the text is kept 0, as CODESYS
-// terminates a WSTRING.
+// capacity + 1 UTF-16 code units: the text, then a 0 unit.
 Type TypeTable::makeWideString(uint32_t capacity) {
   Type t;
   t.kind = TypeKind::String;
   t.wide = true;
   t.capacity = capacity;
   t.name = capacity == 80 ? "WSTRING" : fmt::format("WSTRING[{}]", capacity);
-  t.size = 2 + 2 * (capacity + 1);
+  t.size = 2 * (capacity + 1);
   t.align = 2;
   t.init.assign(t.size, 0);
   return t;

@@ -51,9 +51,9 @@ Rule directSized(int8_t widthAt, uint8_t perUnit = 1, uint8_t extra = 0) {
   r.extra = extra;
   return r;
 }
-// [u16 length][capacity units]; a WSTRING also has room for its terminating unit.
-Rule stringDest() { return directSized(1, 1, 2); }
-Rule wideStringDest() { return directSized(1, 2, 4); }
+// capacity units and the terminating 0 (vm/exec/strings.h).
+Rule stringDest() { return directSized(1, 1, 1); }
+Rule wideStringDest() { return directSized(1, 2, 2); }
 Rule element(uint32_t width, int8_t countAt) {
   Rule r;
   r.kind = Rule::Kind::Element;

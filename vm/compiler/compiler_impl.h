@@ -351,7 +351,8 @@ class Compiler {
   // A dereference's area check (PCHK) that an operand of SEL or MUX emits only once chosen.
   struct DeferredCheck {
     uint32_t ref = 0;
-    uint32_t size = 0;  // 0: none
+    uint32_t offset = 0;  // the bytes checked start at ref + offset
+    uint32_t size = 0;    // 0: none
     bool instance = false;
   };
   static const sema::Expr* outermostDeref(const sema::Expr* e);
@@ -360,6 +361,12 @@ class Compiler {
   void emitCheck(const DeferredCheck& check);
   const sema::Expr* deferredDeref_ = nullptr;
   DeferredCheck deferredCheck_;
+  // `p^[i]`, `p^.x` (fields, elements, offsets from a dereference): the dereference below `e`
+  // whose check is of the bytes `e` designates rather than of the whole target, if any.
+  const sema::Expr* narrowableDeref(const sema::Expr& e) const;
+  // lower(e) for such an `e`: the dereference `deref` unchecked, then the check of e's bytes.
+  Value lowerNarrowedDeref(const sema::Expr& e, const sema::Expr& deref, const Place* dest);
+  const sema::Expr* narrowedDeref_ = nullptr;
   // __ISVALIDREF, __QUERYINTERFACE, __QUERYPOINTER (sema::Op): a BOOL.
   Value lowerPointerOperation(const sema::Expr& e);
   Value variablePlace(const Variable& v, bool inFrame, bool inInstance);

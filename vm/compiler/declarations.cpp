@@ -910,9 +910,11 @@ void Compiler::writeConst(std::vector<uint8_t>& buf, uint32_t offset, const Type
       error(span, fmt::format("expected a {} for {}", type->wide ? "WSTRING" : "STRING", type->name));
       return;
     }
-    const uint16_t n = static_cast<uint16_t>(std::min<size_t>(c.stringUnits(), type->capacity));
-    std::memcpy(p, &n, 2);
-    std::memcpy(p + 2, c.s.data(), size_t{n} * type->unitBytes());
+    // The characters, then zeros: the 0 after them and the rest of the variable (buf may hold
+    // the default of the type the value overrides: a STRUCT field's 'pt' under 'q').
+    const size_t n = std::min<size_t>(c.stringUnits(), type->capacity);
+    std::memset(p, 0, type->size);
+    std::memcpy(p, c.s.data(), n * type->unitBytes());
     return;
   }
   if (!type->isScalar()) {

@@ -54,12 +54,11 @@ uint32_t Compiler::constBytes(const std::vector<uint8_t>& bytes, uint32_t align)
 uint32_t Compiler::constOperand(const Type* type, const ConstValue& c, const SourceSpan& span) {
   std::vector<uint8_t> bytes(type->size, 0);
   if (type->kind == TypeKind::String) {
-    // A string constant needs only its own length of capacity (and a WSTRING its terminating 0).
+    // A string constant needs only its own characters and the 0 after them.
     const uint32_t unit = type->unitBytes();
-    const uint16_t n = static_cast<uint16_t>(std::min<size_t>(c.stringUnits(), 65535));
-    bytes.assign(2 + n * unit + (unit == 2 ? 2 : 0), 0);
-    std::memcpy(bytes.data(), &n, 2);
-    std::memcpy(bytes.data() + 2, c.s.data(), size_t{n} * unit);
+    const size_t n = std::min<size_t>(c.stringUnits(), kMaxStringUnits);
+    bytes.assign((n + 1) * unit, 0);
+    std::memcpy(bytes.data(), c.s.data(), n * unit);
   } else {
     writeConst(bytes, 0, type, c, span);
   }
@@ -612,6 +611,8 @@ Value Compiler::lowerOperation(const sema::Expr& e, const Place* dest) {
 // ---------------------------------------------------------------- dispatch
 
 Value Compiler::lower(const sema::Expr& e, const Place* dest) {
+  if (e.kind == sema::ExprKind::Field || e.kind == sema::ExprKind::Offset || e.kind == sema::ExprKind::Element)
+    if (const sema::Expr* deref = narrowableDeref(e)) return lowerNarrowedDeref(e, *deref, dest);
   switch (e.kind) {
     case sema::ExprKind::Invalid: SB_ASSERT(false, "an invalid expression reached the code generator"); break;
     case sema::ExprKind::Constant: return Value{e.type, true, e.constant, {}};

@@ -52,13 +52,21 @@ Value Compiler::lowerDeferringCheck(const sema::Expr& operand, DeferredCheck& ch
 }
 
 void Compiler::emitCheck(const DeferredCheck& check) {
-  if (check.size) emit(Op::PCHK, {o(check.ref), o(check.size), o(check.instance ? 1u : 0u)});
+  if (check.size) emit(Op::PCHK, {o(check.ref), o(check.offset), o(check.size), o(check.instance ? 1u : 0u)});
 }
 
 Value Compiler::lowerDeref(const sema::Expr& e, bool checked) {
   const Value v = lower(*e.a[0]);
   uint32_t ref = readOperand(v, e.span);
-  if (checked && !provenInside(e)) {
+  if (&e == narrowedDeref_) {
+    // The check follows, of the bytes the field or element designates (lowerNarrowedDeref); the
+    // REF is copied all the same, so that the index computed in between cannot move it.
+    if (withoutRelabels(e.a[0])->named) {
+      const uint32_t copy = allocTemp(types_->elementary(TypeKind::UDInt));
+      emit(Op::MOV4, {o(copy), o(ref)});
+      ref = copy;
+    }
+  } else if (checked && !provenInside(e)) {
     // The REF is checked once and then used: a copy, so that what the rest of the statement
     // computes (a call that moves the pointer) cannot move it past the check.
     if (withoutRelabels(e.a[0])->named) {
@@ -66,7 +74,7 @@ Value Compiler::lowerDeref(const sema::Expr& e, bool checked) {
       emit(Op::MOV4, {o(copy), o(ref)});
       ref = copy;
     }
-    const DeferredCheck check{ref, e.type->size, e.type->kind == TypeKind::FunctionBlock};
+    const DeferredCheck check{ref, 0, e.type->size, e.type->kind == TypeKind::FunctionBlock};
     if (&e == deferredDeref_)
       deferredCheck_ = check;
     else
@@ -78,6 +86,48 @@ Value Compiler::lowerDeref(const sema::Expr& e, bool checked) {
   r.place.type = e.type;
   r.place.operand = ref;
   return r;
+}
+
+const sema::Expr* Compiler::narrowableDeref(const sema::Expr& e) const {
+  if (narrowedDeref_) return nullptr;  // inside one already: its outermost place is checked
+  const sema::Expr* at = &e;
+  for (;;) {
+    switch (at->kind) {
+      case sema::ExprKind::Field:
+        // A VAR_IN_OUT's slot holds a REF: what is read through the pointer is the slot.
+        if (!at->variable || at->variable->byReference || at->variable->absolute) return nullptr;
+        at = at->a[0];
+        break;
+      case sema::ExprKind::Offset: at = at->a[0]; break;
+      case sema::ExprKind::Element:
+        if (isOpenArray(at->a[0]->type)) return nullptr;
+        at = at->a[0];
+        break;
+      case sema::ExprKind::Convert:
+        if (at->conversion != sema::Conversion::Relabel) return nullptr;
+        at = at->a[0];
+        break;
+      case sema::ExprKind::Deref: return at != &e && !provenInside(*at) ? at : nullptr;
+      default: return nullptr;
+    }
+  }
+}
+
+Value Compiler::lowerNarrowedDeref(const sema::Expr& e, const sema::Expr& deref, const Place* dest) {
+  narrowedDeref_ = &deref;
+  Value v = lower(e, dest);
+  narrowedDeref_ = nullptr;
+  // A field or element reached through the REF is at REF + offset (Indirect): those bytes are
+  // the ones read or written. Any other place checks the whole target, as a plain dereference.
+  SB_ASSERT(v.place.kind == Place::Kind::Indirect, "a place through a dereference is not indirect ({})",
+            static_cast<int>(v.place.kind));
+  const Type* type = v.place.type ? v.place.type : v.type;
+  const DeferredCheck check{v.place.operand, v.place.offset, type->size, type->kind == TypeKind::FunctionBlock};
+  if (&deref == deferredDeref_)
+    deferredCheck_ = check;
+  else
+    emitCheck(check);
+  return v;
 }
 
 Value Compiler::lowerPointerOperation(const sema::Expr& e) {

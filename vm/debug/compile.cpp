@@ -110,7 +110,7 @@ class Lowering {
     if (buffer) {
       impl_.scratchSize = (impl_.scratchSize + 1) & ~1u;
       n->buf = impl_.scratchSize;
-      impl_.scratchSize += kStringHeaderBytes + (wide ? 2 * (cap + 1) : cap);
+      impl_.scratchSize += stringBytes(cap, wide);
     }
     return n;
   }

@@ -88,13 +88,11 @@ bool Expression::evaluate(const uint8_t* memory, uint32_t memorySize, const Eval
     case NodeKind::String: {
       std::string_view s;
       if (!evalString(root, c, s)) return false;
+      // The characters and their 0, in at least the bytes of the expression's type.
       const uint32_t unit = root.wide ? 2 : 1;
-      const uint32_t size =
-          std::max<uint32_t>(type->size, kStringHeaderBytes + static_cast<uint32_t>(s.size()) + (unit - 1) * 2);
+      const uint32_t size = std::max<uint32_t>(type->size, static_cast<uint32_t>(s.size()) + unit);
       out.bytes.assign(size, 0);
-      const uint16_t len = static_cast<uint16_t>(s.size() / unit);
-      std::memcpy(out.bytes.data(), &len, 2);
-      if (!s.empty()) std::memcpy(out.bytes.data() + kStringHeaderBytes, s.data(), s.size());
+      if (!s.empty()) std::memcpy(out.bytes.data(), s.data(), s.size());
       return true;
     }
     case NodeKind::Place: {

@@ -399,15 +399,25 @@ bool strConst(const Node& n, Ctx&, std::string_view& out) {
 bool strLoad(const Node& n, Ctx& c, std::string_view& out) {
   Loc l;
   if (!evalPlace(*n.a, c, l)) return false;
-  if (!inMemory(n, c, l.offset, kStringHeaderBytes)) return false;
+  const size_t unit = n.wide ? 2 : 1;
+  if (!inMemory(n, c, l.offset, unit)) return false;
   // A WSTRING is 2-aligned wherever the program puts it; only a pointer moved by an odd number
   // of bytes reaches one at an odd address.
   if (n.wide && l.offset % 2 != 0) return fault(n, c, fmt::format("a WSTRING at an odd address ({})", l.offset));
-  uint16_t len;
-  std::memcpy(&len, c.mem + l.offset, 2);
-  const size_t bytes = n.wide ? size_t{len} * 2 : len;
-  if (!inMemory(n, c, l.offset + kStringHeaderBytes, bytes)) return false;
-  out = std::string_view(reinterpret_cast<const char*>(c.mem + l.offset + kStringHeaderBytes), bytes);
+  // Up to the first 0, as the VM reads it (vm/exec/strings.h): past the variable when its 0 was
+  // overwritten, up to the end of memory (where the VM's zero bytes after it stop it too).
+  const uint8_t* p = c.mem + l.offset;
+  const size_t most = std::min<uint64_t>((c.size - l.offset) / unit, kMaxStringUnits);
+  size_t len = 0;
+  if (!n.wide) {
+    len = strnlen(reinterpret_cast<const char*>(p), most);
+  } else {
+    for (char16_t u; len < most; ++len) {
+      std::memcpy(&u, p + 2 * len, 2);
+      if (u == 0) break;
+    }
+  }
+  out = std::string_view(reinterpret_cast<const char*>(p), len * unit);
   return true;
 }
 

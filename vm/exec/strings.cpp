@@ -12,11 +12,11 @@ namespace scanback {
 
 template <class C>
 void stringAssign(uint8_t* d, uint32_t capacity, std::basic_string_view<C> value) {
-  const uint16_t n = static_cast<uint16_t>(std::min<size_t>({value.size(), capacity, 65535}));
-  // memmove: the value may overlap the destination (s := MID(s, ...)).
-  std::memmove(d + kStringHeaderBytes, value.data(), n * sizeof(C));
-  std::memcpy(d, &n, 2);
-  if constexpr (sizeof(C) == 2) std::memset(d + kStringHeaderBytes + 2 * size_t{n}, 0, 2);
+  const size_t n = std::min<size_t>({value.size(), capacity, kMaxStringUnits});
+  // memmove: the value may overlap the destination (s := MID(s, ...)). The units after the 0 keep
+  // what they held, as on the PLC (docs/language.md, "Types and their storage").
+  std::memmove(d, value.data(), n * sizeof(C));
+  std::memset(d + n * sizeof(C), 0, sizeof(C));
 }
 
 namespace {
@@ -25,7 +25,7 @@ namespace {
 template <class C>
 void assignParts(uint8_t* d, uint32_t capacity, char* scratch, std::initializer_list<std::basic_string_view<C>> parts) {
   C* units = reinterpret_cast<C*>(scratch);
-  const size_t room = std::min<size_t>({kStringScratchBytes / sizeof(C), capacity, 65535});
+  const size_t room = std::min<size_t>({kStringScratchBytes / sizeof(C), capacity, kMaxStringUnits});
   size_t n = 0;
   for (std::basic_string_view<C> p : parts) {
     const size_t take = std::min(p.size(), room - n);
@@ -179,7 +179,7 @@ std::string utf8FromWide(std::u16string_view s) {
 }
 
 void wideFromString(uint8_t* d, uint32_t capacity, std::string_view s, char* scratch) {
-  const std::u16string w = wideFromUtf8(s.substr(0, std::min<size_t>(s.size(), 65535)));
+  const std::u16string w = wideFromUtf8(s.substr(0, std::min<size_t>(s.size(), kMaxStringUnits)));
   assignParts<char16_t>(d, capacity, scratch, {std::u16string_view(w)});
 }
 

@@ -1,5 +1,8 @@
-// STRING operations on the image layout [u16 length][capacity bytes]. Results are truncated to
-// the destination's capacity; positions are 1-based as in IEC 61131-3 and clamped to the string.
+// STRING operations on CODESYS's layout: STRING(n) is n + 1 bytes, the characters then a 0 byte;
+// WSTRING(n) is n + 1 UTF-16 code units, the text then a 0 unit (docs/language.md, "Types and their
+// storage"). A string's length is where its first 0 is. Results are truncated to the destination's
+// capacity, which always leaves room for the 0; positions are 1-based as in IEC 61131-3 and
+// clamped to the string.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "vm/bytecode/limits.h"
 #include "vm/bytecode/opcodes.h"
 
 namespace scanback {
@@ -15,21 +19,36 @@ namespace scanback {
 // Big enough for the longest result: 65535 units of 2 bytes (a result is built no longer than the
 // capacity it is truncated to).
 inline constexpr size_t kStringScratchBytes = 2 * 65536 + 64;
-inline constexpr uint32_t kStringHeaderBytes = 2;
 
-// The characters of a STRING (bytes) or a WSTRING (UTF-16 code units) at s. Each function below is
-// one template over the character type, instantiated for both, so STRING and WSTRING behave alike;
-// a WSTRING result also gets its terminating 0 unit (its capacity has room for it).
+// Bytes of a STRING(capacity) (wide: WSTRING(capacity)): the characters and the terminating 0.
+inline constexpr uint32_t stringBytes(uint32_t capacity, bool wide) { return (wide ? 2 : 1) * (capacity + 1); }
+
+// The characters of a STRING (bytes) or a WSTRING (UTF-16 code units) at s: up to the first 0, as
+// the PLC reads them. A string whose 0 was overwritten (through a pointer) reads on into the bytes
+// after it as on the PLC; the VM's memory and constant pool end in 0 bytes no program can write,
+// so the search never leaves them (Vm::Vm). Each function below is one template over the
+// character type, instantiated for both, so STRING and WSTRING behave alike.
 inline std::string_view stringView(const uint8_t* s) {
-  uint16_t n;
-  std::memcpy(&n, s, 2);
-  return {reinterpret_cast<const char*>(s + kStringHeaderBytes), n};
+  const char* c = reinterpret_cast<const char*>(s);
+  return {c, strnlen(c, kMaxStringUnits)};
 }
 inline std::u16string_view wideStringView(const uint8_t* s) {
-  uint16_t n;
-  std::memcpy(&n, s, 2);
   // A WSTRING is 2-aligned wherever it is stored (image, frame, constant pool).
-  return {reinterpret_cast<const char16_t*>(s + kStringHeaderBytes), n};
+  const char16_t* u = reinterpret_cast<const char16_t*>(s);
+  size_t n = 0;
+  while (n < kMaxStringUnits && u[n] != 0) ++n;
+  return {u, n};
+}
+// The same within the variable: at most `capacity` units (how the debugger's views and the state
+// files show a string, whose declared type they know; the bytes after its 0 are not shown).
+inline size_t stringLengthWithin(const uint8_t* s, uint32_t capacity, bool wide) {
+  if (!wide) return strnlen(reinterpret_cast<const char*>(s), capacity);
+  size_t n = 0;
+  for (char16_t u; n < capacity; ++n) {
+    std::memcpy(&u, s + 2 * n, 2);
+    if (u == 0) break;
+  }
+  return n;
 }
 template <class C>
 std::basic_string_view<C> unitsView(const uint8_t* s) {

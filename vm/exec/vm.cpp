@@ -192,7 +192,7 @@ std::string_view faultText(FaultCode code) {
 
 Vm::Vm(std::shared_ptr<const Program> program) : program_(std::move(program)) {
   imageSize_ = program_->imageSize();
-  const uint64_t bytes = uint64_t{imageSize_} + program_->stackSize;
+  const uint64_t bytes = uint64_t{imageSize_} + program_->stackSize + kEndZeros;
   allocating([&] { memory_.assign(bytes, 0); }, bytes,
              [&] {
                return fmt::format("allocating the VM's memory (an image of {} bytes and a stack of {})", imageSize_,
@@ -274,7 +274,7 @@ RunStatus Vm::run() {
   const Program& prog = *program_;
   const uint32_t* const code = prog.code.data();
   uint8_t* const mem = memory_.data();
-  const uint64_t memSize = memory_.size();
+  const uint64_t memSize = memorySize();
   // The operand bases, each less its selector bits (k << 30): an operand's address is then
   // B[o >> 30] + o, with no masking of the offset (unsigned arithmetic, so the bias wraps).
   auto biased = [](uint32_t k, const uint8_t* p) { return reinterpret_cast<uintptr_t>(p) - (uintptr_t{k} << 30); };
@@ -600,12 +600,14 @@ L_STN : {
 // Pointer dereferences (docs/language.md, "Pointers"): the area search is in vm/exec/pointers.cpp.
 L_PCHK : {
   // NULL is left to the load or store that reads through it, where the evaluator faults too.
+  // The bytes read or written are those at ref + offset (a field's, an element's: `p^.x`).
   const uint32_t ref = RD(uint32_t, 0);
   if (ref != 0) {
-    REF_CHECK_ZERO_OK(ref, OPND(1));
-    if (!insideVariable(ref, OPND(1), OPND(2) != 0)) FAULT(OutsideVariable, outsideVariableDetail(ref, OPND(1)));
+    const uint64_t at = uint64_t{ref} + OPND(1);
+    REF_CHECK_ZERO_OK(at, OPND(2));
+    if (!insideVariable(at, OPND(2), OPND(3) != 0)) FAULT(OutsideVariable, outsideVariableDetail(at, OPND(2)));
   }
-  NEXT(4);
+  NEXT(5);
 }
 L_PVALID : {
   const uint32_t ref = RD(uint32_t, 1);
@@ -849,7 +851,7 @@ L_BNOT:
   SB_CVT_FROM(F32, float)
   SB_CVT_FROM(F64, double)
 
-  // ---- strings: operands point at [u16 length][bytes]
+  // ---- strings: operands point at the characters, 0-terminated (vm/exec/strings.h)
 L_SMOV:
   stringAssign(ADR(OPND(0)), OPND(1), stringView(ADR(OPND(2))));
   NEXT(4);

@@ -56,7 +56,7 @@ class Vm {
   const uint8_t* image() const { return memory_.data(); }
   uint32_t imageSize() const { return imageSize_; }
   // Image plus stack: references may point anywhere inside it.
-  uint32_t memorySize() const { return static_cast<uint32_t>(memory_.size()); }
+  uint32_t memorySize() const { return static_cast<uint32_t>(memory_.size() - kEndZeros); }
   const uint8_t* memory() const { return memory_.data(); }
   uint8_t* memory() { return memory_.data(); }
 
@@ -120,6 +120,10 @@ class Vm {
   // only for a dereference of an instance (`instance`).
   bool insideVariable(uint64_t addr, uint32_t size, bool instance) const;
   std::string outsideVariableDetail(uint64_t addr, uint32_t size) const;
+
+  // Zero bytes after the stack, outside memorySize(): no variable and no frame reaches them, so
+  // they end the search for a string's 0 (vm/exec/strings.h) whatever a program wrote.
+  static constexpr uint32_t kEndZeros = 8;
 
   std::shared_ptr<const Program> program_;
   std::vector<uint8_t> memory_;

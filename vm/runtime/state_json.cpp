@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "vm/exec/iec_text.h"
+#include "vm/exec/strings.h"
 #include "vm/runtime/values.h"
 
 namespace scanback {
@@ -129,9 +130,7 @@ nlohmann::ordered_json valueToJson(const Program& program, const uint8_t* image,
     case TypeKind::WChar: return wideText(p, *type);
     case TypeKind::String: {
       if (type->wide) return wideText(p, *type);
-      const uint16_t n =
-          std::min<uint16_t>(get<uint16_t>(p), static_cast<uint16_t>(std::min<uint32_t>(type->capacity, 65535)));
-      return std::string(reinterpret_cast<const char*>(p + 2), n);
+      return std::string(reinterpret_cast<const char*>(p), stringLengthWithin(p, type->capacity, false));
     }
     case TypeKind::Enum: {
       const std::string text = formatValue(program, image, offset, -1, *type);

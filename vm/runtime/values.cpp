@@ -9,6 +9,7 @@
 #include "vm/base/int128.h"
 #include "vm/base/text.h"
 #include "vm/exec/iec_text.h"
+#include "vm/exec/strings.h"
 #include "vm/runtime/wide_values.h"
 #include "vm/sema/analyzer.h"
 #include "vm/sema/program_scope.h"
@@ -413,10 +414,10 @@ bool encodeValue(const Program& program, std::string_view text, const Type& decl
       error = fmt::format("the string is longer than {} ({} bytes)", type->name, s.size());
       return false;
     }
+    // The characters and their 0: a written value is the whole variable, so the bytes after the
+    // 0 become zeros (docs/language.md, "Types and their storage").
     bytes.assign(type->size, 0);
-    const uint16_t n = static_cast<uint16_t>(s.size());
-    std::memcpy(bytes.data(), &n, 2);
-    std::memcpy(bytes.data() + 2, s.data(), s.size());
+    std::memcpy(bytes.data(), s.data(), s.size());
     return true;
   }
   if (!type->isScalar()) {
@@ -536,11 +537,10 @@ std::string formatValue(const Program& program, const uint8_t* memory, uint32_t 
     case TypeKind::Tod: return formatTimeOfDay(get(int64_t{}));
     case TypeKind::Dt: return formatDateAndTime(get(int64_t{}));
     case TypeKind::String: {
-      uint16_t n = get(uint16_t{});
-      n = static_cast<uint16_t>(std::min<uint32_t>(n, type->capacity));
+      const size_t n = stringLengthWithin(p, type->capacity, false);
       std::string out = "'";
-      for (uint16_t i = 0; i < n; ++i) {
-        const char c = static_cast<char>(p[2 + i]);
+      for (size_t i = 0; i < n; ++i) {
+        const char c = static_cast<char>(p[i]);
         if (c == '\'')
           out += "$'";
         else if (c == '$')

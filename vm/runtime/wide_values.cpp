@@ -21,11 +21,8 @@ std::u16string unitsOf(const uint8_t* p, const Type& type) {
     std::memcpy(&u, p, 2);
     return std::u16string(1, u);
   }
-  uint16_t n;
-  std::memcpy(&n, p, 2);
-  n = static_cast<uint16_t>(std::min<uint32_t>(n, type.capacity));
-  std::u16string units(n, u'\0');
-  std::memcpy(units.data(), p + kStringHeaderBytes, size_t{n} * 2);
+  std::u16string units(stringLengthWithin(p, type.capacity, true), u'\0');
+  std::memcpy(units.data(), p, units.size() * 2);
   return units;
 }
 
@@ -109,10 +106,8 @@ bool encodeWideValue(std::string_view text, const Type& type, std::vector<uint8_
     error = fmt::format("the string is longer than {} ({} UTF-16 units)", type.name, units.size());
     return false;
   }
-  bytes.assign(type.size, 0);
-  const auto n = static_cast<uint16_t>(units.size());
-  std::memcpy(bytes.data(), &n, 2);
-  std::memcpy(bytes.data() + kStringHeaderBytes, units.data(), units.size() * 2);
+  bytes.assign(type.size, 0);  // the units, then 0 units (as a STRING, encodeValue)
+  std::memcpy(bytes.data(), units.data(), units.size() * 2);
   return true;
 }
 
