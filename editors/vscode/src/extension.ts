@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
 import { ScanbackAdapterFactory } from './adapter';
+import { resolveScanbackBinary } from './binary';
+import { compareWithRecording, replayedTrace, rerunWithOpenProgram } from './compare/compare';
 import {
   activeScanbackSession,
   addToScanTimeline,
@@ -34,6 +36,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const updateContext = () => {
     const session = activeScanbackSession();
+    void vscode.commands.executeCommand('setContext', 'scanback.replay', replayedTrace(session) !== undefined);
     void vscode.commands.executeCommand('setContext', 'scanback.reloadable', isReloadable(session));
   };
 
@@ -79,6 +82,18 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('scanback.stepBackInto', () => stepBack('in')),
     vscode.commands.registerCommand('scanback.stepBackOut', () => stepBack('out')),
     vscode.commands.registerCommand('scanback.addToTimeline', (context?: unknown) => addToScanTimeline(timeline, context)),
+    vscode.commands.registerCommand('scanback.compareWithRecording', () => compareWithRecording(activeScanbackSession(), timeline)),
+    vscode.commands.registerCommand('scanback.rerun', () =>
+      rerunWithOpenProgram(
+        activeScanbackSession(),
+        resolveScanbackBinary({
+          configuredPath: vscode.workspace.getConfiguration('scanback').get<string>('path', ''),
+          extensionPath: context.extensionPath,
+          searchPath: process.env.PATH,
+        }),
+        timeline,
+      ),
+    ),
   );
   updateContext();
 

@@ -33,9 +33,12 @@ function reset() {
     activeStackItem: undefined,
     inputBoxAnswer: undefined,
     openDialogAnswer: undefined,
+    // quickPickAnswer(items, options) picks; undefined: the pick is cancelled.
+    quickPickAnswer: undefined,
+    files: [],
     workspaceFolders: [],
   };
-  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], startDebugging: [], setContext: [], registered: {} };
+  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], quickPick: [], startDebugging: [], setContext: [], registered: {} };
   events = {
     didSave: new EventEmitter(),
     didChangeActiveTextEditor: new EventEmitter(),
@@ -59,6 +62,12 @@ const commands = new Map();
 const vscode = {
   Uri,
   EventEmitter,
+  ProgressLocation: { Notification: 15 },
+  RelativePattern: class {
+    constructor(base, pattern) {
+      Object.assign(this, { base, pattern });
+    }
+  },
   Disposable: class {
     constructor(fn) {
       this.dispose = fn;
@@ -83,6 +92,10 @@ const vscode = {
       Promise.resolve(Array.isArray(state.inputBoxAnswer) ? state.inputBoxAnswer.shift() : state.inputBoxAnswer)
     ),
     showOpenDialog: (options) => (calls.openDialog.push(options), Promise.resolve(state.openDialogAnswer)),
+    showQuickPick: (items, options) => (
+      calls.quickPick.push({ items, options }), Promise.resolve(state.quickPickAnswer?.(items, options))
+    ),
+    withProgress: (options, task) => task({ report() {} }),
     registerWebviewViewProvider: register('webviewViewProvider'),
   },
   workspace: {
@@ -96,6 +109,11 @@ const vscode = {
     onDidChangeTextDocument: (l) => events.didChangeTextDocument.event(l),
     onDidChangeConfiguration: (l) => events.didChangeConfiguration.event(l),
     getWorkspaceFolder: () => state.workspaceFolders[0],
+    findFiles: () => Promise.resolve(state.files.map((f) => Uri.file(f))),
+    asRelativePath: (uri) => {
+      const folder = state.workspaceFolders[0];
+      return folder ? path.relative(folder.uri.fsPath, uri.fsPath) : uri.fsPath;
+    },
     get workspaceFolders() {
       return state.workspaceFolders;
     },
