@@ -311,16 +311,19 @@ export async function rerunWithOpenProgram(
     return undefined;
   }
   const name = `What if: B ${base(output)} (rerun of A ${base(recording)})`;
+  // Listening before the start: the session's start event may come before startDebugging resolves.
+  let listener: vscode.Disposable | undefined;
   const started = new Promise<vscode.DebugSession>((resolve) => {
-    const listener = vscode.debug.onDidStartDebugSession((s) => {
+    listener = vscode.debug.onDidStartDebugSession((s) => {
       if (s.type === debugType && s.name === name) {
-        listener.dispose();
+        listener?.dispose();
         resolve(s);
       }
     });
   });
   const ok = await vscode.debug.startDebugging(folder, { type: debugType, request: 'launch', name, trace: output, cwd: path.dirname(output) });
   if (!ok) {
+    listener?.dispose();
     void vscode.window.showErrorMessage(`scanback: the rerun's recording ${output} could not be opened.`);
     return undefined;
   }
