@@ -50,6 +50,7 @@ const std::vector<Handler>& handlers() {
       {"scanback/seek", seekRequest, {}},
       {"scanback/timeline", timelineRequest, {}},
       {"scanback/signals", signalsRequest, {}},
+      {"scanback/compare", compareRequest, {{"supportsScanbackCompare", true}}},
   };
   return list;
 }

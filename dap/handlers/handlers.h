@@ -57,5 +57,6 @@ Reply stepBackOutRequest(Session&, const json&);  // custom: scanback/stepBackOu
 Reply seekRequest(Session&, const json&);         // custom: scanback/seek
 Reply timelineRequest(Session&, const json&);     // custom: scanback/timeline
 Reply signalsRequest(Session&, const json&);      // custom: scanback/signals
+Reply compareRequest(Session&, const json&);      // custom: scanback/compare
 
 }  // namespace scanback::dap

@@ -63,6 +63,8 @@ class Session final : private TargetListener {
   TargetListener& targetListener() { return *this; }
   void setTarget(std::unique_ptr<Target> target, std::shared_ptr<const Program> program,
                  const std::string& baseDirectory);
+  // What relative paths in requests are relative to: the launch's `cwd`, or the trace's directory.
+  const std::string& baseDirectory() const { return baseDirectory_; }
   Target& target();        // DapError when no program was launched
   Target& pausedTarget();  // DapError unless the target is paused
   // The newest program version: what breakpoints and sources resolve against. The paused VM may
