@@ -116,16 +116,19 @@ void CycleStream::produce() {
             batch->chunk = chunk;
             batch->first = cycle;
             batch->width = width;
-            batch->samples.reserve(std::min<size_t>(perBatch, to - cycle + 1) * width);
+            // Sized once (gather() writes every byte of a sample; growing per cycle zeroed it first).
+            batch->samples.resize(std::min<size_t>(perBatch, to - cycle + 1) * width);
           }
-          batch->samples.resize(size_t{batch->count + 1} * width);
           set_.gather(side_, image, batch->samples.data() + size_t{batch->count} * width);
           ++batch->count;
           if (batch->count >= perBatch && !hand(std::move(batch))) return false;
           return true;
         },
         error);
-    if (ok && batch && batch->count) ok = hand(std::move(batch));
+    if (ok && batch && batch->count) {
+      batch->samples.resize(size_t{batch->count} * width);  // a read cut short
+      ok = hand(std::move(batch));
+    }
     if (turn.owns_lock()) turn.unlock();
     for (size_t i = 0; ok && i < held.size(); ++i) ok = push(std::move(held[i]));
   }

@@ -35,6 +35,10 @@ class CycleSet {
  public:
   // True when `cycle` was not in the set.
   bool insert(uint64_t cycle);
+  bool contains(uint64_t cycle) const {
+    const uint64_t word = cycle / 64;
+    return word >= base_ && word - base_ < words_.size() && ((words_[word - base_] >> (cycle % 64)) & 1);
+  }
   void clear() {
     words_.clear();
     base_ = 0;
@@ -260,6 +264,9 @@ class Replayer {
            const ReplayOptions& options);
   // Leaves `vm` between cycles with the image before `cycle`.
   [[nodiscard]] bool restoreBefore(Vm& vm, uint64_t cycle, std::string& error);
+  // cycleEnds found the image hash of cycle `to` differing (divergences_ from index `before` on):
+  // re-executes cycles from..to-1 with every hash checked, so that the first divergence is known.
+  [[nodiscard]] bool hashesCheckedBefore(uint64_t from, uint64_t to, size_t before, std::string& error);
   // Leaves `vm` paused at `target` (or at the end of its cycle).
   [[nodiscard]] bool seekOn(Vm& vm, Position target, std::string& error);
   // Starts `record`'s cycle on `vm` (scan inputs applied).
@@ -268,7 +275,9 @@ class Replayer {
   RunStatus run(Vm& vm);
   StepWriter& stepWriter(const Vm& vm) { return &vm == &vm_ ? vmWrites_ : scratchWrites_; }
   // After a cycle ran to its end or fault: compares with the recorded digest (once per cycle).
-  void checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status);
+  // `withHash` off: the statement count and the fault only (the image is not hashed, the cycle
+  // not marked verified).
+  void checkDigest(const Vm& vm, const CycleRecord& record, RunStatus status, bool withHash = true);
   void addCheckpoint(uint64_t cycle, const Vm& vm);
   // Drops what was cached about `cycle` (an open cycle, replaced): its steps, and the checkpoints
   // after it.

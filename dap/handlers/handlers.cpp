@@ -54,6 +54,7 @@ const std::vector<Handler>& handlers() {
       {"scanback/release", releaseRequest, {}},
       {"scanback/forced", forcedRequest, {}},
       {"scanback/goToLive", goToLiveRequest, {{"supportsScanbackGoToLive", true}}},
+      {"scanback/compare", compareRequest, {{"supportsScanbackCompare", true}}},
   };
   return list;
 }

@@ -66,5 +66,6 @@ Reply forceRequest(Session&, const json&);    // custom: scanback/force
 Reply releaseRequest(Session&, const json&);  // custom: scanback/release
 Reply forcedRequest(Session&, const json&);   // custom: scanback/forced
 Reply goToLiveRequest(Session&, const json&);     // custom: scanback/goToLive
+Reply compareRequest(Session&, const json&);      // custom: scanback/compare
 
 }  // namespace scanback::dap

@@ -66,6 +66,8 @@ class Session final : private TargetListener {
   // Where sources not at their recorded paths are looked for, and how others are named (a replay
   // launch's `sourceFolders` and `sourceScheme`); set before setTarget.
   SourceOptions sourceOptions;
+  // What relative paths in requests are relative to: the launch's `cwd`, or the trace's directory.
+  const std::string& baseDirectory() const { return baseDirectory_; }
   Target& target();        // DapError when no program was launched
   Target& pausedTarget();  // DapError unless the target is paused
   // The newest program version: what breakpoints and sources resolve against. The paused VM may

@@ -426,3 +426,56 @@ INSTANTIATE_TEST_SUITE_P(Programs, WithinCycles, ::testing::Values(kWithinCycles
                          });
 
 }  // namespace
+
+namespace {
+// A copy of `trace` whose recorded image hashes are wrong from cycle `from` to the end of its chunk
+// (a replay that diverges there and stays diverged to the chunk's end).
+std::string withWrongHashes(const std::string& trace, const std::string& copy, uint64_t from) {
+  std::string error;
+  auto reader = trace::TraceReader::open(trace, error);
+  EXPECT_TRUE(reader) << error;
+  if (!reader) return {};
+  auto writer = trace::TraceWriter::create(copy, reader->header(), error);
+  EXPECT_TRUE(writer) << error;
+  if (!writer) return {};
+  for (const trace::BlockInfo& b : reader->blocks()) {
+    if (b.kind != trace::BlockKind::Chunk) continue;
+    trace::ChunkData chunk;
+    EXPECT_TRUE(reader->readChunk(b, chunk, error)) << error;
+    if (chunk.firstCycle <= from && from < chunk.firstCycle + chunk.cycleCount())
+      for (uint64_t c = from; c < chunk.firstCycle + chunk.cycleCount(); ++c)
+        chunk.imageHashes[c - chunk.firstCycle] ^= 0x5a5a5a5au;
+    EXPECT_TRUE(writer->writeChunk(chunk)) << writer->lastError();
+  }
+  EXPECT_TRUE(writer->close()) << writer->lastError();
+  return copy;
+}
+
+// cycleEnds hashes the image at a chunk's last cycle only; a hash that differs there has the chunk
+// re-executed with every hash checked, so the divergences are those a check of every cycle finds.
+TEST_F(WriteIndex, CycleEndsReportsTheFirstCycleThatDoesNotReplayAsRecorded) {
+  const test::TempTrace copy{"wrong_hashes"};
+  ASSERT_FALSE(withWrongHashes(path_.string(), copy.string(), 35).empty());
+  std::string error;
+  auto ends = replay::Replayer::open(copy.string(), {}, error);
+  ASSERT_TRUE(ends) << error;
+  uint64_t seen = 0;
+  ASSERT_TRUE(ends->cycleEnds(
+      {watchOf("Main.n")}, 0, kCycles - 1, [&](uint64_t, int64_t, const uint8_t*) { return ++seen, true; }, error))
+      << error;
+  EXPECT_EQ(seen, kCycles);
+  auto every = replay::Replayer::open(copy.string(), {}, error);
+  ASSERT_TRUE(every) << error;
+  const std::vector<replay::Divergence> verified = every->verify({}, error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_EQ(verified.size(), 5u);  // cycles 35..39
+  ASSERT_EQ(ends->divergences().size(), verified.size());
+  for (size_t i = 0; i < verified.size(); ++i) {
+    EXPECT_EQ(ends->divergences()[i].position, verified[i].position) << i;
+    EXPECT_EQ(ends->divergences()[i].kind, replay::DivergenceKind::ImageHash) << i;
+    EXPECT_EQ(ends->divergences()[i].what, verified[i].what) << i;
+  }
+  EXPECT_EQ(ends->divergences().front().position.cycle, 35u);
+}
+
+}  // namespace

@@ -2,6 +2,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { ScanbackAdapterFactory } from './adapter';
 import { BinaryNotFoundError, bundledBinaryPath, isExecutableFile, resolveScanbackBinary } from './binary';
+import { compareWithRecording, replayedTrace, rerunWithOpenProgram } from './compare/compare';
 import {
   activeScanbackSession,
   addToScanTimeline,
@@ -45,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const updateContext = () => {
     const session = activeScanbackSession();
+    void vscode.commands.executeCommand('setContext', 'scanback.replay', replayedTrace(session) !== undefined);
     void vscode.commands.executeCommand('setContext', 'scanback.reloadable', isReloadable(session));
   };
 
@@ -124,6 +126,18 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('scanback.addToTimeline', (context?: unknown) => addToScanTimeline(timeline, context)),
     vscode.commands.registerCommand('scanback.goToLive', () => goToLive(activeScanbackSession())),
     vscode.commands.registerCommand('scanback.checkProject', () => checkProject(context.extensionPath, problems)),
+    vscode.commands.registerCommand('scanback.compareWithRecording', () => compareWithRecording(activeScanbackSession(), timeline)),
+    vscode.commands.registerCommand('scanback.rerun', () =>
+      rerunWithOpenProgram(
+        activeScanbackSession(),
+        resolveScanbackBinary({
+          configuredPath: vscode.workspace.getConfiguration('scanback').get<string>('path', ''),
+          extensionPath: context.extensionPath,
+          searchPath: process.env.PATH,
+        }),
+        timeline,
+      ),
+    ),
   );
   updateContext();
 

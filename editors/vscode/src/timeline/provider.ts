@@ -2,6 +2,7 @@ import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { debugType } from '../configuration';
 import { timelineHtml } from './html';
+import type { MarkersMessage } from '../compare/compare';
 import {
   parseViewMessage,
   validMarkers,
@@ -380,6 +381,12 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     const c = this.session?.configuration;
     const live = c ? c.request === 'attach' || (c.request === 'launch' && c.trace === undefined) : undefined;
     return { type: 'session', state: this.sessionState, name: this.session?.name, live };
+  }
+
+  /** Markers from another part of the extension (compare runs: divergences), as the timeline's
+   *  generic `markers` message. */
+  postMarkers(message: MarkersMessage): void {
+    void this.view?.webview.postMessage(message);
   }
 
   private post(message: TimelineMessage) {

@@ -34,9 +34,12 @@ function reset() {
     activeStackItem: undefined,
     inputBoxAnswer: undefined,
     openDialogAnswer: undefined,
+    // quickPickAnswer(items, options) picks; undefined: the pick is cancelled.
+    quickPickAnswer: undefined,
+    files: [],
     workspaceFolders: [],
   };
-  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], startDebugging: [], setContext: [], registered: {}, statusBarItems: [], diagnosticCollections: [] };
+  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], quickPick: [], startDebugging: [], setContext: [], registered: {}, statusBarItems: [], diagnosticCollections: [] };
   events = {
     didSave: new EventEmitter(),
     didChangeActiveTextEditor: new EventEmitter(),
@@ -60,6 +63,12 @@ const commands = new Map();
 const vscode = {
   Uri,
   EventEmitter,
+  ProgressLocation: { Notification: 15 },
+  RelativePattern: class {
+    constructor(base, pattern) {
+      Object.assign(this, { base, pattern });
+    }
+  },
   Disposable: class {
     constructor(fn) {
       this.dispose = fn;
@@ -84,6 +93,10 @@ const vscode = {
       Promise.resolve(Array.isArray(state.inputBoxAnswer) ? state.inputBoxAnswer.shift() : state.inputBoxAnswer)
     ),
     showOpenDialog: (options) => (calls.openDialog.push(options), Promise.resolve(state.openDialogAnswer)),
+    showQuickPick: (items, options) => (
+      calls.quickPick.push({ items, options }), Promise.resolve(state.quickPickAnswer?.(items, options))
+    ),
+    withProgress: (options, task) => task({ report() {} }),
     registerWebviewViewProvider: register('webviewViewProvider'),
     createStatusBarItem: (id) => {
       const item = { id, text: '', tooltip: undefined, command: undefined, visible: false, show() { this.visible = true; }, hide() { this.visible = false; }, dispose() {} };
@@ -144,7 +157,11 @@ const vscode = {
     getWorkspaceFolder: () => state.workspaceFolders[0],
     textDocuments: [],
     registerTextDocumentContentProvider: register('contentProvider'),
-    findFiles: () => Promise.resolve([]),
+    findFiles: () => Promise.resolve(state.files.map((f) => Uri.file(f))),
+    asRelativePath: (uri) => {
+      const folder = state.workspaceFolders[0];
+      return folder ? path.relative(folder.uri.fsPath, uri.fsPath) : uri.fsPath;
+    },
     get workspaceFolders() {
       return state.workspaceFolders;
     },
