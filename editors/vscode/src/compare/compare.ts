@@ -2,6 +2,7 @@ import * as childProcess from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import type { MarkersMessage } from '../timeline/protocol';
 import { debugType } from '../configuration';
 
 /**
@@ -57,13 +58,6 @@ export interface Divergence {
   detail?: string;
   cycle: number;
   step?: number;
-}
-
-/** The generic `markers` message of the Scan Timeline (its protocol; the timeline draws them). */
-export interface MarkersMessage {
-  type: 'markers';
-  source: string;
-  markers: { cycle: number; step?: number; kind: 'divergence'; label: string }[];
 }
 
 const base = (p: string) => path.basename(p);

@@ -2,11 +2,11 @@ import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { debugType } from '../configuration';
 import { timelineHtml } from './html';
-import type { MarkersMessage } from '../compare/compare';
 import {
   parseViewMessage,
   validMarkers,
   type Marker,
+  type MarkersMessage,
   type SessionState,
   type Signal,
   type SignalsArguments,
@@ -383,10 +383,10 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     return { type: 'session', state: this.sessionState, name: this.session?.name, live };
   }
 
-  /** Markers from another part of the extension (compare runs: divergences), as the timeline's
-   *  generic `markers` message. */
+  /** Markers from another part of the extension (compare runs: divergences): the generic `markers`
+   *  message, kept with the others so that a reload of the view redraws them. */
   postMarkers(message: MarkersMessage): void {
-    void this.view?.webview.postMessage(message);
+    this.setMarkers(message.source, message.markers);
   }
 
   private post(message: TimelineMessage) {
