@@ -12,6 +12,7 @@ import {
   stepBack,
 } from './commands';
 import { debugType, ScanbackConfigurationProvider } from './configuration';
+import { activateExplain } from './explain';
 import { ScanbackLanguageClient } from './languageClient';
 import { TimelineViewProvider } from './timeline/provider';
 
@@ -81,6 +82,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('scanback.addToTimeline', (context?: unknown) => addToScanTimeline(timeline, context)),
   );
   updateContext();
+  activateExplain(context);
 
   // The language server for .st files (scanback lsp), unless scanback.languageServer.enabled is off.
   languageClient = new ScanbackLanguageClient(context.extensionPath);

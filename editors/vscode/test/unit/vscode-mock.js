@@ -35,7 +35,19 @@ function reset() {
     openDialogAnswer: undefined,
     workspaceFolders: [],
   };
-  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], startDebugging: [], setContext: [], registered: {} };
+  calls = {
+    info: [],
+    error: [],
+    warning: [],
+    inputBox: [],
+    openDialog: [],
+    startDebugging: [],
+    setContext: [],
+    registered: {},
+    decorations: [],
+    quickPick: [],
+    console: [],
+  };
   events = {
     didSave: new EventEmitter(),
     didChangeActiveTextEditor: new EventEmitter(),
@@ -44,6 +56,8 @@ function reset() {
     didStartSession: new EventEmitter(),
     didTerminateSession: new EventEmitter(),
     didChangeActiveSession: new EventEmitter(),
+    didChangeActiveStackItem: new EventEmitter(),
+    didChangeVisibleTextEditors: new EventEmitter(),
   };
 }
 reset();
@@ -84,6 +98,12 @@ const vscode = {
     ),
     showOpenDialog: (options) => (calls.openDialog.push(options), Promise.resolve(state.openDialogAnswer)),
     registerWebviewViewProvider: register('webviewViewProvider'),
+    // issue 33 (src/explain): the Why? tree, flow decorations, the list of logged positions.
+    createTreeView: (id, options) => (register('treeView')(id, options.treeDataProvider), disposable),
+    createTextEditorDecorationType: (options) => ({ options, dispose() {} }),
+    visibleTextEditors: [],
+    onDidChangeVisibleTextEditors: (l) => events.didChangeVisibleTextEditors.event(l),
+    showQuickPick: (items, options) => (calls.quickPick.push({ items, options }), Promise.resolve(undefined)),
   },
   workspace: {
     getConfiguration: (section) => ({
@@ -114,7 +134,33 @@ const vscode = {
     onDidStartDebugSession: (l) => events.didStartSession.event(l),
     onDidTerminateDebugSession: (l) => events.didTerminateSession.event(l),
     onDidChangeActiveDebugSession: (l) => events.didChangeActiveSession.event(l),
+    onDidChangeActiveStackItem: (l) => events.didChangeActiveStackItem.event(l),
+    activeDebugConsole: { appendLine: (line) => calls.console.push(line) },
   },
+  languages: { registerInlineValuesProvider: (selector, provider) => (register('inlineValuesProvider')(selector.language, provider), disposable) },
+  TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+  TreeItem: class {
+    constructor(label, collapsibleState) {
+      Object.assign(this, { label, collapsibleState });
+    }
+  },
+  Range: class {
+    constructor(startLine, startCharacter, endLine, endCharacter) {
+      this.start = { line: startLine, character: startCharacter };
+      this.end = { line: endLine, character: endCharacter };
+    }
+  },
+  InlineValueText: class {
+    constructor(range, text) {
+      Object.assign(this, { range, text });
+    }
+  },
+  ThemeColor: class {
+    constructor(id) {
+      this.id = id;
+    }
+  },
+  OverviewRulerLane: { Left: 1 },
   commands: {
     registerCommand: (id, fn) => (commands.set(id, fn), disposable),
     executeCommand: (id, ...args) => {
