@@ -50,6 +50,9 @@ const std::vector<Handler>& handlers() {
       {"scanback/seek", seekRequest, {}},
       {"scanback/timeline", timelineRequest, {}},
       {"scanback/signals", signalsRequest, {}},
+      {"scanback/why", whyRequest, {{"supportsScanbackWhy", true}}},
+      {"scanback/values", valuesRequest, {{"supportsScanbackValues", true}}},
+      {"scanback/flow", flowRequest, {{"supportsScanbackFlow", true}}},
   };
   return list;
 }

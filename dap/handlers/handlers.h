@@ -57,5 +57,9 @@ Reply stepBackOutRequest(Session&, const json&);  // custom: scanback/stepBackOu
 Reply seekRequest(Session&, const json&);         // custom: scanback/seek
 Reply timelineRequest(Session&, const json&);     // custom: scanback/timeline
 Reply signalsRequest(Session&, const json&);      // custom: scanback/signals
+// Explaining a value (docs/explain.md).
+Reply whyRequest(Session&, const json&);     // custom: scanback/why
+Reply valuesRequest(Session&, const json&);  // custom: scanback/values
+Reply flowRequest(Session&, const json&);    // custom: scanback/flow
 
 }  // namespace scanback::dap
