@@ -117,13 +117,12 @@ TEST(WhyChain, BackThroughFunctionBlockReferenceArrayAndTasksToTheStimulus) {
   ASSERT_FALSE(root.is_discarded());
   // y (cycle 7) <- fb.out <- fb.in <- p^ = a[3] <- g (written by the other task, cycle 6) <- the
   // stimulus's sensor (cycle 3) and k; a[3]'s index i <- i of cycle 4; p <- the same i, shown once.
-  json i7 = stmt("S.i", "3", 7, 0, 25, "i := (i + 1) MOD 4",
-                 json::array({stmt("S.i", "2", 4, 0, 25, "i := (i + 1) MOD 4")}));
+  json i7 =
+      stmt("S.i", "3", 7, 0, 25, "i := (i + 1) MOD 4", json::array({stmt("S.i", "2", 4, 0, 25, "i := (i + 1) MOD 4")}));
   json repeatedI = stmt("S.i", "3", 7, 0, 25, "i := (i + 1) MOD 4");
   repeatedI["repeated"] = true;
-  const json g =
-      stmt("g", "12", 6, 1, 14, "g := sensor + k",
-           json::array({leaf("F.sensor", "7", 3, 0, "stimulus"), stmt("F.k", "5", 6, 0, 13, "k := k + 1")}));
+  const json g = stmt("g", "12", 6, 1, 14, "g := sensor + k",
+                      json::array({leaf("F.sensor", "7", 3, 0, "stimulus"), stmt("F.k", "5", 6, 0, 13, "k := k + 1")}));
   const json a3 = stmt("S.a[3]", "12", 7, 1, 26, "a[i] := g", json::array({i7, g}));
   const json p = stmt("S.p", "REF(S.a[3])", 7, 2, 27, "p := REF(a[i])", json::array({repeatedI}));
   const json expected =
