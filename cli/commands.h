@@ -100,14 +100,29 @@ int replayCommand(const ReplayArgs& args);
 // `scanback trace verify TRACE`: exit 0 when every cycle replays as recorded, kExitDivergence when
 // one does not, kExitDamaged when part of the trace is missing or unreadable (or holds no cycle).
 int traceVerifyCommand(const std::string& path);
-// `scanback trace why TRACE VARIABLE [--at CYCLE[:STEP]|end] [--count N]`.
+// `scanback trace why TRACE VARIABLE [--at CYCLE[:STEP]|end] [--count N] [--depth N] [--json]`:
+// depth 1 (the default, without --json) lists the last changes; deeper, or --json, the why-chain
+// (replayer/why.h).
 struct WhyArgs {
   std::string trace;
   std::string variable;  // "Main.fb.x", "Main.a[3]", "gVar" or "%IX0.1"
   std::string at = "end";
   uint32_t count = 5;
+  uint32_t depth = 1;
+  bool json = false;
 };
 int traceWhyCommand(const WhyArgs& args);
+
+// `scanback trace log TRACE FILE:LINE MESSAGE [--cycles A..B] [--limit N]` (cli/trace_log.cpp): a
+// logpoint over the recording, one line per run of the statement: "CYCLE:STEP  message".
+struct LogArgs {
+  std::string trace;
+  std::string location;  // FILE:LINE
+  std::string message;   // text with {expression} parts
+  std::string cycles;    // as ExportArgs::cycles
+  uint64_t limit = 1000;
+};
+int traceLogCommand(const LogArgs& args);
 
 // `scanback trace export TRACE (--vcd FILE | --csv FILE) [--vars LIST] [--cycles A..B]`
 // (cli/trace_export.cpp): the values at the end of every cycle, as CSV rows or a VCD for GTKWave.

@@ -226,13 +226,35 @@ int main(int argc, char** argv) {
   WhyArgs whyArgs;
   auto* why = traceCmd->add_subcommand("why",
                                        "The last changes of a variable before a position, newest first, with "
-                                       "the statement that made each and the old and new values");
+                                       "the statement that made each and the old and new values; with --depth "
+                                       "N > 1 or --json, why it has its value: the statement that last changed "
+                                       "it, the values that statement read, and theirs, back to the inputs");
   why->add_option("trace", whyArgs.trace, "Trace file")->required();
   why->add_option("variable", whyArgs.variable, "Main.fb.x, Main.a[3], gVar or an address such as %IX0.1")->required();
   why->add_option("--at", whyArgs.at, "Up to this position: CYCLE (its end), CYCLE:STEP or end")->default_val("end");
   why->add_option("--count", whyArgs.count, "How many changes to show")
       ->default_val(5)
       ->check(CLI::Range(1u, 1'000'000u));
+  why->add_option("--depth", whyArgs.depth,
+                  "Levels of the why-chain: 1 the last changes; 2 and more the statement that changed it, what it "
+                  "read, and so on")
+      ->default_val(1)
+      ->check(CLI::Range(1u, 1000u));
+  why->add_flag("--json", whyArgs.json, "The why-chain as JSON (a WhyNode, docs/explain.md) on stdout");
+
+  LogArgs logArgs;
+  auto* logCmd = traceCmd->add_subcommand(
+      "log",
+      "A logpoint over the whole recording: the message for every time the statement on FILE:LINE ran, "
+      "each with its position CYCLE:STEP; {expressions} in it are evaluated there");
+  logCmd->add_option("trace", logArgs.trace, "Trace file")->required();
+  logCmd->add_option("location", logArgs.location, "FILE:LINE of the statement (the first one on the line)")
+      ->required();
+  logCmd->add_option("message", logArgs.message, "Text with {expression} parts ({{ and }} for braces)")->required();
+  logCmd->add_option("--cycles", logArgs.cycles, "Only these cycles: A..B, A.., ..B or A");
+  logCmd->add_option("--limit", logArgs.limit, "Stop after this many messages")
+      ->default_val(1000)
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
 
   ExportArgs exportArgs;
   auto* exportCmd = traceCmd->add_subcommand(
@@ -356,6 +378,7 @@ int main(int argc, char** argv) {
     if (*hits) return traceHitsCommand(tracePath, fileLine, hitsJson);
     if (*verify) return traceVerifyCommand(tracePath);
     if (*why) return traceWhyCommand(whyArgs);
+    if (*logCmd) return traceLogCommand(logArgs);
     if (*exportCmd) return traceExportCommand(exportArgs);
     if (*replayCmd) return replayCommand(replayArgs);
     if (*rerunCmd) return rerunCommand(rerunArgs);

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/trace_inspect.h"
 #include "replayer/replayer.h"
+#include "replayer/why.h"
 #include "vm/exec/iec_text.h"
 #include "vm/runtime/state_json.h"
 #include "vm/runtime/values.h"
@@ -340,6 +341,36 @@ int traceVerifyCommand(const std::string& path) {
   return kExitOk;
 }
 
+namespace {
+
+// One line per node, its reads indented below it:
+//   Main.y = 42  <- main.st:12  y := p^ + fb.out;  at 3:4
+std::string whyOriginText(const replay::WhyNode& n) {
+  switch (n.origin) {
+    case replay::WhyOrigin::Statement: return fmt::format("{}:{}  {}", n.file, n.line, n.text);
+    case replay::WhyOrigin::Input: return "scan input (%I)";
+    case replay::WhyOrigin::Force: return "forced";
+    case replay::WhyOrigin::Stimulus: return "external write at the cycle start (stimulus)";
+    case replay::WhyOrigin::Write: return "debugger write";
+    case replay::WhyOrigin::Initial: return "the value it started with";
+    case replay::WhyOrigin::Constant: return "constant";
+  }
+  return "";
+}
+
+void printWhyNode(const replay::WhyNode& n, size_t indent) {
+  std::string line = fmt::format("{:{}}{} = {}  <- {}", "", indent, n.variable, n.value,
+                                 n.error.empty() ? whyOriginText(n) : "cannot be evaluated here: " + n.error);
+  if (n.origin != replay::WhyOrigin::Constant) line += fmt::format("  at {}", positionText(n.position));
+  if (n.repeated) line += "  (repeated: followed above)";
+  std::cout << line << "\n";
+  for (const replay::WhyNode& r : n.reads) printWhyNode(r, indent + 2);
+}
+
+void printWhyTree(const replay::WhyNode& root) { printWhyNode(root, 0); }
+
+}  // namespace
+
 int traceWhyCommand(const WhyArgs& args) {
   Target target;
   std::string error;
@@ -368,6 +399,20 @@ int traceWhyCommand(const WhyArgs& args) {
     return kExitUsage;
   }
   if (!note.empty()) std::cerr << "scanback: note: " << note << "\n";
+  if (args.depth > 1 || args.json) {
+    const replay::WhyTarget whyTarget{variable->path, variable->offset, variable->bit, variable->type};
+    std::optional<replay::WhyNode> root = replay::explainValue(*r, whyTarget, *at, args.depth, error);
+    if (!root) {
+      std::cerr << fmt::format("scanback: {}: {}\n", args.trace, error);
+      return kExitUsage;
+    }
+    reportDivergences(*r, args.trace);
+    if (args.json)
+      std::cout << replay::whyToJson(*root).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    else
+      printWhyTree(*root);
+    return kExitOk;
+  }
   const replay::Watch watch{variable->offset, variable->bit >= 0 ? 1u : std::max<uint32_t>(variable->type->size, 1),
                             variable->bit};
   // The value at a position includes the change reported at that very position (made by the

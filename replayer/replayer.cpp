@@ -1124,6 +1124,75 @@ bool Replayer::hashesCheckedBefore(uint64_t from, uint64_t to, size_t before, st
   return true;
 }
 
+namespace {
+
+// Pauses at every boundary of one of the statements (sorted).
+class PauseAtStatements final : public VmObserver {
+ public:
+  explicit PauseAtStatements(const std::vector<uint32_t>& sorted) : statements_(sorted) {}
+  bool onStatement(uint32_t statement, uint64_t step) override {
+    if (!std::binary_search(statements_.begin(), statements_.end(), statement)) return false;
+    statement_ = statement;
+    step_ = step;
+    return true;
+  }
+  uint32_t statement_ = UINT32_MAX;
+  uint64_t step_ = 0;
+
+ private:
+  const std::vector<uint32_t>& statements_;
+};
+
+}  // namespace
+
+bool Replayer::statementHits(const std::vector<uint32_t>& statements, uint64_t first, uint64_t last,
+                             const std::function<bool(Position, uint32_t, const Vm&)>& hit, std::string& error) {
+  std::vector<uint32_t> sorted = statements;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t n = 0; n < history_.chunkCount(); ++n) {
+    const trace::BlockInfo& b = history_.chunkBlock(n);
+    if (b.firstCycle + b.cycleCount <= first) continue;
+    if (b.firstCycle > last) break;
+    std::shared_ptr<const trace::ChunkData> chunk = history_.chunk(n, error);
+    if (!chunk) return false;
+    std::vector<uint64_t> candidates = candidateCycles(*chunk, sorted);
+    std::erase_if(candidates, [&](uint64_t c) { return c < first || c > last; });
+    if (candidates.empty()) continue;
+    if (!restoreBefore(scratch_, candidates.front(), error)) return false;
+    size_t next = 0;  // the next candidate
+    for (uint64_t c = candidates.front(); c <= candidates.back(); ++c) {
+      std::shared_ptr<const trace::ChunkData> held;
+      CycleRecord record;
+      if (!history_.cycle(c, held, record, error) || !startCycle(scratch_, record, error)) return false;
+      ++hitCyclesRun_;
+      const bool candidate = next < candidates.size() && candidates[next] == c;
+      if (candidate) ++next;
+      PauseAtStatements pause(sorted);
+      scratch_.setObserver(candidate ? &pause : nullptr);
+      // An open cycle goes no further than where the task is paused: its last boundary.
+      const uint64_t end = record.open ? record.stepCount - 1 : UINT64_MAX;
+      RunStatus status = run(scratch_);
+      while (status == RunStatus::Paused) {
+        if (pause.step_ > end) break;
+        if (!hit(Position{c, pause.step_}, pause.statement_, scratch_)) {
+          scratch_.setObserver(nullptr);
+          return false;
+        }
+        status = run(scratch_);
+      }
+      scratch_.setObserver(nullptr);
+      if (record.open) break;
+      checkDigest(scratch_, record, status);
+      if (status != RunStatus::CycleDone) {
+        if (c == candidates.back()) break;  // the recording ends in the fault
+        error = fmt::format("cycle {} faulted on replay, but the recording goes on: the replay diverged", c);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 std::vector<Change> Replayer::lastChanges(const Watch& watch, Position at, size_t count, std::string& error) {
   const std::optional<Position> first = start();
   if (!first) {

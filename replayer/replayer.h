@@ -232,6 +232,16 @@ class Replayer {
   // in every watched byte. Runs on the scratch VM. False with `error` (or when stopped).
   [[nodiscard]] bool cycleEnds(const std::vector<Watch>& watches, uint64_t first, uint64_t last,
                                const std::function<bool(uint64_t, int64_t, const uint8_t*)>& atEnd, std::string& error);
+  // Every run of any of `statements` in the recorded cycles `first` to `last` (inclusive), in
+  // order: `hit(position, statement, vm)` with the VM paused there, before the statement runs;
+  // false stops. The statement paths (the trace's statement-hit index) say which cycles run one:
+  // a chunk in which none does is not re-executed, and a chunk's cycles after its last such cycle
+  // neither (a chunk without paths is re-executed whole). Runs on the scratch VM: the position
+  // does not move. False with `error` (or when stopped).
+  [[nodiscard]] bool statementHits(const std::vector<uint32_t>& statements, uint64_t first, uint64_t last,
+                                   const std::function<bool(Position, uint32_t, const Vm&)>& hit, std::string& error);
+  // Cycles statementHits() re-executed since the replayer was opened (tests, benches).
+  uint64_t hitCyclesRun() const { return hitCyclesRun_; }
   // Chunks the write index let data searches skip since the replayer was opened (tests, benches).
   uint64_t chunksSkipped() const { return chunksSkipped_; }
 
@@ -330,6 +340,7 @@ class Replayer {
   History history_;
   std::shared_ptr<const Program> program_;
   uint64_t chunksSkipped_ = 0;
+  uint64_t hitCyclesRun_ = 0;
   ReplayOptions options_;
   Vm vm_;                                // at the current position
   Vm scratch_;                           // searches and analyses, so that they never disturb the current position

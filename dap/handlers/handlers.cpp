@@ -55,6 +55,9 @@ const std::vector<Handler>& handlers() {
       {"scanback/forced", forcedRequest, {}},
       {"scanback/goToLive", goToLiveRequest, {{"supportsScanbackGoToLive", true}}},
       {"scanback/compare", compareRequest, {{"supportsScanbackCompare", true}}},
+      {"scanback/why", whyRequest, {{"supportsScanbackWhy", true}}},
+      {"scanback/values", valuesRequest, {{"supportsScanbackValues", true}}},
+      {"scanback/flow", flowRequest, {{"supportsScanbackFlow", true}}},
   };
   return list;
 }

@@ -67,5 +67,9 @@ Reply releaseRequest(Session&, const json&);  // custom: scanback/release
 Reply forcedRequest(Session&, const json&);   // custom: scanback/forced
 Reply goToLiveRequest(Session&, const json&);     // custom: scanback/goToLive
 Reply compareRequest(Session&, const json&);      // custom: scanback/compare
+// Explaining a value (docs/explain.md).
+Reply whyRequest(Session&, const json&);     // custom: scanback/why
+Reply valuesRequest(Session&, const json&);  // custom: scanback/values
+Reply flowRequest(Session&, const json&);    // custom: scanback/flow
 
 }  // namespace scanback::dap

@@ -260,6 +260,9 @@ class Compiler {
  public:
   Compiler(const SourceSet& sources, Diagnostics& diags, const CompileOptions& options);
   std::shared_ptr<const Program> run();
+  // Each lowered statement's reads (vm/sema/reads.h) are appended to `out`, by statement id
+  // (statement_reads.cpp).
+  void collectReads(std::vector<std::vector<SourceSpan>>* out) { reads_ = out; }
 
   // ---- declarations.cpp
   void collect(const ast::CompilationUnit& unit);
@@ -451,6 +454,7 @@ class Compiler {
   Diagnostics& diags_;
   CompileOptions options_;
   std::shared_ptr<Program> program_;
+  std::vector<std::vector<SourceSpan>>* reads_ = nullptr;
   TypeTable* types_ = nullptr;
   const Type* errorType_ = nullptr;
   CompilerDeclarations declarations_;

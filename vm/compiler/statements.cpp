@@ -10,6 +10,7 @@
 #include "vm/base/out_of_memory.h"
 #include "vm/bytecode/limits.h"
 #include "vm/compiler/compiler_impl.h"
+#include "vm/sema/reads.h"
 #include "vm/syntax/parser.h"
 
 namespace scanback::compiler {
@@ -131,6 +132,7 @@ bool Compiler::listEmpty(const sema::StmtList& analysed, const ast::StmtList* so
 void Compiler::lowerStatement(const sema::Stmt& s) {
   const uint32_t id = static_cast<uint32_t>(program_->statements.size());
   program_->statements.push_back(StatementInfo{s.span, ctx_->pouIndex, here()});
+  if (reads_) reads_->push_back(sema::readsOf(s));
   program_->lineTable.push_back(LineEntry{here(), id});
   emit(Op::STMT, {o(id)});
   ctx_->statementStack.push_back(id);

@@ -15,6 +15,7 @@ import {
   stepBack,
 } from './commands';
 import { debugType, isFromLaunchJson, ScanbackConfigurationProvider } from './configuration';
+import { activateExplain } from './explain';
 import { ScanbackLanguageClient } from './languageClient';
 import { BuildProblems, countText, projectFiles, runCheck, takeOverStartFailure, type FailedResponse } from './problems';
 import { TimelineViewProvider } from './timeline/provider';
@@ -140,6 +141,7 @@ export function activate(context: vscode.ExtensionContext): void {
     ),
   );
   updateContext();
+  activateExplain(context);
 
   // The language server for .st files (scanback lsp), unless scanback.languageServer.enabled is off.
   languageClient = new ScanbackLanguageClient(context.extensionPath);

@@ -110,6 +110,9 @@ test('activation registers the debugger pieces, the view and every command of th
   assert.ok(mock.calls.registered.trackerFactory.has('scanback'));
   assert.ok(mock.calls.registered.webviewViewProvider.has('scanback.timeline'));
   assert.deepEqual(manifest.contributes.views['scanback-panel'].map((v) => v.id), ['scanback.timeline']);
+  assert.deepEqual(manifest.contributes.views.debug.map((v) => v.id), ['scanback.why']);
+  assert.ok(mock.calls.registered.treeView.has('scanback.why'));
+  assert.ok(mock.calls.registered.inlineValuesProvider.has('st'));
 });
 
 test('the tracker refreshes the timeline on stops and marks resuming requests', async () => {

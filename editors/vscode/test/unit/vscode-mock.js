@@ -39,7 +39,7 @@ function reset() {
     files: [],
     workspaceFolders: [],
   };
-  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], quickPick: [], startDebugging: [], setContext: [], registered: {}, statusBarItems: [], diagnosticCollections: [] };
+  calls = { info: [], error: [], warning: [], inputBox: [], openDialog: [], quickPick: [], startDebugging: [], setContext: [], registered: {}, statusBarItems: [], diagnosticCollections: [], decorations: [], console: [] };
   events = {
     didSave: new EventEmitter(),
     didChangeActiveTextEditor: new EventEmitter(),
@@ -48,6 +48,8 @@ function reset() {
     didStartSession: new EventEmitter(),
     didTerminateSession: new EventEmitter(),
     didChangeActiveSession: new EventEmitter(),
+    didChangeActiveStackItem: new EventEmitter(),
+    didChangeVisibleTextEditors: new EventEmitter(),
   };
 }
 reset();
@@ -103,11 +105,11 @@ const vscode = {
       calls.statusBarItems.push(item);
       return item;
     },
+    // issue 33 (src/explain): the Why? tree, flow decorations, the list of logged positions.
+    createTreeView: (id, options) => (register('treeView')(id, options.treeDataProvider), disposable),
     createTextEditorDecorationType: (options) => ({ options, dispose() {} }),
-    onDidChangeVisibleTextEditors: () => disposable,
-    get visibleTextEditors() {
-      return [];
-    },
+    visibleTextEditors: [],
+    onDidChangeVisibleTextEditors: (l) => events.didChangeVisibleTextEditors.event(l),
   },
   languages: {
     createDiagnosticCollection: (name) => {
@@ -180,7 +182,33 @@ const vscode = {
     onDidStartDebugSession: (l) => events.didStartSession.event(l),
     onDidTerminateDebugSession: (l) => events.didTerminateSession.event(l),
     onDidChangeActiveDebugSession: (l) => events.didChangeActiveSession.event(l),
+    onDidChangeActiveStackItem: (l) => events.didChangeActiveStackItem.event(l),
+    activeDebugConsole: { appendLine: (line) => calls.console.push(line) },
   },
+  languages: { registerInlineValuesProvider: (selector, provider) => (register('inlineValuesProvider')(selector.language, provider), disposable) },
+  TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+  TreeItem: class {
+    constructor(label, collapsibleState) {
+      Object.assign(this, { label, collapsibleState });
+    }
+  },
+  Range: class {
+    constructor(startLine, startCharacter, endLine, endCharacter) {
+      this.start = { line: startLine, character: startCharacter };
+      this.end = { line: endLine, character: endCharacter };
+    }
+  },
+  InlineValueText: class {
+    constructor(range, text) {
+      Object.assign(this, { range, text });
+    }
+  },
+  ThemeColor: class {
+    constructor(id) {
+      this.id = id;
+    }
+  },
+  OverviewRulerLane: { Left: 1 },
   commands: {
     registerCommand: (id, fn) => (commands.set(id, fn), disposable),
     executeCommand: (id, ...args) => {
