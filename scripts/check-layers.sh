@@ -19,11 +19,11 @@ layers=(
   "replay: replayer"
   "network: net"
   "control: control"
+  "compare: compare"
   "debug adapter: dap"
   "language server: lsp"
   "runtime host: runtime runtime/io"
   "unit tests: testrunner"
-  "compare: compare"
   "command: cli"
 )
 

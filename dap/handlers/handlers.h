@@ -62,11 +62,11 @@ Reply signalsRequest(Session&, const json&);      // custom: scanback/signals
 // Lets the variables described next carry the `forced` attribute (scanback_forced.cpp): the forces
 // of a session with a task beside it; none for a replayed trace.
 void markForced(Session& session, const Program& program);
-Reply forceRequest(Session&, const json&);    // custom: scanback/force
-Reply releaseRequest(Session&, const json&);  // custom: scanback/release
-Reply forcedRequest(Session&, const json&);   // custom: scanback/forced
-Reply goToLiveRequest(Session&, const json&);     // custom: scanback/goToLive
-Reply compareRequest(Session&, const json&);      // custom: scanback/compare
+Reply forceRequest(Session&, const json&);     // custom: scanback/force
+Reply releaseRequest(Session&, const json&);   // custom: scanback/release
+Reply forcedRequest(Session&, const json&);    // custom: scanback/forced
+Reply goToLiveRequest(Session&, const json&);  // custom: scanback/goToLive
+Reply compareRequest(Session&, const json&);   // custom: scanback/compare
 // Explaining a value (docs/explain.md).
 Reply whyRequest(Session&, const json&);     // custom: scanback/why
 Reply valuesRequest(Session&, const json&);  // custom: scanback/values
