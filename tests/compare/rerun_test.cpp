@@ -77,7 +77,7 @@ void expectFaithful(const std::string& path) {
 
 // The program of `files` with a comment appended to its last file: another program (another hash,
 // other source texts) whose code and image layout are those of the original.
-std::shared_ptr<const Program> withComment(const std::vector<std::string>& files) {
+std::shared_ptr<const Program> withComment(const std::vector<std::string>& files, const CompileOptions& options) {
   Diagnostics diagnostics;
   SourceSet loaded = loadSourceFiles(files, diagnostics);
   SourceSet sources;
@@ -85,7 +85,7 @@ std::shared_ptr<const Program> withComment(const std::vector<std::string>& files
     const SourceFile& f = loaded.file(static_cast<FileId>(i));
     sources.add(f.path, i + 1 == loaded.size() ? f.text + "\n(* changed *)\n" : f.text);
   }
-  auto program = compileProject(sources, diagnostics);
+  auto program = compileProject(sources, diagnostics, options);
   EXPECT_TRUE(program) << diagnostics.format(sources);
   return program;
 }
@@ -109,7 +109,7 @@ TEST(RerunGolden, TheSameProgramReproducesEveryGoldenRecording) {
   for (const test::GoldenCase& g : cases) {
     if (g.expectExit == 1 || g.expectExit == 2) continue;  // nothing runs
     SCOPED_TRACE(g.name);
-    auto program = mustCompileSourceFiles(g.files);
+    auto program = mustCompileSourceFiles(g.files, g.options);
     ASSERT_TRUE(program);
     std::optional<Stimulus> stimulus;
     std::string error;
@@ -126,7 +126,7 @@ TEST(RerunGolden, TheSameProgramReproducesEveryGoldenRecording) {
     EXPECT_EQ(fault.has_value(), g.expectExit == 3);
 
     const uint64_t middle = recorded.size() / 2;
-    auto changed = withComment(g.files);
+    auto changed = withComment(g.files, g.options);
     ASSERT_TRUE(changed);
     ASSERT_NE(changed->hash, program->hash);
     struct Variant {

@@ -844,7 +844,7 @@ TEST(ReplayerGolden, SeekEqualsAFreshRunForEveryGoldenProgram) {
   for (const test::GoldenCase& g : test::goldenCases()) {
     if (g.expectExit == 1 || g.expectExit == 2) continue;  // nothing runs
     SCOPED_TRACE(g.name);
-    auto program = mustCompileSourceFiles(g.files);
+    auto program = mustCompileSourceFiles(g.files, g.options);
     ASSERT_TRUE(program);
     std::optional<Stimulus> stimulus;
     std::string error;

@@ -23,6 +23,7 @@ struct GoldenCase {
   int64_t forNs = -1;  // `@for`: every cycle released before this virtual time (-1: `@cycles`)
   std::string inputs;
   int expectExit = 0;
+  CompileOptions options;  // `@dialect`
 };
 
 inline std::vector<GoldenCase> goldenCases() {
@@ -46,6 +47,7 @@ inline std::vector<GoldenCase> goldenCases() {
       if (key == "cycles") c.cycles = std::stoull(value);
       if (key == "inputs") c.inputs = (std::filesystem::path(c.files.front()).parent_path() / value).string();
       if (key == "expect-exit") c.expectExit = std::stoi(value);
+      if (key == "dialect") c.options.dialect = parseDialect(value).value_or(Dialect::Codesys);
       if (key == "for") {
         const size_t digits = value.find_first_not_of("0123456789");
         const int64_t n = std::stoll(value.substr(0, digits));

@@ -35,10 +35,11 @@ inline std::vector<std::string> stFilesIn(const std::filesystem::path& dir) {
 
 // Compiles the project made of the files at `paths`; reports the diagnostics as a test failure
 // when it does not compile (and returns null).
-inline std::shared_ptr<const Program> mustCompileSourceFiles(const std::vector<std::string>& paths) {
+inline std::shared_ptr<const Program> mustCompileSourceFiles(const std::vector<std::string>& paths,
+                                                             const CompileOptions& options = {}) {
   Diagnostics diagnostics;
   SourceSet sources = loadSourceFiles(paths, diagnostics);
-  std::shared_ptr<const Program> program = compileProject(sources, diagnostics);
+  std::shared_ptr<const Program> program = compileProject(sources, diagnostics, options);
   EXPECT_TRUE(program) << diagnostics.format(sources);
   return program;
 }
