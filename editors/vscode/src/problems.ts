@@ -172,7 +172,9 @@ export function startFailure(response: FailedResponse, fromLaunchJson: boolean):
   const diagnostics = diagnosticsOfResponse(response.body);
   const said = response.body?.error?.format ?? response.message ?? 'no reason given';
   const verb = response.command === 'attach' ? 'attach' : 'start';
-  const text = diagnostics.length > 0 ? compileFailureText(diagnostics) : `scanback: cannot ${verb}: ${said}`;
+  // The adapter's own message may already say what failed ("cannot attach: …"): not twice.
+  const reason = said.startsWith(`cannot ${verb}: `) ? said.slice(`cannot ${verb}: `.length) : said;
+  const text = diagnostics.length > 0 ? compileFailureText(diagnostics) : `scanback: cannot ${verb}: ${reason}`;
   return { text, diagnostics, showProblems: diagnostics.length > 0, openLaunchJson: fromLaunchJson };
 }
 

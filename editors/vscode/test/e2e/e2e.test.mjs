@@ -288,8 +288,9 @@ test('F5 on examples/plant debugs it; Step Back moves the current line back; the
   assert.ok(panelBox && frameBox, 'the panel and the view');
   assert.ok(frameBox.y >= panelBox.y - 1 && frameBox.y + frameBox.height <= panelBox.y + panelBox.height + 1,
     `the Scan Timeline is in the bottom panel: ${JSON.stringify({ panelBox, frameBox })}`);
-  assert.ok((await timeline.$$('#ticks .tick')).length >= 2, 'a time axis with ticks');
-  assert.ok((await timeline.$$('#markers .marker[data-kind="breakpoint"]')).length >= 1, 'the breakpoint hit as a marker');
+  // (The axis and the markers are drawn when the view has its width and the timeline its markers.)
+  await until('a time axis with ticks', async () => (await timeline.$$('#ticks .tick')).length >= 2);
+  await until('the breakpoint hit as a marker', async () => (await timeline.$$('#markers .marker[data-kind="breakpoint"]')).length >= 1);
   assert.match(await timeline.$eval('#status', (e) => e.textContent), /Session Debug plant \(ST\) \(live\)/);
   assert.match(await timeline.$eval('#stats', (e) => e.textContent), /Fast \(10 ms\), Slow \(100 ms\)/);
 
@@ -838,7 +839,7 @@ test('the keys of Step Back and Reverse Continue are free in VS Code\'s default 
   assert.deepEqual(manifest.contributes.keybindings.map((k) => k.command).sort(), ['workbench.action.debug.reverseContinue', 'workbench.action.debug.stepBack']);
   await runCommand('Preferences: Open Default Keyboard Shortcuts (JSON)');
   await until('the default keybindings', () =>
-    page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.textContent.includes('keybindings.json')),
+    page.evaluate(() => /keybindings/i.test(document.querySelector('.tabs-container .tab.active')?.textContent ?? '')),
   );
   // The find widget counts the matches of `"key": "<key>"` in the whole default keymap.
   const count = async (text) => {

@@ -157,7 +157,8 @@ test('A rerun whose program does not compile opens nothing and says why', async 
 
 test('The replay context key (the commands\' when clause) follows the active session', () => {
   const { activate } = require('../../out-test/extension');
-  activate({ subscriptions: [], extensionPath: '/ext', extensionUri: vscode.Uri.file('/ext'), workspaceState: { get() {}, update() {} } });
+  const environmentVariableCollection = { description: '', prepend() {}, clear() {} };
+  activate({ subscriptions: [], extensionPath: '/ext', extensionUri: vscode.Uri.file('/ext'), environmentVariableCollection, workspaceState: { get() {}, update() {} } });
   assert.ok(mock.commands.has('scanback.compareWithRecording'));
   assert.ok(mock.commands.has('scanback.rerun'));
   const replayKey = () => mock.calls.setContext.filter((c) => c[0] === 'scanback.replay').at(-1);

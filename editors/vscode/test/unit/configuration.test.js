@@ -152,7 +152,7 @@ const debuggerContribution = manifest.contributes.debuggers.find((d) => d.type =
 
 test('the launch attributes describe every argument the server takes, each with a description and a default', () => {
   const launch = debuggerContribution.configurationAttributes.launch.properties;
-  const expected = ['program', 'cwd', 'stopOnEntry', 'inputs', 'cycles', 'realtime', 'record', 'keepTrace', 'nonstop', 'trace', 'startAt', 'sourceFolders', 'sourceScheme'];
+  const expected = ['program', 'cwd', 'stopOnEntry', 'inputs', 'cycles', 'realtime', 'record', 'keepTrace', 'nonstop', 'trace', 'startAt', 'sourceFolders', 'sourceScheme', 'dialect'];
   assert.deepEqual(Object.keys(launch).sort(), [...expected].sort());
   for (const [name, attribute] of Object.entries(launch)) {
     assert.ok(attribute.description && attribute.description.length > 10, `${name} has a description`);

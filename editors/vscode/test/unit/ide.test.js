@@ -220,7 +220,8 @@ test('the Scan Timeline is a view of its own container in the bottom panel', () 
   const panel = manifest.contributes.viewsContainers.panel.find((c) => c.id === 'scanback-panel');
   assert.ok(panel);
   assert.deepEqual(manifest.contributes.views['scanback-panel'].map((v) => v.id), ['scanback.timeline']);
-  assert.equal(manifest.contributes.views.debug, undefined);
+  // Run and Debug keeps the Why? view (issue 33), not the timeline.
+  assert.deepEqual(manifest.contributes.views.debug.map((v) => v.id), ['scanback.why']);
 });
 
 test('the back buttons sit right after their forward twins, with icons of their own; Go to Live only in history', () => {

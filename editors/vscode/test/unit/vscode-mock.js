@@ -112,6 +112,7 @@ const vscode = {
     onDidChangeVisibleTextEditors: (l) => events.didChangeVisibleTextEditors.event(l),
   },
   languages: {
+    registerInlineValuesProvider: (selector, provider) => (register('inlineValuesProvider')(selector.language, provider), disposable),
     createDiagnosticCollection: (name) => {
       const entries = new Map();
       const collection = {
@@ -185,7 +186,6 @@ const vscode = {
     onDidChangeActiveStackItem: (l) => events.didChangeActiveStackItem.event(l),
     activeDebugConsole: { appendLine: (line) => calls.console.push(line) },
   },
-  languages: { registerInlineValuesProvider: (selector, provider) => (register('inlineValuesProvider')(selector.language, provider), disposable) },
   TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
   TreeItem: class {
     constructor(label, collapsibleState) {
