@@ -289,7 +289,8 @@ test('F5 on examples/plant debugs it; Step Back moves the current line back; the
   assert.ok(frameBox.y >= panelBox.y - 1 && frameBox.y + frameBox.height <= panelBox.y + panelBox.height + 1,
     `the Scan Timeline is in the bottom panel: ${JSON.stringify({ panelBox, frameBox })}`);
   // (The axis and the markers are drawn when the view has its width and the timeline its markers.)
-  await until('a time axis with ticks', async () => (await timeline.$$('#ticks .tick')).length >= 2);
+  // (At the first stop the history is one cycle: one tick.)
+  await until('a time axis with ticks', async () => (await timeline.$$('#ticks .tick')).length >= 1);
   await until('the breakpoint hit as a marker', async () => (await timeline.$$('#markers .marker[data-kind="breakpoint"]')).length >= 1);
   assert.match(await timeline.$eval('#status', (e) => e.textContent), /Session Debug plant \(ST\) \(live\)/);
   assert.match(await timeline.$eval('#stats', (e) => e.textContent), /Fast \(10 ms\), Slow \(100 ms\)/);
@@ -863,7 +864,8 @@ test('the keys of Step Back and Reverse Continue are free in VS Code\'s default 
   // Ctrl+Shift+F5 (Restart), the keys first proposed.
   assert.notEqual(await count('"key": "shift+f10"'), 'none');
   assert.notEqual(await count('"key": "ctrl+shift+f5"'), 'none');
-  for (const key of keys) assert.equal(await count(`"key": "${key}"`), 'none', `${key} is free in the default keymap`);
+  // The default keymap lists the installed extensions' bindings too: each key once, scanback's.
+  for (const key of keys) assert.equal(await count(`"key": "${key}"`), '1', `${key} is bound by scanback alone in the default keymap`);
   await page.keyboard.press('Escape');
   await runCommand('View: Close Editor');
 });
