@@ -88,7 +88,8 @@ export class ScanbackInlineValues implements vscode.InlineValuesProvider {
     const valueOf = new Map(expressions.map((e, i) => [e, values[i]]));
     return uses.flatMap((u) => {
       const v = valueOf.get(u.expression);
-      return v === null || v === undefined
+      // (An enumeration's value named in the code is its own value: `Idle = Idle` says nothing.)
+      return v === null || v === undefined || v === u.expression
         ? []
         : [new vscode.InlineValueText(new vscode.Range(u.line, u.start, u.line, u.end), `${u.expression} = ${v}`)];
     });

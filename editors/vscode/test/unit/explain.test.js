@@ -83,20 +83,20 @@ test('inline values: the names used on a line, comments and strings left out', (
   );
 });
 
-test('inline values come from one scanback/values request, null ones left out', async () => {
+test('inline values come from one scanback/values request, null ones and enumeration values (Idle = Idle) left out', async () => {
   const session = mock.fakeSession({ type: 'scanback' }, (command, args) => ({
-    values: args.expressions.map((e) => (e === 'nosuch' ? null : `<${e}>`)),
+    values: args.expressions.map((e) => (e === 'nosuch' ? null : e === 'Idle' ? 'Idle' : `<${e}>`)),
   }));
   session.type = 'scanback';
   mock.state.activeDebugSession = session;
-  const text = ['x := y + nosuch;', 'y := x;', 'z := 1;'];
+  const text = ['x := y + nosuch;', 'y := x + Idle;', 'z := 1;'];
   const document = { getText: () => text.slice(0, 2).join('\n'), lineAt: (l) => ({ text: text[l] }) };
   const values = await new ScanbackInlineValues().provideInlineValues(
     document,
     new vscode.Range(0, 0, 2, 0),
     { frameId: 4, stoppedLocation: new vscode.Range(1, 0, 1, 7) },
   );
-  assert.deepEqual(session.requests, [{ command: 'scanback/values', args: { frameId: 4, expressions: ['x', 'y', 'nosuch'] } }]);
+  assert.deepEqual(session.requests, [{ command: 'scanback/values', args: { frameId: 4, expressions: ['x', 'y', 'nosuch', 'Idle'] } }]);
   assert.deepEqual(
     values.map((v) => [v.range.start.line, v.range.start.character, v.text]),
     [

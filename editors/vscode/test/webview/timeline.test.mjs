@@ -157,7 +157,7 @@ test('the keyboard moves and seeks: arrows, then Enter; End', async () => {
   assert.equal((await seeks()).length, 1, 'End seeks no cycle of its own');
 });
 
-test('where you are: a banner in history with Go to Live, the runtime running; none in a replay at its end', async () => {
+test('where you are: a banner in history with Go to Live, the runtime running; none in a replay', async () => {
   await show({ ...live, cycle: 100, step: 2, newest: { cycle: live.lastCycle, step: 93 }, running: true });
   assert.equal(await hidden('#where'), false);
   assert.equal(await text('#where-text'), `history, cycle 100 of ${live.lastCycle} — runtime running`);
@@ -169,6 +169,9 @@ test('where you are: a banner in history with Go to Live, the runtime running; n
   assert.equal(await text('#where-text'), `live, cycle ${live.cycle} — runtime running`);
   assert.equal(await hidden('#go-live'), true);
   await show({ ...replay, cycle: replay.lastCycle, newest: { cycle: replay.lastCycle, step: replay.step } });
+  assert.equal(await hidden('#where'), true);
+  // Nor before its end: a replayed recording has no live edge to go back to.
+  await show({ ...replay, cycle: replay.firstCycle, newest: { cycle: replay.lastCycle, step: replay.step } });
   assert.equal(await hidden('#where'), true);
 });
 

@@ -281,7 +281,8 @@ function renderWhere(t: TimelineBody) {
   const newest = t.newest ?? { cycle: t.lastCycle, step: t.step };
   const atNewest = newest.cycle === t.cycle && newest.step === t.step;
   const running = t.running ? ' — runtime running' : '';
-  where.hidden = !t.live && atNewest;
+  // A replayed recording has no live edge to go back to: the strip's own labels say where it is.
+  where.hidden = !t.live;
   where.dataset.state = atNewest ? 'live' : 'history';
   whereText.textContent = atNewest
     ? `live, cycle ${t.cycle}${running}`
