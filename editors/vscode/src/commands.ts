@@ -248,7 +248,7 @@ export function candidatePaths(expression: string, instance: string | undefined)
 
 /** The instance of the frame the Variables and Watch views show (the focused one, else the top
  *  frame of the first task); undefined when the session is not stopped. */
-async function focusedInstance(session: vscode.DebugSession): Promise<string | undefined> {
+export async function focusedInstance(session: vscode.DebugSession): Promise<string | undefined> {
   const item = vscode.debug.activeStackItem;
   const mine = item && item.session.id === session.id ? item : undefined;
   const threadId = mine?.threadId ?? 1;

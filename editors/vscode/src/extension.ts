@@ -16,6 +16,7 @@ import {
 } from './commands';
 import { debugType, isFromLaunchJson, ScanbackConfigurationProvider } from './configuration';
 import { activateExplain } from './explain';
+import { activateForcing } from './force/forced';
 import { ScanbackLanguageClient } from './languageClient';
 import { BuildProblems, countText, projectFiles, runCheck, takeOverStartFailure, type FailedResponse } from './problems';
 import { TimelineViewProvider } from './timeline/provider';
@@ -142,6 +143,7 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   updateContext();
   activateExplain(context);
+  activateForcing(context);
 
   // The language server for .st files (scanback lsp), unless scanback.languageServer.enabled is off.
   languageClient = new ScanbackLanguageClient(context.extensionPath);

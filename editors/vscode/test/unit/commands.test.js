@@ -110,7 +110,7 @@ test('activation registers the debugger pieces, the view and every command of th
   assert.ok(mock.calls.registered.trackerFactory.has('scanback'));
   assert.ok(mock.calls.registered.webviewViewProvider.has('scanback.timeline'));
   assert.deepEqual(manifest.contributes.views['scanback-panel'].map((v) => v.id), ['scanback.timeline']);
-  assert.deepEqual(manifest.contributes.views.debug.map((v) => v.id), ['scanback.why']);
+  assert.deepEqual(manifest.contributes.views.debug.map((v) => v.id), ['scanback.why', 'scanback.forced']);
   assert.ok(mock.calls.registered.treeView.has('scanback.why'));
   assert.ok(mock.calls.registered.inlineValuesProvider.has('st'));
 });

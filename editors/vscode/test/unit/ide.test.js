@@ -221,7 +221,7 @@ test('the Scan Timeline is a view of its own container in the bottom panel', () 
   assert.ok(panel);
   assert.deepEqual(manifest.contributes.views['scanback-panel'].map((v) => v.id), ['scanback.timeline']);
   // Run and Debug keeps the Why? view (issue 33), not the timeline.
-  assert.deepEqual(manifest.contributes.views.debug.map((v) => v.id), ['scanback.why']);
+  assert.deepEqual(manifest.contributes.views.debug.map((v) => v.id), ['scanback.why', 'scanback.forced']);
 });
 
 test('the back buttons sit right after their forward twins, with icons of their own; Go to Live only in history', () => {

@@ -1,0 +1,127 @@
+import * as vscode from 'vscode';
+import { activeScanbackSession, candidatePaths, focusedInstance, variableOfMenu } from '../commands';
+
+/** One force the adapter holds (scanback/forced, docs/extension.md). */
+export interface ForcedEntry {
+  target: string;
+  value: string;
+  type: string;
+  sinceCycle?: number;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The Forced Values view (issue 31): every force of the active session, each with Release. */
+export class ForcedTreeProvider implements vscode.TreeDataProvider<ForcedEntry> {
+  private entries: ForcedEntry[] = [];
+  private readonly changed = new vscode.EventEmitter<ForcedEntry | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  show(entries: ForcedEntry[]): void {
+    this.entries = entries;
+    this.changed.fire(undefined);
+  }
+  current(): ForcedEntry[] {
+    return this.entries;
+  }
+  getTreeItem(entry: ForcedEntry): vscode.TreeItem {
+    const item = new vscode.TreeItem(`${entry.target} = ${entry.value}`, vscode.TreeItemCollapsibleState.None);
+    item.description = entry.sinceCycle === undefined ? entry.type : `${entry.type} · since cycle ${entry.sinceCycle}`;
+    item.tooltip = `${entry.target} is held at ${entry.value} at every cycle start until released`;
+    item.contextValue = 'forced';
+    return item;
+  }
+  getChildren(entry?: ForcedEntry): ForcedEntry[] {
+    return entry ? [] : this.entries;
+  }
+}
+
+/** Asks the adapter which forces it holds; none when the session cannot force (a replay). */
+export async function refreshForced(provider: ForcedTreeProvider, session = activeScanbackSession()): Promise<void> {
+  if (!session) return provider.show([]);
+  try {
+    const body = (await session.customRequest('scanback/forced')) as { forced?: ForcedEntry[] };
+    provider.show(body.forced ?? []);
+  } catch {
+    provider.show([]); // a replayed trace holds no forces of its own: history is read-only
+  }
+}
+
+/**
+ * "Force Value…": holds a variable or an address at a value from the next cycle start on, until
+ * released (scanback/force). A PROGRAM's variable picked in Variables is named by its instance.
+ */
+export async function forceValue(
+  provider: ForcedTreeProvider,
+  context?: unknown,
+  session = activeScanbackSession(),
+): Promise<ForcedEntry | undefined> {
+  if (!session) {
+    void vscode.window.showInformationMessage('scanback: Force Value… needs a live or attached scanback debug session.');
+    return undefined;
+  }
+  let chosen = variableOfMenu(context);
+  if (!chosen) {
+    const text = await vscode.window.showInputBox({
+      title: 'Force Value',
+      prompt: 'The variable or address to hold: PROGRAM.variable, a global, a struct field, an array element or an address',
+      placeHolder: 'Line.startPb, gTank.level, %IX0.2',
+      validateInput: (value) => (value.trim() ? undefined : 'Enter a variable path or an address.'),
+    });
+    if (text === undefined || !text.trim()) return undefined;
+    chosen = { expression: text.trim(), global: true };
+  }
+  const value = await vscode.window.showInputBox({
+    title: `Force ${chosen.expression}`,
+    prompt: 'The value to hold it at, at every cycle start, until released (TRUE, 42, 1.5, T#2s, …)',
+    validateInput: (text) => (text.trim() ? undefined : 'Enter a value.'),
+  });
+  if (value === undefined || !value.trim()) return undefined;
+  const instance = chosen.global ? undefined : await focusedInstance(session);
+  let firstError: unknown;
+  for (const target of candidatePaths(chosen.expression, instance)) {
+    try {
+      const forced = (await session.customRequest('scanback/force', { target, value: value.trim() })) as ForcedEntry;
+      await refreshForced(provider, session);
+      return forced;
+    } catch (error) {
+      firstError ??= error;
+    }
+  }
+  void vscode.window.showErrorMessage(`scanback: cannot force ${chosen.expression}: ${messageOf(firstError)}`);
+  return undefined;
+}
+
+/** Release (one force, from the view's row) or Release All (no entry): scanback/release. */
+export async function releaseForced(
+  provider: ForcedTreeProvider,
+  entry?: ForcedEntry,
+  session = activeScanbackSession(),
+): Promise<string[] | undefined> {
+  if (!session) return undefined;
+  try {
+    const body = (await session.customRequest('scanback/release', entry ? { target: entry.target } : {})) as { released?: string[] };
+    await refreshForced(provider, session);
+    return body.released ?? [];
+  } catch (error) {
+    void vscode.window.showErrorMessage(`scanback: cannot release ${entry ? entry.target : 'the forces'}: ${messageOf(error)}`);
+    return undefined;
+  }
+}
+
+/** Registers the view and its commands; the list follows every stop and the active session. */
+export function activateForcing(context: vscode.ExtensionContext): ForcedTreeProvider {
+  const provider = new ForcedTreeProvider();
+  context.subscriptions.push(
+    vscode.window.createTreeView('scanback.forced', { treeDataProvider: provider }),
+    vscode.commands.registerCommand('scanback.force', (menu?: unknown) => forceValue(provider, menu)),
+    vscode.commands.registerCommand('scanback.release', (entry?: ForcedEntry) => releaseForced(provider, entry)),
+    vscode.commands.registerCommand('scanback.releaseAll', () => releaseForced(provider)),
+    vscode.debug.onDidChangeActiveStackItem(() => void refreshForced(provider)),
+    vscode.debug.onDidChangeActiveDebugSession(() => void refreshForced(provider)),
+    vscode.debug.onDidTerminateDebugSession(() => void refreshForced(provider)),
+  );
+  return provider;
+}

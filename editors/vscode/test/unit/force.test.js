@@ -1,0 +1,78 @@
+'use strict';
+// Force Value…, Release and the Forced Values view (src/force, issue 31) against the vscode mock
+// and a fake adapter that holds forces as scanback/force, release and forced do (docs/extension.md).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const vscode = require('./vscode-mock');
+const { ForcedTreeProvider, forceValue, refreshForced, releaseForced } = require('../../out-test/force/forced');
+
+const mock = vscode.__mock;
+test.beforeEach(() => mock.reset());
+
+// A live session's adapter: knows Line.startPb and %IX0.2, refuses anything else as the adapter does.
+function liveAdapter() {
+  const held = [];
+  const known = { 'Line.startPb': 'BOOL', '%IX0.2': 'BOOL' };
+  return (command, args) => {
+    if (command === 'stackTrace') return { stackFrames: [{ id: 1, name: 'Line (LineControl)' }] };
+    if (command === 'scanback/force') {
+      if (!known[args.target]) throw new Error(`cannot force '${args.target}': no such variable`);
+      const entry = { target: args.target, value: args.value, type: known[args.target], sinceCycle: 12 };
+      held.push(entry);
+      return { target: entry.target, value: entry.value, type: entry.type };
+    }
+    if (command === 'scanback/forced') return { forced: held.map((e) => ({ ...e })) };
+    if (command === 'scanback/release') {
+      const released = held.filter((e) => !args.target || e.target === args.target).map((e) => e.target);
+      held.splice(0, held.length, ...held.filter((e) => !released.includes(e.target)));
+      return { released };
+    }
+    return {};
+  };
+}
+
+test('Force Value… from Variables names a PROGRAM variable by its instance, and the view lists the force', async () => {
+  const session = mock.fakeSession({ type: 'scanback', request: 'launch' }, liveAdapter());
+  mock.state.activeDebugSession = session;
+  mock.state.inputBoxAnswer = 'TRUE';
+  const provider = new ForcedTreeProvider();
+  const forced = await forceValue(provider, { variable: { name: 'startPb', evaluateName: 'startPb', value: 'FALSE' }, container: { name: 'Instance', variablesReference: 3 } }, session);
+  assert.deepEqual(forced, { target: 'Line.startPb', value: 'TRUE', type: 'BOOL' });
+  assert.deepEqual(session.requests.filter((r) => r.command === 'scanback/force').map((r) => r.args), [{ target: 'Line.startPb', value: 'TRUE' }]);
+  const rows = provider.getChildren().map((e) => provider.getTreeItem(e));
+  assert.deepEqual(rows.map((r) => [r.label, r.description, r.contextValue]), [['Line.startPb = TRUE', 'BOOL · since cycle 12', 'forced']]);
+});
+
+test('an address typed in is forced as it is; a target the adapter refuses is an error that says why', async () => {
+  const session = mock.fakeSession({ type: 'scanback', request: 'launch' }, liveAdapter());
+  mock.state.activeDebugSession = session;
+  const provider = new ForcedTreeProvider();
+  mock.state.inputBoxAnswer = ['%IX0.2', '1'];
+  assert.equal((await forceValue(provider, undefined, session)).target, '%IX0.2');
+  mock.state.inputBoxAnswer = ['Line.nothing', '1'];
+  assert.equal(await forceValue(provider, undefined, session), undefined);
+  assert.match(mock.calls.error.at(-1), /cannot force Line\.nothing: .*no such variable/);
+  assert.deepEqual(provider.current().map((e) => e.target), ['%IX0.2']);
+});
+
+test('Release releases the row it is on, Release All the rest; a replay lists nothing', async () => {
+  const session = mock.fakeSession({ type: 'scanback', request: 'launch' }, liveAdapter());
+  mock.state.activeDebugSession = session;
+  const provider = new ForcedTreeProvider();
+  for (const target of ['%IX0.2', 'Line.startPb']) {
+    mock.state.inputBoxAnswer = [target, 'TRUE'];
+    await forceValue(provider, undefined, session);
+  }
+  assert.equal(provider.current().length, 2);
+  assert.deepEqual(await releaseForced(provider, provider.current()[0], session), ['%IX0.2']);
+  assert.deepEqual(provider.current().map((e) => e.target), ['Line.startPb']);
+  assert.deepEqual(await releaseForced(provider, undefined, session), ['Line.startPb']);
+  assert.deepEqual(provider.current(), []);
+
+  const replay = mock.fakeSession({ type: 'scanback', request: 'launch', trace: '/t/a.trace' }, () => {
+    throw new Error('history is read-only: forces can only be set on a live or attached session');
+  });
+  provider.show([{ target: 'x', value: '1', type: 'INT' }]);
+  await refreshForced(provider, replay);
+  assert.deepEqual(provider.current(), []);
+});
