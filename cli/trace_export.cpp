@@ -127,19 +127,9 @@ int traceExportCommand(const ExportArgs& args) {
   const Program& program = r->program();
 
   uint64_t first = r->history().firstCycle(), last = r->history().endCycle() - 1;
-  if (!args.cycles.empty()) {
-    uint64_t from = 0, to = UINT64_MAX;
-    if (!parseCycleRange(args.cycles, from, to, error)) {
-      std::cerr << "scanback: --cycles: " << error << "\n";
-      return kExitUsage;
-    }
-    if (to < first || from > last || from > to) {
-      std::cerr << fmt::format("scanback: {}: --cycles {} is outside the recorded cycles {}..{}\n", args.trace,
-                               args.cycles, first, last);
-      return kExitUsage;
-    }
-    first = std::max(first, from);
-    last = std::min(last, to);
+  if (!narrowToCycles(args.cycles, args.trace, first, last, error)) {
+    std::cerr << "scanback: " << error << "\n";
+    return kExitUsage;
   }
 
   std::vector<VariableLocation> scalars =

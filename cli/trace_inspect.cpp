@@ -385,6 +385,23 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
 // ----------------------------------------------------------------------------------------------
 // dump
 
+bool narrowToCycles(const std::string& text, const std::string& trace, uint64_t& first, uint64_t& last,
+                    std::string& error) {
+  if (text.empty()) return true;
+  uint64_t from = 0, to = UINT64_MAX;
+  if (!parseCycleRange(text, from, to, error)) {
+    error = "--cycles: " + error;
+    return false;
+  }
+  if (to < first || from > last || from > to) {
+    error = fmt::format("{}: --cycles {} is outside the recorded cycles {}..{}", trace, text, first, last);
+    return false;
+  }
+  first = std::max(first, from);
+  last = std::min(last, to);
+  return true;
+}
+
 bool parseCycleRange(const std::string& text, uint64_t& fromCycle, uint64_t& toCycle, std::string& error) {
   auto number = [](std::string_view s, uint64_t& v) {
     if (s.empty()) return false;

@@ -37,6 +37,11 @@ void traceDump(trace::TraceReader& reader, uint64_t fromCycle, uint64_t toCycle,
 std::string traceDump(trace::TraceReader& reader, uint64_t fromCycle = 0, uint64_t toCycle = UINT64_MAX);
 // "A..B", "A..", "..B" or "A" (inclusive) for --cycles.
 [[nodiscard]] bool parseCycleRange(const std::string& text, uint64_t& fromCycle, uint64_t& toCycle, std::string& error);
+// `--cycles TEXT` of a command over `trace`, whose recorded cycles are first..last: narrows them to
+// the range TEXT names (an empty TEXT keeps them). False with `error` when TEXT is malformed or
+// lies outside them.
+[[nodiscard]] bool narrowToCycles(const std::string& text, const std::string& trace, uint64_t& first, uint64_t& last,
+                                  std::string& error);
 
 // The text of the recorded source file that `file` names (as `trace hits` finds it: the recorded
 // path, a path ending in it or it in FILE, or the file's name), or an error.
