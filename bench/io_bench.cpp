@@ -23,8 +23,12 @@
 // scheduler's, and these say whether scanback's own work is what grew.
 //
 // Flags, among Google Benchmark's: --seconds=S, --pairs=N, --changes=N, --work=N (the iterations of
-// the program's loop, default 20000: a cycle of about 100 us).
+// the program's loop, default 20000: a cycle of about 100 us), --scan-priority=N (the scan thread
+// under SCHED_FIFO at N with memory locked, as `scanback run --scan-priority N` runs it: in every
+// phase, baselines too; 0, the default: the ordinary policy).
 #include <benchmark/benchmark.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -45,6 +49,7 @@
 #include "recorder/run_loop.h"
 #include "runtime/io/config.h"
 #include "runtime/io/modbus_device.h"
+#include "runtime/realtime.h"
 #include "tests/support/modbus_server.h"
 #include "vm/compiler/compiler.h"
 #include "vm/runtime/runtime.h"
@@ -58,7 +63,8 @@ struct Config {
   double seconds = 2;
   int pairs = 3;
   int changes = 100;
-  int work = 20000;  // iterations of the program's loop: a cycle of some 100 us, as a plant's
+  int work = 20000;      // iterations of the program's loop: a cycle of some 100 us, as a plant's
+  int scanPriority = 0;  // SCHED_FIFO for the scan thread; 0: the ordinary policy
 } config;
 
 constexpr int kDevices = 8;
@@ -180,6 +186,11 @@ Phase runCycles(const std::vector<std::shared_ptr<runtime::IoDriver>>& drivers, 
   recorder::RunLoop loop(rt, loopOptions);
   loop.setRecorder(rec.get());
   SleepWaits waits;
+  // After the recorder's writer started, so that only this thread takes it (runtime/realtime.h).
+  if (config.scanPriority) {
+    const std::string failed = runtime::becomeRealtime(config.scanPriority);
+    if (!failed.empty()) throw std::runtime_error(failed);
+  }
   Phase phase;
   phase.cycleUs.reserve(static_cast<size_t>(seconds * 1100));
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -202,6 +213,11 @@ Phase runCycles(const std::vector<std::shared_ptr<runtime::IoDriver>>& drivers, 
                           static_cast<double>(c1.tv_nsec - c0.tv_nsec) / 1e3);
     phase.waited += r1.ru_nvcsw != r0.ru_nvcsw;
     phase.preempted += r1.ru_nivcsw != r0.ru_nivcsw;
+  }
+  if (config.scanPriority) {
+    // Back to the ordinary policy: the next phase's device threads are started from this thread.
+    sched_param ordinary{};
+    ::pthread_setschedparam(::pthread_self(), SCHED_OTHER, &ordinary);
   }
   if (rec) {
     std::string error;
@@ -366,6 +382,8 @@ int main(int argc, char** argv) {
       config.work = std::stoi(std::string(a.substr(7)));
     else if (a.starts_with("--changes="))
       config.changes = std::stoi(std::string(a.substr(10)));
+    else if (a.starts_with("--scan-priority="))
+      config.scanPriority = std::stoi(std::string(a.substr(16)));
     else
       rest.push_back(argv[i]);
   }
@@ -392,6 +410,13 @@ int main(int argc, char** argv) {
           ->Iterations(1)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
+  }
+  if (config.scanPriority) {
+    std::string error;
+    if (!runtime::probeScanPriority(config.scanPriority, error)) {
+      std::fprintf(stderr, "io_bench: %s\n", error.c_str());
+      return 2;
+    }
   }
   int n = static_cast<int>(rest.size());
   benchmark::Initialize(&n, rest.data());

@@ -41,6 +41,7 @@ struct RunArgs {
   std::string inputs;
   bool printState = false;
   bool realtime = false;
+  std::optional<int> scanPriority;  // --scan-priority: SCHED_FIFO for the scan thread
   bool quiet = false;
   uint64_t statementBudget = 0;
   // recording

@@ -53,8 +53,15 @@ int main(int argc, char** argv) {
   runCmd->add_option("--inputs", run.inputs, "Stimulus CSV: cycle,<address or Program.var>,...")
       ->check(CLI::ExistingFile);
   runCmd->add_flag("--print-state", run.printState, "Print the final state as JSON on stdout");
-  runCmd->add_flag("--realtime", run.realtime,
-                   "Pace cycles by the task intervals instead of running as fast as possible");
+  auto* realtimeOpt = runCmd->add_flag("--realtime", run.realtime,
+                                       "Pace cycles by the task intervals instead of running as fast as possible");
+  runCmd
+      ->add_option("--scan-priority", run.scanPriority,
+                   "Run the scan thread under SCHED_FIFO at this real-time priority (1-99) and lock the runtime's "
+                   "memory, so that no other thread or page fault delays a cycle; needs CAP_SYS_NICE or "
+                   "RLIMIT_RTPRIO (a unit's LimitRTPRIO=), refused at start otherwise")
+      ->needs(realtimeOpt)
+      ->type_name("N");
   runCmd->add_option("--statement-budget", run.statementBudget,
                      "Statements allowed per cycle before the watchdog faults (default 10000000)");
   runCmd->add_flag("--quiet", run.quiet, "Do not print cycle statistics on stderr");

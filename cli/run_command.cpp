@@ -16,6 +16,7 @@
 #include "runtime/io/config.h"
 #include "runtime/io/modbus_device.h"
 #include "runtime/io/modbus_server.h"
+#include "runtime/realtime.h"
 #include "vm/compiler/compiler.h"
 #include "vm/exec/iec_text.h"
 #include "vm/runtime/runtime.h"
@@ -182,6 +183,15 @@ int runCommand(const RunArgs& args) {
   host.handleSignals = true;
   host.debugEnabled = !args.noDebug;
   host.loop.realtime = args.realtime;
+  if (args.scanPriority) {
+    // Before any thread starts, so that a refusal ends the run before it began.
+    std::string error;
+    if (!runtime::probeScanPriority(*args.scanPriority, error)) {
+      std::cerr << "scanback: " << error << "\n";
+      return kExitUsage;
+    }
+    host.scanPriority = args.scanPriority;
+  }
   host.loop.cycles = args.cycles;
   if (!args.forText.empty()) {
     std::string error;

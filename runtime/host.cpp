@@ -5,6 +5,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <iostream>
 #include <thread>
 
+#include "runtime/realtime.h"
 #include "runtime/signals.h"
 #include "vm/base/assert.h"
 #include "vm/exec/iec_text.h"
@@ -238,6 +240,19 @@ bool RuntimeHost::openControl(std::string& error) {
 RunSummary RuntimeHost::run() {
   SB_ASSERT(!ran_);
   ran_ = true;
+  // Now, with every other thread started: they keep the ordinary policy (realtime.h).
+  if (options_.scanPriority) {
+    const std::string failed = becomeRealtime(*options_.scanPriority);
+    if (failed.empty())
+      say(fmt::format("scanback: the scan thread runs at real-time priority {} (SCHED_FIFO), memory locked",
+                      *options_.scanPriority));
+    else
+      for (size_t at = 0; at < failed.size();) {
+        const size_t end = std::min(failed.find('\n', at), failed.size());
+        say("scanback: WARNING: " + failed.substr(at, end - at));
+        at = end + 1;
+      }
+  }
   Runtime& rt = *runtime_;
   recorder::Recorder* rec = recorder_.get();
   const bool controlled = server_ != nullptr;

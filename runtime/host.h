@@ -50,6 +50,9 @@ struct HostOptions {
   std::shared_ptr<const Program> program;
   uint64_t statementBudget = 0;  // per cycle; 0: the VM's own
   recorder::RunLoopOptions loop;
+  // Set: run() gives the scan thread SCHED_FIFO at this priority and locks memory
+  // (runtime/realtime.h); whoever sets it has probed it (probeScanPriority) before any thread started.
+  std::optional<int> scanPriority;
   std::optional<Stimulus> stimulus;
   // Set: the run is recorded (to `path`, or, with a ring and no path, to memory only). A control
   // endpoint records even without it: a history is always kept in memory for it, and while a
