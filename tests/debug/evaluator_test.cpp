@@ -699,7 +699,7 @@ TEST(EvaluatorDifferential, ProgramScopeExpressions) {
       "FIND(STR2 := 'brown', STR1 := s)", "LEFT(IN := s, L := 2)", "MID(P := 2, L := 3, IN := gS)",
       // SIZEOF of a type written as a type
       "SIZEOF(STRING(10))", "SIZEOF(STRING[5])", "SIZEOF(WSTRING(10))", "SIZEOF(STRING)", "SIZEOF(INT)",
-      "SIZEOF(Point)", "SIZEOF(STRING(K1 + 1))",
+      "SIZEOF(Point)", "SIZEOF(STRING(K_MAX + 1))", "SIZEOF(WSTRING[PK])",
       // enumerations, subranges, aliases
       "col = Red", "col <> Blue", "col = Color#Red", "gColor = Green", "lev = Low", "gLevel", "col", "Color#Blue",
       "Green", "High", "gLevel > lev", "col < Blue", "TO_DINT(gLevel) + 1", "pct", "pct + 1", "pct - 200",
