@@ -692,6 +692,14 @@ TEST(EvaluatorDifferential, ProgramScopeExpressions) {
       "RIGHT(gS5, big)", "MID(s, 3, idx)", "DELETE(s, -1, 0)", "INSERT(s, s, 100)", "FIND(s, '')",
       "LEFT(CONCAT(s, gS), LEN(gS5) + 1)", "gStrs[1]", "gStrs[idx - 3]", "pt.name", "lne.b.name", "PS",
       "CONCAT(PS, PS)", "LEFT('abc', 2) = 'ab'", "MID(gS, 3, 1) < 'm'",
+      // TwinCAT's and CODESYS's parameter names, and IEC's by name
+      "LEN(STR := s)", "LEFT(STR := s, SIZE := 3)", "RIGHT(SIZE := 3, STR := s)", "MID(POS := 5, STR := s, LEN := 5)",
+      "CONCAT(STR1 := s, STR2 := ' jumps')", "INSERT(STR1 := s, STR2 := '!!', POS := 3)",
+      "DELETE(STR := s, LEN := 4, POS := 1)", "REPLACE(STR1 := s, STR2 := 'slow', L := 5, P := 5)",
+      "FIND(STR2 := 'brown', STR1 := s)", "LEFT(IN := s, L := 2)", "MID(P := 2, L := 3, IN := gS)",
+      // SIZEOF of a type written as a type
+      "SIZEOF(STRING(10))", "SIZEOF(STRING[5])", "SIZEOF(WSTRING(10))", "SIZEOF(STRING)", "SIZEOF(INT)",
+      "SIZEOF(Point)", "SIZEOF(STRING(K_MAX + 1))", "SIZEOF(WSTRING[PK])",
       // enumerations, subranges, aliases
       "col = Red", "col <> Blue", "col = Color#Red", "gColor = Green", "lev = Low", "gLevel", "col", "Color#Blue",
       "Green", "High", "gLevel > lev", "col < Blue", "TO_DINT(gLevel) + 1", "pct", "pct + 1", "pct - 200",
@@ -751,6 +759,7 @@ TEST(EvaluatorDifferential, WideStrings) {
       "STRING_TO_WSTRING('hé')", "WSTRING_TO_DINT(\"42\")", "DINT_TO_WSTRING(di)", "TO_WSTRING(r)",
       "WCHAR_TO_WSTRING(gWc)", "WSTRING_TO_WCHAR(gWs)", "WCHAR_TO_WORD(gWc)", "WORD_TO_WCHAR(16#20AC)",
       "SEL(gBo, gWs, gWs3)", "MUX(1, gWs3, gWs, \"x\")", "LEN(CONCAT(gWs, gWs))", "SIZEOF(gWs)",
+      "LEN(STR := gWs)", "LEFT(STR := gWs, SIZE := 2)", "FIND(STR1 := gWs, STR2 := \"ß\")",
   };
   // clang-format on
   Report r = differential(kMain, exprs);

@@ -61,6 +61,9 @@ class Analyzer {
   bool isPoison(const Expr* e) const { return e && e->type == types().errorType(); }
   // A place the code may store into: not inside a CONSTANT.
   static bool assignable(const Expr* place) { return !place->readOnly; }
+  // `e` designates a variable or a part of one (a place a value can be stored into), not a value
+  // computed from it: `(a + 1) := 2` and `f(x) := 2` have no place to store into.
+  static bool designatesPlace(const Expr* e);
 
   // ---- statements (statements.cpp)
   StmtList statements(const ast::StmtList& list);

@@ -54,6 +54,7 @@ class BuiltinAnalysis {
     std::vector<const ast::Expr*> out(names.size(), nullptr);
     const std::vector<std::string> nameList(names.begin(), names.end());
     size_t pos = 0;
+    bool misnamed = false;
     for (const ast::Argument& a : call_.args) {
       if (a.isOutput) {
         an_.error(a.span, fmt::format("{} has no outputs", name_));
@@ -74,17 +75,63 @@ class BuiltinAnalysis {
       }
       size_t k = 0;
       for (; k < nameList.size(); ++k)
-        if (equalsIgnoreCase(nameList[k], a.name)) break;
+        if (namedBy(nameList[k], a.name)) break;
       if (k == nameList.size()) {
         an_.error(a.span, fmt::format("{} has no parameter '{}'", name_, a.name));
+        misnamed = true;
+        continue;
+      }
+      if (out[k]) {  // LEFT(IN := a, STR := b): one parameter by two of its names
+        an_.error(a.span,
+                  fmt::format("{} gets its argument {} twice", name_, nameList[k].substr(0, nameList[k].find('|'))));
         continue;
       }
       out[k] = a.value.get();
     }
-    for (size_t k = 0; k < out.size(); ++k)
+    for (size_t k = 0; k < out.size() && !misnamed; ++k)  // LEN(S := s): one error, at S
       if (!out[k])
-        an_.error(span_, fmt::format("{} needs its argument {}", name_, k < nameList.size() ? nameList[k] : "?"));
+        an_.error(span_, fmt::format("{} needs its argument {}", name_,
+                                     k < nameList.size() ? nameList[k].substr(0, nameList[k].find('|')) : "?"));
     return out;
+  }
+
+  // `STRING(n)`, `STRING[n]`, `WSTRING(n)`, `WSTRING[n]` written as SIZEOF's operand: a type, as
+  // in a declaration (SIZEOF(STRING(10)) is 11). Null inside when n is not a constant in
+  // 1..65535 (reported); nullopt when the operand is not written so.
+  std::optional<const Type*> sizedStringType(const ast::Expr& e) {
+    const bool call =
+        e.kind == ast::ExprKind::Call && e.args.size() == 1 && e.args[0].name.empty() && !e.args[0].isOutput;
+    const bool index = e.kind == ast::ExprKind::Index && e.indices.size() == 1;
+    if ((!call && !index) || !e.operand || e.operand->kind != ast::ExprKind::Name) return std::nullopt;
+    const std::string upper = upperCase(e.operand->text);
+    if (upper != "STRING" && upper != "WSTRING") return std::nullopt;
+    // A variable named `string` is indexed, not a type (SIZEOF(string[2]) is its element's size).
+    if (an_.scope().local(e.operand->text) || an_.scope().declarations().global(e.operand->text)) return std::nullopt;
+    const ast::Expr& length = call ? *e.args[0].value : *e.indices[0];
+    Expr* n = an_.constant(length);
+    if (!n || n->constant.kind != ConstValue::Kind::Int) {
+      an_.error(length.span, "expected a constant integer expression");
+      return nullptr;
+    }
+    if (n->constant.i < 1 || n->constant.i > 65535) {
+      an_.error(length.span,
+                fmt::format("string length {} is outside 1..65535",
+                            static_cast<int64_t>(std::clamp<Int128>(n->constant.i, INT64_MIN, INT64_MAX))));
+      return nullptr;
+    }
+    const auto cap = static_cast<uint32_t>(n->constant.i);
+    return upper == "WSTRING" ? an_.types().wideString(cap) : an_.types().string(cap);
+  }
+
+  // `names` is a parameter's names separated by '|': IEC's first, then another vendor's
+  // ("IN|STR": TwinCAT and CODESYS call LEN's input STR).
+  static bool namedBy(std::string_view names, std::string_view name) {
+    for (;;) {
+      const size_t bar = names.find('|');
+      if (equalsIgnoreCase(names.substr(0, bar), name)) return true;
+      if (bar == std::string_view::npos) return false;
+      names.remove_prefix(bar + 1);
+    }
   }
 
   // Untyped literals only (SEL(g, 0.0, 12.0)): take the type the context expects when they fit it.
@@ -402,8 +449,12 @@ Expr* BuiltinAnalysis::numeric() {
     auto a = args({"IN"});
     if (!a[0]) return an_.constantNode(nullptr, ConstValue::ofInt(0), span_);
     const Type* t = nullptr;
-    if (a[0]->kind == ast::ExprKind::Name && !an_.scope().local(a[0]->text) &&
-        !an_.scope().declarations().global(a[0]->text) && !an_.scope().declarations().programInstance(a[0]->text)) {
+    if (std::optional<const Type*> sized = sizedStringType(*a[0])) {
+      if (!*sized) return an_.constantNode(nullptr, ConstValue::ofInt(0), span_);
+      t = *sized;
+    } else if (a[0]->kind == ast::ExprKind::Name && !an_.scope().local(a[0]->text) &&
+               !an_.scope().declarations().global(a[0]->text) &&
+               !an_.scope().declarations().programInstance(a[0]->text)) {
       const std::string upper = upperCase(a[0]->text);
       t = an_.typeNamedQuietly(upper);
       if (!t && upper == "STRING") t = an_.types().string(80);
@@ -475,21 +526,21 @@ Expr* BuiltinAnalysis::strings() {
   const Type* intType = elem(TypeKind::Int);
   const Type* string80 = an_.types().string(80);
   if (name_ == "LEN") {
-    auto a = args({"IN"});
+    auto a = args({"IN|STR"});
     if (!a[0]) return invalid(intType);
     Expr* r = an_.operation(Op::StrLen, intType, span_, {stringArg(a[0])});
     r->readEach = true;
     return r;
   }
   if (name_ == "LEFT" || name_ == "RIGHT") {
-    auto a = args({"IN", "L"});
+    auto a = args({"IN|STR", "L|SIZE"});
     if (!a[0] || !a[1]) return invalid(string80);
     Expr* s = stringArg(a[0]);
     Expr* n = intArg(a[1]);
     return stringResult(name_ == "LEFT" ? Op::StrLeft : Op::StrRight, capacityOf(s), {s, n});
   }
   if (name_ == "MID") {
-    auto a = args({"IN", "L", "P"});
+    auto a = args({"IN|STR", "L|LEN", "P|POS"});
     if (!a[0] || !a[1] || !a[2]) return invalid(string80);
     Expr* s = stringArg(a[0]);
     Expr* l = intArg(a[1]);
@@ -497,7 +548,7 @@ Expr* BuiltinAnalysis::strings() {
     return stringResult(Op::StrMid, capacityOf(s), {s, l, p});
   }
   if (name_ == "CONCAT") {
-    auto a = args({"IN1", "IN2"}, true);
+    auto a = args({"IN1|STR1", "IN2|STR2"}, true);
     for (const ast::Expr* x : a)
       if (!x) return invalid(string80);
     uint64_t cap = 0;
@@ -510,7 +561,7 @@ Expr* BuiltinAnalysis::strings() {
     return r;
   }
   if (name_ == "INSERT") {
-    auto a = args({"IN1", "IN2", "P"});
+    auto a = args({"IN1|STR1", "IN2|STR2", "P|POS"});
     if (!a[0] || !a[1] || !a[2]) return invalid(string80);
     Expr* x = stringArg(a[0]);
     Expr* y = stringArg(a[1]);
@@ -518,7 +569,7 @@ Expr* BuiltinAnalysis::strings() {
     return stringResult(Op::StrInsert, uint64_t{capacityOf(x)} + capacityOf(y), {x, y, p});
   }
   if (name_ == "DELETE") {
-    auto a = args({"IN", "L", "P"});
+    auto a = args({"IN|STR", "L|LEN", "P|POS"});
     if (!a[0] || !a[1] || !a[2]) return invalid(string80);
     Expr* s = stringArg(a[0]);
     Expr* l = intArg(a[1]);
@@ -526,7 +577,7 @@ Expr* BuiltinAnalysis::strings() {
     return stringResult(Op::StrDelete, capacityOf(s), {s, l, p});
   }
   if (name_ == "REPLACE") {
-    auto a = args({"IN1", "IN2", "L", "P"});
+    auto a = args({"IN1|STR1", "IN2|STR2", "L", "P"});
     if (!a[0] || !a[1] || !a[2] || !a[3]) return invalid(string80);
     Expr* x = stringArg(a[0]);
     Expr* y = stringArg(a[1]);
@@ -535,7 +586,7 @@ Expr* BuiltinAnalysis::strings() {
     return stringResult(Op::StrReplace, uint64_t{capacityOf(x)} + capacityOf(y), {x, y, l, p});
   }
   if (name_ == "FIND") {
-    auto a = args({"IN1", "IN2"});
+    auto a = args({"IN1|STR1", "IN2|STR2"});
     if (!a[0] || !a[1]) return invalid(intType);
     Expr* x = stringArg(a[0]);
     Expr* y = stringArg(a[1]);

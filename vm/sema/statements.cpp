@@ -69,10 +69,30 @@ const Stmt* Analyzer::assignment(const ast::Stmt& s) {
     error(s.target->span, "cannot assign to a constant");
     return st;
   }
+  if (!isPoison(target) && !designatesPlace(target)) {
+    error(s.target->span, "cannot assign to the value of an expression; assign to a variable");
+    return st;
+  }
   st->target = target;
   Expr* v = expression(*s.value, target->type);
   st->value = stored(v, target->type, s.value->span);
   return st;
+}
+
+bool Analyzer::designatesPlace(const Expr* e) {
+  switch (e->kind) {
+    case ExprKind::Variable:
+    case ExprKind::ProgramInstance:
+    case ExprKind::This:
+    case ExprKind::Field:
+    case ExprKind::Offset:
+    case ExprKind::Element:
+    case ExprKind::Bit:
+    case ExprKind::Deref:
+    case ExprKind::Invalid: return true;  // reported already
+    case ExprKind::Convert: return e->conversion == Conversion::Relabel && designatesPlace(e->a[0]);
+    default: return false;
+  }
 }
 
 const Stmt* Analyzer::caseStatement(const ast::Stmt& s) {
@@ -154,8 +174,15 @@ const Stmt* Analyzer::forStatement(const ast::Stmt& s) {
     return st;
   }
   const Type* t = valueBase(var->type);
-  if (var->kind == ExprKind::Constant || !t || !t->isInteger() || !isDirect(var)) {
+  if (var->kind == ExprKind::Constant || !t || !t->isInteger() || !designatesPlace(var)) {
     error(s.target->span, "the FOR control variable must be an integer variable");
+    return st;
+  }
+  if (!isDirect(var)) {
+    // a[i] would move while the loop runs (IEC allows only a name; TwinCAT an element too).
+    error(s.target->span, unconverted(var)->kind == ExprKind::Element
+                              ? "the FOR control variable can be an element only at constant indexes"
+                              : "the FOR control variable must be an integer variable");
     return st;
   }
   st->target = var;

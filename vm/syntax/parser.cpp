@@ -942,7 +942,9 @@ class Parser {
         expectSemicolon("after " + quoted(tok.kind));
         return s;
       }
-      case K::Identifier: return parseAssignOrCall();
+      case K::Identifier:
+      // `(p + i)^ := x;`, `(a)^.f := 1;` (CODESYS): a target that starts with a parenthesis.
+      case K::LParen: return parseAssignOrCall();
       default: fail("expected a statement, found " + describe(tok));
     }
   }
@@ -1114,7 +1116,10 @@ class Parser {
     auto s = std::make_unique<Stmt>(StmtKind::For, forTok.span);
     OpenBlock open(*this, {K::KwEndFor});
     try {
-      s->target = nameExpr(expectIdent("the FOR control variable"));
+      // An element or field may be the control variable (`FOR a[1] := ...`, as TwinCAT compiles
+      // it); the analyzer checks that it is a variable at a fixed place.
+      if (!at(K::Identifier)) expectIdent("the FOR control variable");
+      s->target = parsePostfix();
       expect(K::Assign, "after the FOR control variable");
       s->value = parseExpr();
       expect(K::KwTo, "after the FOR start value");
