@@ -962,6 +962,20 @@ async function openMenuOf(name) {
   }
 }
 
+/** Answers VS Code's file dialog (its own in the browser: a path box that completes what is typed,
+ *  so a name is typed after the folder it opens in, rather than a whole path over it). */
+async function answerFileDialog(title, folder, name) {
+  const inputValue = () => page.evaluate(() => document.querySelector('.quick-input-widget .quick-input-box input')?.value);
+  await until(`the file dialog "${title.source}" in ${folder}`, async () =>
+    (await page.evaluate((t) => new RegExp(t).test(document.querySelector('.quick-input-widget .quick-input-title')?.textContent ?? '') &&
+      document.activeElement?.tagName === 'INPUT', title.source)) && (await inputValue()) === `${folder}/`,
+  );
+  await page.keyboard.press('End');
+  await page.keyboard.type(name);
+  await until(`${name} typed in`, async () => (await inputValue()) === join(folder, name));
+  await page.keyboard.press('Enter');
+}
+
 /** Drags the side bar's right edge `by` pixels to the right. */
 async function widenSidebar(by) {
   const sidebar = await (await page.$('.part.sidebar')).boundingBox();
@@ -1065,4 +1079,87 @@ test('force then release: Force Value… from Variables holds an input against t
   await page.keyboard.press('F5');
   await page.keyboard.up('Shift');
   await until('the session to end', noSession);
+});
+
+test('Compare With Recording…: a replayed recording (A) against its rerun with a fix (B); a divergence picked travels there; the Scan Timeline marks them', async () => {
+  // README, "Would my fix have helped?": the plant's recording with its motor fault (A), and its
+  // rerun with the feedback timeout raised to 1 s (B).
+  const workspace = join(scratch, 'compare-plant');
+  const fix = join(scratch, 'compare-fix');
+  mkdirSync(workspace, { recursive: true });
+  mkdirSync(fix, { recursive: true });
+  for (const file of [...plantFiles, 'stimulus.csv']) copyFileSync(join(plant, file), join(workspace, file));
+  for (const file of plantFiles) copyFileSync(join(plant, file), join(fix, file));
+  const programs = readFileSync(join(fix, 'programs.st'), 'utf8');
+  const fixed = programs.replace('motor : MotorCtl := (timeout := T#500ms);', 'motor : MotorCtl := (timeout := T#1s);');
+  assert.notEqual(fixed, programs);
+  writeFileSync(join(fix, 'programs.st'), fixed);
+  const day = join(workspace, 'day.trace');
+  const fixTrace = join(workspace, 'fix.trace');
+  execFileSync(binary, ['run', ...plantFiles.map((f) => join(workspace, f)), '--cycles', '500', '--inputs', join(workspace, 'stimulus.csv'), '--record', day, '--quiet']);
+  execFileSync(binary, ['rerun', day, ...plantFiles.map((f) => join(fix, f)), '--record', fixTrace], { stdio: 'pipe' });
+  // A's statement where the paths split (the motor block faults in A, not in B).
+  const faultLine = readFileSync(join(plant, 'fbs.st'), 'utf8').split('\n').findIndex((l) => /^\s*fault := TRUE;/.test(l)) + 1;
+  assert.ok(faultLine > 0);
+
+  await openWorkbench(workspace);
+  await until('the explorer to show the compare folder', () =>
+    page.evaluate(() => document.querySelector('.explorer-folders-view')?.textContent.includes('day.trace')),
+  );
+  await openFile('fbs.st'); // (and the extension's commands are known once its language is)
+  await runCommand('scanback: Open Trace');
+  await answerFileDialog(/^Open a scanback trace/, workspace, 'day.trace');
+  await until('the replay to stop', () => callStackSays(/Paused on entry/));
+
+  // Compare With Recording…: B is picked in the file dialog, which opens in A's folder.
+  await runCommand('scanback: Compare With Recording');
+  await answerFileDialog(/^Compare A day\.trace \(this session\) with B/, workspace, 'fix.trace');
+
+  // The divergences, in a list titled with both sides.
+  const title = await until('the divergences', () =>
+    page.evaluate(() => {
+      const t = document.querySelector('.quick-input-widget .quick-input-title')?.textContent ?? '';
+      return /^Divergences: /.test(t) && document.querySelectorAll('.quick-input-list .monaco-list-row').length > 2 ? t : undefined;
+    }),
+  );
+  assert.equal(title, 'Divergences: A day.trace (this session) / B fix.trace');
+  const rows = await page.$$eval('.quick-input-list .monaco-list-row', (items) => items.map((r) => r.textContent));
+  assert.ok(rows.some((r) => /^First divergence: Line\.motor\.timeout.* differ at cycle 0, step 0/.test(r)), `the first divergence: ${JSON.stringify(rows)}`);
+  assert.ok(rows.some((r) => /^Statement paths first split at cycle 292, step 51/.test(r)), `the paths' split: ${JSON.stringify(rows)}`);
+  assert.ok(rows.some((r) => /^Line\.conveyorOut \(%QX0\.0\) differs from cycle 292.*first: A FALSE, B TRUE/.test(r)), `a value's difference: ${JSON.stringify(rows)}`);
+  await shot('compare-list');
+  // Picking the split travels there: A's next statement, the motor block's fault.
+  await page.keyboard.type('Statement paths');
+  await until('the split alone in the list', () =>
+    page.evaluate(() => {
+      const shown = [...document.querySelectorAll('.quick-input-list .monaco-list-row')];
+      return shown.length === 1 && /^Statement paths first split/.test(shown[0].textContent);
+    }),
+  );
+  await page.keyboard.press('Enter');
+  await until('the stop at the split', () => callStackSays(/Paused on goto/));
+  await until('the status bar at cycle 292', async () => (await whereCycle()) === 292);
+  await until(`A's next statement: fbs.st, line ${faultLine}`, async () =>
+    (await stackFrameLine()) === faultLine &&
+    (await page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.textContent.includes('fbs.st'))),
+  );
+
+  // The Scan Timeline marks the divergences; its position is the split.
+  await runCommand('Focus on Scan Timeline View');
+  const timeline = await until('the Scan Timeline at 292:51', () => timelineView(/^292:51 · /));
+  const markers = await until('the divergences on the Scan Timeline', async () => {
+    const labels = await timeline.$$eval('#markers .marker[data-kind="divergence"]', (items) => items.map((m) => m.getAttribute('aria-label')));
+    return labels.length >= 3 ? labels : undefined;
+  });
+  assert.ok(markers.some((l) => /^Statement paths first split at cycle 292, step 51 \(292:51\)/.test(l)), JSON.stringify(markers));
+  assert.ok(markers.some((l) => /^Line\.conveyorOut \(%QX0\.0\) differs from cycle 292 \(cycle 292\)/.test(l)), JSON.stringify(markers));
+  // A's conveyor as a lane, for the picture (docs/images/compare-divergences.png): off at the split.
+  await runCommandWithInput('scanback: Add to Scan Timeline', 'Line.conveyorOut');
+  await until('the Line.conveyorOut lane', () => timeline.$('#lanes .lane[data-variable="Line.conveyorOut"] .lane-trace'));
+  await runCommand('Notifications: Clear All Notifications');
+  await page.mouse.move(5, 5);
+  await shot('compare');
+  const panel = await (await page.$('.part.panel')).boundingBox();
+  const top = Math.max(0, Math.round(panel.y - 300));
+  await shot('compare-readme', { x: 0, y: top, width: 1440, height: Math.round(panel.y + panel.height - top) });
 });
