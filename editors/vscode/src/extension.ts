@@ -118,6 +118,10 @@ export function activate(context: vscode.ExtensionContext): void {
       updateContext();
     }),
     vscode.debug.onDidChangeActiveDebugSession(() => updateContext()),
+    // Also at every stop: a session that has just started may not be the active one yet when its
+    // start is announced (seen end to end: Compare With Recording… missing from the palette of a
+    // replay opened right after another session had ended).
+    vscode.debug.onDidChangeActiveStackItem(() => updateContext()),
     vscode.workspace.onDidSaveTextDocument((document) => {
       const session = activeScanbackSession();
       if (shouldReloadOnSave(document, session)) void reloadRuntime(session);
