@@ -131,10 +131,12 @@ namespace {
 // of anything the user asked for (launch, a step, a write, a reload, a seek) is shown to the user.
 bool clientAskedForDisplay(std::string_view command) {
   // clang-format off
-  static constexpr std::array<std::string_view, 15> kDisplayRequests{
+  // (scanback/flow and scanback/values: the VS Code extension asks them at every stop for the editor's
+  // marks and inline values; a live task paused inside a cycle that is not recorded yet has no flow.)
+  static constexpr std::array<std::string_view, 17> kDisplayRequests{
       "threads", "stackTrace", "scopes", "variables", "source", "evaluate", "loadedSources",
       "breakpointLocations", "dataBreakpointInfo", "completions", "exceptionInfo", "readMemory", "modules",
-      "scanback/timeline", "scanback/signals"};
+      "scanback/timeline", "scanback/signals", "scanback/flow", "scanback/values"};
   // clang-format on
   return std::ranges::find(kDisplayRequests, command) != kDisplayRequests.end();
 }

@@ -140,6 +140,12 @@ TEST_F(DapSession, OnlyErrorsOfWhatTheUserAskedForAreShownToTheUser) {
   const json view = client_.request("scopes", json{{"frameId", 999999}});
   ASSERT_FALSE(view["success"]);
   EXPECT_FALSE(view["body"]["error"]["showUser"]);
+  // The extension's requests for the editor's marks and inline values at every stop, too.
+  for (const char* command : {"scanback/flow", "scanback/values"}) {
+    const json marks = client_.request(command, json{{"frameId", 999999}, {"expressions", json::array()}});
+    ASSERT_FALSE(marks["success"]) << command;
+    EXPECT_FALSE(marks["body"]["error"]["showUser"]) << command;
+  }
   const json action = client_.request("stepBack", json{{"threadId", 999999}});
   ASSERT_FALSE(action["success"]);
   EXPECT_TRUE(action["body"]["error"]["showUser"]);

@@ -16,7 +16,7 @@ import {
 } from './commands';
 import { debugType, isFromLaunchJson, ScanbackConfigurationProvider } from './configuration';
 import { activateExplain } from './explain';
-import { activateForcing } from './force/forced';
+import { activateForcing, markForced } from './force/forced';
 import { ScanbackLanguageClient } from './languageClient';
 import { BuildProblems, countText, projectFiles, runCheck, takeOverStartFailure, type FailedResponse } from './problems';
 import { TimelineViewProvider } from './timeline/provider';
@@ -73,6 +73,9 @@ export function activate(context: vscode.ExtensionContext): void {
             void showStartFailure(failure);
             return;
           }
+          // Before VS Code reads it: it draws no `forced` attribute, so the value itself says it.
+          if (message.type === 'response' && message.command === 'variables' && message.success !== false)
+            markForced(message.body?.variables);
           if (message.type !== 'event') return;
           if (message.event === 'stopped') {
             void timeline.stopped(session, message.body?.reason);
@@ -115,6 +118,10 @@ export function activate(context: vscode.ExtensionContext): void {
       updateContext();
     }),
     vscode.debug.onDidChangeActiveDebugSession(() => updateContext()),
+    // Also at every stop: a session that has just started may not be the active one yet when its
+    // start is announced (seen end to end: Compare With Recording… missing from the palette of a
+    // replay opened right after another session had ended).
+    vscode.debug.onDidChangeActiveStackItem(() => updateContext()),
     vscode.workspace.onDidSaveTextDocument((document) => {
       const session = activeScanbackSession();
       if (shouldReloadOnSave(document, session)) void reloadRuntime(session);
@@ -159,7 +166,12 @@ interface TrackedMessage {
   event?: string;
   command?: string;
   success?: boolean;
-  body?: { reason?: string; description?: string; capabilities?: { supportsStepBack?: boolean } };
+  body?: {
+    reason?: string;
+    description?: string;
+    capabilities?: { supportsStepBack?: boolean };
+    variables?: { value?: string; presentationHint?: { attributes?: string[] } }[];
+  };
 }
 
 async function showStartFailure(failure: ReturnType<typeof takeOverStartFailure>): Promise<void> {

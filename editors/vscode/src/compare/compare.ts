@@ -111,14 +111,20 @@ export function divergencesOf(body: DiffBody): Divergence[] {
         step: d.step,
       });
   }
-  if (body.pathsSplit && (!d || body.pathsSplit.cycle < d.cycle))
+  // Where the statement paths first split is listed whenever it is not the first divergence itself:
+  // also after it (a changed constant differs from cycle 0 on, and the paths split only where the
+  // fix acts), as the CLI reports it; it is the statement the user wants to travel to.
+  const split = body.pathsSplit;
+  if (split && !(d?.kind === 'pathsSplit' && d.cycle === split.cycle && d.step === split.step)) {
+    const before = !d || split.cycle < d.cycle || (split.cycle === d.cycle && split.step < d.step);
     out.push({
-      label: `Statement paths first split at cycle ${body.pathsSplit.cycle}, step ${body.pathsSplit.step}`,
-      description: `in ${body.pathsSplit.cycles} cycles; before any compared value differs`,
-      detail: `A next: ${statementText(body.pathsSplit.a)}\nB next: ${statementText(body.pathsSplit.b)}`,
-      cycle: body.pathsSplit.cycle,
-      step: body.pathsSplit.step,
+      label: `Statement paths first split at cycle ${split.cycle}, step ${split.step}`,
+      description: `in ${split.cycles} cycles${before ? '; before any compared value differs' : ''}`,
+      detail: `A next: ${statementText(split.a)}\nB next: ${statementText(split.b)}`,
+      cycle: split.cycle,
+      step: split.step,
     });
+  }
   for (const v of body.values) {
     if (v.equal || v.firstCycle === undefined) continue;
     out.push({

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { activeScanbackSession, candidatePaths, focusedInstance, variableOfMenu } from '../commands';
+import { variableOfInvocation } from '../explain/why';
 
 /** One force the adapter holds (scanback/forced, docs/extension.md). */
 export interface ForcedEntry {
@@ -64,14 +65,20 @@ export async function forceValue(
   }
   let chosen = variableOfMenu(context);
   if (!chosen) {
+    // From the editor (its context menu, or the palette over an ST file): the word under the cursor
+    // is offered, to confirm or change; a variable of a PROGRAM is then found in the frame's instance.
+    const editor = vscode.window.activeTextEditor;
+    const word = editor?.document.languageId === 'st' ? variableOfInvocation(undefined, editor) : undefined;
     const text = await vscode.window.showInputBox({
       title: 'Force Value',
       prompt: 'The variable or address to hold: PROGRAM.variable, a global, a struct field, an array element or an address',
       placeHolder: 'Line.startPb, gTank.level, %IX0.2',
+      value: word,
       validateInput: (value) => (value.trim() ? undefined : 'Enter a variable path or an address.'),
     });
     if (text === undefined || !text.trim()) return undefined;
-    chosen = { expression: text.trim(), global: true };
+    // A word of the editor may be a PROGRAM's own variable: tried in the frame's instance first.
+    chosen = { expression: text.trim(), global: word === undefined || text.trim() !== word };
   }
   const value = await vscode.window.showInputBox({
     title: `Force ${chosen.expression}`,
@@ -109,6 +116,34 @@ export async function releaseForced(
     void vscode.window.showErrorMessage(`scanback: cannot release ${entry ? entry.target : 'the forces'}: ${messageOf(error)}`);
     return undefined;
   }
+}
+
+/** What Variables shows after a forced value: VS Code draws no attribute it does not know. */
+export const forcedMark = ' (forced)';
+
+/** The parts of a DAP Variable (or an evaluate response's body) the mark touches. */
+interface MarkableVariable {
+  value?: string;
+  presentationHint?: { attributes?: string[] };
+}
+
+/**
+ * Marks forced variables in a `variables` response for VS Code, which ignores the adapter's
+ * `forced` attribute (docs/dap.md): their value reads "TRUE (forced)", and they are `readOnly`, so
+ * that Set Value, whose write the force would undo at the next cycle start, is not offered (Force
+ * Value… changes a force, Release ends it). Copy Value asks the adapter (evaluateName), so it
+ * copies the value without the mark. Returns how many were marked.
+ */
+export function markForced(variables: MarkableVariable[] | undefined): number {
+  let marked = 0;
+  for (const v of variables ?? []) {
+    const attributes = v.presentationHint?.attributes;
+    if (!attributes?.includes('forced') || typeof v.value !== 'string') continue;
+    if (!v.value.endsWith(forcedMark)) v.value += forcedMark;
+    if (!attributes.includes('readOnly')) attributes.push('readOnly');
+    ++marked;
+  }
+  return marked;
 }
 
 /** Registers the view and its commands; the list follows every stop and the active session. */

@@ -100,7 +100,7 @@ export interface Marker {
   label: string;
 }
 
-/** The markers of one source (`breakpoints`, `lanes`, `recording`, a compare's `divergences`…):
+/** The markers of one source (`breakpoints`, `lanes`, `recording`, a comparison's `compare`…):
  *  each `markers` message replaces that source's markers, so sources never clear each other's. */
 export interface MarkersMessage {
   type: 'markers';

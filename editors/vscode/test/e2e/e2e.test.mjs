@@ -869,3 +869,301 @@ test('the keys of Step Back and Reverse Continue are free in VS Code\'s default 
   await page.keyboard.press('Escape');
   await runCommand('View: Close Editor');
 });
+
+// ---- Forcing (issue 31) and comparing recordings (issue 32) -------------------------------------
+
+/** A copy of the plant with its stimulus in `name` (F5 applies the folder's stimulus.csv), opened
+ *  in the workbench with programs.st in the editor. */
+async function plantCopy(name) {
+  const workspace = join(scratch, name);
+  mkdirSync(workspace, { recursive: true });
+  for (const file of [...plantFiles, 'stimulus.csv']) copyFileSync(join(plant, file), join(workspace, file));
+  await openWorkbench(workspace);
+  await until(`the explorer to show ${name}`, () =>
+    page.evaluate(() => document.querySelector('.explorer-folders-view')?.textContent.includes('programs.st')),
+  );
+  await openFile('programs.st');
+  return workspace;
+}
+
+/** The row of the Variables view whose name is `name` (its text up to " ="), as an element. */
+const variablesRow = (name) =>
+  until(`${name} in the Variables view`, async () =>
+    (await page.evaluateHandle((wanted) => {
+      for (const r of document.querySelectorAll('.debug-variables .monaco-list-row')) {
+        const text = r.querySelector('.monaco-tl-contents')?.textContent.trim() ?? '';
+        if (text === wanted || text.startsWith(`${wanted} =`) || text.startsWith(`${wanted}:`)) return r;
+      }
+      return null;
+    }, name)).asElement() ?? undefined);
+
+/** What the Variables view shows for `name`: "TRUE (forced)", "FALSE", … */
+const variableValue = (name) =>
+  page.evaluate((wanted) => {
+    for (const r of document.querySelectorAll('.debug-variables .monaco-list-row')) {
+      const text = r.querySelector('.monaco-tl-contents')?.textContent.trim() ?? '';
+      if (text.startsWith(`${wanted} =`)) return text.slice(wanted.length + 2).trim();
+    }
+    return undefined;
+  }, name);
+
+/** The cycle the status bar says the session is at ("live, cycle N", "history, cycle N of M",
+ *  "replay, cycle N of A..B"). */
+const whereCycle = () =>
+  page.evaluate(() => {
+    const text = document.querySelector('[id$="scanback.where"]')?.textContent ?? '';
+    const match = /cycle (\d+)/.exec(text);
+    return match ? Number(match[1]) : undefined;
+  });
+
+/** The rows of the Forced Values view (its pane in Run and Debug), once it shows. */
+const forcedRows = () =>
+  page.evaluate(() => {
+    const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.getAttribute('aria-label')?.startsWith('Forced Values'));
+    if (!pane) return undefined;
+    return [...pane.querySelectorAll('.pane-body .monaco-list-row')].map((r) => r.textContent.trim());
+  });
+
+/** Expands the panes of the side bar titled `open` and folds those titled `closed`. */
+async function foldPanes(open, closed) {
+  for (const [titles, expanded] of [[closed, 'false'], [open, 'true']])
+    for (const title of titles)
+      await until(`the ${title} pane ${expanded === 'true' ? 'expanded' : 'folded'}`, () =>
+        page.evaluate((wanted, state) => {
+          const header = [...document.querySelectorAll('.pane-header')].find((h) => h.getAttribute('aria-label')?.startsWith(wanted));
+          if (!header) return false;
+          if (header.getAttribute('aria-expanded') !== state) header.click();
+          return header.getAttribute('aria-expanded') === state;
+        }, title, expanded),
+      );
+}
+
+/** The enabled items of the open context menu (drawn in a shadow root). */
+const menuLabels = () =>
+  page.evaluate(() =>
+    [document, ...[...document.querySelectorAll('*')].filter((e) => e.shadowRoot).map((e) => e.shadowRoot)]
+      .flatMap((root) => [...root.querySelectorAll('.monaco-menu .action-item:not(.disabled) .action-label')].map((a) => a.textContent.trim())));
+
+/** Right-clicks the Variables row `name` until its context menu opens (a row redrawn under the
+ *  click opens none); returns the menu's items. */
+async function openMenuOf(name) {
+  for (let attempt = 0; ; ++attempt) {
+    await (await variablesRow(name)).click({ button: 'right' }).catch(() => undefined);
+    const deadline = Date.now() + 3000;
+    while (Date.now() < deadline) {
+      const labels = await menuLabels();
+      if (labels.includes('Force Value…')) return labels;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (attempt === 4) {
+      await shot('failure');
+      throw new Error(`no context menu for ${name} in the Variables view`);
+    }
+  }
+}
+
+/** Answers VS Code's file dialog (its own in the browser: a path box that completes what is typed,
+ *  so a name is typed after the folder it opens in, rather than a whole path over it). */
+async function answerFileDialog(title, folder, name) {
+  const inputValue = () => page.evaluate(() => document.querySelector('.quick-input-widget .quick-input-box input')?.value);
+  await until(`the file dialog "${title.source}" in ${folder}`, async () =>
+    (await page.evaluate((t) => new RegExp(t).test(document.querySelector('.quick-input-widget .quick-input-title')?.textContent ?? '') &&
+      document.activeElement?.tagName === 'INPUT', title.source)) && (await inputValue()) === `${folder}/`,
+  );
+  await page.keyboard.press('End');
+  await page.keyboard.type(name);
+  await until(`${name} typed in`, async () => (await inputValue()) === join(folder, name));
+  await page.keyboard.press('Enter');
+}
+
+/** Drags the side bar's right edge `by` pixels to the right. */
+async function widenSidebar(by) {
+  const sidebar = await (await page.$('.part.sidebar')).boundingBox();
+  const sash = await page.evaluateHandle((right) =>
+    [...document.querySelectorAll('.monaco-sash.vertical')].find((e) => Math.abs(e.getBoundingClientRect().left + e.getBoundingClientRect().width / 2 - right) < 6) ?? null,
+  sidebar.x + sidebar.width);
+  if (!sash.asElement()) return;
+  const b = await sash.asElement().boundingBox();
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(b.x + by, b.y + b.height / 2, { steps: 10 });
+  await page.mouse.up();
+}
+
+/** Presses Continue and waits for the next stop, at a later cycle; returns that cycle. */
+async function continueToNextStop() {
+  const before = await whereCycle();
+  await clickWhenReady('the Continue button', '.debug-toolbar .codicon-debug-continue');
+  return until('the next stop', async () => {
+    const cycle = await whereCycle();
+    return cycle !== undefined && cycle > before && (await callStackSays(/Paused on breakpoint/)) ? cycle : undefined;
+  }, 20000);
+}
+
+test('force then release: Force Value… from Variables holds an input against the stimulus; Release in Forced Values hands it back to the stimulus', async () => {
+  // The stimulus writes fillerSensor (%IX0.3) FALSE in its rows of cycles 0, 6, 11 and 17, and TRUE from 33 on.
+  await plantCopy('force-plant');
+  await clickGutter(breakpointLine);
+  await page.keyboard.press('F5');
+  await until('the stop at the breakpoint', async () => (await stackFrameLine()) === breakpointLine, 60000);
+  const instance = await variablesRow('Instance');
+  if ((await instance.evaluate((r) => r.getAttribute('aria-expanded'))) !== 'true') await instance.click();
+  await until('fillerSensor = FALSE at the first stop', async () => (await variableValue('fillerSensor')) === 'FALSE');
+  await foldPanes(['Forced Values'], ['Watch', 'Breakpoints', 'Why?']);
+
+  // Force Value… from the Variables view's context menu, TRUE.
+  await openMenuOf('fillerSensor');
+  // (A click while the menu still fades in is lost: the item is clicked until the box opens.)
+  await until('the value box of Force Value…', async () => {
+    const open = await page.evaluate(() => /^Force .*fillerSensor/.test(document.querySelector('.quick-input-widget .quick-input-title')?.textContent ?? '') &&
+      document.activeElement?.tagName === 'INPUT');
+    if (open) return true;
+    const item = await page.evaluateHandle(() => {
+      const roots = [document, ...[...document.querySelectorAll('*')].filter((e) => e.shadowRoot).map((e) => e.shadowRoot)];
+      for (const root of roots) for (const a of root.querySelectorAll('.monaco-menu .action-label')) if (a.textContent.trim() === 'Force Value…') return a;
+      return null;
+    });
+    await item.asElement()?.click().catch(() => undefined);
+    return false;
+  });
+  await page.keyboard.type('TRUE');
+  await page.keyboard.press('Enter');
+  const forcedAt = await whereCycle();
+  const listed = await until('the force in the Forced Values view', async () => {
+    const rows = await forcedRows();
+    return rows?.length === 1 ? rows[0] : undefined;
+  });
+  assert.match(listed, /^Line\.fillerSensor = TRUE\s*BOOL · since cycle \d+/);
+
+  // Held at every cycle start, against the stimulus rows of cycles 6 and 11.
+  let cycle = forcedAt;
+  while (cycle <= 12) {
+    cycle = await continueToNextStop();
+    // (The view redraws its rows after the stop: the value is waited for, and a wrong one fails.)
+    await until(`fillerSensor = TRUE (forced) at cycle ${cycle}`, async () => (await variableValue('fillerSensor')) === 'TRUE (forced)', 10000);
+  }
+  assert.deepEqual((await forcedRows()).length, 1, 'still listed');
+  // Set Value is not offered for a forced value: the force would undo the write at the next cycle start.
+  const menu = await openMenuOf('fillerSensor');
+  assert.ok(menu.includes('Copy Value'), `the menu of a variable: ${JSON.stringify(menu)}`);
+  assert.ok(!menu.includes('Set Value'), `no Set Value on a forced value: ${JSON.stringify(menu)}`);
+  await page.keyboard.press('Escape');
+  // No request failed in the user's face along the way (the adapter's errors are "scanback/…: …";
+  // the editor's flow marks asked at a live stop inside an unrecorded cycle once were).
+  const notices = await page.$$eval('.notification-list-item-message', (items) => items.map((i) => i.textContent));
+  assert.deepEqual(notices.filter((n) => /^scanback\//.test(n)), [], 'no failed request shown');
+  await page.mouse.move(5, 5);
+  await shot('forced');
+  // Run and Debug with Variables and Forced Values, wider, for docs/images/forced-values.png.
+  await foldPanes([], ['Call Stack']);
+  await widenSidebar(200);
+  await page.mouse.move(5, 5);
+  await shot('forced-values');
+  await foldPanes(['Call Stack'], []);
+
+  // Release, from the row of the Forced Values view: the view empties, and from the next cycle start
+  // the input is latched from the field again, which the stimulus holds FALSE (its rows of 11, 17).
+  await until('the Release action of the row, clicked', async () => {
+    const row = (await page.evaluateHandle(() => {
+      const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.getAttribute('aria-label')?.startsWith('Forced Values'));
+      return pane?.querySelector('.pane-body .monaco-list-row') ?? null;
+    })).asElement();
+    if (!row) return false;
+    await row.hover().catch(() => undefined);
+    const release = await row.$('.action-label[aria-label="Release"]');
+    return release ? release.click().then(() => true, () => false) : false;
+  });
+  await until('the Forced Values view to be empty', async () => (await forcedRows())?.length === 0);
+  const releasedAt = cycle;
+  cycle = await continueToNextStop();
+  // (The last stop showed "TRUE (forced)": another value is this stop's.)
+  await until(`fillerSensor = FALSE, without the mark, at cycle ${cycle}`, async () => (await variableValue('fillerSensor')) === 'FALSE', 10000);
+  assert.ok(cycle <= releasedAt + 2, `the next cycle of the task: ${releasedAt} → ${cycle}`);
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('F5');
+  await page.keyboard.up('Shift');
+  await until('the session to end', noSession);
+});
+
+test('Compare With Recording…: a replayed recording (A) against its rerun with a fix (B); a divergence picked travels there; the Scan Timeline marks them', async () => {
+  // README, "Would my fix have helped?": the plant's recording with its motor fault (A), and its
+  // rerun with the feedback timeout raised to 1 s (B).
+  const workspace = join(scratch, 'compare-plant');
+  const fix = join(scratch, 'compare-fix');
+  mkdirSync(workspace, { recursive: true });
+  mkdirSync(fix, { recursive: true });
+  for (const file of [...plantFiles, 'stimulus.csv']) copyFileSync(join(plant, file), join(workspace, file));
+  for (const file of plantFiles) copyFileSync(join(plant, file), join(fix, file));
+  const programs = readFileSync(join(fix, 'programs.st'), 'utf8');
+  const fixed = programs.replace('motor : MotorCtl := (timeout := T#500ms);', 'motor : MotorCtl := (timeout := T#1s);');
+  assert.notEqual(fixed, programs);
+  writeFileSync(join(fix, 'programs.st'), fixed);
+  const day = join(workspace, 'day.trace');
+  const fixTrace = join(workspace, 'fix.trace');
+  execFileSync(binary, ['run', ...plantFiles.map((f) => join(workspace, f)), '--cycles', '500', '--inputs', join(workspace, 'stimulus.csv'), '--record', day, '--quiet']);
+  execFileSync(binary, ['rerun', day, ...plantFiles.map((f) => join(fix, f)), '--record', fixTrace], { stdio: 'pipe' });
+  // A's statement where the paths split (the motor block faults in A, not in B).
+  const faultLine = readFileSync(join(plant, 'fbs.st'), 'utf8').split('\n').findIndex((l) => /^\s*fault := TRUE;/.test(l)) + 1;
+  assert.ok(faultLine > 0);
+
+  await openWorkbench(workspace);
+  await until('the explorer to show the compare folder', () =>
+    page.evaluate(() => document.querySelector('.explorer-folders-view')?.textContent.includes('day.trace')),
+  );
+  await openFile('fbs.st'); // (and the extension's commands are known once its language is)
+  await runCommand('scanback: Open Trace');
+  await answerFileDialog(/^Open a scanback trace/, workspace, 'day.trace');
+  await until('the replay to stop', () => callStackSays(/Paused on entry/));
+
+  // Compare With Recording…: B is picked in the file dialog, which opens in A's folder.
+  await runCommand('scanback: Compare With Recording');
+  await answerFileDialog(/^Compare A day\.trace \(this session\) with B/, workspace, 'fix.trace');
+
+  // The divergences, in a list titled with both sides.
+  const title = await until('the divergences', () =>
+    page.evaluate(() => {
+      const t = document.querySelector('.quick-input-widget .quick-input-title')?.textContent ?? '';
+      return /^Divergences: /.test(t) && document.querySelectorAll('.quick-input-list .monaco-list-row').length > 2 ? t : undefined;
+    }),
+  );
+  assert.equal(title, 'Divergences: A day.trace (this session) / B fix.trace');
+  const rows = await page.$$eval('.quick-input-list .monaco-list-row', (items) => items.map((r) => r.textContent));
+  assert.ok(rows.some((r) => /^First divergence: Line\.motor\.timeout.* differ at cycle 0, step 0/.test(r)), `the first divergence: ${JSON.stringify(rows)}`);
+  assert.ok(rows.some((r) => /^Statement paths first split at cycle 292, step 51/.test(r)), `the paths' split: ${JSON.stringify(rows)}`);
+  assert.ok(rows.some((r) => /^Line\.conveyorOut \(%QX0\.0\) differs from cycle 292.*first: A FALSE, B TRUE/.test(r)), `a value's difference: ${JSON.stringify(rows)}`);
+  await shot('compare-list');
+  // Picking the split travels there: A's next statement, the motor block's fault.
+  await page.keyboard.type('Statement paths');
+  await until('the split alone in the list', () =>
+    page.evaluate(() => {
+      const shown = [...document.querySelectorAll('.quick-input-list .monaco-list-row')];
+      return shown.length === 1 && /^Statement paths first split/.test(shown[0].textContent);
+    }),
+  );
+  await page.keyboard.press('Enter');
+  await until('the stop at the split', () => callStackSays(/Paused on goto/));
+  await until('the status bar at cycle 292', async () => (await whereCycle()) === 292);
+  await until(`A's next statement: fbs.st, line ${faultLine}`, async () =>
+    (await stackFrameLine()) === faultLine &&
+    (await page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.textContent.includes('fbs.st'))),
+  );
+
+  // The Scan Timeline marks the divergences; its position is the split.
+  await runCommand('Focus on Scan Timeline View');
+  const timeline = await until('the Scan Timeline at 292:51', () => timelineView(/^292:51 · /));
+  const markers = await until('the divergences on the Scan Timeline', async () => {
+    const labels = await timeline.$$eval('#markers .marker[data-kind="divergence"]', (items) => items.map((m) => m.getAttribute('aria-label')));
+    return labels.length >= 3 ? labels : undefined;
+  });
+  assert.ok(markers.some((l) => /^Statement paths first split at cycle 292, step 51 \(292:51\)/.test(l)), JSON.stringify(markers));
+  assert.ok(markers.some((l) => /^Line\.conveyorOut \(%QX0\.0\) differs from cycle 292 \(cycle 292\)/.test(l)), JSON.stringify(markers));
+  // A's conveyor as a lane, for the picture (docs/images/compare-divergences.png): off at the split.
+  await runCommandWithInput('scanback: Add to Scan Timeline', 'Line.conveyorOut');
+  await until('the Line.conveyorOut lane', () => timeline.$('#lanes .lane[data-variable="Line.conveyorOut"] .lane-trace'));
+  await runCommand('Notifications: Clear All Notifications');
+  await page.mouse.move(5, 5);
+  await shot('compare');
+  const panel = await (await page.$('.part.panel')).boundingBox();
+  const top = Math.max(0, Math.round(panel.y - 300));
+  await shot('compare-readme', { x: 0, y: top, width: 1440, height: Math.round(panel.y + panel.height - top) });
+});

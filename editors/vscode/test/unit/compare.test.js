@@ -58,6 +58,26 @@ test('The divergences list the first one first, with what A and B run there, and
   assert.deepEqual(compare.divergencesOf({ ...diff(), equal: true, firstDivergence: undefined, pathsSplit: undefined, values: [] }), []);
 });
 
+test('Where the paths split is listed also after a first divergence of a value (a changed constant differs from cycle 0 on)', () => {
+  // `trace diff day.trace fix.trace` without --vars: the raised timeout differs at 0:0, the paths split at 292:51.
+  const body = {
+    ...diff(),
+    firstDivergence: {
+      cycle: 0, task: 'Fast', startNs: 0, step: 0, kind: 'value', a: null, b: null,
+      values: ['Line.motor.timeout'], first: { name: 'Line.motor.timeout', a: 'T#500ms', b: 'T#1s' },
+    },
+  };
+  const list = compare.divergencesOf(body);
+  assert.match(list[0].label, /^First divergence: Line\.motor\.timeout differ at cycle 0, step 0/);
+  assert.equal(list[1].label, 'Statement paths first split at cycle 292, step 51');
+  assert.equal(list[1].description, 'in 59 cycles', 'not "before any compared value differs": one did');
+  assert.deepEqual([list[1].cycle, list[1].step], [292, 51]);
+  assert.match(list[1].detail, /^A next: fbs\.st:135  fault := TRUE;\nB next: fix\/fbs\.st:138/);
+  // The same split as the first divergence is listed once.
+  const once = compare.divergencesOf({ ...diff(), firstDivergence: { ...diff().firstDivergence, cycle: 292, step: 51 } });
+  assert.equal(once.filter((x) => x.cycle === 292 && x.step === 51).length, 1);
+});
+
 test('The markers are the timeline\'s generic markers message, one per divergence', () => {
   const m = compare.markersOf(diff());
   assert.equal(m.type, 'markers');

@@ -76,3 +76,60 @@ test('Release releases the row it is on, Release All the rest; a replay lists no
   await refreshForced(provider, replay);
   assert.deepEqual(provider.current(), []);
 });
+
+// An ST editor whose cursor is in `word` of `line` (what getWordRangeAtPosition needs of it).
+function editorOn(line, word) {
+  const at = line.indexOf(word) + 1;
+  return {
+    selection: { active: { character: at }, isEmpty: true },
+    document: {
+      languageId: 'st',
+      getText: (r) => (r === undefined || r.isEmpty ? '' : line.slice(r.start, r.end)),
+      getWordRangeAtPosition: (position, pattern) => {
+        const re = new RegExp(pattern.source, 'g');
+        for (const m of line.matchAll(re)) if (m.index <= position.character && position.character <= m.index + m[0].length) return { start: m.index, end: m.index + m[0].length };
+        return undefined;
+      },
+    },
+  };
+}
+
+test('Force Value… from the editor offers the word under the cursor, found in the frame\'s instance', async () => {
+  const session = mock.fakeSession({ type: 'scanback', request: 'launch' }, liveAdapter());
+  mock.state.activeDebugSession = session;
+  mock.state.activeTextEditor = editorOn('IF startPb AND NOT stopPb THEN', 'startPb');
+  const provider = new ForcedTreeProvider();
+  // The user confirms the offered word, then gives the value.
+  mock.state.inputBoxAnswer = ['startPb', 'TRUE'];
+  const forced = await forceValue(provider, vscode.Uri.file('/plant/programs.st'), session);
+  assert.equal(mock.calls.inputBox[0].value, 'startPb', 'the word under the cursor is offered');
+  assert.deepEqual(forced, { target: 'Line.startPb', value: 'TRUE', type: 'BOOL' });
+  // Another file's word is not offered: only an ST editor's.
+  mock.reset();
+  mock.state.activeDebugSession = session;
+  mock.state.activeTextEditor = { ...editorOn('x := 1;', 'x'), document: { ...editorOn('x := 1;', 'x').document, languageId: 'json' } };
+  mock.state.inputBoxAnswer = undefined;
+  await forceValue(provider, undefined, session);
+  assert.equal(mock.calls.inputBox[0].value, undefined);
+});
+
+test('a forced variable reads "(forced)" in Variables and offers no Set Value; the others are left as they are', () => {
+  const { markForced, forcedMark } = require('../../out-test/force/forced');
+  const variables = [
+    { name: 'startPb', value: 'TRUE', presentationHint: { attributes: ['forced'] } },
+    { name: 'stopPb', value: 'FALSE' },
+    { name: 'N', value: '3', presentationHint: { attributes: ['readOnly'] } },
+    { name: 'speed', value: '1.5', presentationHint: { kind: 'data', attributes: ['readOnly', 'forced'] } },
+  ];
+  assert.equal(markForced(variables), 2);
+  assert.deepEqual(variables.map((v) => [v.value, v.presentationHint?.attributes]), [
+    [`TRUE${forcedMark}`, ['forced', 'readOnly']],
+    ['FALSE', undefined],
+    ['3', ['readOnly']],
+    [`1.5${forcedMark}`, ['readOnly', 'forced']],
+  ]);
+  // A response seen twice (VS Code asks again) is not marked twice.
+  markForced(variables);
+  assert.equal(variables[0].value, 'TRUE (forced)');
+  assert.equal(markForced(undefined), 0);
+});

@@ -64,7 +64,8 @@ beforeEach(async () => {
 
 const send = (message) => page.evaluate((m) => window.postMessage(m, '*'), message);
 const text = (selector) => page.$eval(selector, (e) => e.textContent);
-const hidden = (selector) => page.$eval(selector, (e) => e.hidden || getComputedStyle(e).display === 'none');
+// What the user sees: an element `hidden` that a style still displays is not hidden.
+const hidden = (selector) => page.$eval(selector, (e) => getComputedStyle(e).display === 'none');
 const posted = () => page.evaluate(() => window.posted);
 const seeks = async () => (await posted()).filter((m) => m.type === 'seek');
 const leftPercent = (selector) => page.$eval(selector, (e) => parseFloat(e.style.left));
