@@ -131,10 +131,10 @@ namespace {
 // of anything the user asked for (launch, a step, a write, a reload, a seek) is shown to the user.
 bool clientAskedForDisplay(std::string_view command) {
   // clang-format off
-  static constexpr std::array<std::string_view, 15> kDisplayRequests{
+  static constexpr std::array<std::string_view, 17> kDisplayRequests{
       "threads", "stackTrace", "scopes", "variables", "source", "evaluate", "loadedSources",
       "breakpointLocations", "dataBreakpointInfo", "completions", "exceptionInfo", "readMemory", "modules",
-      "scanback/timeline", "scanback/signals"};
+      "scanback/timeline", "scanback/signals", "scanback/values", "scanback/flow"};
   // clang-format on
   return std::ranges::find(kDisplayRequests, command) != kDisplayRequests.end();
 }
