@@ -58,6 +58,17 @@ bool overlaps(const trace::ImageWriteData& w, uint32_t offset, int8_t bit, uint3
   return bit < 0 || w.bit < 0 || w.bit == bit;
 }
 
+// Whether force `f` covers the storage (offset, bit, size): any part of it, or all of it (`whole`).
+bool overlaps(const trace::ForceData& f, uint32_t offset, int8_t bit, uint32_t size, bool whole) {
+  const uint32_t fSize = f.bit >= 0 ? 1u : static_cast<uint32_t>(f.bytes.size());
+  if (whole) {
+    if (f.offset > offset || offset + size > f.offset + fSize) return false;
+    return f.bit < 0 || f.bit == bit;
+  }
+  if (f.offset >= offset + size || f.offset + fSize <= offset) return false;
+  return bit < 0 || f.bit < 0 || f.bit == bit;
+}
+
 class Explainer {
  public:
   Explainer(Replayer& r, unsigned depth, std::shared_ptr<const StatementReads> reads, std::string& error)
@@ -103,6 +114,19 @@ class Explainer {
       if (!error_.empty()) return false;
       if (!changes.empty()) last = std::move(changes.front());
     }
+    // A force held over the whole value in this cycle, and not overwritten by a statement of the
+    // cycle before the position: the force holds the value, though its start may have changed
+    // nothing (the value was already the forced one; a last change in an earlier cycle).
+    if (!inFrame && (!last || last->position.cycle < at.cycle)) {
+      const trace::ForceData* force = nullptr;
+      if (!forceOver(at.cycle, offset, bit, size, true, force)) return false;
+      if (force) {
+        node.origin = WhyOrigin::Force;
+        node.position = Position{std::max(force->sinceCycle, last ? last->position.cycle + 1 : 0), 0};
+        if (std::optional<Position> start = r_.start(); start && node.position < *start) node.position = *start;
+        return true;
+      }
+    }
     if (!last) {
       node.origin = WhyOrigin::Initial;
       if (inFrame)
@@ -123,6 +147,9 @@ class Explainer {
       for (const trace::ImageWriteData* w : record.writes)
         if (w->atStep == trace::ImageWriteData::kAtCycleStart && overlaps(*w, offset, bit, size))
           node.origin = WhyOrigin::Stimulus;
+      // Forces are applied last at a cycle start (vm/runtime/forces.h): over the inputs and writes.
+      for (const trace::ForceData* f : record.forces)
+        if (overlaps(*f, offset, bit, size, false)) node.origin = WhyOrigin::Force;
       return true;
     }
     // A debugger's write at a boundary of the cycle, applied before the statement there runs.
@@ -210,6 +237,18 @@ class Explainer {
     }
     if (!it->second.first) error = it->second.second;
     return it->second.first.get();
+  }
+
+  // The last force held in `cycle` over the storage (`whole`: over all of it), or null.
+  bool forceOver(uint64_t cycle, uint32_t offset, int8_t bit, uint32_t size, bool whole,
+                 const trace::ForceData*& force) {
+    force = nullptr;
+    std::shared_ptr<const trace::ChunkData> held;
+    CycleRecord record;
+    if (!r_.history().cycle(cycle, held, record, error_)) return false;
+    for (const trace::ForceData* f : record.forces)
+      if (overlaps(*f, offset, bit, size, whole)) force = f;
+    return true;
   }
 
   Replayer& r_;

@@ -25,7 +25,7 @@ namespace scanback::replay {
 enum class WhyOrigin : uint8_t {
   Statement,  // a statement of the program wrote it (its reads are the node's children)
   Input,      // the cycle's input latch (%I: I/O or a fieldbus device)
-  Force,      // a force held it (origin named by traces that record forces; none are yet)
+  Force,      // a force held it (issue 31): applied at the cycle start, over the inputs and writes
   Stimulus,   // an external write at the cycle start: a stimulus file's value, or a debugger's or
               // an HMI's write made between cycles (the trace does not tell them apart)
   Write,      // a debugger's write at a statement boundary inside the cycle
@@ -40,8 +40,10 @@ struct WhyNode {
   std::string value;     // as `run --print-state` prints it
   WhyOrigin origin = WhyOrigin::Initial;
   // Statement: where the statement ran (before it ran: its reads have the values shown there).
-  // Input, Stimulus: (cycle, 0). Write: where it was written. Initial: the start of the recording
-  // (of the cycle, for a frame's variable). Constant: where it was read.
+  // Input, Stimulus: (cycle, 0). Force: (cycle, 0) of the cycle start that gave it the value (or
+  // the recording's start, for a force held from before it). Write: where it was written.
+  // Initial: the start of the recording (of the cycle, for a frame's variable). Constant: where
+  // it was read.
   Position position;
   uint32_t statement = UINT32_MAX;  // Statement
   std::string file;                 // Statement: its file and line, and its text

@@ -23,6 +23,8 @@ Reply flowRequest(Session& session, const json& args) {
   if (!t) throw DapError(error);
   replay::Replayer* r = session.historyReader().at(history.traceFile(), session.programPtr(), error);
   if (!r) throw DapError(error);
+  // At a live task's pause, the cycle under way (not in the file yet) as the target holds it.
+  r->setOpenCycle(history.openCycle());
   const replay::CycleSteps* steps = r->steps(t->cycle, error);
   if (!steps) throw DapError(fmt::format("scanback/flow: cycle {}: {}", t->cycle, error));
   const Program& program = r->program();

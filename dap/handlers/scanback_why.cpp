@@ -84,6 +84,8 @@ Reply whyRequest(Session& session, const json& args) {
   const replay::WhyTarget whyTarget = whyTargetOf(target.vm(), variable);
   replay::Replayer* r = session.historyReader().at(history.traceFile(), session.programPtr(), error);
   if (!r) throw DapError(error);
+  // At a live task's pause, the cycle under way (not in the file yet) as the target holds it.
+  r->setOpenCycle(history.openCycle());
   const std::optional<replay::WhyNode> root =
       replay::explainValue(*r, whyTarget, at, static_cast<unsigned>(depth.value_or(kDefaultWhyDepth)), error);
   if (!root) throw DapError(fmt::format("scanback/why: {}", error));

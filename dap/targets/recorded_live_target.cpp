@@ -106,6 +106,7 @@ bool RecordedLiveTarget::inHistory(std::string& error) {
     segment_ = now.segment;
   }
   if (!history_->moveToLive(now.open ? &*now.open : nullptr, now.atCycleEnd, error)) return false;
+  open_ = std::move(now.open);
   mode_ = Mode::History;
   return true;
 }

@@ -54,6 +54,7 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
   [[nodiscard]] std::optional<HistoryPosition> newestPosition(std::string& error) override;
   void jump(HistoryPosition position, StopReason reason) override;
   [[nodiscard]] std::optional<Timeline> timeline(std::string& error) override;
+  const trace::OpenCycleData* openCycle() const override { return open_ ? &*open_ : nullptr; }
   std::string traceFile() const override;
   std::optional<Timeline::CycleTime> cycleTime() const override { return live_.cycleTime(); }
   std::optional<Timeline::Recording> recording() const override { return live_.recording(); }
@@ -75,6 +76,7 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
   std::unique_ptr<ReplayEngine> history_;  // created at the first move into history
   uint64_t segment_ = 0;                   // the trace history_ follows (a reload starts another)
   std::atomic<Mode> mode_{Mode::Live};
+  std::optional<replay::OpenCycle> open_;  // the cycle under way where the live task is paused
 };
 
 }  // namespace scanback::dap

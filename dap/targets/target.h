@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "recorder/recording.h"
+#include "traces/trace_model.h"
 #include "vm/bytecode/program.h"
 #include "vm/exec/vm.h"
 #include "vm/runtime/reload.h"
@@ -243,6 +244,10 @@ class TargetHistory {
   virtual void jump(HistoryPosition position, StopReason reason) = 0;
   // What the history holds and where the target is in it.
   [[nodiscard]] virtual std::optional<Timeline> timeline(std::string& error) = 0;
+  // The cycle a paused live task is in the middle of, which the trace file does not hold yet:
+  // readers of their own (scanback/why, scanback/flow) add it (Replayer::setOpenCycle) to answer
+  // at the live position. Null when there is none. Valid after one of the above, while paused.
+  virtual const trace::OpenCycleData* openCycle() const { return nullptr; }
 
   // Readable from any thread, whether the target runs or not:
   // The trace file the history is recorded in (a `.partial` one while it grows), for readers of

@@ -5,6 +5,7 @@
 
 #include "tests/dap/session_client.h"
 #include "tests/support/trace_support.h"
+#include "vm/runtime/forces.h"
 
 using namespace scanback;
 using namespace scanback::dap;
@@ -122,6 +123,60 @@ TEST_F(DapExplain, FlowMarksTheStatementsThatRanInTheCycle) {
   EXPECT_EQ(f["notRan"],
             (json{{{"file", main()}, {"line", 5}}, {{"file", main()}, {"line", 7}}, {{"file", main()}, {"line", 9}}}))
       << f.dump();
+  // The extension asks for the flow and the inline values by itself at every stop: their errors
+  // (a frame gone, a cycle not recorded yet) are not popped up to the user.
+  for (const char* command : {"scanback/flow", "scanback/values"}) {
+    const json r = client_.request(command, json{{"frameId", 999999}, {"expressions", json::array({"n"})}});
+    ASSERT_FALSE(r["success"]) << r.dump();
+    EXPECT_FALSE(r["body"]["error"]["showUser"]) << command;
+  }
+}
+
+// A force deep in the chain: `out` from `scaled`, `scaled` from `setpoint`, which only a force set
+// (at the start of cycle 4). The same tree as `scanback trace why --json`
+// (tests/replayer/forces_test.cpp), through the adapter.
+TEST(DapExplainForces, WhyNamesAForceAsTheOriginDeepInTheChain) {
+  const char* program =
+      "PROGRAM Main\nVAR setpoint : INT; scaled : INT; out : INT; END_VAR\n"
+      "scaled := setpoint * 2;\nout := scaled + 1;\nEND_PROGRAM\n";
+  TempProject project{{{"main.st", program}}};
+  const std::shared_ptr<const Program> p = test::mustCompileSourceFiles({project.path("main.st")});
+  ASSERT_TRUE(p);
+  const std::string trace = project.path("forced.trace");
+  {
+    scanback::Runtime rt(p);
+    auto rec = test::startRecording(rt, test::recordingTo(trace, 4));
+    ASSERT_TRUE(rec);
+    for (uint64_t c = 0; c < 8; ++c) {
+      if (c == 4) {
+        std::string error;
+        std::optional<Force> force = resolveForce(*p, "Main.setpoint", "21", error);
+        ASSERT_TRUE(force) << error;
+        rt.requestForce({false, *force});
+      }
+      ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+      while (rec->backlogged()) static_cast<void>(rec->waitUntilNotBacklogged(std::chrono::seconds(1)));
+    }
+    ASSERT_TRUE(test::finishRecording(*rec));
+  }
+  SessionClient client;
+  client.start(json{{"trace", trace}});
+  client.configured();
+  ASSERT_EQ(client.event("stopped")["body"]["reason"], "entry");
+  const json r =
+      client.request("scanback/why", json{{"variable", "Main.out"}, {"cycle", 6}, {"step", 1}, {"depth", 3}});
+  ASSERT_TRUE(r["success"]) << r.dump();
+  const json& root = r["body"]["root"];
+  EXPECT_EQ(root["value"], "43");
+  const json& setpoint = root["reads"].at(0)["reads"].at(0);
+  EXPECT_EQ(setpoint, (json{{"value", "21"},
+                            {"variable", "Main.setpoint"},
+                            {"cycle", 4},
+                            {"step", 0},
+                            {"origin", "force"},
+                            {"reads", json::array()}}))
+      << root.dump(2);
+  EXPECT_EQ(client.schemaErrors(), "");
 }
 
 }  // namespace

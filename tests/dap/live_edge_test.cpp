@@ -281,6 +281,50 @@ class LiveEdge : public ::testing::Test {
   EdgeClient s_{project_};
 };
 
+// ---------------------------------------------------------------- explaining (docs/explain.md)
+
+// Paused live in the middle of cycle 6, which the trace file does not hold yet: scanback/why and
+// scanback/flow answer there (the adapter gives its reader the cycle under way), without moving.
+TEST_F(LiveEdge, WhyAndFlowAnswerInTheCycleUnderWayAtTheLivePosition) {
+  s_.launch();
+  s_.setBreakpoints(json::array({{{"line", kLineZ0}, {"condition", "c = 7"}}}));  // cycle 6
+  EXPECT_EQ(s_.firstStop()["body"]["reason"], "breakpoint");
+  EXPECT_EQ(s_.position(), (Position{6, 6}));
+  const std::string file = project_.path("edge.st");
+  const json why = s_.client.request("scanback/why", json{{"variable", "y"}, {"depth", 2}});
+  ASSERT_TRUE(why["success"]) << why.dump();
+  // y = 70 from `y := c * 10` at (6, 4), which read c = 7 from `c := c + 1` at (6, 0).
+  const json c{{"value", "7"},          {"variable", "Main.c"}, {"cycle", 6},           {"step", 0},
+               {"file", file},          {"line", 16},           {"text", "c := c + 1"}, {"origin", "statement"},
+               {"reads", json::array()}};
+  const json y{{"value", "70"},
+               {"variable", "Main.y"},
+               {"cycle", 6},
+               {"step", 4},
+               {"file", file},
+               {"line", 18},
+               {"text", "y := c * 10"},
+               {"origin", "statement"},
+               {"reads", json::array({c})}};
+  EXPECT_EQ(why["body"]["root"], y) << why.dump(2);
+  const json flow = s_.client.request("scanback/flow", json{{"frameId", 1}});
+  ASSERT_TRUE(flow["success"]) << flow.dump();
+  EXPECT_EQ(flow["body"]["cycle"], 6);
+  json ran = json::array(), notRan = json::array();
+  for (int line : {16, 17, 18, 19, 20}) ran.push_back(json{{"file", file}, {"line", line}});
+  for (int line : {21, 22}) notRan.push_back(json{{"file", file}, {"line", line}});
+  EXPECT_EQ(flow["body"]["ran"], ran) << flow.dump();
+  EXPECT_EQ(flow["body"]["notRan"], notRan) << flow.dump();
+  EXPECT_EQ(s_.position(), (Position{6, 6})) << "the position did not move";
+  // And live on: the next cycle under way answers as well.
+  s_.setBreakpoints(json::array({{{"line", kLineZ0}, {"condition", "c = 8"}}}));
+  EXPECT_EQ(s_.land("continue"), (Landing{{7, 6}, "breakpoint"}));
+  const json again = s_.client.request("scanback/why", json{{"variable", "c"}, {"depth", 1}});
+  ASSERT_TRUE(again["success"]) << again.dump();
+  EXPECT_EQ(again["body"]["root"]["value"], "8");
+  EXPECT_EQ(again["body"]["root"]["cycle"], 7);
+}
+
 // ---------------------------------------------------------------- data breakpoints
 
 // The report: stopped at the live position in cycle 6, a data breakpoint finds the last

@@ -3,6 +3,7 @@
 // trace's own checks see them; `trace why` names a force as the origin of the values it held.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,70 @@ TEST(ForceRecording, TraceWhyNamesTheForceAsTheOrigin) {
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("Main.speed forced at cycle 11"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("-> 77"), std::string::npos) << r.out;
+}
+
+// A force named as the origin deep in a why-chain: `out` is made from `scaled`, made from
+// `setpoint`, which only a force ever set (at cycle 4, released at 8: the value stays); and `limit`,
+// forced at cycle 6 to the value it already had (the force's start changed nothing, yet the force
+// holds it).
+const char* kScaled =
+    "PROGRAM Main\n"
+    "VAR\n"
+    "  setpoint : INT;\n"
+    "  scaled : INT;\n"
+    "  out : INT;\n"
+    "  limit : INT := 5;\n"
+    "  field AT %IX0.2 : BOOL;\n"  // (recordWithForces drives the input image)
+    "END_VAR\n"
+    "scaled := setpoint * 2;\n"
+    "out := scaled + 1;\n"
+    "END_PROGRAM\n";
+
+TEST(ForceRecording, TraceWhyNamesAForceAsTheOriginDeepInTheChain) {
+  auto p = mustCompile(kScaled);
+  ASSERT_TRUE(p);
+  const TempTrace path("forces_why_deep");
+  recordWithForces(p, path, 12, 4, [&](uint64_t c, Runtime& rt) {
+    if (c == 4) rt.requestForce({false, forceOf(*p, "Main.setpoint", "21")});
+    if (c == 6) rt.requestForce({false, forceOf(*p, "Main.limit", "5")});
+    if (c == 8) rt.requestForce({true, forceOf(*p, "Main.setpoint", "0")});
+  });
+  const std::string trace = test::shellQuote(path.string());
+  test::ShellResult r = test::runScanback("trace why " + trace + " Main.out --at 10:2 --depth 3 --json");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  nlohmann::json root = nlohmann::json::parse(r.out);
+  EXPECT_EQ(root["value"], "43");
+  EXPECT_EQ(root["origin"], "statement");
+  ASSERT_EQ(root["reads"].size(), 1u) << r.out;
+  const nlohmann::json& scaled = root["reads"][0];
+  EXPECT_EQ(scaled["variable"], "Main.scaled");
+  EXPECT_EQ(scaled["value"], "42");
+  EXPECT_EQ(scaled["origin"], "statement");
+  ASSERT_EQ(scaled["reads"].size(), 1u) << r.out;
+  // Depth 3: the force that set it at the start of cycle 4 (released since, the value stayed).
+  const nlohmann::json& setpoint = scaled["reads"][0];
+  EXPECT_EQ(setpoint["variable"], "Main.setpoint");
+  EXPECT_EQ(setpoint["value"], "21");
+  EXPECT_EQ(setpoint["origin"], "force") << r.out;
+  EXPECT_EQ(setpoint["cycle"], 4);
+  EXPECT_EQ(setpoint["step"], 0);
+  EXPECT_EQ(setpoint["reads"], nlohmann::json::array());
+
+  // Forced to the value it had: no change at the force's start, still the force's.
+  r = test::runScanback("trace why " + trace + " Main.limit --at 10:2 --json");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  root = nlohmann::json::parse(r.out);
+  EXPECT_EQ(root["value"], "5");
+  EXPECT_EQ(root["origin"], "force") << r.out;
+  EXPECT_EQ(root["cycle"], 6);
+  // Before the force, the same value is the initial one.
+  r = test::runScanback("trace why " + trace + " Main.limit --at 5:0 --json");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["origin"], "initial") << r.out;
+  // The tree in words names it too.
+  r = test::runScanback("trace why " + trace + " Main.out --at 10:2 --depth 3");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Main.setpoint = 21  <- forced  at 4:0"), std::string::npos) << r.out;
 }
 
 }  // namespace

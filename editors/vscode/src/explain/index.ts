@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { debugType } from '../configuration';
 import { FlowDecorations } from './flow';
 import { ScanbackInlineValues } from './inlineValues';
-import { logOverHistory } from './log';
+import { goToLoggedPosition, logOverHistory } from './log';
 import { explainValue, travelTo, WhyNode, WhyTreeProvider } from './why';
 
 /** Explaining values (issue 33, docs/explain.md): the Why? view, inline values, flow, logpoints
@@ -16,6 +16,7 @@ export function activateExplain(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('scanback.why', (menu?: unknown) => explainValue(why, menu)),
     vscode.commands.registerCommand('scanback.why.travel', (node: WhyNode) => travelTo(node)),
     vscode.commands.registerCommand('scanback.logOverHistory', () => logOverHistory(context.extensionPath)),
+    vscode.commands.registerCommand('scanback.logOverHistory.goTo', () => goToLoggedPosition()),
     vscode.languages.registerInlineValuesProvider({ language: 'st' }, new ScanbackInlineValues()),
     // After every stop (and a frame picked in Call Stack) VS Code focuses a stack frame: the flow
     // of that frame's POU in its cycle.

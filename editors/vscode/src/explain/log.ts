@@ -26,13 +26,51 @@ export function traceOf(configuration: vscode.DebugConfiguration): string | unde
   return path.isAbsolute(trace) || !cwd ? trace : path.join(cwd, trace);
 }
 
+/** Where the logged statement is, as the Debug Console turns it into a link that opens the file at
+ *  the line: `./programs.st:112` inside the workspace (the console resolves it against the session's
+ *  folder), the absolute path outside it. */
+export function locationText(fsPath: string, line: number, relative: string): string {
+  const inWorkspace = relative !== fsPath && !path.isAbsolute(relative) && !relative.startsWith('..');
+  return `${inWorkspace ? `./${relative}` : fsPath}:${line}`;
+}
+
+/** One message's line in the Debug Console: its position in time, the message, and the statement's
+ *  location (a link: a click opens the statement; Go to a Logged Position… travels in time). */
+export function consoleLine(l: LogLine, location: string): string {
+  return `${l.cycle}:${l.step}  ${l.message}  (${location})`;
+}
+
+/** The messages of the last Log Over History, for Go to a Logged Position…. */
+let lastLog: { title: string; lines: LogLine[]; session: vscode.DebugSession } | undefined;
+
+/** The list of the logged positions; the one picked is where the session travels. */
+export async function pickLoggedPosition(title: string, lines: LogLine[], session: vscode.DebugSession): Promise<LogLine | undefined> {
+  const picked = await vscode.window.showQuickPick(
+    lines.map((l) => ({ label: `${l.cycle}:${l.step}`, description: l.message, line: l })),
+    { title: `Go to a logged position: ${title}`, matchOnDescription: true },
+  );
+  if (!picked) return undefined;
+  await session.customRequest('scanback/seek', { cycle: picked.line.cycle, step: picked.line.step });
+  return picked.line;
+}
+
+/** "Go to a Logged Position…": the list of the last Log Over History again, while its session runs. */
+export async function goToLoggedPosition(session = activeScanbackSession()): Promise<LogLine | undefined> {
+  if (!lastLog || !session || lastLog.session.id !== session.id) {
+    void vscode.window.showInformationMessage('scanback: no Log Over History of this session yet (run Log Over History on a line).');
+    return undefined;
+  }
+  return pickLoggedPosition(lastLog.title, lastLog.lines, session);
+}
+
 /** How many messages one Log Over History prints at most. */
 export const logLimit = 10000;
 
 /**
  * "Log Over History" on an editor line: asks for a message (`text {expression}`), runs
  * `scanback trace log` on the session's trace, prints every message with its position in the
- * Debug Console, and offers the positions in a list that travels to the one picked.
+ * Debug Console (each with the statement's location, a link), and offers the positions in a list
+ * that travels to the one picked (again later with Go to a Logged Position…).
  */
 export async function logOverHistory(extensionPath: string, session = activeScanbackSession()): Promise<LogLine[] | undefined> {
   const editor = vscode.window.activeTextEditor;
@@ -69,14 +107,14 @@ export async function logOverHistory(extensionPath: string, session = activeScan
     return undefined;
   }
   const lines = parseLogOutput(out);
+  const file = editor.document.uri.fsPath;
+  const title = `${path.basename(file)}:${line}`;
+  const location = locationText(file, line, vscode.workspace.asRelativePath(editor.document.uri, false));
   const console = vscode.debug.activeDebugConsole;
-  console.appendLine(`Log Over History, ${path.basename(editor.document.uri.fsPath)}:${line}: ${lines.length} message(s)`);
-  for (const l of lines) console.appendLine(`${l.cycle}:${l.step}  ${l.message}`);
+  console.appendLine(`Log Over History, ${title}: ${lines.length} message(s); Go to a Logged Position… travels to one`);
+  for (const l of lines) console.appendLine(consoleLine(l, location));
   if (err.trim()) console.appendLine(err.trim());
-  const picked = await vscode.window.showQuickPick(
-    lines.map((l) => ({ label: `${l.cycle}:${l.step}`, description: l.message, line: l })),
-    { title: 'Go to a logged position', matchOnDescription: true },
-  );
-  if (picked) await session.customRequest('scanback/seek', { cycle: picked.line.cycle, step: picked.line.step });
+  lastLog = { title, lines, session };
+  await pickLoggedPosition(title, lines, session);
   return lines;
 }

@@ -2,7 +2,9 @@
 // extension host) in headless chromium. Installs the .vsix, opens examples/plant, sets a breakpoint,
 // starts debugging with F5 (no launch.json: the extension's configuration provider makes one from the
 // open .st file), waits for the stop, presses Step Back and checks the editor's current line moved
-// back; the Scan Timeline shows the session. Then it replays a recording of the plant, adds a
+// back; the Scan Timeline shows the session. At a live stop of the same session: inline values, the
+// branch not taken dimmed, and Why Does It Have This Value? from the Variables view, whose tree's
+// row travels on a click (issue 33). Then it replays a recording of the plant, adds a
 // variable to the Scan Timeline from the Variables view's context menu and clicks an edge of its
 // lane: the debugger stops at the statement that wrote the value. Last, a runtime started with
 // `scanback run --control` on a copy of the plant: the extension's attach snippet in a launch.json,
@@ -338,6 +340,228 @@ test('F5 on examples/plant debugs it; Step Back moves the current line back; the
   await shot('timeline');
 });
 
+// ---- Explaining a value (issue 33, docs/explain.md) ----------------------------------------------
+
+/** What the editor draws on `line` of the visible editor: its text as shown (with the inline values
+ *  VS Code injects after the code) and the lowest opacity of its text (a dimmed line: below 1);
+ *  undefined while the line is not drawn (scrolled away). */
+const editorLine = (line) =>
+  page.evaluate((wanted) => {
+    const editor = document.querySelector('.editor-instance .monaco-editor');
+    const number = [...(editor?.querySelectorAll('.margin-view-overlays .line-numbers') ?? [])].find((e) => e.textContent.trim() === String(wanted));
+    if (!number) return undefined;
+    const top = number.getBoundingClientRect().top;
+    const view = [...editor.querySelectorAll('.view-lines .view-line')].find((v) => Math.abs(v.getBoundingClientRect().top - top) < 2);
+    if (!view) return undefined;
+    const spans = [...view.querySelectorAll('span span')].filter((s) => s.textContent.trim() !== '');
+    const opacity = Math.min(1, ...spans.map((s) => Number(getComputedStyle(s).opacity)));
+    return { text: view.textContent.replace(/\u00a0/g, ' '), opacity };
+  }, line);
+
+/** The cycle the status bar says the session is at ("live, cycle N" or "history, cycle N of M"). */
+const statusBarCycle = () =>
+  page.evaluate(() => {
+    const text = document.querySelector('[id="scanback.scanback.where"], [id$="scanback.where"]')?.textContent ?? '';
+    const match = /cycle (\d+)/.exec(text);
+    return match ? Number(match[1]) : undefined;
+  });
+
+/** The rows of the Why? view in Run and Debug: label, description, depth, expanded. */
+const whyRows = () =>
+  page.evaluate(() => {
+    const header = [...document.querySelectorAll('.pane-header')].find((h) => /^Why\?/.test(h.getAttribute('aria-label') ?? h.textContent));
+    const pane = header?.closest('.pane');
+    if (!pane) return [];
+    return [...pane.querySelectorAll('.pane-body .monaco-list-row')].map((r) => ({
+      label: r.querySelector('.label-name')?.textContent.trim() ?? '',
+      description: r.querySelector('.label-description')?.textContent.trim() ?? '',
+      level: Number(r.getAttribute('aria-level')),
+      expanded: r.getAttribute('aria-expanded'),
+      accessible: r.getAttribute('aria-label') ?? '',
+    }));
+  });
+
+/** Clicks a part of the Why? view's row `index` (its label, or its twistie). */
+const clickWhyRow = (index, part = '.monaco-tl-contents') =>
+  page.evaluate(
+    (i, selector) => {
+      const header = [...document.querySelectorAll('.pane-header')].find((h) => /^Why\?/.test(h.getAttribute('aria-label') ?? h.textContent));
+      const row = header?.closest('.pane')?.querySelectorAll('.pane-body .monaco-list-row')[i];
+      const target = row?.querySelector(selector);
+      if (!target) return false;
+      const box = target.getBoundingClientRect();
+      return { x: box.left + Math.min(box.width / 2, 20), y: box.top + box.height / 2 };
+    },
+    index,
+    part,
+  ).then(async (spot) => {
+    if (!spot) return false;
+    await page.mouse.click(spot.x, spot.y);
+    return true;
+  });
+
+test('explain a value: inline values and the flow of the cycle in the editor; Why? from Variables, a tree whose click travels', async () => {
+  // The plant's line state machine (programs.st): `IF state <> prevState THEN` (108) runs its THEN
+  // branch (109, 110) in the cycle the state changed and its ELSE branch (112,
+  // `stateCycles := stateCycles + 1`) in every other.
+  const programs = readFileSync(join(plant, 'programs.st'), 'utf8').split('\n');
+  const lineOf = (pattern) => programs.findIndex((l) => pattern.test(l)) + 1;
+  const thenLine = lineOf(/^\s*stateCycles := 0;/);
+  const elseLine = lineOf(/^\s*stateCycles := stateCycles \+ 1;/);
+  assert.ok(thenLine > 0 && elseLine === thenLine + 2, `the IF of stateCycles: ${thenLine}, ${elseLine}`);
+
+  // The live session of the first test, paused in its history: Go to Live, a breakpoint on line
+  // 154 and Continue stop there, live, in the Line program's frame: the cycle under way, which the
+  // trace file does not hold yet (the adapter adds it for the explain requests).
+  await openFile('programs.st');
+  await clickWhenReady('the Go to Live button', '.debug-toolbar .codicon-broadcast');
+  await until('the Call Stack to say goto', () => callStackSays(/Paused on goto/));
+  await clickGutter(breakpointLine);
+  await clickWhenReady('the Continue button', '.debug-toolbar .codicon-debug-continue');
+  await until('the stop at the breakpoint', async () => (await stackFrameLine()) === breakpointLine && callStackSays(/Paused on breakpoint/), 60000);
+  const whereText = () => page.evaluate(() => document.querySelector('[id="scanback.scanback.where"], [id$="scanback.where"]')?.textContent ?? '');
+  // Inline values: the lines up to the stop show the values there, here around the IF (Go to Line
+  // shows it: each stop reveals line 154).
+  const showTheIf = async () => {
+    await page.click('.editor-instance .monaco-editor .view-lines');
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyG');
+    await page.keyboard.up('Control');
+    // (Typed only into Go to Line's box, never into the file.)
+    await until('the Go to Line box', () =>
+      page.evaluate(() => document.activeElement?.closest('.quick-input-widget') !== null && document.activeElement?.tagName === 'INPUT'),
+    );
+    await page.keyboard.type(String(thenLine));
+    await page.keyboard.press('Enter');
+  };
+  const stateCyclesShown = (unlike) =>
+    until('the inline value of stateCycles on its line', async () => {
+      const l = await editorLine(elseLine);
+      const m = l && /stateCycles = (\d+)/.exec(l.text);
+      return m && Number(m[1]) !== unlike ? Number(m[1]) : undefined;
+    });
+  await showTheIf();
+  let stateCycles = await stateCyclesShown();
+  // The why-chain below follows stateCycles back over three cycles: on to a stop where the state
+  // has held that long (the plant's stimulus changes it now and then). stateCycles differs at each
+  // stop (one more, or 0), so a value unlike the last one is the new stop's.
+  while (stateCycles < 3) {
+    await clickWhenReady('the Continue button', '.debug-toolbar .codicon-debug-continue');
+    await until('the next stop at the breakpoint', async () => (await stackFrameLine()) === breakpointLine && callStackSays(/Paused on breakpoint/), 60000);
+    await showTheIf();
+    stateCycles = await stateCyclesShown(stateCycles);
+  }
+  await runCommand('Remove All Breakpoints');
+  await until('the status bar to say live', async () => /live, cycle \d+/.test(await whereText()));
+  const stopCycle = await until('the status bar cycle', statusBarCycle);
+  // The IF line shows both values, equal: the state did not change, the ELSE branch ran.
+  const [, state, prevState] = /state = (\w+), prevState = (\w+)/.exec((await editorLine(thenLine - 2)).text) ?? [];
+  assert.ok(state && state === prevState, `the IF line shows state and prevState, equal: ${state}, ${prevState}`);
+  // The flow of the cycle: the THEN branch did not run (dimmed), the ELSE branch did (not dimmed).
+  const flow = await until('the THEN branch dimmed', async () => {
+    const [then, other] = [await editorLine(thenLine), await editorLine(elseLine)];
+    return then && other && then.opacity < 0.9 ? { then, other } : undefined;
+  });
+  assert.ok(Math.abs(flow.then.opacity - 0.45) < 0.01, `the branch not taken is dimmed: ${JSON.stringify(flow.then)}`);
+  assert.equal((await editorLine(thenLine - 1)).opacity < 0.9, true, 'prevState := state did not run either');
+  assert.equal(flow.other.opacity, 1, `the branch taken is not dimmed: ${JSON.stringify(flow.other)}`);
+  assert.equal((await editorLine(thenLine - 2)).opacity, 1, 'the IF itself ran');
+  await page.mouse.move(5, 5);
+  await shot('flow-inline-values');
+
+  // Why? from the Variables view: stateCycles of the Line program's instance.
+  const row = (label) =>
+    page.evaluateHandle((wanted) => {
+      for (const r of document.querySelectorAll('.debug-variables .monaco-list-row'))
+        if (r.querySelector('.monaco-tl-contents')?.textContent.trim().startsWith(wanted)) return r;
+      return null;
+    }, label);
+  const instance = await until('the Instance scope', async () => (await row('Instance')).asElement() ?? undefined);
+  if ((await instance.evaluate((r) => r.getAttribute('aria-expanded'))) !== 'true') await instance.click();
+  // (The view draws the rows in sight: scroll down to it.)
+  const variable = await until('stateCycles in the Variables view', async () => {
+    const found = (await row('stateCycles')).asElement();
+    if (found) return found;
+    const list = await (await page.$('.debug-variables .monaco-list')).boundingBox();
+    await page.mouse.move(list.x + list.width / 2, list.y + list.height / 2);
+    await page.mouse.wheel({ deltaY: 60 });
+    return undefined;
+  });
+  await variable.click({ button: 'right' });
+  await clickMenuItem('Why Does It Have This Value?');
+
+  // The chain: stateCycles = N from the ELSE branch in this cycle; it read stateCycles = N - 1, made
+  // by the same statement in the Line program's cycle before, and so on (the view asks for 4 levels).
+  const rows = await until('the why-chain in the Why? view', async () => {
+    const r = await whyRows();
+    return r.length >= 4 ? r : undefined;
+  });
+  const position = (r) => {
+    const m = /· (\d+):(\d+)/.exec(r.description);
+    return m ? { cycle: Number(m[1]), step: Number(m[2]) } : undefined;
+  };
+  assert.equal(rows[0].label, `Line.stateCycles = ${stateCycles}`);
+  assert.match(rows[0].description, /^stateCycles := stateCycles \+ 1 · \d+:\d+$/);
+  assert.equal(position(rows[0]).cycle, stopCycle, 'the last change was in this cycle');
+  assert.equal(rows[1].label, `Line.stateCycles = ${stateCycles - 1}`);
+  assert.equal(rows[1].level, 2);
+  assert.match(rows[1].description, /^stateCycles := stateCycles \+ 1 · \d+:\d+$/);
+  const earlier = position(rows[1]);
+  assert.ok(earlier.cycle < stopCycle, `the value read came from an earlier cycle: ${JSON.stringify(rows.slice(0, 2))}`);
+  assert.match(rows[0].accessible, new RegExp(`^Line\\.stateCycles = ${stateCycles}, from stateCycles := stateCycles \\+ 1 · `));
+  // Collapse the root from its twistie: its reads go; expand it again: they are back.
+  assert.ok(await clickWhyRow(0, '.monaco-tl-twistie'));
+  await until('the root collapsed', async () => {
+    const r = await whyRows();
+    return r.length === 1 && r[0].expanded === 'false';
+  });
+  assert.ok(await clickWhyRow(0, '.monaco-tl-twistie'));
+  await until('the root expanded again', async () => {
+    const r = await whyRows();
+    return r.length === rows.length && r[0].expanded === 'true' ? r : undefined;
+  });
+
+  // A click on the second node travels to where its value was made: the ELSE branch, in that cycle.
+  assert.ok(await clickWhyRow(1));
+  await until(`the stop at line ${elseLine}`, async () => (await stackFrameLine()) === elseLine && callStackSays(/Paused on goto/));
+  await until(`the status bar at cycle ${earlier.cycle}`, async () => (await statusBarCycle()) === earlier.cycle);
+  // There, about to run, the statement sees the value before it: one less again.
+  await until('the inline value before the statement', async () => {
+    const l = await editorLine(elseLine);
+    return l && l.text.includes(`stateCycles = ${stateCycles - 2}`);
+  });
+  // (Variables scrolled back to its top, as the tests after this one find it.)
+  const variablesList = await (await page.$('.debug-variables .monaco-list')).boundingBox();
+  await page.mouse.move(variablesList.x + variablesList.width / 2, variablesList.y + variablesList.height / 2);
+  await page.mouse.wheel({ deltaY: -5000 });
+  await until('the Variables view at its top', async () => (await row('Instance')).asElement() ?? undefined);
+  // The picture (docs/images/why-view.png): the Why? view with room — the side bar wider — then
+  // the layout as it was for the tests after this one.
+  await dragSidebarEdge(300);
+  await page.mouse.move(5, 5);
+  await shot('why-view');
+  await dragSidebarEdge(-300);
+  // The Why? view folded again (it opened with the chain), leaving Variables its room.
+  await page.evaluate(() => {
+    const header = [...document.querySelectorAll('.pane-header')].find((h) => /^Why\?/.test(h.getAttribute('aria-label') ?? h.textContent));
+    if (header?.getAttribute('aria-expanded') === 'true') header.click();
+  });
+});
+
+/** Drags the side bar's right edge by `dx` pixels. */
+async function dragSidebarEdge(dx) {
+  const sidebar = await (await page.$('.part.sidebar')).boundingBox();
+  const sash = await page.evaluateHandle((right) => {
+    return [...document.querySelectorAll('.monaco-sash.vertical')].find((e) => Math.abs(e.getBoundingClientRect().left + e.getBoundingClientRect().width / 2 - right) < 6) ?? null;
+  }, sidebar.x + sidebar.width);
+  if (!sash.asElement()) return;
+  const b = await sash.asElement().boundingBox();
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width / 2 + dx, b.y + b.height / 2, { steps: 10 });
+  await page.mouse.up();
+}
+
 /** The frame of the Scan Timeline webview, once its position label matches `pattern`. */
 async function timelineView(pattern) {
   for (const frame of page.frames()) {
@@ -382,7 +606,15 @@ test('Add to Scan Timeline from the Variables view: a lane with edges; a click o
     }, label);
   const instance = await until('the Instance scope', async () => (await row('Instance')).asElement() ?? undefined);
   if ((await instance.evaluate((r) => r.getAttribute('aria-expanded'))) !== 'true') await instance.click();
-  const variable = await until('conveyorOut in the Variables view', async () => (await row('conveyorOut')).asElement() ?? undefined);
+  // (The view draws the rows in sight: scroll down to it when the pane is small.)
+  const variable = await until('conveyorOut in the Variables view', async () => {
+    const found = (await row('conveyorOut')).asElement();
+    if (found) return found;
+    const list = await (await page.$('.debug-variables .monaco-list')).boundingBox();
+    await page.mouse.move(list.x + list.width / 2, list.y + list.height / 2);
+    await page.mouse.wheel({ deltaY: 60 });
+    return undefined;
+  });
   await variable.click({ button: 'right' });
   await clickMenuItem('Add to Scan Timeline');
 

@@ -4,11 +4,15 @@
 // parsing. Expected values are derived by hand from the inputs.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const vscode = require('./vscode-mock');
 const why = require('../../out-test/explain/why');
 const { namesIn, ScanbackInlineValues } = require('../../out-test/explain/inlineValues');
 const { FlowDecorations, linesOf } = require('../../out-test/explain/flow');
-const { parseLogOutput, traceOf } = require('../../out-test/explain/log');
+const log = require('../../out-test/explain/log');
+const { parseLogOutput, traceOf } = log;
 
 const mock = vscode.__mock;
 test.beforeEach(() => mock.reset());
@@ -144,4 +148,51 @@ test("Log Over History reads the command's lines and the session's trace", () =>
   assert.equal(traceOf({ trace: 'run.trace', cwd: '/p' }), '/p/run.trace');
   assert.equal(traceOf({ trace: '/abs/run.trace', cwd: '/p' }), '/abs/run.trace');
   assert.equal(traceOf({ program: ['/p/*.st'] }), undefined);
+});
+
+test('Log Over History: each Debug Console line has its position and a link to the statement; Go to a Logged Position… travels', async () => {
+  // A stand-in for `scanback trace log` that prints two messages (and says what it was asked).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scanback-log-'));
+  const fake = path.join(dir, 'scanback');
+  fs.writeFileSync(fake, `#!/bin/sh\necho "$@" > ${dir}/args\nprintf '3:1  x = 4\\n9:1  x = 10\\n'\n`, { mode: 0o755 });
+  try {
+    mock.state.settings['scanback.path'] = fake;
+    mock.state.workspaceFolders = [{ uri: vscode.Uri.file('/p'), name: 'p', index: 0 }];
+    mock.state.activeTextEditor = { ...mock.fakeEditor('/p/src/main.st'), selection: { active: { line: 11 } } };
+    mock.state.inputBoxAnswer = 'x = {x}';
+    mock.state.quickPickAnswer = (items) => items[1];
+    const session = mock.fakeSession({ type: 'scanback', request: 'launch', trace: 'run.trace', cwd: '/p' });
+    const lines = await log.logOverHistory('/ext', session);
+    assert.deepEqual(lines, [
+      { cycle: 3, step: 1, message: 'x = 4' },
+      { cycle: 9, step: 1, message: 'x = 10' },
+    ]);
+    assert.equal(fs.readFileSync(path.join(dir, 'args'), 'utf8').trim(), 'trace log /p/run.trace /p/src/main.st:12 x = {x} --limit 10000');
+    // The location is relative to the workspace folder, as the Debug Console links it.
+    assert.deepEqual(mock.calls.console, [
+      'Log Over History, main.st:12: 2 message(s); Go to a Logged Position… travels to one',
+      '3:1  x = 4  (./src/main.st:12)',
+      '9:1  x = 10  (./src/main.st:12)',
+    ]);
+    assert.deepEqual(session.requests, [{ command: 'scanback/seek', args: { cycle: 9, step: 1 } }]);
+    // The list again, later: the first message this time.
+    mock.state.quickPickAnswer = (items) => items[0];
+    assert.deepEqual(await log.goToLoggedPosition(session), { cycle: 3, step: 1, message: 'x = 4' });
+    assert.deepEqual(session.requests.at(-1), { command: 'scanback/seek', args: { cycle: 3, step: 1 } });
+    assert.equal(mock.calls.quickPick.at(-1).options.title, 'Go to a logged position: main.st:12');
+    // Another session has no messages of its own.
+    const other = mock.fakeSession({ type: 'scanback', request: 'launch', trace: 'b.trace' });
+    assert.equal(await log.goToLoggedPosition(other), undefined);
+    assert.match(mock.calls.info.at(-1), /no Log Over History of this session yet/);
+    assert.equal(other.requests.length, 0);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a logged statement outside the workspace is linked by its absolute path', () => {
+  assert.equal(log.locationText('/p/a.st', 4, 'a.st'), './a.st:4');
+  assert.equal(log.locationText('/elsewhere/b.st', 7, '/elsewhere/b.st'), '/elsewhere/b.st:7');
+  assert.equal(log.locationText('/elsewhere/b.st', 7, '../elsewhere/b.st'), '/elsewhere/b.st:7');
+  assert.equal(log.consoleLine({ cycle: 5, step: 2, message: 'm' }, './a.st:4'), '5:2  m  (./a.st:4)');
 });
