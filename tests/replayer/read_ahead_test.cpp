@@ -15,7 +15,8 @@
 
 using namespace scanback;
 
-namespace {
+// Named, not anonymous: the unity build puts the replayer tests in one file.
+namespace read_ahead_test {
 
 constexpr uint64_t kCycles = 700;
 constexpr uint32_t kChunkCycles = 50;  // 14 chunks
@@ -70,8 +71,6 @@ class ReadAhead : public ::testing::Test {
   const test::TempTrace trace_{"read_ahead"};
   std::unique_ptr<replay::History> reference_;
 };
-
-}  // namespace
 
 // Every cycle read in order, with the same held chunk and record (the cursor, reused lists) and the
 // next chunk decoded ahead, is the cycle a fresh lookup finds; every chunk after the first came
@@ -209,3 +208,5 @@ TEST_F(ReadAhead, HandsOverOnlyTheChunkAskedForAsListed) {
     ahead.request(4, reference_->chunkBlock(4));
   }
 }
+
+}  // namespace read_ahead_test
