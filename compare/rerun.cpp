@@ -295,6 +295,9 @@ class Rerun {
   std::vector<uint8_t> sample_;
   uint64_t first_ = 0, last_ = 0;
   int64_t lastStartNs_ = 0;  // the virtual start of recorded cycle last_
+  // Per task of the recording, the new version's task of the same name (-1: none): compared
+  // every cycle, by index rather than by name.
+  std::vector<int32_t> sameTask_;
 
   bool inGap(uint64_t cycle) const {
     for (const trace::GapData& g : replayer_->history().gaps())
@@ -395,6 +398,7 @@ bool Rerun::prepare(const std::string& tracePath, std::string& error) {
         fmt::format("cycle {}: the recording runs task {} at {}, the new version task {} at {}", first_, recordedTask,
                     formatDuration(record.startNs), to_->tasks[next.task].name, formatDuration(next.startNs));
   }
+  for (const TaskInfo& t : from_->tasks) sameTask_.push_back(taskNamed(*to_, t.name));
   statements_ = std::make_unique<StatementMap>(*from_, *to_);
   inputs_ = std::make_unique<InputMap>(*from_, *to_, result_.plan, result_.sameProgram);
 
@@ -528,6 +532,9 @@ bool Rerun::run(const std::string& tracePath, std::string& error) {
   if (!prepare(tracePath, error)) return false;
   Runtime& rt = *runtime_;
   replay::History& h = replayer_->history();
+  // The recorded cycles are read in order from here: each next chunk is decoded on the second core
+  // while this one runs the cycles of the chunk before it.
+  h.readAhead(true);
   const auto& fault = h.fault();
   if (fault && fault->cycle >= first_ && fault->cycle <= last_) result_.recordedFault = fault->message;
   std::vector<uint8_t>& field = rt.inputs();
@@ -557,11 +564,12 @@ bool Rerun::run(const std::string& tracePath, std::string& error) {
         result_.ended = why;
         break;
       }
-      const std::string task = record.task < from_->tasks.size() ? from_->tasks[record.task].name : "";
-      if (equalsIgnoreCase(task, to_->tasks[next.task].name) && record.startNs == next.startNs) {
+      const bool sameTask = record.task < sameTask_.size() && sameTask_[record.task] == static_cast<int32_t>(next.task);
+      if (sameTask && record.startNs == next.startNs) {
         takeInputs(record, false, field);
         ++recorded;
       } else {
+        const std::string task = record.task < from_->tasks.size() ? from_->tasks[record.task].name : "";
         aligned = false;
         result_.scheduleSplit = next.cycle;
         result_.scheduleNote =

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "replayer/read_ahead.h"
 #include "vm/base/assert.h"
 
 namespace scanback::replay {
@@ -17,7 +18,10 @@ History::History(std::unique_ptr<trace::TraceReader> reader) : reader_(std::move
   appendOpenChunk();
 }
 
+History::~History() = default;
+
 void History::index() {
+  cursor_ = Cursor{};
   chunks_.clear();
   writeIndexes_.clear();
   gaps_.clear();
@@ -55,6 +59,9 @@ void History::index() {
 }
 
 bool History::refresh() {
+  // The reader's refresh() may not run beside its reads (traces/trace_reader.h), and the chunk
+  // asked for ahead may be listed anew.
+  if (readAhead_) readAhead_->drop();
   const size_t before = reader_->blocks().size();
   if (!reader_->refresh() && reader_->blocks().size() == before) return false;
   index();
@@ -80,6 +87,7 @@ std::shared_ptr<const trace::ChunkData> History::openChunk(const trace::OpenCycl
 }
 
 void History::setOpenChunk(std::shared_ptr<const trace::ChunkData> chunk) {
+  cursor_ = Cursor{};
   if (open_) chunks_.pop_back();
   open_ = std::move(chunk);
   appendOpenChunk();
@@ -150,29 +158,59 @@ std::shared_ptr<const trace::ChunkData> History::chunk(size_t index, std::string
       break;
     }
     cache_.splice(cache_.begin(), cache_, it);
+    askAhead(index);
     return cache_.front().second;
   }
-  auto data = std::make_shared<trace::ChunkData>();
-  bool read = false;
-  try {
-    read = reader_->readChunk(chunks_[index], *data, error);
-  } catch (const std::bad_alloc&) {
-    // The chunks held only save decoding: without the memory for this one they go (a chunk still
-    // in use stays alive where it is used), and it is decoded once more. Out of memory again, it
-    // is the caller's (an OutOfMemory that names the block).
-    cache_.clear();
-    *data = trace::ChunkData{};
-    read = reader_->readChunk(chunks_[index], *data, error);
-  }
-  if (!read) {
-    error = fmt::format("cycles {} and later are unreachable: the chunk at byte offset {} cannot be read: {}",
-                        chunks_[index].firstCycle, chunks_[index].offset, error);
-    return nullptr;
+  std::shared_ptr<trace::ChunkData> data = readAhead_ ? readAhead_->take(index, chunks_[index]) : nullptr;
+  if (!data) {
+    data = std::make_shared<trace::ChunkData>();
+    bool read = false;
+    try {
+      read = reader_->readChunk(chunks_[index], *data, error);
+    } catch (const std::bad_alloc&) {
+      // The chunks held only save decoding: without the memory for this one they go (a chunk still
+      // in use stays alive where it is used), and it is decoded once more. Out of memory again, it
+      // is the caller's (an OutOfMemory that names the block).
+      cache_.clear();
+      cursor_ = Cursor{};
+      if (readAhead_) readAhead_->drop();
+      *data = trace::ChunkData{};
+      read = reader_->readChunk(chunks_[index], *data, error);
+    }
+    if (!read) {
+      error = fmt::format("cycles {} and later are unreachable: the chunk at byte offset {} cannot be read: {}",
+                          chunks_[index].firstCycle, chunks_[index].offset, error);
+      return nullptr;
+    }
   }
   cache_.emplace_front(index, data);
   if (cache_.size() > kCachedChunks) cache_.pop_back();
+  askAhead(index);
   return data;
 }
+
+void History::askAhead(size_t index) {
+  if (!readAhead_) return;
+  const size_t next = index + 1;
+  if (next >= chunks_.size() || (open_ && next + 1 == chunks_.size())) return;  // none, or in memory
+  for (const auto& [cached, data] : cache_)
+    if (cached == next && data->cycleCount() == chunks_[next].cycleCount) return;
+  readAhead_->request(next, chunks_[next]);
+}
+
+void History::readAhead(bool on) {
+  if (!on) {
+    readAhead_.reset();
+  } else if (!readAhead_) {
+    readAhead_ = std::make_unique<ChunkReadAhead>(*reader_);
+  }
+}
+
+void History::waitForReadAhead() {
+  if (readAhead_) readAhead_->waitUntilDecoded();
+}
+
+uint64_t History::readAheadTaken() const { return readAhead_ ? readAhead_->taken() : 0; }
 
 const trace::WriteIndex* History::writeIndex(size_t index) {
   if (index >= chunks_.size() || (open_ && index + 1 == chunks_.size())) return nullptr;
@@ -191,37 +229,65 @@ const trace::WriteIndex* History::writeIndex(size_t index) {
 
 bool History::cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chunkData, CycleRecord& out,
                     std::string& error) {
-  const std::optional<size_t> index = chunkOf(cycle, error);
-  if (!index) return false;
-  chunkData = chunk(*index, error);
-  if (!chunkData) return false;
+  // The chunk read last when the caller still holds it and it has the cycle (the cursor is reset
+  // whenever the chunks are listed anew, so it is still what chunk() would return), else a lookup.
+  const trace::ChunkData* held = chunkData.get();
+  const bool inHeld =
+      held && chunkData == cursor_.chunk && cycle >= held->firstCycle && cycle - held->firstCycle < held->cycleCount();
+  if (!inHeld) {
+    const std::optional<size_t> index = chunkOf(cycle, error);
+    if (!index) return false;
+    chunkData = chunk(*index, error);
+    if (!chunkData) return false;
+    // chunkOf() found the chunk listing `cycle`, and chunk() holds exactly the cycles listed.
+    SB_ASSERT(cycle >= chunkData->firstCycle && cycle - chunkData->firstCycle < chunkData->cycleCount(),
+              "cycle {} looked up in cycles {}+{}", cycle, chunkData->firstCycle, chunkData->cycleCount());
+    if (chunkData != cursor_.chunk) {
+      cursor_ = Cursor{};
+      cursor_.chunk = chunkData;
+    }
+  }
   const trace::ChunkData& c = *chunkData;
-  // chunkOf() found the chunk listing `cycle`, and chunk() holds exactly the cycles listed.
-  SB_ASSERT(cycle >= c.firstCycle && cycle - c.firstCycle < c.cycleCount(), "cycle {} looked up in cycles {}+{}", cycle,
-            c.firstCycle, c.cycleCount());
   const uint32_t i = static_cast<uint32_t>(cycle - c.firstCycle);
-  out = CycleRecord{};
   out.cycle = cycle;
   out.task = c.tasks[i];
   out.startNs = c.startTimes[i];
   out.stepCount = c.stepCounts[i];
   out.imageHash = c.imageHashes[i];
   out.open = chunkData == open_;
-  if (i < c.paths.size() && c.paths[i] != trace::kNoPath && c.paths[i] < c.pathTable.size())
-    out.path = &c.pathTable[c.paths[i]];
-  auto collect = [&](const std::vector<trace::ImageWriteData>& all, std::vector<const trace::ImageWriteData*>& to) {
-    auto it = std::lower_bound(all.begin(), all.end(), i,
-                               [](const trace::ImageWriteData& w, uint32_t v) { return w.cycleIndex < v; });
+  out.path = i < c.paths.size() && c.paths[i] != trace::kNoPath && c.paths[i] < c.pathTable.size()
+                 ? &c.pathTable[c.paths[i]]
+                 : nullptr;
+  // The lists are sorted by cycle: the cycle after the one served last starts where its ended.
+  const bool following = cursor_.cycleIndex != UINT32_MAX && i == cursor_.cycleIndex + 1;
+  auto collect = [&](const std::vector<trace::ImageWriteData>& all, size_t& end,
+                     std::vector<const trace::ImageWriteData*>& to) {
+    to.clear();
+    auto it = following ? all.begin() + static_cast<std::ptrdiff_t>(end)
+                        : std::lower_bound(all.begin(), all.end(), i,
+                                           [](const trace::ImageWriteData& w, uint32_t v) { return w.cycleIndex < v; });
     for (; it != all.end() && it->cycleIndex == i; ++it) to.push_back(&*it);
+    end = static_cast<size_t>(it - all.begin());
   };
-  collect(c.inputChanges, out.inputChanges);
-  collect(c.writes, out.writes);
-  if (!c.forces.empty()) out.forces = forcesHeld(c, i);
+  collect(c.inputChanges, cursor_.inputsEnd, out.inputChanges);
+  collect(c.writes, cursor_.writesEnd, out.writes);
+  cursor_.cycleIndex = i;
+  if (c.forces.empty()) {
+    out.forces.clear();
+  } else {
+    forcesHeld(c, i, out.forces);
+  }
   return true;
 }
 
 std::vector<const trace::ForceData*> forcesHeld(const trace::ChunkData& chunk, uint32_t cycleIndex) {
   std::vector<const trace::ForceData*> held;
+  forcesHeld(chunk, cycleIndex, held);
+  return held;
+}
+
+void forcesHeld(const trace::ChunkData& chunk, uint32_t cycleIndex, std::vector<const trace::ForceData*>& held) {
+  held.clear();
   for (const trace::ForceData& f : chunk.forces) {
     if (f.cycleIndex > cycleIndex) break;
     auto same = std::find_if(held.begin(), held.end(),
@@ -234,7 +300,6 @@ std::vector<const trace::ForceData*> forcesHeld(const trace::ChunkData& chunk, u
       held.push_back(&f);
     }
   }
-  return held;
 }
 
 }  // namespace scanback::replay

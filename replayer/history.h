@@ -14,6 +14,8 @@
 
 namespace scanback::replay {
 
+class ChunkReadAhead;
+
 // The recorded facts of one cycle (docs/architecture.md: determinism: everything its execution depends on,
 // plus its digest).
 struct CycleRecord {
@@ -36,10 +38,15 @@ struct CycleRecord {
 // The forces held in cycle `cycleIndex` of `chunk` (its restated ones and its changes up to that
 // cycle's start), in the order they were set.
 std::vector<const trace::ForceData*> forcesHeld(const trace::ChunkData& chunk, uint32_t cycleIndex);
+// The same into `held` (cleared first), reusing its storage.
+void forcesHeld(const trace::ChunkData& chunk, uint32_t cycleIndex, std::vector<const trace::ForceData*>& held);
 
 class History {
  public:
   explicit History(std::unique_ptr<trace::TraceReader> reader);
+  ~History();
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
 
   const trace::TraceReader& reader() const { return *reader_; }
   const trace::HeaderData& header() const { return reader_->header(); }
@@ -82,14 +89,26 @@ class History {
   // header's writeIndexComplete: a trace recorded before they held every statement's writes):
   // then every cycle of it must be searched.
   const trace::WriteIndex* writeIndex(size_t index);
-  // The recorded facts of `cycle`; the pointers stay valid while `chunkData` is held.
+  // The recorded facts of `cycle`; the pointers stay valid while `chunkData` is held. Reading the
+  // cycles in order with the same `chunkData` and `out` is cheap: the chunk read last is searched
+  // first (no lookup, no reference count changed) and `out`'s lists keep their storage.
   [[nodiscard]] bool cycle(uint64_t cycle, std::shared_ptr<const trace::ChunkData>& chunkData, CycleRecord& out,
                            std::string& error);
+
+  // With `on`, each chunk read (chunk(), cycle()) has the one after it decoded on a second thread
+  // (replayer/read_ahead.h), for a caller that reads the chunks in order (a rerun). Off by default:
+  // one who seeks back and forth would have chunks decoded for nothing.
+  void readAhead(bool on);
+  // (tests) Waits until the chunk asked for ahead is decoded; the chunks handed over decoded.
+  void waitForReadAhead();
+  uint64_t readAheadTaken() const;
 
  private:
   void index();
 
   void appendOpenChunk();
+  // Asks the read-ahead for the chunk after `index`, when there is one to decode and it is not cached.
+  void askAhead(size_t index);
 
   std::unique_ptr<trace::TraceReader> reader_;
   std::vector<trace::BlockInfo> chunks_;  // the open chunk last, when there is one
@@ -99,6 +118,15 @@ class History {
   std::list<std::pair<size_t, std::shared_ptr<const trace::ChunkData>>> cache_;  // most recent first
   // Write indexes read from decoded chunks (those the index block does not carry), by chunk.
   std::map<size_t, std::optional<trace::WriteIndex>> writeIndexes_;
+  // The chunk cycle() read last, and where in it: the next cycle is looked up there first. Held, so
+  // that a caller's `chunkData` equal to it is that chunk; reset when the chunks are listed anew.
+  struct Cursor {
+    std::shared_ptr<const trace::ChunkData> chunk;
+    uint32_t cycleIndex = UINT32_MAX;     // the cycle served last (none yet: UINT32_MAX)
+    size_t inputsEnd = 0, writesEnd = 0;  // its input changes and writes end there
+  } cursor_;
+  // After reader_: it uses the reader from its thread, so it goes first.
+  std::unique_ptr<ChunkReadAhead> readAhead_;
 };
 
 }  // namespace scanback::replay

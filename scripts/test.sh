@@ -68,7 +68,7 @@ stage "build (ThreadSanitizer: the recorder's scan and writer threads, replayers
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCANBACK_TSAN=ON -DSCANBACK_BENCH=OFF "${ci[@]}" >/dev/null
 cmake --build build-tsan --target recorder_tests replayer_tests dap_tests control_tests net_tests runtime_tests compare_tests lsp_tests io_tests -j"$jobs"
 stage "recorder, replayer, DAP, control, net, runtime host, compare, language server and Modbus I/O thread tests under ThreadSanitizer"
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Durability\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|DapEstablished\.|Net[A-Za-z]*\.|ControlStream\.|ControlServer\.|ControlLimits\.|Attach\.|LiveEdge\.|NonstopEdge\.|AttachEdge|RuntimeHost\.|RuntimeHostNotify\.|ModbusServer\.|Lsp[A-Za-z]*\.|Diff\.|Rerun\.|Golden/Pairs\.|ModbusDevice\.|Policies/DeviceRestart\.|DapForce\.)' \
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R '^(Recorder\.|Durability\.|Replayer\.|DapSession\.|DapReplay\.|DapLiveHistory\.|DapNonstop\.|DapRunControl\.|DapEstablished\.|Net[A-Za-z]*\.|ControlStream\.|ControlServer\.|ControlLimits\.|Attach\.|LiveEdge\.|NonstopEdge\.|AttachEdge|RuntimeHost\.|RuntimeHostNotify\.|ModbusServer\.|Lsp[A-Za-z]*\.|Diff\.|Rerun\.|ReadAhead\.|Golden/Pairs\.|ModbusDevice\.|Policies/DeviceRestart\.|DapForce\.)' \
   -E '^NonstopEdge\.LineBreakpointsConditionsAndHitCounts' -j"$jobs")
 # (That test waits for the live task to record 30,000 cycles of 10 ms whenever the replay is slower
 # than the task, as under ThreadSanitizer: 5 minutes. It runs in the other builds.)
