@@ -12,12 +12,24 @@
 #include "runtime/io/config.h"
 #include "vm/compiler/compiler.h"
 #include "vm/exec/iec_text.h"
+#include "vm/runtime/forces.h"
 
 namespace scanback::cli {
 
 using namespace trace;  // (this file reads every kind of trace record)
 
 namespace {
+
+// One force as the trace held it: from the cycle whose start first applied it to the last cycle
+// it was held in.
+struct ForcedSpan {
+  Force force;                 // target, storage, bytes; value and type once described
+  uint64_t from = 0;           // its sinceCycle (before the first recorded cycle: forced before)
+  std::optional<uint64_t> to;  // nullopt: still held at the end of the recording
+  // Its release was not recorded: the chunk after a gap or a damaged part no longer held it, so it
+  // was released in the cycles not recorded; `to` is the last recorded cycle that held it.
+  bool endUnseen = false;
+};
 
 // Everything `info` reports, gathered once for the text and the JSON form.
 struct Summary {
@@ -31,8 +43,90 @@ struct Summary {
   bool endsInFault = false;
   std::optional<OpenCycleData> open;  // the trace ends inside this cycle (a task paused there)
   uint64_t rawBytes = 0, storedBytes = 0;
+  // Forces (issue 31): the sets and releases recorded (not the restatements at chunk starts), and
+  // every force's span in the order they began.
+  uint64_t forceChanges = 0;
+  std::vector<ForcedSpan> forced;
   std::vector<std::string> errors;  // blocks that could not be read for the summary
 };
+
+// The forces of the recording: every chunk's (Chunk.forces: its sets and releases at their cycles,
+// the forces held before it restated at its start), followed through the chunks in order. Reads
+// every chunk (the forces are inside them), which `info` otherwise does not.
+void collectForces(const TraceReader& reader, Summary& s) {
+  std::vector<size_t> held;  // indexes into s.forced of the spans not ended
+  const auto heldAt = [&](uint32_t offset, int8_t bit) {
+    return std::find_if(held.begin(), held.end(),
+                        [&](size_t i) { return s.forced[i].force.offset == offset && s.forced[i].force.bit == bit; });
+  };
+  ChunkData c;
+  uint64_t previousLast = 0;  // the last cycle of the chunk before
+  for (const BlockInfo& b : reader.blocks()) {
+    if (b.kind != BlockKind::Chunk) continue;
+    std::string error;
+    if (!reader.readChunk(b, c, error)) {
+      s.errors.push_back(error);
+      continue;
+    }
+    if (c.cycleCount() == 0) continue;
+    // A chunk restates every force held before it: one it does not ended in between unrecorded.
+    for (auto it = held.begin(); it != held.end();) {
+      ForcedSpan& span = s.forced[*it];
+      const bool restated = std::any_of(c.forces.begin(), c.forces.end(), [&](const ForceData& f) {
+        return f.restated && f.offset == span.force.offset && f.bit == span.force.bit;
+      });
+      if (restated) {
+        ++it;
+        continue;
+      }
+      span.to = previousLast;
+      span.endUnseen = true;
+      it = held.erase(it);
+    }
+    for (const ForceData& f : c.forces) {
+      const uint64_t cycle = c.firstCycle + f.cycleIndex;
+      auto same = heldAt(f.offset, f.bit);
+      if (f.restated && same != held.end()) continue;  // (held already)
+      if (!f.restated) {
+        ++s.forceChanges;
+        if (same != held.end()) {  // released, or forced again to another value
+          s.forced[*same].to = cycle > 0 ? cycle - 1 : 0;
+          held.erase(same);
+        }
+        if (f.release) continue;
+      }
+      ForcedSpan span;
+      span.force.target = f.target;
+      span.force.offset = f.offset;
+      span.force.bit = f.bit;
+      span.force.bytes = f.bytes;
+      span.force.sinceCycle = f.sinceCycle;
+      span.from = f.restated ? f.sinceCycle : cycle;
+      held.push_back(s.forced.size());
+      s.forced.push_back(std::move(span));
+    }
+    previousLast = c.firstCycle + c.cycleCount() - 1;
+  }
+  if (s.forced.empty()) return;
+  // The values as the debugger shows them, by the recorded program (hex when it does not compile
+  // here, or a force's target is not in it).
+  SourceSet sources;
+  for (const SourceFile& f : reader.header().sources) sources.add(f.path, f.text);
+  Diagnostics diagnostics;
+  CompileOptions options;
+  options.test = reader.header().options.test;
+  options.recordedImageSize = reader.header().imageSize;
+  options.dialect = Dialect::Rusty;  // as a replay compiles it (replayer.cpp)
+  const std::shared_ptr<const Program> program = compileProject(sources, diagnostics, options);
+  for (ForcedSpan& span : s.forced) {
+    if (program) {
+      describeForce(*program, span.force);
+    } else {
+      span.force.value = "16#";
+      for (const uint8_t byte : span.force.bytes) span.force.value += fmt::format("{:02X}", byte);
+    }
+  }
+}
 
 Summary summarize(const TraceReader& reader) {
   Summary s;
@@ -87,6 +181,7 @@ Summary summarize(const TraceReader& reader) {
     }
   }
   s.endsInFault = !reader.blocks().empty() && reader.blocks().back().kind == BlockKind::Fault;
+  collectForces(reader, s);
   std::string error;
   ChunkData chunk;
   if (firstChunk) {
@@ -276,6 +371,19 @@ std::string traceInfoText(const TraceReader& reader) {
                                missing ? fmt::format(", {} cycles lost", missing) : std::string()));
   for (size_t i = reader.damage().size(); i < damage.size(); ++i) line("damage", damage[i]);
   if (s.programChanges) line("program changes", fmt::format("{}", s.programChanges));
+  line("forces", s.forced.empty() && !s.forceChanges ? std::string("none")
+                                                     : fmt::format("{} change{} recorded, {} forced", s.forceChanges,
+                                                                   s.forceChanges == 1 ? "" : "s", s.forced.size()));
+  for (const ForcedSpan& f : s.forced) {
+    std::string until = f.to ? fmt::format("{}", *f.to) : std::string();
+    std::string note = !f.to         ? " (held at the end)"
+                       : f.endUnseen ? " (released in cycles not recorded: a gap or a damaged part follows)"
+                                     : "";
+    if (f.from < s.firstCycle.value_or(0)) note += " (forced before the recording began)";
+    line("",
+         fmt::format("{} = {}{}: cycles {}..{}{}", utf8(f.force.target), f.force.value,
+                     f.force.type.empty() ? std::string() : fmt::format(" ({})", f.force.type), f.from, until, note));
+  }
   if (s.endsInFault && s.fault) {
     line("end", fmt::format("fault in cycle {} (step {}): {}", s.fault->cycle, s.fault->step, s.fault->message));
   } else if (s.endsInFault) {
@@ -357,6 +465,15 @@ nlohmann::ordered_json traceInfoJson(const TraceReader& reader) {
   else
     j["unusableIndex"] = nullptr;
   j["programChanges"] = s.programChanges;
+  ordered_json forced = ordered_json::array();
+  for (const ForcedSpan& f : s.forced)
+    forced.push_back({{"target", utf8(f.force.target)},
+                      {"value", utf8(f.force.value)},
+                      {"type", f.force.type},
+                      {"fromCycle", f.from},
+                      {"toCycle", f.to ? ordered_json(*f.to) : ordered_json()},
+                      {"releaseRecorded", f.to && !f.endUnseen}});
+  j["forces"] = {{"changes", s.forceChanges}, {"forced", forced}};
   j["endsInFault"] = s.endsInFault;
   if (s.fault) {
     j["fault"] = {{"cycle", s.fault->cycle},

@@ -18,8 +18,10 @@
 namespace scanback::cli {
 
 // `scanback trace info`: version, program, tasks, cycles, virtual duration, chunks, sizes,
-// compression ratio, bytes per cycle, gaps, fault, warnings. Decodes only the first and last
-// chunk and the fault.
+// compression ratio, bytes per cycle, gaps, forces (the changes recorded; per forced target its
+// value and the cycles it was held in), fault, warnings. Decodes every chunk for its forces (and
+// compiles the recorded program to show their values when there are any), the fault and the open
+// cycle; no VM runs.
 std::string traceInfoText(const trace::TraceReader& reader);
 nlohmann::ordered_json traceInfoJson(const trace::TraceReader& reader);
 

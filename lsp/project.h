@@ -206,8 +206,8 @@ class Project {
   std::vector<std::unique_ptr<Symbol>> native_;                          // standard blocks' fields
 };
 
-// The comment that documents the declaration at `span` of `file`: on its line after it, else the
-// comment lines right above it. Without the comment markers; "" when there is none.
+// The comment that documents the declaration at `span` of `file` (scanback::declarationComment,
+// vm/source/declaration_comment.h, over the file's lines).
 std::string declarationComment(const FileIndex& file, const SourceSpan& span);
 // The declared type as written ("REAL", "ARRAY[1..3] OF AlarmLatch") of a variable or field.
 std::string typeText(const Symbol& symbol);

@@ -128,7 +128,7 @@ std::optional<Evaluated> evaluateExpression(const Program& program, const Vm& vm
   out.type = result.type;
   out.value = formatResult(program, vm, result);
   if (result.offset && result.type) {
-    out.slot = VariableSlot{text, *result.offset, result.bit, result.type, text, result.readOnly, {}};
+    out.slot = VariableSlot{text, *result.offset, result.bit, result.type, text, result.readOnly, {}, {}};
   }
   return out;
 }

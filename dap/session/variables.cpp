@@ -8,6 +8,7 @@
 
 #include "vm/runtime/state_json.h"
 #include "vm/runtime/values.h"
+#include "vm/source/declaration_comment.h"
 
 namespace scanback::dap {
 
@@ -150,6 +151,7 @@ std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm)
     s.bit = v.bit;
     s.constant = v.constant;
     s.location = v.location;
+    s.declaration = v.span;
     s.offset = v.absolute ? v.offset : base + v.offset;
     s.evaluateName = join(prefix, v.name);
     if (v.byReference) {
@@ -258,9 +260,39 @@ std::vector<Variable> VariableStore::variables(const Container& c, const Vm& vm,
     Variable v = describe(s.name, s, vm);  // a dap::Variable
     // A located variable's address is part of what it is, in every scope: "BOOL AT %IX0.3".
     if (!s.location.empty()) v.type = fmt::format("{} AT {}", s.type->name, s.location);
+    // And what its declaration's comment says of it: DAP's Variable has no field for a description,
+    // and VS Code shows the type on hover (supportsVariableType): "INT AT %IW2 — tank level in mm".
+    if (const std::string comment = commentOf(vm.program(), s.declaration); !comment.empty())
+      v.type = fmt::format("{} — {}", v.type.value_or(s.type->name), comment);
     out.push_back(std::move(v));
   }
   return out;
+}
+
+std::string VariableStore::commentOf(const Program& program, const SourceSpan& span) {
+  if (!span.valid() || span.file >= program.sources.size()) return "";
+  if (linesProgram_ != &program || linesOf_ != program.hash) {
+    linesProgram_ = &program;
+    linesOf_ = program.hash;
+    lineStarts_.assign(program.sources.size(), {});
+    for (FileId f = 0; f < program.sources.size(); ++f) {
+      const std::string& text = program.sources.file(f).text;
+      lineStarts_[f].push_back(0);
+      for (size_t i = 0; i < text.size(); ++i)
+        if (text[i] == '\n') lineStarts_[f].push_back(i + 1);
+    }
+  }
+  const std::string& text = program.sources.file(span.file).text;
+  const std::vector<size_t>& starts = lineStarts_[span.file];
+  const auto lineAt = [&](uint32_t line) -> std::string_view {
+    if (line >= starts.size()) return {};
+    const size_t end = line + 1 < starts.size() ? starts[line + 1] - 1 : text.size();
+    return std::string_view(text).substr(starts[line], end - starts[line]);
+  };
+  std::string comment = declarationComment(lineAt, span);
+  // One line: a comment of several lines reads as one sentence after the type.
+  std::replace(comment.begin(), comment.end(), '\n', ' ');
+  return comment;
 }
 
 std::optional<VariableSlot> VariableStore::child(const Container& c, const Vm& vm, const std::string& name) {
@@ -287,9 +319,14 @@ std::optional<VariableSlot> VariableStore::child(const Container& c, const Vm& v
       if (k < 0 || static_cast<uint64_t>(k) >= array.dims[d].count) return std::nullopt;
       flat = flat * array.dims[d].count + static_cast<uint64_t>(k);
     }
-    return VariableSlot{
-        name, c.offset + static_cast<uint32_t>(flat * array.base->size), -1, array.base, c.evaluateName + name, false,
-        {}};
+    return VariableSlot{name,
+                        c.offset + static_cast<uint32_t>(flat * array.base->size),
+                        -1,
+                        array.base,
+                        c.evaluateName + name,
+                        false,
+                        {},
+                        {}};
   }
   for (const VariableSlot& s : slots(c, vm))
     if (s.name == name) return s;

@@ -39,7 +39,8 @@ struct VariableSlot {
   const Type* type = nullptr;
   std::string evaluateName;
   bool constant = false;
-  std::string location;  // "%IX0.3" for a located variable
+  std::string location;    // "%IX0.3" for a located variable
+  SourceSpan declaration;  // where it is declared (invalid: an element, a program instance)
 };
 
 class VariableStore {
@@ -72,8 +73,15 @@ class VariableStore {
 
  private:
   std::vector<VariableSlot> slots(const Container& container, const Vm& vm) const;
+  // The comment on the declaration at `span` of `program`'s sources, on one line ("" when none).
+  std::string commentOf(const Program& program, const SourceSpan& span);
   std::vector<Container> containers_;  // reference = index + 1
   std::vector<std::pair<uint32_t, int8_t>> forced_;
+  // Where each line of each source file starts, for commentOf(), of the program version at
+  // linesProgram_ whose hash is linesOf_ (once per version: a request reads many declarations).
+  const Program* linesProgram_ = nullptr;
+  std::string linesOf_;
+  std::vector<std::vector<size_t>> lineStarts_;  // by FileId
   // The same container asked for again (a client re-reading a scope) gets the same reference.
   std::map<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t, const Type*>, int64_t> known_;
 };

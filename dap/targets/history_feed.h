@@ -37,20 +37,11 @@ class HistoryFeed {
   // Forcing on the task where it runs (Target::force, release, forced): a launched task in this
   // process, an attached runtime through its control endpoint.
   [[nodiscard]] virtual std::optional<Force> force(const std::string& target, const std::string& value,
-                                                   std::string& error) {
-    static_cast<void>(target), static_cast<void>(value);
-    error = kForcesNeedALiveTask;
-    return std::nullopt;
-  }
-  [[nodiscard]] virtual std::optional<std::vector<std::string>> release(const std::string& target, std::string& error) {
-    static_cast<void>(target);
-    error = kForcesNeedALiveTask;
-    return std::nullopt;
-  }
-  [[nodiscard]] virtual std::optional<std::vector<Force>> forced(std::string& error) {
-    error = kForcesNeedALiveTask;
-    return std::nullopt;
-  }
+                                                   std::string& error) = 0;
+  [[nodiscard]] virtual std::optional<std::vector<std::string>> release(const std::string& target,
+                                                                        std::string& error) = 0;
+  // The task's forces (not those of the position the session shows: ReplayTarget reads those).
+  [[nodiscard]] virtual std::optional<std::vector<Force>> forced(std::string& error) = 0;
   // The session ends: a launched task ends with it, its trace finished (and removed unless kept).
   virtual void stop() = 0;
 };

@@ -46,7 +46,7 @@ class LiveFeed final : public HistoryFeed, private TargetListener {
   std::optional<std::vector<std::string>> release(const std::string& target, std::string& error) override {
     return task_.release(target, error);
   }
-  std::optional<std::vector<Force>> forced(std::string& error) override { return task_.forced(error); }
+  std::optional<std::vector<Force>> forced(std::string& error) override { return task_.task().forced(error); }
 
  private:
   static LiveOptions followed(LiveOptions options) {

@@ -33,7 +33,11 @@ class LiveTarget final : public ControlledTarget {
                                                                 std::string& error) override {
     return live_.release(target, error);
   }
-  [[nodiscard]] std::optional<std::vector<Force>> forced(std::string& error) override { return live_.forced(error); }
+  [[nodiscard]] std::optional<ForcesShown> forced(std::string& error) override {
+    std::optional<std::vector<Force>> forces = live_.forced(error);
+    if (!forces) return std::nullopt;
+    return ForcesShown{std::move(*forces), std::nullopt};
+  }
 
   // The task itself (recording, cycle times): before start(), or as its accessors allow.
   LiveEngine& task() { return live_; }

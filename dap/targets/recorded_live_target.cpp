@@ -63,6 +63,20 @@ bool RecordedLiveTarget::atLivePosition() const {
   return atEnd;
 }
 
+std::optional<ForcesShown> RecordedLiveTarget::forced(std::string& error) {
+  if (!atLivePosition()) {
+    std::optional<ForcesShown> shown;
+    bool wasPaused = control_.whilePaused([&] {
+      std::optional<std::vector<Force>> held = history_->forcesHeld(error);
+      if (held) shown = ForcesShown{std::move(*held), history_->position()};
+    });
+    if (wasPaused) return shown;
+  }
+  std::optional<std::vector<Force>> live = live_.forced(error);
+  if (!live) return std::nullopt;
+  return ForcesShown{std::move(*live), std::nullopt};
+}
+
 bool RecordedLiveTarget::write(ExternalWrite write, std::string& error) {
   if (!atLivePosition()) {
     error =

@@ -36,7 +36,8 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
   [[nodiscard]] bool write(ExternalWrite write, std::string& error) override;
   [[nodiscard]] bool reload(ReloadRequest request, std::string& error) override;
   bool readOnly() const override { return !atLivePosition(); }
-  // Forces act on the live task wherever the session looks (from its next cycle start).
+  // Forces act on the live task wherever the session looks (from its next cycle start); the forces
+  // shown are the live task's at the live position, the recorded ones in history.
   [[nodiscard]] std::optional<Force> force(const std::string& target, const std::string& value,
                                            std::string& error) override {
     return live_.force(target, value, error);
@@ -45,7 +46,7 @@ class RecordedLiveTarget final : public ControlledTarget, public TargetHistory {
                                                                 std::string& error) override {
     return live_.release(target, error);
   }
-  [[nodiscard]] std::optional<std::vector<Force>> forced(std::string& error) override { return live_.forced(error); }
+  [[nodiscard]] std::optional<ForcesShown> forced(std::string& error) override;
   TargetHistory* history() override { return this; }
 
   [[nodiscard]] std::optional<HistoryPosition> recordedPosition(uint64_t cycle, std::optional<uint64_t> step,

@@ -149,6 +149,24 @@ std::optional<Timeline> ReplayEngine::timeline(std::string&) {
   return t;
 }
 
+std::optional<std::vector<Force>> ReplayEngine::forcesHeld(std::string& error) {
+  std::shared_ptr<const trace::ChunkData> held;
+  replay::CycleRecord record;
+  if (!replayer_->history().cycle(replayer_->position().cycle, held, record, error)) return std::nullopt;
+  std::vector<Force> forces;
+  for (const trace::ForceData* f : record.forces) {
+    Force force;
+    force.target = f->target;
+    force.offset = f->offset;
+    force.bit = f->bit;
+    force.bytes = f->bytes;
+    force.sinceCycle = f->sinceCycle;
+    describeForce(replayer_->program(), force);
+    forces.push_back(std::move(force));
+  }
+  return forces;
+}
+
 std::optional<HistoryPosition> ReplayEngine::newestPosition(std::string& error) {
   if (growing_) replayer_->refresh();
   // A recording that ends in a fault ends at the faulting statement (where a move to the end stops

@@ -73,6 +73,10 @@ class ReplayEngine {
                                                                 std::string& error);
   [[nodiscard]] std::optional<HistoryPosition> frameStart(size_t frame, std::string& error);
   [[nodiscard]] std::optional<Timeline> timeline(std::string& error);
+  // The forces held at the current position, as the trace records them (those of its cycle, in
+  // the order they were set), shown by the program of that position. Nullopt with `error` when the
+  // trace cannot be read there.
+  [[nodiscard]] std::optional<std::vector<Force>> forcesHeld(std::string& error);
   // The newest position of the recording (picking up what a growing trace gained first).
   [[nodiscard]] std::optional<HistoryPosition> newestPosition(std::string& error);
   HistoryPosition position() const {

@@ -46,6 +46,34 @@ bool ReplayTarget::reload(ReloadRequest, std::string& error) {
   return false;
 }
 
+std::optional<Force> ReplayTarget::force(const std::string& target, const std::string& value, std::string& error) {
+  if (feed_) return feed_->force(target, value, error);
+  error = kForcesNeedALiveTask;
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::string>> ReplayTarget::release(const std::string& target, std::string& error) {
+  if (feed_) return feed_->release(target, error);
+  error = kForcesNeedALiveTask;
+  return std::nullopt;
+}
+
+std::optional<ForcesShown> ReplayTarget::forced(std::string& error) {
+  std::optional<ForcesShown> shown;
+  bool wasPaused = control_.whilePaused([&] {
+    std::optional<std::vector<Force>> held = replay_->forcesHeld(error);
+    if (held) shown = ForcesShown{std::move(*held), replay_->position()};
+  });
+  if (wasPaused) return shown;
+  if (!feed_) {
+    error = "the replay is moving: the forces are shown where it stops";
+    return std::nullopt;
+  }
+  std::optional<std::vector<Force>> live = feed_->forced(error);
+  if (!live) return std::nullopt;
+  return ForcesShown{std::move(*live), std::nullopt};
+}
+
 std::optional<Timeline> ReplayTarget::timeline(std::string& error) {
   std::optional<Timeline> t = replay_->timeline(error);
   if (t && feed_) {

@@ -66,18 +66,13 @@ class ReplayTarget final : public ControlledTarget, public TargetHistory {
   std::string traceFile() const override { return feed_ ? feed_->partialPath() : path_; }
   std::optional<Timeline::CycleTime> cycleTime() const override { return feed_ ? feed_->cycleTime() : std::nullopt; }
   std::optional<Timeline::Recording> recording() const override { return feed_ ? feed_->recording() : std::nullopt; }
-  // Following a task (nonstop, attached): forces act on it; a trace alone refuses them.
+  // Following a task (nonstop, attached): forces act on it; a trace alone refuses them
+  // (kForcesNeedALiveTask). Paused, the forces shown are those recorded at the position; running
+  // beside a task, the task's.
   [[nodiscard]] std::optional<Force> force(const std::string& target, const std::string& value,
-                                           std::string& error) override {
-    return feed_ ? feed_->force(target, value, error) : Target::force(target, value, error);
-  }
-  [[nodiscard]] std::optional<std::vector<std::string>> release(const std::string& target,
-                                                                std::string& error) override {
-    return feed_ ? feed_->release(target, error) : Target::release(target, error);
-  }
-  [[nodiscard]] std::optional<std::vector<Force>> forced(std::string& error) override {
-    return feed_ ? feed_->forced(error) : Target::forced(error);
-  }
+                                           std::string& error) override;
+  [[nodiscard]] std::optional<std::vector<std::string>> release(const std::string& target, std::string& error) override;
+  [[nodiscard]] std::optional<ForcesShown> forced(std::string& error) override;
 
  private:
   ReplayTarget(std::unique_ptr<ReplayEngine> replay, TargetListener& listener);

@@ -147,10 +147,18 @@ struct Timeline {
 inline constexpr const char* kHistoryIsReadOnly =
     "history is read-only: it shows what was recorded and cannot change it";
 
-// Why forcing (scanback/force, release, forced) is refused on a target without a task running
-// beside it: a replayed trace.
+// Why forcing (scanback/force, release) is refused on a target without a task running beside it:
+// a replayed trace (scanback/forced lists the forces recorded at the position shown).
 inline constexpr const char* kForcesNeedALiveTask =
     "history is read-only: forces can only be set on a live or attached session";
+
+// The forces a session shows (Target::forced).
+struct ForcesShown {
+  std::vector<Force> forces;  // in the order they were set
+  // Set when they are the forces the trace recorded as held at this position of the history (the
+  // cycle's), not the live task's.
+  std::optional<HistoryPosition> recordedAt;
+};
 
 class TargetListener {
  public:
@@ -198,24 +206,17 @@ class Target {
   virtual std::string readOnlyReason() const { return kHistoryIsReadOnly; }
   // Forcing (vm/runtime/forces.h) on the task where it runs, running or paused: `target` (a path or
   // an address) held at `value` from its next cycle start on, until released. The force as
-  // resolved, or nullopt with `error`. A target without a task refuses (kForcesNeedALiveTask).
+  // resolved, or nullopt with `error`. A target without a task (a replayed trace) refuses
+  // (kForcesNeedALiveTask).
   [[nodiscard]] virtual std::optional<Force> force(const std::string& target, const std::string& value,
-                                                   std::string& error) {
-    static_cast<void>(target), static_cast<void>(value);
-    error = kForcesNeedALiveTask;
-    return std::nullopt;
-  }
+                                                   std::string& error) = 0;
   // Releases `target` (empty: every force) at the next cycle start; the targets released.
-  [[nodiscard]] virtual std::optional<std::vector<std::string>> release(const std::string& target, std::string& error) {
-    static_cast<void>(target);
-    error = kForcesNeedALiveTask;
-    return std::nullopt;
-  }
-  // The forces held by the task (and those requested for its next cycle start).
-  [[nodiscard]] virtual std::optional<std::vector<Force>> forced(std::string& error) {
-    error = kForcesNeedALiveTask;
-    return std::nullopt;
-  }
+  [[nodiscard]] virtual std::optional<std::vector<std::string>> release(const std::string& target,
+                                                                        std::string& error) = 0;
+  // The forces where the session looks: the task's (with those requested for its next cycle start)
+  // while it shows the live task, those the trace recorded at the position shown while it shows
+  // history (a replay; a live, nonstop or attached session paused in its history).
+  [[nodiscard]] virtual std::optional<ForcesShown> forced(std::string& error) = 0;
   // Whether the program runs on beside the session (a nonstop or attached session, until the task
   // ends or its operator pauses it): the session shows its history while its tasks scan on.
   virtual bool runsOn() const { return false; }

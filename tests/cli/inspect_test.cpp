@@ -9,6 +9,7 @@
 
 #include "tests/traces/trace_test_support.h"
 #include "vm/compiler/compiler.h"
+#include "vm/runtime/forces.h"
 
 namespace scanback::trace::testing {
 namespace {
@@ -144,6 +145,112 @@ TEST_F(TraceInspect, InfoJson) {
   EXPECT_GT(j["compressionRatio"].get<double>(), 1.0);
   EXPECT_NEAR(j["bytesPerCycle"].get<double>(), fs::file_size(path_) / 100.0, 1e-9);
   EXPECT_TRUE(j["warnings"].empty());
+}
+
+// Forces recorded in the chunks (Chunk.forces): count set at cycle 5 and released at 12; sum set
+// at 15, restated by the next chunk, forced again to another value at 30, restated by the chunk
+// after, and not by the one after the gap (its release fell in the gap).
+TEST_F(TraceInspect, InfoListsTheForcesAndTheCyclesTheyWereHeldIn) {
+  std::string error;
+  const std::optional<VariableLocation> count = findVariable(*project_.program, "Main.count", error);
+  const std::optional<VariableLocation> sum = findVariable(*project_.program, "Main.sum", error);
+  ASSERT_TRUE(count && sum) << error;
+  const auto force = [](uint32_t index, const VariableLocation& at, const char* target, std::vector<uint8_t> bytes,
+                        uint64_t since, bool restated = false) {
+    ForceData f;
+    f.cycleIndex = index;
+    f.offset = at.offset;
+    f.target = target;
+    f.bytes = std::move(bytes);
+    f.release = f.bytes.empty();
+    f.sinceCycle = since;
+    f.restated = restated;
+    return f;
+  };
+  header_.options.statements = false;
+  Rng rng(7);
+  auto writer = TraceWriter::create(path_, header_, error);
+  ASSERT_TRUE(writer) << error;
+  uint64_t cycle = 0;
+  for (int k = 0; k < 4; ++k) {
+    ChunkData c = randomChunk(rng, cycle, 20, header_.imageSize, header_.statementCount,
+                              static_cast<uint16_t>(header_.tasks.size()), false);
+    c.forces.clear();
+    if (k == 0) {
+      c.forces = {force(5, *count, "Main.count", {7, 0}, 5), force(12, *count, "Main.count", {}, 12),
+                  force(15, *sum, "Main.sum", {0xFE, 0xFF}, 15)};
+    } else if (k == 1) {
+      c.forces = {force(0, *sum, "Main.sum", {0xFE, 0xFF}, 15, true), force(10, *sum, "Main.sum", {9, 0}, 30)};
+    } else if (k == 2) {
+      c.forces = {force(0, *sum, "Main.sum", {9, 0}, 30, true)};
+    }
+    cycle += 20;
+    ASSERT_TRUE(writer->writeChunk(c)) << writer->lastError();
+    if (k == 2) {
+      ASSERT_TRUE(writer->writeGap(GapData{cycle, 5}));
+      cycle += 5;
+    }
+  }
+  ASSERT_TRUE(writer->close()) << writer->lastError();
+  reader_ = TraceReader::open(path_, error);
+  ASSERT_TRUE(reader_) << error;
+
+  const std::string info = traceInfoText(*reader_);
+  for (const char* what :
+       {"forces            4 changes recorded, 3 forced\n", "Main.count = 7 (INT): cycles 5..11\n",
+        "Main.sum = -2 (INT): cycles 15..29\n",
+        "Main.sum = 9 (INT): cycles 30..59 (released in cycles not recorded: a gap or a damaged part follows)\n"})
+    EXPECT_NE(info.find(what), std::string::npos) << "missing '" << what << "' in\n" << info;
+  const nlohmann::ordered_json j = traceInfoJson(*reader_);
+  EXPECT_EQ(j["forces"]["changes"], 4);
+  ASSERT_EQ(j["forces"]["forced"].size(), 3u) << j["forces"].dump();
+  EXPECT_EQ(j["forces"]["forced"][0].dump(),
+            R"({"target":"Main.count","value":"7","type":"INT","fromCycle":5,"toCycle":11,"releaseRecorded":true})");
+  EXPECT_EQ(j["forces"]["forced"][1]["toCycle"], 29);
+  EXPECT_EQ(j["forces"]["forced"][2]["value"], "9");
+  EXPECT_EQ(j["forces"]["forced"][2]["fromCycle"], 30);
+  EXPECT_EQ(j["forces"]["forced"][2]["toCycle"], 59);
+  EXPECT_EQ(j["forces"]["forced"][2]["releaseRecorded"], false);
+}
+
+TEST_F(TraceInspect, InfoOfATraceWithoutForcesSaysNone) {
+  writeTrace(true, false);
+  EXPECT_NE(traceInfoText(*reader_).find("forces            none\n"), std::string::npos) << traceInfoText(*reader_);
+  const nlohmann::ordered_json j = traceInfoJson(*reader_);
+  EXPECT_EQ(j["forces"]["changes"], 0);
+  EXPECT_EQ(j["forces"]["forced"], nlohmann::ordered_json::array());
+}
+
+TEST_F(TraceInspect, InfoListsAForceHeldAtTheEndAndOneSetBeforeTheRecordingBegan) {
+  std::string error;
+  const std::optional<VariableLocation> count = findVariable(*project_.program, "Main.count", error);
+  ASSERT_TRUE(count) << error;
+  header_.options.statements = false;
+  Rng rng(8);
+  auto writer = TraceWriter::create(path_, header_, error);
+  ASSERT_TRUE(writer) << error;
+  // A flight recorder's trace: it begins at cycle 100, with count forced since cycle 40.
+  ChunkData c = randomChunk(rng, 100, 20, header_.imageSize, header_.statementCount,
+                            static_cast<uint16_t>(header_.tasks.size()), false);
+  ForceData f;
+  f.offset = count->offset;
+  f.target = "Main.count";
+  f.bytes = {3, 0};
+  f.sinceCycle = 40;
+  f.restated = true;
+  c.forces = {f};
+  ASSERT_TRUE(writer->writeChunk(c)) << writer->lastError();
+  ASSERT_TRUE(writer->close()) << writer->lastError();
+  reader_ = TraceReader::open(path_, error);
+  ASSERT_TRUE(reader_) << error;
+  const std::string info = traceInfoText(*reader_);
+  EXPECT_NE(info.find("forces            0 changes recorded, 1 forced\n"), std::string::npos) << info;
+  EXPECT_NE(info.find("Main.count = 3 (INT): cycles 40.. (held at the end) (forced before the recording began)\n"),
+            std::string::npos)
+      << info;
+  const nlohmann::ordered_json j = traceInfoJson(*reader_);
+  EXPECT_TRUE(j["forces"]["forced"][0]["toCycle"].is_null());
+  EXPECT_EQ(j["forces"]["forced"][0]["fromCycle"], 40);
 }
 
 TEST_F(TraceInspect, InfoOnACutTraceWarns) {

@@ -289,6 +289,15 @@ TEST_F(Attach, ForcesReachTheRuntimeFromCtlAndAnAttachedSessionAndItsHistoryHold
   ASSERT_TRUE(second.value("success", false)) << second.dump();
   EXPECT_EQ(second["body"]["type"], "DINT");
   EXPECT_EQ(control::json::parse(runScanback(ctl + " forced --json").out).size(), 2u);
+  // The session shows history (stopped, while the runtime runs on): what was forced in the cycle
+  // shown, not the runtime's forces of now (issue 31).
+  EXPECT_TRUE(fromSession["body"].contains("at")) << fromSession.dump();
+  const control::json shown = c.request("scanback/forced");
+  ASSERT_TRUE(shown.value("success", false)) << shown.dump();
+  ASSERT_EQ(shown["body"]["forced"].size(), 1u) << shown.dump();
+  EXPECT_EQ(shown["body"]["forced"][0]["target"], "Main.x");
+  EXPECT_EQ(shown["body"]["forced"][0]["value"], "5");
+  EXPECT_EQ(shown["body"]["at"], fromSession["body"]["at"]);
   const control::json released = c.request("scanback/release");
   ASSERT_TRUE(released.value("success", false)) << released.dump();
   EXPECT_EQ(released["body"]["released"], (control::json::array({"Main.x", "Main.count"})));

@@ -1,6 +1,8 @@
 // scanback/force, scanback/release and scanback/forced (issue 31): in a live session they act on
 // the task (running or paused), the Variables response marks a forced variable with the
-// `forced` attribute, and a replayed trace refuses them with the reason. Every message validated
+// `forced` attribute, and a replayed trace refuses force and release with the reason; in history
+// (a replay, a live session paused in its history) scanback/forced lists and Variables mark the
+// forces the trace recorded at the position shown. Every message validated
 // against the official schema (custom requests by the envelope).
 #include <gtest/gtest.h>
 
@@ -10,6 +12,7 @@
 #include "dap/targets/target.h"
 #include "tests/dap/session_client.h"
 #include "tests/support/trace_support.h"
+#include "vm/runtime/forces.h"
 
 using namespace scanback;
 using namespace scanback::dap;
@@ -132,7 +135,7 @@ TEST_F(DapForce, ALiveSessionForcesHoldsListsMarksAndReleases) {
   EXPECT_FALSE(client_.response(missing)["success"]);
 }
 
-TEST_F(DapForce, AReplayedTraceRefusesForcesWithTheReason) {
+TEST_F(DapForce, AReplayedTraceRefusesForceAndReleaseWithTheReason) {
   const std::shared_ptr<const Program> program = test::mustCompileSourceFiles({project_.path("main.st")});
   ASSERT_TRUE(program);
   const std::string trace = project_.path("run.trace");
@@ -140,14 +143,126 @@ TEST_F(DapForce, AReplayedTraceRefusesForcesWithTheReason) {
   client_.start(json{{"trace", trace}});
   client_.configured();
   client_.event("stopped");
-  for (const auto& [command, args] :
-       std::vector<std::pair<std::string, json>>{{"scanback/force", json{{"target", "Main.speed"}, {"value", "1"}}},
-                                                 {"scanback/release", json::object()},
-                                                 {"scanback/forced", json::object()}}) {
+  for (const auto& [command, args] : std::vector<std::pair<std::string, json>>{
+           {"scanback/force", json{{"target", "Main.speed"}, {"value", "1"}}}, {"scanback/release", json::object()}}) {
     const json r = client_.request(command, args);
     EXPECT_FALSE(r["success"]) << command;
     EXPECT_EQ(r["message"], kForcesNeedALiveTask) << command;
   }
+  // What it lists is what the trace held there: nothing was ever forced in this one.
+  const json forced = client_.request("scanback/forced");
+  ASSERT_TRUE(forced["success"]) << forced.dump();
+  EXPECT_EQ(forced["body"]["forced"], json::array());
+  EXPECT_EQ(forced["body"]["at"]["cycle"], 19) << forced.dump();  // a replay starts at its end
+}
+
+// Main.speed forced to 40 from cycle kForcedFrom's start, %IX0.2 to TRUE from kSensorFrom's, the
+// speed released at kReleasedAt's start: the trace of a run that forced and released.
+constexpr uint64_t kForcedFrom = 5, kSensorFrom = 7, kReleasedAt = 12;
+
+void recordForcedRun(const std::shared_ptr<const Program>& program, const std::string& path) {
+  scanback::Runtime rt(program);
+  std::unique_ptr<recorder::Recorder> rec = test::startRecording(rt, test::recordingTo(path, 4));
+  ASSERT_TRUE(rec);
+  const auto force = [&](bool release, const char* target, const char* value) {
+    std::string error;
+    const std::optional<Force> f = resolveForce(*program, target, value, error);
+    ASSERT_TRUE(f) << error;
+    rt.requestForce({release, *f});
+  };
+  for (uint64_t c = 0; c < 20; ++c) {
+    if (c == kForcedFrom) force(false, "Main.speed", "40");
+    if (c == kSensorFrom) force(false, "%IX0.2", "TRUE");
+    if (c == kReleasedAt) force(true, "Main.speed", "0");
+    ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+    while (rec->backlogged())
+      static_cast<void>(rec->waitUntilNotBacklogged(std::chrono::seconds(1)));  // (waited again)
+  }
+  ASSERT_TRUE(test::finishRecording(*rec));
+}
+
+TEST_F(DapForce, AReplayListsAndMarksTheForcesHeldAtThePositionShown) {
+  const std::shared_ptr<const Program> program = test::mustCompileSourceFiles({project_.path("main.st")});
+  ASSERT_TRUE(program);
+  const std::string trace = project_.path("forced.trace");
+  ASSERT_NO_FATAL_FAILURE(recordForcedRun(program, trace));
+  client_.start(json{{"trace", trace}});
+  client_.configured();
+  client_.event("stopped");
+  // Seeks to (cycle, 1) and returns scanback/forced's body there.
+  const auto forcedAt = [&](uint64_t cycle) {
+    const size_t from = client_.messages().size();
+    const json seek = client_.request("scanback/seek", json{{"cycle", cycle}, {"step", 1}});
+    EXPECT_TRUE(seek["success"]) << seek.dump();
+    client_.awaitMessage([](const json& m) { return m.value("event", "") == "stopped"; }, from);
+    const json r = client_.request("scanback/forced");
+    EXPECT_TRUE(r["success"]) << r.dump();
+    EXPECT_EQ(r["body"]["at"], (json{{"cycle", cycle}, {"step", 1}})) << r.dump();
+    return r["body"];
+  };
+  const json speed40{{"target", "Main.speed"}, {"value", "40"}, {"type", "INT"}, {"sinceCycle", kForcedFrom}};
+  const json sensorTrue{{"target", "%IX0.2"}, {"value", "TRUE"}, {"type", "BOOL"}, {"sinceCycle", kSensorFrom}};
+
+  EXPECT_EQ(forcedAt(kForcedFrom + 1)["forced"], json::array({speed40}));
+  std::map<std::string, json> variables = instanceVariables();
+  EXPECT_TRUE(markedForced(variables.at("speed"))) << variables.at("speed").dump();
+  EXPECT_FALSE(markedForced(variables.at("sensor"))) << variables.at("sensor").dump();
+  EXPECT_EQ(evaluate("Main.seen"), "40");
+
+  EXPECT_EQ(forcedAt(kReleasedAt - 1)["forced"], json::array({speed40, sensorTrue}));
+  variables = instanceVariables();
+  EXPECT_TRUE(markedForced(variables.at("speed")) && markedForced(variables.at("sensor")));
+
+  // Back before the first force: none; then after the release at kReleasedAt's start: the sensor alone.
+  EXPECT_EQ(forcedAt(kForcedFrom - 2)["forced"], json::array());
+  variables = instanceVariables();
+  EXPECT_FALSE(markedForced(variables.at("speed")) || markedForced(variables.at("sensor")));
+  EXPECT_EQ(forcedAt(kReleasedAt + 1)["forced"], json::array({sensorTrue}));
+  variables = instanceVariables();
+  EXPECT_FALSE(markedForced(variables.at("speed"))) << variables.at("speed").dump();
+  EXPECT_TRUE(markedForced(variables.at("sensor"))) << variables.at("sensor").dump();
+  // The first cycle of a chunk (recorded every 4 cycles) lists what it restates.
+  EXPECT_EQ(forcedAt(8)["forced"], json::array({speed40, sensorTrue}));
+}
+
+TEST_F(DapForce, ALiveSessionPausedInItsHistoryShowsTheForcesHeldThere) {
+  client_.start(json{{"program", project_.path("main.st")}, {"stopOnEntry", true}, {"realtime", false}});
+  client_.configured();
+  client_.event("stopped");
+  ASSERT_TRUE(client_.request("scanback/force", json{{"target", "Main.speed"}, {"value", "40"}})["success"]);
+  ASSERT_TRUE(
+      client_.request("setBreakpoints", json{{"source", json{{"path", project_.path("main.st")}}},
+                                             {"breakpoints", json::array({json{{"line", kLineHits}}})}})["success"]);
+  for (int i = 0; i < 4; ++i) continueToStop();  // cycles 0 to 3, forced from cycle 1
+  json live = client_.request("scanback/forced")["body"];
+  EXPECT_FALSE(live.contains("at")) << live.dump();
+  ASSERT_EQ(live["forced"].size(), 1u);
+  EXPECT_TRUE(markedForced(instanceVariables().at("speed")));
+
+  // Back to cycle 0, before the force: history, where nothing was forced; the force itself still
+  // goes to the live task, and the live position lists it again.
+  size_t from = client_.messages().size();
+  ASSERT_TRUE(client_.request("scanback/seek", json{{"cycle", 0}, {"step", 1}})["success"]);
+  client_.awaitMessage([](const json& m) { return m.value("event", "") == "stopped"; }, from);
+  const json history = client_.request("scanback/forced")["body"];
+  EXPECT_EQ(history["forced"], json::array()) << history.dump();
+  EXPECT_EQ(history["at"], (json{{"cycle", 0}, {"step", 1}}));
+  EXPECT_FALSE(markedForced(instanceVariables().at("speed")));
+  from = client_.messages().size();
+  ASSERT_TRUE(client_.request("scanback/seek", json{{"cycle", 2}, {"step", 1}})["success"]);
+  client_.awaitMessage([](const json& m) { return m.value("event", "") == "stopped"; }, from);
+  const json held = client_.request("scanback/forced")["body"];
+  ASSERT_EQ(held["forced"].size(), 1u) << held.dump();
+  EXPECT_EQ(held["forced"][0]["target"], "Main.speed");
+  EXPECT_EQ(held["forced"][0]["sinceCycle"], 1);
+  EXPECT_TRUE(markedForced(instanceVariables().at("speed")));
+
+  from = client_.messages().size();
+  ASSERT_TRUE(client_.request("scanback/goToLive")["success"]);
+  client_.awaitMessage([](const json& m) { return m.value("event", "") == "stopped"; }, from);
+  live = client_.request("scanback/forced")["body"];
+  EXPECT_FALSE(live.contains("at")) << live.dump();
+  EXPECT_EQ(live["forced"].size(), 1u);
 }
 
 }  // namespace

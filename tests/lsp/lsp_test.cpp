@@ -11,6 +11,7 @@
 #include "lsp/text.h"
 #include "tests/lsp/lsp_client.h"
 #include "tests/lsp/lsp_shapes.h"
+#include "tests/support/shell.h"
 #include "vm/compiler/compiler.h"
 
 namespace scanback::lsp::test {
@@ -195,7 +196,7 @@ TEST(Lsp, DiagnosticsOfAnEditReplaceTheDocumentsAndReachOtherFiles) {
   }
   const std::string text = readFile(programs);
   open(c, programs, text);
-  // A missing ';': the error at the statement after it.
+  // A missing ';': the error where it is missing, just after the statement (issue 31).
   const std::string broken = std::regex_replace(text, std::regex("hornLatch := FALSE;"), "hornLatch := FALSE",
                                                 std::regex_constants::format_first_only);
   change(c, programs, broken, 2);
@@ -205,8 +206,23 @@ TEST(Lsp, DiagnosticsOfAnEditReplaceTheDocumentsAndReachOtherFiles) {
   ASSERT_EQ(p["diagnostics"].size(), 1u);
   EXPECT_EQ(p["diagnostics"][0]["severity"], 1);
   EXPECT_NE(p["diagnostics"][0]["message"].get<std::string>().find("expected ';'"), std::string::npos);
-  EXPECT_EQ(p["diagnostics"][0]["range"]["start"]["line"],
-            positionOf(broken, "hornLatch := FALSE")["line"].get<int>() + 1);
+  EXPECT_EQ(p["diagnostics"][0]["range"]["start"],
+            positionOf(broken, "hornLatch := FALSE", 0, static_cast<int>(std::string("hornLatch := FALSE").size())));
+  // `scanback check` of the same project says the same place: the diagnostic's start is its line
+  // and column (1-based there).
+  {
+    Folder g;
+    std::string files;
+    for (const char* name : {"config.st", "fbs.st", "types.st"})
+      files += " " + scanback::test::shellQuote(g.write(name, readFile(kPlant + "/" + name)));
+    files += " " + scanback::test::shellQuote(g.write("programs.st", broken));
+    const scanback::test::ShellResult check = scanback::test::runScanback("check" + files);
+    EXPECT_EQ(check.exitCode, 1) << check.err;
+    const json start = p["diagnostics"][0]["range"]["start"];
+    const std::string where = "programs.st:" + std::to_string(start["line"].get<int>() + 1) + ":" +
+                              std::to_string(start["character"].get<int>() + 1) + ": error: expected ';'";
+    EXPECT_NE((check.out + check.err).find(where), std::string::npos) << where << " in\n" << check.out << check.err;
+  }
   // Fixed: the document's diagnostics are replaced by none.
   change(c, programs, text, 3);
   p = c.waitForDiagnostics(uriOf(programs), [](const json& d) { return d["diagnostics"].empty(); });

@@ -42,9 +42,9 @@ end
 
 -- Where the test put the error: the line after `hornLatch := FALSE` lost its ';'.
 local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-local broken, motor_line, motor_col
+local broken, broken_col, motor_line, motor_col
 for i, line in ipairs(lines) do
-  if not broken and line:find('hornLatch := FALSE$') then broken = i end
+  if not broken and line:find('hornLatch := FALSE$') then broken, broken_col = i, #line end
   local c = line:find('motor%.Reset')
   if c and not motor_line then motor_line, motor_col = i - 1, c - 1 + #'motor.' end
 end
@@ -62,8 +62,10 @@ else
   local d = diags[1]
   if #diags ~= 1 then fail('expected 1 diagnostic, got ' .. #diags) end
   if d.severity ~= vim.diagnostic.severity.ERROR then fail('the diagnostic is not an error') end
-  -- The missing ';' is reported at the token after the statement: the next line (0-based `broken`).
-  if d.lnum ~= broken then fail(('the error is on line %d, expected %d'):format(d.lnum + 1, broken + 1)) end
+  -- The missing ';' is reported where it is missing: just after `FALSE` on the statement's own
+  -- line (1-based `broken`), the column after it.
+  if d.lnum ~= broken - 1 then fail(('the error is on line %d, expected %d'):format(d.lnum + 1, broken)) end
+  if d.col ~= broken_col then fail(('the error is at column %d, expected %d'):format(d.col, broken_col)) end
   if not d.message:find("expected ';'") then fail('unexpected message: ' .. d.message) end
 end
 

@@ -1005,7 +1005,7 @@ TEST(ParserErrors, MessageStyleAndLocation) {
       "END_IF;\n"
       "END_PROGRAM\n");
   EXPECT_EQ(p->diag.errorCount(), 1u) << p->errors();
-  EXPECT_TRUE(hasError(*p, "t.st:5:1: error: expected ';' after assignment, found 'END_IF'")) << p->errors();
+  EXPECT_TRUE(hasError(*p, "t.st:4:9: error: expected ';' after assignment, found 'END_IF'")) << p->errors();
   // the statement is kept
   const Stmt& s = *p->unit.pous.at(0).body.at(0);
   EXPECT_EQ(s.branches.at(0).body.size(), 1u);
@@ -1024,7 +1024,7 @@ TEST(ParserErrors, SeveralErrorsInOneRun) {
       "z = 3;\n"                      // 9: '=' instead of ':='
       "END_PROGRAM\n"                 // 10
       "FUNCTION F : INT\n"            // 11
-      "F := 1\n"                      // 12 (missing ';' before END_FUNCTION is reported)
+      "F := 1\n"                      // 12 (missing ';' before END_FUNCTION is reported after the 1)
       "END_FUNCTION\n");
   std::string e = p->errors();
   EXPECT_TRUE(hasError(*p, "t.st:2:18: error: expected a type, found ';'")) << e;
@@ -1035,7 +1035,7 @@ TEST(ParserErrors, SeveralErrorsInOneRun) {
   EXPECT_TRUE(hasError(*p, "t.st:10:1: error: expected 'END_WHILE' to close 'WHILE' at line 8, found 'END_PROGRAM'"))
       << e;
   EXPECT_TRUE(hasError(*p, "t.st:9:3: error: expected ':=' in assignment, found '='")) << e;
-  EXPECT_TRUE(hasError(*p, "t.st:13:1: error: expected ';' after assignment, found 'END_FUNCTION'")) << e;
+  EXPECT_TRUE(hasError(*p, "t.st:12:7: error: expected ';' after assignment, found 'END_FUNCTION'")) << e;
   ASSERT_EQ(p->unit.pous.size(), 2u);
   EXPECT_EQ(p->unit.pous[1].name, "F");
   EXPECT_EQ(p->unit.pous[0].vars.size(), 1u);  // y dropped, x kept
@@ -1060,7 +1060,7 @@ TEST(ParserErrors, RecoveryKeepsLaterPous) {
       "END_PROGRAM\n"
       "TYPE T : INT; END_TYPE\n");
   std::string e = p->errors();
-  EXPECT_TRUE(hasError(*p, "t.st:2:13: error: expected ';' after the declaration, found 'END_VAR'")) << e;
+  EXPECT_TRUE(hasError(*p, "t.st:2:12: error: expected ';' after the declaration, found 'END_VAR'")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:3:6: error: expected an expression, found ';'")) << e;
   EXPECT_TRUE(hasError(*p, "t.st:6:1: error: expected 'END_IF' to close 'IF' at line 4, found 'END_PROGRAM'")) << e;
   EXPECT_TRUE(hasError(*p,
@@ -1089,10 +1089,35 @@ TEST(ParserErrors, MissingSemicolonOnNewLineContinues) {
       "b := TRUE;\n"
       "END_PROGRAM\n");
   EXPECT_EQ(p->diag.errorCount(), 2u) << p->errors();
-  EXPECT_TRUE(hasError(*p, "t.st:4:3: error: expected ';' after the declaration, found 'b'"));
-  EXPECT_TRUE(hasError(*p, "t.st:7:1: error: expected ';' after assignment, found 'b'"));
+  EXPECT_TRUE(hasError(*p, "t.st:3:10: error: expected ';' after the declaration, found 'b'"));
+  EXPECT_TRUE(hasError(*p, "t.st:6:7: error: expected ';' after assignment, found 'b'"));
   EXPECT_EQ(p->unit.pous.at(0).vars.size(), 2u);
   EXPECT_EQ(p->unit.pous.at(0).body.size(), 2u);
+}
+
+// A missing ';' is located where it is missing: just after the token before it (its line and the
+// column after it, a span of one column), not at the token found, which is often on the next line.
+TEST(ParserErrors, AMissingSemicolonIsLocatedJustAfterTheTokenBeforeIt) {
+  auto p = parse(
+      "PROGRAM P\n"                 // 1
+      "VAR\n"                       // 2
+      "  a : INT (* a count *)\n"   // 3: after INT, not at the comment or at b
+      "  b : BOOL;\n"               // 4
+      "END_VAR\n"                   // 5
+      "a := a + 1   // one more\n"  // 6
+      "\n"                          // 7
+      "b := TRUE;\n"                // 8
+      "Fb(x := 1) b := FALSE;\n"    // 9: on one line
+      "END_PROGRAM\n");
+  const std::string e = p->errors();
+  EXPECT_TRUE(hasError(*p, "t.st:3:10: error: expected ';' after the declaration, found 'b'")) << e;
+  EXPECT_TRUE(hasError(*p, "t.st:6:11: error: expected ';' after assignment, found 'b'")) << e;
+  EXPECT_TRUE(hasError(*p, "t.st:9:11: error: expected ';' after call, found 'b'")) << e;
+  for (const Diagnostic& d : p->diag.items()) {
+    if (d.message.find("expected ';'") == std::string::npos) continue;
+    EXPECT_EQ(d.span.endLine, d.span.line) << d.message;
+    EXPECT_EQ(d.span.endColumn, d.span.column + 1) << d.message;
+  }
 }
 
 TEST(ParserErrors, LexicalAndSyntaxErrorsAreReportedInSourceOrder) {

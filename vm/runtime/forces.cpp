@@ -24,6 +24,17 @@ std::optional<VariableLocation> findWritableScalar(const Program& program, std::
   return loc;
 }
 
+namespace {
+
+// How the debugger shows a forced value of `loc` (a bit: TRUE or FALSE).
+std::string forcedValueText(const Program& program, const VariableLocation& loc, const Type& type,
+                            const std::vector<uint8_t>& bytes) {
+  if (loc.bit >= 0) return !bytes.empty() && bytes[0] ? "TRUE" : "FALSE";
+  return formatValue(program, bytes.data(), 0, -1, type);
+}
+
+}  // namespace
+
 std::optional<Force> resolveForce(const Program& program, std::string_view target, std::string_view value,
                                   std::string& error) {
   std::string why;
@@ -42,10 +53,24 @@ std::optional<Force> resolveForce(const Program& program, std::string_view targe
     error = fmt::format("cannot force '{}' to {}: {}", f.target, value, why);
     return std::nullopt;
   }
-  f.value = loc->bit >= 0 ? (!f.bytes.empty() && f.bytes[0] ? "TRUE" : "FALSE")
-                          : formatValue(program, f.bytes.data(), 0, -1, type);
+  f.value = forcedValueText(program, *loc, type, f.bytes);
   f.type = type.name;
   return f;
+}
+
+void describeForce(const Program& program, Force& force) {
+  std::string ignored;  // (not found: shown as bytes, below)
+  const std::optional<VariableLocation> loc = findWritableScalar(program, force.target, ignored);
+  if (loc && loc->bit == force.bit && (loc->bit >= 0 || loc->type->size == force.bytes.size())) {
+    const Type& type = loc->bit >= 0 ? *program.types->elementary(TypeKind::Bool) : *loc->type;
+    force.value = forcedValueText(program, *loc, type, force.bytes);
+    force.type = type.name;
+    return;
+  }
+  std::string hex = "16#";
+  for (const uint8_t b : force.bytes) hex += fmt::format("{:02X}", b);
+  force.value = hex;
+  force.type.clear();
 }
 
 bool ForceTable::change(const ForceChange& c) {

@@ -55,6 +55,12 @@ struct ForceChange {
 [[nodiscard]] std::optional<Force> resolveForce(const Program& program, std::string_view target, std::string_view value,
                                                 std::string& error);
 
+// Fills `force.value` and `force.type` from its bytes, by its target in `program`: a force read back
+// from a trace, which records the storage and bytes, not how to show them. When the target names
+// nothing of that size in `program` (a trace of another program version), the value is the bytes in
+// hex ("16#0102") and the type empty.
+void describeForce(const Program& program, Force& force);
+
 // The forces held, in the order they were set (a re-force keeps its place).
 class ForceTable {
  public:

@@ -476,11 +476,19 @@ class Parser {
     fail("expected " + std::string(what) + ", found " + describe(cur()));
   }
 
-  // A missing ';' is reported; parsing goes on as if it were there when the next token starts a
-  // new line or is a keyword that ends the construct, otherwise the caller resynchronises.
+  // A missing ';' is reported where it is missing: just after the token before it, which is often
+  // on the line before the token found (issue 31). Parsing goes on as if it were there when the next
+  // token starts a new line or is a keyword that ends the construct, otherwise the caller
+  // resynchronises.
   void expectSemicolon(std::string_view context) {
     if (accept(K::Semicolon)) return;
-    errorHere(expectedMsg(K::Semicolon, context));
+    if (pos_ > 0) {
+      const SourceSpan& before = tok(pos_ - 1).span;
+      const SourceSpan missing{before.file, before.endLine, before.endColumn, before.endLine, before.endColumn + 1};
+      report(missing, expectedMsg(K::Semicolon, context), pos_);
+    } else {
+      errorHere(expectedMsg(K::Semicolon, context));
+    }
     const Token& c = cur();
     bool newLine = pos_ > 0 && c.span.line > tok(pos_ - 1).span.endLine;
     if (newLine || atEnd() || isPouLevel(c.kind) || isCloser(c.kind)) return;

@@ -8,6 +8,8 @@ export interface ForcedEntry {
   value: string;
   type: string;
   sinceCycle?: number;
+  /** Set in history: the position whose recorded forces these are (the adapter's `at`). */
+  at?: { cycle: number; step: number };
 }
 
 function messageOf(error: unknown): string {
@@ -29,8 +31,13 @@ export class ForcedTreeProvider implements vscode.TreeDataProvider<ForcedEntry> 
   }
   getTreeItem(entry: ForcedEntry): vscode.TreeItem {
     const item = new vscode.TreeItem(`${entry.target} = ${entry.value}`, vscode.TreeItemCollapsibleState.None);
-    item.description = entry.sinceCycle === undefined ? entry.type : `${entry.type} · since cycle ${entry.sinceCycle}`;
-    item.tooltip = `${entry.target} is held at ${entry.value} at every cycle start until released`;
+    const parts = [entry.type];
+    if (entry.sinceCycle !== undefined) parts.push(`since cycle ${entry.sinceCycle}`);
+    if (entry.at) parts.push(`held at cycle ${entry.at.cycle}`);
+    item.description = parts.filter((p) => p).join(' · ');
+    item.tooltip = entry.at
+      ? `${entry.target} was held at ${entry.value} in cycle ${entry.at.cycle}, the position shown (history: what the trace recorded)`
+      : `${entry.target} is held at ${entry.value} at every cycle start until released`;
     item.contextValue = 'forced';
     return item;
   }
@@ -39,14 +46,19 @@ export class ForcedTreeProvider implements vscode.TreeDataProvider<ForcedEntry> 
   }
 }
 
-/** Asks the adapter which forces it holds; none when the session cannot force (a replay). */
+/**
+ * Asks the adapter which forces it shows: the task's, or in history (a replay, a session stopped in
+ * its history) those the trace recorded at the position shown (`at`). Called at every stop, so the
+ * list follows the position; none when the adapter cannot list them (it says why to no one: an
+ * adapter that is moving, or one from before forcing).
+ */
 export async function refreshForced(provider: ForcedTreeProvider, session = activeScanbackSession()): Promise<void> {
   if (!session) return provider.show([]);
   try {
-    const body = (await session.customRequest('scanback/forced')) as { forced?: ForcedEntry[] };
-    provider.show(body.forced ?? []);
+    const body = (await session.customRequest('scanback/forced')) as { forced?: ForcedEntry[]; at?: ForcedEntry['at'] };
+    provider.show((body.forced ?? []).map((entry) => (body.at ? { ...entry, at: body.at } : entry)));
   } catch {
-    provider.show([]); // a replayed trace holds no forces of its own: history is read-only
+    provider.show([]);
   }
 }
 

@@ -4,7 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const vscode = require('./vscode-mock');
-const { ForcedTreeProvider, forceValue, refreshForced, releaseForced } = require('../../out-test/force/forced');
+const { ForcedTreeProvider, activateForcing, forceValue, refreshForced, releaseForced } = require('../../out-test/force/forced');
 
 const mock = vscode.__mock;
 test.beforeEach(() => mock.reset());
@@ -55,7 +55,7 @@ test('an address typed in is forced as it is; a target the adapter refuses is an
   assert.deepEqual(provider.current().map((e) => e.target), ['%IX0.2']);
 });
 
-test('Release releases the row it is on, Release All the rest; a replay lists nothing', async () => {
+test('Release releases the row it is on, Release All the rest; an adapter that cannot list lists nothing', async () => {
   const session = mock.fakeSession({ type: 'scanback', request: 'launch' }, liveAdapter());
   mock.state.activeDebugSession = session;
   const provider = new ForcedTreeProvider();
@@ -132,4 +132,46 @@ test('a forced variable reads "(forced)" in Variables and offers no Set Value; t
   markForced(variables);
   assert.equal(variables[0].value, 'TRUE (forced)');
   assert.equal(markForced(undefined), 0);
+});
+
+test('in history the view lists the forces recorded at the position shown, and follows it at every stop', async () => {
+  // A replay's adapter: Main.speed forced from cycle 5 and released at 12, as the trace recorded it.
+  let cycle = 6;
+  const replay = mock.fakeSession({ type: 'scanback', request: 'launch', trace: '/t/a.trace' }, (command) => {
+    if (command !== 'scanback/forced') return {};
+    const forced = cycle >= 5 && cycle < 12 ? [{ target: 'Main.speed', value: '40', type: 'INT', sinceCycle: 5 }] : [];
+    return { forced, at: { cycle, step: 1 } };
+  });
+  mock.state.activeDebugSession = replay;
+  const provider = new ForcedTreeProvider();
+  await refreshForced(provider, replay);
+  const rows = provider.getChildren().map((e) => provider.getTreeItem(e));
+  assert.deepEqual(rows.map((r) => [r.label, r.description]), [['Main.speed = 40', 'INT · since cycle 5 · held at cycle 6']]);
+  assert.match(rows[0].tooltip, /was held at 40 in cycle 6/);
+  cycle = 13;
+  await refreshForced(provider, replay);
+  assert.deepEqual(provider.current(), []);
+  // A live task's forces carry no position, and say they are held until released.
+  const live = mock.fakeSession({ type: 'scanback', request: 'launch' }, liveAdapter());
+  mock.state.inputBoxAnswer = ['%IX0.2', 'TRUE'];
+  await forceValue(provider, undefined, live);
+  assert.equal(provider.current()[0].at, undefined);
+  assert.match(provider.getTreeItem(provider.current()[0]).tooltip, /until released/);
+});
+
+test('the view refreshes when the focused stack item changes (every stop) and when the session changes', async () => {
+  let asked = 0;
+  const session = mock.fakeSession({ type: 'scanback', request: 'launch', trace: '/t/a.trace' }, (command) => {
+    if (command === 'scanback/forced') ++asked;
+    return { forced: [], at: { cycle: 0, step: 0 } };
+  });
+  mock.state.activeDebugSession = session;
+  activateForcing({ subscriptions: [] });
+  const before = asked;
+  mock.events.didChangeActiveStackItem.fire({});
+  for (let turns = 0; asked === before && turns < 100; ++turns) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(asked, before + 1);
+  mock.events.didChangeActiveSession.fire(session);
+  for (let turns = 0; asked === before + 1 && turns < 100; ++turns) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(asked, before + 2);
 });
