@@ -21,9 +21,10 @@ std::string refusal(int priority, int why) {
   std::string hint;
   if (why == EPERM)
     hint = haveLimit && limit.rlim_cur < static_cast<rlim_t>(priority)
-               ? fmt::format(" (this process may use real-time priorities up to {}: raise RLIMIT_RTPRIO, in a "
-                             "systemd unit LimitRTPRIO={}, or run with CAP_SYS_NICE)",
-                             limit.rlim_cur, priority)
+               ? fmt::format(
+                     " (this process may use real-time priorities up to {}: raise RLIMIT_RTPRIO, in a "
+                     "systemd unit LimitRTPRIO={}, or run with CAP_SYS_NICE)",
+                     limit.rlim_cur, priority)
                : " (a systemd unit with RestrictRealtime=yes, or a container without CAP_SYS_NICE, refuses it)";
   return fmt::format("cannot give the scan thread real-time priority {} (SCHED_FIFO): {}{}", priority,
                      std::strerror(why), hint);
