@@ -22,9 +22,9 @@ constexpr int kHighestScanPriority = 99;
 
 // The calling thread takes SCHED_FIFO at `priority` and the process's memory is locked: the pages
 // in use now, and every page from when it is first touched (MCL_ONFAULT: a reservation never used,
-// as a sanitizer's shadow or a ring's tail, is not made resident). Returns what failed, one line each (empty: both
-// done): the priority cannot fail after a probe that passed, the lock can (RLIMIT_MEMLOCK), and the run goes on without
-// it.
+// as a sanitizer's shadow or a ring's tail, is not made resident). Returns what failed, one line
+// each (empty: both done): the priority cannot fail after a probe that passed, the lock can
+// (RLIMIT_MEMLOCK), and the run goes on without it.
 [[nodiscard]] std::string becomeRealtime(int priority);
 
 }  // namespace scanback::runtime
