@@ -1,3 +1,7 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+
 #include "dap/handlers/handlers.h"
 #include "dap/handlers/history.h"
 #include "dap/session/session.h"
@@ -8,7 +12,10 @@ namespace scanback::dap {
 // scanback/signals (docs/timeline-protocol.md): the changes of variables over a range of cycles,
 // for the Scan Timeline's lanes. Read from the session's own reader of the history, so it answers
 // whether the target runs or is paused, without moving the position. The signals themselves come
-// from replayer/signals.h; here, the arguments and the reply.
+// from replayer/signals.h; here, the arguments and the reply. With `trace` (another recording,
+// relative to the session's directory: the compare's other side), the same variables are read from
+// that recording instead, by a reader of its own kept beside the session's, with that recording's
+// program (its own sources), so a lane can draw both recordings' values.
 Reply signalsRequest(Session& session, const json& args) {
   if (!args.is_object() || !args.contains("variables") || !args["variables"].is_array())
     throw DapError("scanback/signals needs 'variables': a list of variable paths");
@@ -23,10 +30,20 @@ Reply signalsRequest(Session& session, const json& args) {
   if ((firstArg && *firstArg < 0) || (lastArg && *lastArg < 0) || (maxArg && *maxArg < 1))
     throw DapError("scanback/signals: 'firstCycle' and 'lastCycle' must not be negative, 'maxPoints' at least 1");
 
-  TargetHistory& history = historyOf(session.target());
   std::string error;
-  replay::Replayer* r = session.historyReader().at(history.traceFile(), session.programPtr(), error);
-  if (!r) throw DapError(error);
+  replay::Replayer* r = nullptr;
+  if (args.contains("trace")) {
+    if (!args["trace"].is_string() || args["trace"].get<std::string>().empty())
+      throw DapError("scanback/signals: 'trace' must be the path of a recording");
+    std::filesystem::path other(args["trace"].get<std::string>());
+    if (other.is_relative() && !session.baseDirectory().empty()) other = session.baseDirectory() / other;
+    r = session.comparedReader().at(other.string(), nullptr, error);
+    if (!r) throw DapError(fmt::format("scanback/signals: 'trace' {}: {}", other.string(), error));
+  } else {
+    TargetHistory& history = historyOf(session.target());
+    r = session.historyReader().at(history.traceFile(), session.programPtr(), error);
+    if (!r) throw DapError(error);
+  }
   auto unsignedOf = [](std::optional<int64_t> n) {
     return n ? std::optional<uint64_t>(static_cast<uint64_t>(*n)) : std::nullopt;
   };

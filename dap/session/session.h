@@ -122,6 +122,10 @@ class Session final : private TargetListener {
   // The session's own reader of the target's history (scanback/signals; scanback/timeline while
   // the target runs).
   HistoryReader& historyReader() { return historyReader_; }
+  // A reader of another recording (scanback/signals' `trace`: the compare's other side, whose
+  // values a lane draws over the session's own), opened once per path and kept beside the
+  // session's own, so asking both sides for each lane does not reopen either.
+  HistoryReader& comparedReader() { return comparedReader_; }
 
  private:
   void dispatch(const json& message);
@@ -154,6 +158,7 @@ class Session final : private TargetListener {
   std::unique_ptr<BreakpointManager> breakpoints_;
   std::unique_ptr<VariableStore> variables_;
   HistoryReader historyReader_;
+  HistoryReader comparedReader_;
 };
 
 }  // namespace scanback::dap

@@ -4,7 +4,9 @@
 #include <fmt/format.h>  // first: see the namespace below
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "compare/trace_diff.h"
 #include "tests/dap/session_client.h"
@@ -148,6 +150,82 @@ TEST_F(DapCompare, BadArgumentsAndUnreadableTracesAreErrorsThatSayWhy) {
   EXPECT_NE(message(json{{"trace", b_}, {"vars", json::array({"Main.nosuch"})}}).find("nosuch"), std::string::npos);
   // The session goes on.
   EXPECT_TRUE(client_.request("scanback/timeline")["success"]);
+}
+
+// A lane overlaid (docs/timeline-protocol.md): scanback/signals with `trace` reads the same
+// variable from the other recording: B's own changes (its counter resets above 300), not A's.
+TEST_F(DapCompare, SignalsOfTheOtherRecordingAreItsOwnChanges) {
+  startReplay(a_);
+  const json args{{"variables", json::array({"Main.c.count", "Main.nosuch"})}, {"firstCycle", 0}, {"lastCycle", 59}};
+  const json fromA = client_.request("scanback/signals", args);
+  json withB = args;
+  withB["trace"] = "b.trace";  // relative: the session's directory's
+  const json fromB = client_.request("scanback/signals", withB);
+  ASSERT_TRUE(fromA["success"]) << fromA.dump();
+  ASSERT_TRUE(fromB["success"]) << fromB.dump();
+  const json& a = fromA["body"]["signals"][0];
+  const json& b = fromB["body"]["signals"][0];
+  EXPECT_EQ(b["variable"], "Main.c.count");
+  EXPECT_EQ(b["type"], "INT");
+  EXPECT_NE(fromB["body"]["signals"][1].value("error", ""), "") << "a variable neither has stays an error";
+  ASSERT_FALSE(a["changes"].empty());
+  ASSERT_FALSE(b["changes"].empty());
+  // A's count only grows; B's falls back to 0 once past 300, and never exceeds the limit by more
+  // than one step.
+  auto largest = [](const json& lane) {
+    double m = 0;
+    for (const json& c : lane["changes"]) m = std::max(m, c["value"]["number"].get<double>());
+    return m;
+  };
+  EXPECT_GT(largest(a), 300) << a.dump();
+  EXPECT_LE(largest(b), 300 + 2 * 60) << b.dump();
+  bool resets = false;
+  for (const json& c : b["changes"]) resets = resets || (c["value"]["text"] == "0" && c["cycle"].get<int>() > 0);
+  EXPECT_TRUE(resets) << b.dump();
+  // Both sides agree up to the divergence (cycle 20): the first changes are the same.
+  EXPECT_EQ(a["changes"][0], b["changes"][0]);
+
+  // B's changes are the ones a replay of B itself reports.
+  SessionClient ofB;
+  ofB.start(json{{"trace", b_}, {"cwd", project_.dir().string()}});
+  ofB.configured();
+  ofB.event("stopped");
+  const json own = ofB.request("scanback/signals", args);
+  ASSERT_TRUE(own["success"]) << own.dump();
+  EXPECT_EQ(own["body"]["signals"][0], b);
+  EXPECT_EQ(ofB.schemaErrors(), "");
+
+  // Asked again, the other recording's reader is reused and answers the same; the session's own
+  // lanes are untouched.
+  EXPECT_EQ(client_.request("scanback/signals", withB)["body"], fromB["body"]);
+  EXPECT_EQ(client_.request("scanback/signals", args)["body"], fromA["body"]);
+}
+
+TEST_F(DapCompare, SignalsOfAnUnreadableOtherRecordingAreAnErrorNamingTrace) {
+  startReplay(a_);
+  auto message = [&](json trace) {
+    const json r =
+        client_.request("scanback/signals", json{{"variables", json::array({"Main.n"})}, {"trace", std::move(trace)}});
+    EXPECT_FALSE(r["success"]) << r.dump();
+    return r.value("message", std::string());
+  };
+  const std::string missing = message("nosuch.trace");
+  EXPECT_NE(missing.find("'trace'"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("nosuch.trace"), std::string::npos) << missing;
+  // A corrupt recording: B's first bytes (its header) overwritten. (A recording cut short is read
+  // as far as its chunks are whole, as a crashed recorder's is: no error.)
+  const std::string cut = project_.path("cut.trace");
+  std::filesystem::copy_file(b_, cut);
+  {
+    std::fstream f(cut, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("not a scanback trace", 20);
+  }
+  const std::string corrupt = message(cut);
+  EXPECT_NE(corrupt.find("'trace'"), std::string::npos) << corrupt;
+  EXPECT_NE(corrupt.find("cut.trace"), std::string::npos) << corrupt;
+  EXPECT_NE(message(42).find("'trace'"), std::string::npos);
+  // The session goes on, its own lanes too.
+  EXPECT_TRUE(client_.request("scanback/signals", json{{"variables", json::array({"Main.n"})}})["success"]);
 }
 
 }  // namespace compare_requests

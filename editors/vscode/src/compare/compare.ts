@@ -159,6 +159,9 @@ export function summaryOf(body: DiffBody): string {
 /** Where the divergences go: the Scan Timeline's markers (sent as the generic `markers` message). */
 export interface MarkerSink {
   postMarkers(message: MarkersMessage): void;
+  /** The lanes of `session` draw the other recording's values too (`trace`, the session being
+   *  side `sessionIs`). */
+  setComparison?(session: vscode.DebugSession, comparison: { trace: string; sessionIs: 'a' | 'b' }): Promise<void>;
 }
 
 function errorText(error: unknown): string {
@@ -180,6 +183,7 @@ export async function showComparison(
     return undefined;
   }
   sink?.postMarkers(markersOf(body));
+  void sink?.setComparison?.(session, { trace, sessionIs });
   const names = sideNames(body);
   const divergences = divergencesOf(body);
   if (divergences.length === 0) {

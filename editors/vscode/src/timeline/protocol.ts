@@ -52,6 +52,8 @@ export interface TimelineFault {
 /** `scanback/signals` arguments. */
 export interface SignalsArguments {
   variables: string[];
+  /** Another recording to read the variables from (the compare's other side): its path. */
+  trace?: string;
   firstCycle?: number;
   lastCycle?: number;
   maxPoints?: number;
@@ -86,6 +88,16 @@ export interface SignalsBody {
   signals: Signal[];
 }
 
+/** A compare's other recording, whose values each lane draws over the session's own (dashed):
+ *  `side` is its letter ("A" or "B"), the session's recording being the other. */
+export interface ComparedSignals {
+  side: 'A' | 'B';
+  /** The other recording's path. */
+  trace: string;
+  /** The same lanes read from it (scanback/signals with `trace`). */
+  signals: SignalsBody;
+}
+
 export type SessionState = 'none' | 'active' | 'ended';
 
 /** What a marker on the time axis shows. */
@@ -112,7 +124,7 @@ export interface MarkersMessage {
 export type TimelineMessage =
   | { type: 'session'; state: SessionState; name?: string; live?: boolean }
   | { type: 'timeline'; timeline: TimelineBody }
-  | { type: 'signals'; signals: SignalsBody }
+  | { type: 'signals'; signals: SignalsBody; compared?: ComparedSignals }
   | MarkersMessage
   | { type: 'error'; message: string };
 

@@ -5,6 +5,7 @@ import { timelineHtml } from './html';
 import {
   parseViewMessage,
   validMarkers,
+  type ComparedSignals,
   type Marker,
   type MarkersMessage,
   type SessionState,
@@ -56,6 +57,11 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
    *  folded into one more request, for the newest lanes and range, when it is answered. */
   private signalsInFlight: Promise<void> | undefined;
   private signalsAgain = false;
+  /** The compare of this session (Compare With Recording…, What If: Rerun…): the other
+   *  recording, whose values each lane draws over the session's own. */
+  private comparison: { trace: string; sessionIs: 'a' | 'b' } | undefined;
+  /** The other recording's answer for the lanes, posted with `signals`. */
+  private compared: ComparedSignals | undefined;
 
   /** The markers of each source, resent on `ready`. */
   private readonly markers = new Map<string, Marker[]>();
@@ -89,6 +95,18 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     if (JSON.stringify(valid) === JSON.stringify(this.markers.get(source) ?? [])) return;
     this.markers.set(source, valid);
     this.post({ type: 'markers', source, markers: valid });
+  }
+
+  /**
+   * From now on each lane of `session` asks the compare's other recording too (scanback/signals
+   * with `trace`) and the view draws its values over the session's own. It lasts while the session
+   * does (another session drops it, as it drops the compare's markers).
+   */
+  setComparison(session: vscode.DebugSession, comparison: { trace: string; sessionIs: 'a' | 'b' }): Promise<void> {
+    if (session !== this.session) this.sessionStarted(session);
+    this.comparison = comparison;
+    this.compared = undefined;
+    return this.requestSignals();
   }
 
   private saveLanes() {
@@ -257,8 +275,22 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
         signals: variables.map((variable) => ({ variable, error: message })),
       };
     }
-    if (session !== this.session || this.signalsAgain) return; // a newer answer is coming
+    const comparison = this.comparison;
+    let compared: ComparedSignals | undefined;
+    if (comparison) {
+      let other: SignalsBody;
+      try {
+        other = (await session.customRequest('scanback/signals', { ...args, trace: comparison.trace })) as SignalsBody;
+      } catch (error) {
+        // The other recording cannot be read: each lane says so, and draws the session's own values.
+        const message = `${comparison.trace}: ${errorText(error)}`;
+        other = { firstCycle: body.firstCycle, lastCycle: body.lastCycle, signals: variables.map((variable) => ({ variable, error: message })) };
+      }
+      compared = { side: comparison.sessionIs === 'a' ? 'B' : 'A', trace: comparison.trace, signals: other };
+    }
+    if (session !== this.session || this.signalsAgain || comparison !== this.comparison) return; // a newer answer is coming
     this.signals = body;
+    this.compared = compared;
     this.postSignals();
     this.postLaneMarkers();
   }
@@ -274,10 +306,18 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
   private postSignals() {
     const known = new Map((this.signals?.signals ?? []).map((s) => [s.variable, s]));
     const signals: Signal[] = this.lanes.map((variable) => known.get(variable) ?? { variable });
-    this.post({
+    const message: TimelineMessage = {
       type: 'signals',
       signals: { firstCycle: this.signals?.firstCycle ?? 0, lastCycle: this.signals?.lastCycle ?? 0, signals },
-    });
+    };
+    if (this.compared) {
+      const other = new Map(this.compared.signals.signals.map((s) => [s.variable, s]));
+      message.compared = {
+        ...this.compared,
+        signals: { ...this.compared.signals, signals: this.lanes.map((variable) => other.get(variable) ?? { variable }) },
+      };
+    }
+    this.post(message);
   }
 
   sessionStarted(session: vscode.DebugSession): void {
@@ -291,6 +331,8 @@ export class TimelineViewProvider implements vscode.WebviewViewProvider, vscode.
     // Another history: the lanes stay, their data and range are asked for again.
     this.signals = undefined;
     this.range = undefined;
+    this.comparison = undefined;
+    this.compared = undefined;
     this.hits = [];
     this.markers.clear();
     this.post(this.sessionMessage());

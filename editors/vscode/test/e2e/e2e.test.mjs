@@ -1317,7 +1317,7 @@ test('force then release: Force Value… from Variables holds an input against t
   await until('the session to end', noSession);
 });
 
-test('Compare With Recording…: a replayed recording (A) against its rerun with a fix (B); a divergence picked travels there; the Scan Timeline marks them', async () => {
+test('Compare With Recording…: a replayed recording (A) against its rerun with a fix (B); a divergence picked travels there; the Scan Timeline marks them and overlays B on the lanes', async () => {
   // README, "Would my fix have helped?": the plant's recording with its motor fault (A), and its
   // rerun with the feedback timeout raised to 1 s (B).
   const workspace = join(scratch, 'compare-plant');
@@ -1389,9 +1389,36 @@ test('Compare With Recording…: a replayed recording (A) against its rerun with
   });
   assert.ok(markers.some((l) => /^Statement paths first split at cycle 292, step 51 \(292:51\)/.test(l)), JSON.stringify(markers));
   assert.ok(markers.some((l) => /^Line\.conveyorOut \(%QX0\.0\) differs from cycle 292 \(cycle 292\)/.test(l)), JSON.stringify(markers));
-  // A's conveyor as a lane, for the picture (docs/images/compare-divergences.png): off at the split.
+  // A's conveyor and the motor block's fault as lanes, for the picture
+  // (docs/images/compare-divergences.png): each overlaid with B's values, dashed, with an A/B
+  // legend. A's motor faults at 292, B's (the fix) never does.
   await runCommandWithInput('scanback: Add to Scan Timeline', 'Line.conveyorOut');
   await until('the Line.conveyorOut lane', () => timeline.$('#lanes .lane[data-variable="Line.conveyorOut"] .lane-trace'));
+  await runCommandWithInput('scanback: Add to Scan Timeline', 'Line.motor.fault');
+  const fault = '#lanes .lane[data-variable="Line.motor.fault"]';
+  const overlay = await until("B's fault over A's", () =>
+    timeline.$eval(fault, (lane) => {
+      const own = lane.querySelector('.lane-trace:not(.lane-compared)');
+      const other = lane.querySelector('path.lane-compared');
+      if (!own || !other) return undefined;
+      return {
+        own: own.getAttribute('d'),
+        other: other.getAttribute('d'),
+        dash: getComputedStyle(other).strokeDasharray,
+        legend: [...lane.querySelectorAll('.lane-legend > span')].map((e) => e.textContent),
+        legendTitle: lane.querySelector('.lane-legend-other').title,
+      };
+    }).catch(() => undefined),
+  );
+  assert.deepEqual(overlay.legend, ['A', 'B']);
+  assert.match(overlay.legendTitle, /fix\.trace \(dashed\)/);
+  assert.notEqual(overlay.dash, 'none');
+  // A's motor faults at the split (cycle 292); B's (the timeout raised) not there: the two lines'
+  // first rises are at different cycles.
+  const firstRise = (d) => Number(/H([\d.]+)V2(?!\d)/.exec(d)?.[1] ?? NaN);
+  assert.ok(Number.isFinite(firstRise(overlay.own)), `A's fault rises: ${overlay.own}`);
+  assert.notEqual(firstRise(overlay.other), firstRise(overlay.own), `A ${overlay.own}, B ${overlay.other}`);
+  assert.ok(await timeline.$('#lanes .lane[data-variable="Line.conveyorOut"] path.lane-compared'), "B's conveyor over A's");
   await runCommand('Notifications: Clear All Notifications');
   await page.mouse.move(5, 5);
   await shot('compare');

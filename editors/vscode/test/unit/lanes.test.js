@@ -231,6 +231,41 @@ test('remove drops the lane without asking the adapter; ready resends the lanes;
   assert.deepEqual(signalsRequests(again), [{ variables: ['%IX0.1'], firstCycle: 0, lastCycle: 10, maxPoints: 100 }]);
 });
 
+test('while comparing, each lane asks the other recording too and the view gets both; another session drops it', async () => {
+  const { provider, view, session } = await setUp();
+  mock.state.inputBoxAnswer = 'Line.conveyorOut';
+  await addToScanTimeline(provider);
+  await view.receive({ type: 'requestSignals', firstCycle: 0, lastCycle: 500, maxPoints: 200 });
+  assert.equal(lastSignals(view).signals.length, 1);
+  assert.equal(view.posted.filter((m) => m.type === 'signals').at(-1).compared, undefined, 'no compare: nothing else');
+  session.requests.length = 0;
+  // Compare With Recording… (the session is A) on the same lanes and range.
+  await provider.setComparison(session, { trace: '/t/fixed.trace', sessionIs: 'a' });
+  assert.deepEqual(signalsRequests(session), [
+    { variables: ['Line.conveyorOut'], firstCycle: 0, lastCycle: 500, maxPoints: 200 },
+    { variables: ['Line.conveyorOut'], firstCycle: 0, lastCycle: 500, maxPoints: 200, trace: '/t/fixed.trace' },
+  ]);
+  const message = view.posted.filter((m) => m.type === 'signals').at(-1);
+  assert.equal(message.compared.side, 'B');
+  assert.equal(message.compared.trace, '/t/fixed.trace');
+  assert.deepEqual(message.compared.signals.signals.map((s) => [s.variable, s.kind]), [['Line.conveyorOut', 'bool']]);
+  // A rerun opened as B: the other recording is A. Its failure is the other side's lane error only.
+  const failing = mock.fakeSession({ type: 'scanback', request: 'launch', name: 'Rerun', trace: '/t/rerun.trace' }, (command, args) =>
+    command === 'scanback/signals' && args.trace ? (() => { throw new Error('not a scanback trace'); })() : adapter()(command, args),
+  );
+  await provider.setComparison(failing, { trace: '/t/plant.trace', sessionIs: 'b' });
+  const rerun = view.posted.filter((m) => m.type === 'signals').at(-1);
+  assert.equal(rerun.compared.side, 'A');
+  assert.equal(rerun.signals.signals[0].kind, 'bool', "the session's own lane is drawn");
+  assert.match(rerun.compared.signals.signals[0].error, /plant\.trace: not a scanback trace/);
+  // Another session: no compare.
+  const other = mock.fakeSession({ type: 'scanback', request: 'launch', name: 'Replay', trace: '/t/plant.trace' }, adapter());
+  provider.sessionStarted(other);
+  await provider.requestSignals();
+  assert.equal(view.posted.filter((m) => m.type === 'signals').at(-1).compared, undefined);
+  assert.equal(signalsRequests(other).filter((a) => a.trace).length, 0);
+});
+
 test('context-menu arguments, frame names and candidate paths', () => {
   assert.deepEqual(variableOfMenu(fromInstanceScope('state')), { expression: 'state', global: false });
   assert.deepEqual(variableOfMenu({ container: { name: 'I/O', variablesReference: 9 }, variable: { name: 'Line.startPb', evaluateName: 'Line.startPb' } }), {

@@ -508,6 +508,65 @@ test('a live history that grows asks for the longer range', async () => {
   );
 });
 
+// A compare (Compare With Recording…): the other recording's signals of the same lanes. Here B, a
+// fix whose line stops at cycle 380 (its conveyor off, its state Idle) where A's runs on; its tank
+// level is A's.
+const comparedB = (() => {
+  const b = structuredClone(signals);
+  const [conveyor, , state] = b.signals;
+  conveyor.changes = [conveyor.changes[0], { cycle: 380, step: 55, timeNs: 3450000000, value: { number: 0, text: 'FALSE' } }];
+  state.changes = [...state.changes.slice(0, 2), { cycle: 380, step: 48, timeNs: 3450000000, value: { number: 0, text: 'Idle' } }];
+  return { side: 'B', trace: '/plant/fixed.trace', signals: b };
+})();
+
+test('while comparing, each lane draws the other recording dashed over its own, with an A/B legend; without a compare, nothing', async () => {
+  await showLanes();
+  assert.equal(await page.$('#lanes .lane-compared'), null, 'no compare: no overlay');
+  assert.equal(await page.$('#lanes .lane-legend'), null, 'no compare: no legend');
+  assert.equal(await text(`${lane('Line.conveyorOut')} .lane-value`), 'TRUE');
+
+  await send({ type: 'signals', signals, compared: comparedB });
+  await page.waitForSelector(`${lane('Line.conveyorOut')} path.lane-compared`);
+  const width = await plotWidth();
+  // B's BOOL trace: its own edges (up at 7, down at 380), dashed, in another colour than A's.
+  const overlay = await page.$eval(`${lane('Line.conveyorOut')} path.lane-compared`, (e) => {
+    const own = e.parentNode.querySelector('.lane-trace:not(.lane-compared)');
+    return { d: e.getAttribute('d'), dash: getComputedStyle(e).strokeDasharray, colour: getComputedStyle(e).stroke, ownColour: getComputedStyle(own).stroke, ownDash: getComputedStyle(own).strokeDasharray };
+  });
+  const edges = [...overlay.d.matchAll(/H(-?[\d.]+)V(-?[\d.]+)/g)].map((m) => ({ x: Number(m[1]), y: Number(m[2]) }));
+  assert.deepEqual(edges.map((e) => e.y), [2, 16], overlay.d);
+  assert.ok(near(edges[1].x, (380 / 1999) * width), `B's fall at cycle 380: x ${edges[1].x}`);
+  assert.notEqual(overlay.dash, 'none');
+  assert.equal(overlay.ownDash, 'none', "A's own trace stays solid");
+  assert.notEqual(overlay.colour, overlay.ownColour);
+  // A's own trace is unchanged under it.
+  assert.deepEqual((await traceEdges('Line.conveyorOut')).edges.map((e) => e.y), [2, 16, 2]);
+  // Every drawable lane has the overlay (a number lane one scale for both, an enum lane outlines);
+  // the error lane none.
+  assert.ok(await page.$(`${lane('gTank.level')} path.lane-compared`));
+  assert.equal((await page.$$(`${lane('Line.state')} .lane-compared-segment`)).length, 4, 'its initial value and its three changes');
+  assert.equal(await page.$(`${lane('Line.nope')} .lane-compared`), null);
+  // The legend says which is which; the value label shows both where they differ at the position
+  // (400:50: A runs on, B stopped at 380), one value where they agree.
+  assert.deepEqual(await page.$$eval(`${lane('Line.conveyorOut')} .lane-legend > span`, (s) => s.map((e) => e.textContent)), ['A', 'B']);
+  assert.match(await page.$eval(`${lane('Line.conveyorOut')} .lane-legend-other`, (e) => e.title), /fixed\.trace \(dashed\)/);
+  assert.equal(await text(`${lane('Line.conveyorOut')} .lane-value`), 'A TRUE · B FALSE');
+  assert.equal(await text(`${lane('Line.state')} .lane-value`), 'A Running · B Idle');
+  assert.doesNotMatch(await text(`${lane('gTank.level')} .lane-value`), /·/, 'equal values: one');
+  assert.equal(await page.$(`${lane('gTank.level')} .lane-value-differs`), null);
+  // The session as B (a rerun opened as a session): the other recording is A.
+  await send({ type: 'signals', signals, compared: { ...comparedB, side: 'A' } });
+  await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'B TRUE · A FALSE', {}, `${lane('Line.conveyorOut')} .lane-value`);
+  await page.screenshot({ path: join(artifacts, 'timeline-lanes-compared.png') });
+
+  // The compare over (a signals message without `compared`, as after another session): gone.
+  await send({ type: 'signals', signals });
+  await page.waitForFunction(() => document.querySelector('#lanes .lane-compared') === null);
+  assert.equal(await page.$('#lanes .lane-legend'), null);
+  assert.equal(await text(`${lane('Line.conveyorOut')} .lane-value`), 'TRUE');
+  assert.deepEqual(page.problems, []);
+});
+
 test('screenshot of lanes (kept as a test artifact)', async () => {
   await page.setViewport({ width: 420, height: 470 });
   await showLanes();

@@ -1,8 +1,10 @@
 // Waveform lanes: one per variable of the last `signals` message, drawn in SVG on the strip's cycle
 // axis. BOOL as a 0/1 step trace, numbers as a scaled step line with their min and max, enums and
 // strings as bus segments with the value written in when it fits. Every shape is plain SVG with
-// its cycles in data attributes, so the browser test reads what was drawn.
-import type { Signal, SignalChange, SignalsBody } from '../protocol';
+// its cycles in data attributes, so the browser test reads what was drawn. While a compare is
+// active each lane also draws the other recording's values (`compared`), dashed in another colour,
+// with an A/B legend in its header.
+import type { ComparedSignals, Signal, SignalChange, SignalsBody } from '../protocol';
 import { fractionOf, type CycleWindow } from './axis';
 import { nearestEdge, numberRange, segmentsOf, valueAt, writerPosition, type Segment } from './lane-model';
 
@@ -45,6 +47,7 @@ function textWidth(text: string, font: string): number {
 
 export class Lanes {
   private body: SignalsBody | undefined;
+  private compared: ComparedSignals | undefined;
   private readonly tip: HTMLElement;
 
   constructor(
@@ -62,8 +65,21 @@ export class Lanes {
     return this.body?.signals.map((s) => s.variable) ?? [];
   }
 
-  set(body: SignalsBody | undefined) {
+  set(body: SignalsBody | undefined, compared?: ComparedSignals) {
     this.body = body;
+    this.compared = compared;
+  }
+
+  /** The letters of the session's recording and of the other one, while a compare is active. */
+  private sides(): { own: 'A' | 'B'; other: 'A' | 'B' } | undefined {
+    if (!this.compared) return undefined;
+    return { own: this.compared.side === 'A' ? 'B' : 'A', other: this.compared.side };
+  }
+
+  /** The other recording's signal of `variable`, when it can be drawn over the session's own. */
+  private otherOf(signal: Signal): Signal | undefined {
+    const other = this.compared?.signals.signals.find((s) => s.variable === signal.variable);
+    return other && other.error === undefined && other.initial && other.kind === signal.kind ? other : undefined;
   }
 
   /** Draws every lane for the window; `width` is the strip's width in pixels. */
@@ -83,10 +99,29 @@ export class Lanes {
     const head = element('div', 'lane-head');
     head.append(element('span', 'lane-name', signal.variable));
     if (signal.type) head.append(element('span', 'lane-type', signal.type));
-    const now = context.position && signal.initial ? valueAt(signal, context.position.cycle, context.position.step) : undefined;
+    const sides = this.sides();
+    const other = sides ? this.otherOf(signal) : undefined;
+    if (sides && signal.error === undefined) {
+      // Which line is which recording: the session's solid, the other dashed.
+      const legend = element('span', 'lane-legend');
+      const own = element('span', 'lane-legend-own', sides.own);
+      own.title = `${sides.own}: this session's recording (solid)`;
+      const theirs = element('span', 'lane-legend-other', sides.other);
+      const otherError = this.compared?.signals.signals.find((s) => s.variable === signal.variable)?.error;
+      theirs.title = `${sides.other}: ${this.compared?.trace} (dashed)${otherError ? ` — not drawn: ${otherError}` : ''}`;
+      if (!other) theirs.classList.add('lane-legend-missing');
+      legend.append(own, theirs);
+      head.append(legend);
+    }
+    const at = context.position;
+    const now = at && signal.initial ? valueAt(signal, at.cycle, at.step) : undefined;
     if (now) {
-      const value = element('span', 'lane-value', now.text);
-      value.title = `the value at the current position ${context.position?.cycle}:${context.position?.step}`;
+      // The other recording's value at the same cycle and step: shown beside when it differs.
+      const then = at && other ? valueAt(other, at.cycle, at.step) : undefined;
+      const both = sides && then && then.text !== now.text;
+      const text = both ? `${sides.own} ${now.text} · ${sides.other} ${then.text}` : now.text;
+      const value = element('span', both ? 'lane-value lane-value-differs' : 'lane-value', text);
+      value.title = `the value at the current position ${at?.cycle}:${at?.step}${both ? ` in ${sides.own} and in ${sides.other}` : ''}`;
       head.append(value);
     }
     if (signal.complete === false) {
@@ -112,11 +147,11 @@ export class Lanes {
       lane.append(element('p', 'lane-pending', 'asking the debugger…'));
       return lane;
     }
-    lane.append(this.plot(signal, this.body, context, Math.max(1, width)));
+    lane.append(this.plot(signal, this.body, context, Math.max(1, width), other));
     return lane;
   }
 
-  private plot(signal: Signal, body: SignalsBody, context: LaneContext, width: number): SVGSVGElement {
+  private plot(signal: Signal, body: SignalsBody, context: LaneContext, width: number, other?: Signal): SVGSVGElement {
     const kind = signal.kind === 'bool' ? 'bool' : signal.kind === 'enum' || signal.kind === 'string' ? 'bus' : 'number';
     const h = height[kind];
     const plot = svg('svg', { class: `lane-plot lane-${kind}`, width, height: h, viewBox: `0 0 ${width} ${h}` });
@@ -140,8 +175,16 @@ export class Lanes {
         plot.append(svg('rect', { class: 'lane-unknown', x: clampX(xOf(from)), y: 0, width: clampX(xOf(to)) - clampX(xOf(from)), height: h }));
     }
 
-    if (kind === 'bus') this.bus(plot, segments, xOf, clampX, h);
-    else this.trace(plot, segments, kind, xOf, clampX, h);
+    // The other recording's stretches over the same cycles (those its answer covers).
+    const otherBody = this.compared?.signals;
+    const otherSegments =
+      other && otherBody
+        ? segmentsOf(other, otherBody.firstCycle, otherBody.lastCycle).filter((s) => xOf(s.to) >= -2 && xOf(s.from) <= width + 2)
+        : undefined;
+    if (kind === 'bus') {
+      this.bus(plot, segments, xOf, clampX, h);
+      if (otherSegments) this.busOutline(plot, otherSegments, xOf, clampX, h);
+    } else this.trace(plot, segments, kind, xOf, clampX, h, otherSegments);
 
     if (context.position) {
       const x = xOf(context.position.cycle);
@@ -149,7 +192,7 @@ export class Lanes {
     }
     const hover = svg('line', { class: 'lane-hover', x1: 0, x2: 0, y1: 0, y2: h, visibility: 'hidden' });
     plot.append(hover);
-    this.interact(plot, hover, signal, context, xOf, width);
+    this.interact(plot, hover, signal, context, xOf, width, other);
     return plot;
   }
 
@@ -161,9 +204,11 @@ export class Lanes {
     xOf: (cycle: number) => number,
     clampX: (x: number) => number,
     h: number,
+    others?: Segment[],
   ) {
-    // Scaled to the values in view, so a zoom shows the detail of its stretch.
-    const range = kind === 'number' ? numberRange(segments.map((s) => s.value)) : undefined;
+    // Scaled to the values in view (of both recordings while comparing, so that one scale reads
+    // both), so a zoom shows the detail of its stretch.
+    const range = kind === 'number' ? numberRange([...segments, ...(others ?? [])].map((s) => s.value)) : undefined;
     const top = 2;
     const bottom = h - 2;
     const yOf = (n: number | undefined): number => {
@@ -174,20 +219,27 @@ export class Lanes {
       if (max <= min) return (top + bottom) / 2;
       return px(bottom - ((n - min) / (max - min)) * (bottom - top));
     };
-    let d = '';
+    const stepLine = (of: Segment[]) => {
+      let d = '';
+      for (const s of of) {
+        const x0 = clampX(xOf(s.from));
+        const y = yOf(s.value.number);
+        d += d ? `H${x0}V${y}` : `M${x0},${y}`;
+      }
+      const last = of.at(-1);
+      if (last) d += `H${clampX(xOf(last.to))}`;
+      return d;
+    };
     let fill = '';
     for (const s of segments) {
-      const x0 = clampX(xOf(s.from));
-      const x1 = clampX(xOf(s.to));
-      const y = yOf(s.value.number);
-      d += d ? `H${x0}V${y}` : `M${x0},${y}`;
       // BOOL: the TRUE stretches are filled too, so they read at a glance.
-      if (kind === 'bool' && s.value.number) fill += `M${x0},${bottom}V${top}H${x1}V${bottom}Z`;
+      if (kind === 'bool' && s.value.number) fill += `M${clampX(xOf(s.from))},${bottom}V${top}H${clampX(xOf(s.to))}V${bottom}Z`;
     }
-    const last = segments.at(-1);
-    if (last) d += `H${clampX(xOf(last.to))}`;
     if (fill) plot.append(svg('path', { class: 'lane-high', d: fill }));
-    plot.append(svg('path', { class: 'lane-trace', d }));
+    plot.append(svg('path', { class: 'lane-trace', d: stepLine(segments) }));
+    // The other recording over it: dashed, in its own colour, drawn last so it stays visible where
+    // the two are equal.
+    if (others && others.length > 0) plot.append(svg('path', { class: 'lane-trace lane-compared', d: stepLine(others) }));
     if (range && kind === 'number') {
       const max = svg('text', { class: 'lane-max', x: 2, y: 10 });
       max.textContent = range.max.text;
@@ -232,6 +284,18 @@ export class Lanes {
     }
   }
 
+  /** The other recording's enum or string stretches: dashed outlines over the session's segments
+   *  (their values in the hover and the header). */
+  private busOutline(plot: SVGSVGElement, segments: Segment[], xOf: (cycle: number) => number, clampX: (x: number) => number, h: number) {
+    for (const s of segments) {
+      const x0 = clampX(xOf(s.from));
+      const x1 = clampX(xOf(s.to));
+      plot.append(
+        svg('rect', { class: 'lane-compared lane-compared-segment', x: x0, y: 1, width: px(Math.max(0, x1 - x0)), height: h - 2, 'data-from': s.from, 'data-to': s.to }),
+      );
+    }
+  }
+
   /** Hover shows the variable, the cycle and the value there; a click on an edge seeks to the
    *  statement that wrote the value. */
   private interact(
@@ -241,7 +305,14 @@ export class Lanes {
     context: LaneContext,
     xOf: (cycle: number) => number,
     width: number,
+    other?: Signal,
   ) {
+    const sides = this.sides();
+    // Hovering a cycle while comparing: both recordings' values there, each with its letter.
+    const valuesAt = (cycle: number) => {
+      const own = valueAt(signal, cycle)?.text ?? '?';
+      return other && sides ? `${sides.own} ${own} · ${sides.other} ${valueAt(other, cycle)?.text ?? '?'}` : own;
+    };
     const at = (event: PointerEvent | MouseEvent) => {
       const box = plot.getBoundingClientRect();
       const x = ((event.clientX - box.left) / Math.max(1, box.width)) * width;
@@ -274,7 +345,7 @@ export class Lanes {
       const { x, cycle, edge } = at(event);
       plot.classList.toggle('on-edge', edge !== undefined);
       if (edge) show(edgeText(edge, 'click'), xOf(edge.cycle), event.clientX, event.clientY);
-      else show(`${signal.variable}\ncycle ${cycle}: ${valueAt(signal, cycle)?.text ?? '?'}`, x, event.clientX, event.clientY);
+      else show(`${signal.variable}\ncycle ${cycle}: ${valuesAt(cycle)}`, x, event.clientX, event.clientY);
     });
     plot.addEventListener('pointerleave', hide);
     plot.addEventListener('click', (event) => {

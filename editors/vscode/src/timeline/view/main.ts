@@ -354,7 +354,7 @@ window.addEventListener('message', (event: MessageEvent) => {
       requestSignals();
       break;
     case 'signals':
-      lanes.set(message.signals);
+      lanes.set(message.signals, message.compared);
       renderLanes();
       break;
     case 'markers':
