@@ -55,7 +55,7 @@ describe('variables and evaluation', function () {
     assert.deepStrictEqual(page.list.map((v) => v.name), ['[2]', '[3]']);
     const motorAlarm = await dc.variables(page.byName['[2]'].variablesReference);
     assert.deepStrictEqual([motorAlarm.byName.text.value, motorAlarm.byName.active.value, motorAlarm.byName.count.type],
-      ["'Conveyor motor fault'", 'FALSE', 'INT']);
+      ["'Conveyor motor fault'", 'FALSE', 'INT — how often it was raised']);  // its declaration's comment
     // gTank : TankData, written by TankControl in the Fast cycle 0 before this Slow cycle.
     const tank = await dc.variables(globals.byName.gTank.variablesReference);
     assert.deepStrictEqual(tank.list.map((v) => v.name), ['level', 'setpoint', 'inlet', 'high', 'low']);
@@ -65,14 +65,16 @@ describe('variables and evaluation', function () {
     assert.strictEqual(again.byName.gStations.variablesReference, stations.variablesReference);
     // I/O: located variables with their addresses, the stimulus applied.
     const io = await dc.variables(scopes.byName['I/O'].variablesReference);
-    assert.deepStrictEqual([io.byName.gEStopOk.type, io.byName.gEStopOk.value], ['BOOL AT %IX0.2', 'TRUE']);
-    assert.strictEqual(io.byName.gHorn.type, 'BOOL AT %QX0.3');
+    // (Each type is followed by its declaration's comment.)
+    assert.deepStrictEqual([io.byName.gEStopOk.type, io.byName.gEStopOk.value],
+      ['BOOL AT %IX0.2 — emergency stop chain, TRUE = healthy (NC contact)', 'TRUE']);
+    assert.strictEqual(io.byName.gHorn.type, 'BOOL AT %QX0.3 — alarm horn');
     assert.deepStrictEqual([io.byName['Line.startPb'].type, io.byName['Tank.levelRaw'].type, io.byName['Tank.levelRaw'].value],
-      ['BOOL AT %IX0.0', 'INT AT %IW2', '13824']);
+      ['BOOL AT %IX0.0 — start push button', 'INT AT %IW2 — level transmitter, 0..27648 = 0..100 %', '13824']);
     // The program's own variables, in Instance.
     const locals = await dc.variables(scopes.byName.Instance.variablesReference);
     assert.strictEqual(locals.byName.upTicks.value, '1');
-    assert.strictEqual(locals.byName.events.type, 'EventLog');
+    assert.strictEqual(locals.byName.events.type, 'EventLog — event log');  // the comment above it
     const events = await dc.variables(locals.byName.events.variablesReference);
     assert.deepStrictEqual([events.byName.entries.indexedVariables, events.byName.total.value], [12, '0']);
   });
