@@ -475,23 +475,7 @@ test('explain a value: inline values and the flow of the cycle in the editor; Wh
   await shot('flow-inline-values');
 
   // Why? from the Variables view: stateCycles of the Line program's instance.
-  const row = (label) =>
-    page.evaluateHandle((wanted) => {
-      for (const r of document.querySelectorAll('.debug-variables .monaco-list-row'))
-        if (r.querySelector('.monaco-tl-contents')?.textContent.trim().startsWith(wanted)) return r;
-      return null;
-    }, label);
-  const instance = await until('the Instance scope', async () => (await row('Instance')).asElement() ?? undefined);
-  if ((await instance.evaluate((r) => r.getAttribute('aria-expanded'))) !== 'true') await instance.click();
-  // (The view draws the rows in sight: scroll down to it.)
-  const variable = await until('stateCycles in the Variables view', async () => {
-    const found = (await row('stateCycles')).asElement();
-    if (found) return found;
-    const list = await (await page.$('.debug-variables .monaco-list')).boundingBox();
-    await page.mouse.move(list.x + list.width / 2, list.y + list.height / 2);
-    await page.mouse.wheel({ deltaY: 60 });
-    return undefined;
-  });
+  const variable = await instanceVariableRow('stateCycles');
   await variable.click({ button: 'right' });
   await clickMenuItem('Why Does It Have This Value?');
 
@@ -539,7 +523,7 @@ test('explain a value: inline values and the flow of the cycle in the editor; Wh
   const variablesList = await (await page.$('.debug-variables .monaco-list')).boundingBox();
   await page.mouse.move(variablesList.x + variablesList.width / 2, variablesList.y + variablesList.height / 2);
   await page.mouse.wheel({ deltaY: -5000 });
-  await until('the Variables view at its top', async () => (await row('Instance')).asElement() ?? undefined);
+  await until('the Variables view at its top', () => findVariablesRow('Instance'));
   // The picture (docs/images/why-view.png): the Why? view with room — the side bar wider — then
   // the layout as it was for the tests after this one.
   await dragSidebarEdge(300);
@@ -603,23 +587,7 @@ test('Add to Scan Timeline from the Variables view: a lane with edges; a click o
   await until('the Scan Timeline at 400:0', () => timelineView(/^400:0 · /));
 
   // The Variables view: open the Instance scope of Line and right-click conveyorOut.
-  const row = (label) =>
-    page.evaluateHandle((wanted) => {
-      for (const r of document.querySelectorAll('.debug-variables .monaco-list-row'))
-        if (r.querySelector('.monaco-tl-contents')?.textContent.trim().startsWith(wanted)) return r;
-      return null;
-    }, label);
-  const instance = await until('the Instance scope', async () => (await row('Instance')).asElement() ?? undefined);
-  if ((await instance.evaluate((r) => r.getAttribute('aria-expanded'))) !== 'true') await instance.click();
-  // (The view draws the rows in sight: scroll down to it when the pane is small.)
-  const variable = await until('conveyorOut in the Variables view', async () => {
-    const found = (await row('conveyorOut')).asElement();
-    if (found) return found;
-    const list = await (await page.$('.debug-variables .monaco-list')).boundingBox();
-    await page.mouse.move(list.x + list.width / 2, list.y + list.height / 2);
-    await page.mouse.wheel({ deltaY: 60 });
-    return undefined;
-  });
+  const variable = await instanceVariableRow('conveyorOut');
   await variable.click({ button: 'right' });
   await clickMenuItem('Add to Scan Timeline');
 
@@ -1140,16 +1108,34 @@ async function plantCopy(name) {
   return workspace;
 }
 
-/** The row of the Variables view whose name is `name` (its text up to " ="), as an element. */
-const variablesRow = (name) =>
-  until(`${name} in the Variables view`, async () =>
-    (await page.evaluateHandle((wanted) => {
-      for (const r of document.querySelectorAll('.debug-variables .monaco-list-row')) {
-        const text = r.querySelector('.monaco-tl-contents')?.textContent.trim() ?? '';
-        if (text === wanted || text.startsWith(`${wanted} =`) || text.startsWith(`${wanted}:`)) return r;
-      }
-      return null;
-    }, name)).asElement() ?? undefined);
+/** The row of the Variables view in sight whose name is `name` (its text up to " ="), as an
+ *  element; undefined when there is none. */
+const findVariablesRow = async (name) =>
+  (await page.evaluateHandle((wanted) => {
+    for (const r of document.querySelectorAll('.debug-variables .monaco-list-row')) {
+      const text = r.querySelector('.monaco-tl-contents')?.textContent.trim() ?? '';
+      if (text === wanted || text.startsWith(`${wanted} =`) || text.startsWith(`${wanted}:`)) return r;
+    }
+    return null;
+  }, name)).asElement() ?? undefined;
+
+/** The row of the Variables view whose name is `name`, once it is there. */
+const variablesRow = (name) => until(`${name} in the Variables view`, () => findVariablesRow(name));
+
+/** `name`'s row in the Instance scope, opened; the view draws only the rows in sight, so it is
+ *  scrolled down until the row is drawn (a small pane). */
+async function instanceVariableRow(name) {
+  const instance = await variablesRow('Instance');
+  if ((await instance.evaluate((r) => r.getAttribute('aria-expanded'))) !== 'true') await instance.click();
+  return until(`${name} in the Variables view`, async () => {
+    const found = await findVariablesRow(name);
+    if (found) return found;
+    const list = await (await page.$('.debug-variables .monaco-list')).boundingBox();
+    await page.mouse.move(list.x + list.width / 2, list.y + list.height / 2);
+    await page.mouse.wheel({ deltaY: 60 });
+    return undefined;
+  });
+}
 
 /** What the Variables view shows for `name`: "TRUE (forced)", "FALSE", … */
 const variableValue = (name) =>
