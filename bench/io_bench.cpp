@@ -188,8 +188,8 @@ Phase runCycles(const std::vector<std::shared_ptr<runtime::IoDriver>>& drivers, 
   SleepWaits waits;
   // After the recorder's writer started, so that only this thread takes it (runtime/realtime.h).
   if (config.scanPriority) {
-    const std::string failed = runtime::becomeRealtime(config.scanPriority);
-    if (!failed.empty()) throw std::runtime_error(failed);
+    const std::vector<std::string> failed = runtime::becomeRealtime(config.scanPriority);
+    if (!failed.empty()) throw std::runtime_error(failed.front());
   }
   Phase phase;
   phase.cycleUs.reserve(static_cast<size_t>(seconds * 1100));

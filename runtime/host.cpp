@@ -242,16 +242,11 @@ RunSummary RuntimeHost::run() {
   ran_ = true;
   // Now, with every other thread started: they keep the ordinary policy (realtime.h).
   if (options_.scanPriority) {
-    const std::string failed = becomeRealtime(*options_.scanPriority);
+    const std::vector<std::string> failed = becomeRealtime(*options_.scanPriority);
     if (failed.empty())
       say(fmt::format("scanback: the scan thread runs at real-time priority {} (SCHED_FIFO), memory locked",
                       *options_.scanPriority));
-    else
-      for (size_t at = 0; at < failed.size();) {
-        const size_t end = std::min(failed.find('\n', at), failed.size());
-        say("scanback: WARNING: " + failed.substr(at, end - at));
-        at = end + 1;
-      }
+    for (const std::string& line : failed) say("scanback: WARNING: " + line);
   }
   Runtime& rt = *runtime_;
   recorder::Recorder* rec = recorder_.get();

@@ -56,15 +56,14 @@ bool probeScanPriority(int priority, std::string& error) {
   return true;
 }
 
-std::string becomeRealtime(int priority) {
-  std::string failed;
-  if (const int why = setFifo(priority); why != 0) failed = refusal(priority, why);
+std::vector<std::string> becomeRealtime(int priority) {
+  std::vector<std::string> failed;
+  if (const int why = setFifo(priority); why != 0) failed.push_back(refusal(priority, why));
   if (::mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0) {
     const int why = errno;
-    if (!failed.empty()) failed += "\n";
-    failed += fmt::format(
+    failed.push_back(fmt::format(
         "cannot lock the runtime's memory (a page fault may then stall a cycle): {}{}", std::strerror(why),
-        why == ENOMEM || why == EPERM ? " (raise RLIMIT_MEMLOCK: in a systemd unit LimitMEMLOCK=infinity)" : "");
+        why == ENOMEM || why == EPERM ? " (raise RLIMIT_MEMLOCK: in a systemd unit LimitMEMLOCK=infinity)" : ""));
   }
   return failed;
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace scanback::runtime {
 
@@ -25,6 +26,6 @@ constexpr int kHighestScanPriority = 99;
 // as a sanitizer's shadow or a ring's tail, is not made resident). Returns what failed, one line
 // each (empty: both done): the priority cannot fail after a probe that passed, the lock can
 // (RLIMIT_MEMLOCK), and the run goes on without it.
-[[nodiscard]] std::string becomeRealtime(int priority);
+[[nodiscard]] std::vector<std::string> becomeRealtime(int priority);
 
 }  // namespace scanback::runtime

@@ -1213,6 +1213,15 @@ async function answerFileDialog(title, folder, name) {
   await page.keyboard.press('End');
   await page.keyboard.type(name);
   await until(`${name} typed in`, async () => (await inputValue()) === join(folder, name));
+  // Enter accepts the list's active row, not the typed path, whenever one row is active: the row
+  // follows the typed name only once the dialog has filtered its list (on a loaded machine, after
+  // the name is in the box), and the first row (another file) is active until then.
+  await until(`${name} active in the file dialog's list`, () =>
+    page.evaluate((n) => {
+      const active = document.querySelector('.quick-input-list .monaco-list-row.focused');
+      return active?.textContent.includes(n);
+    }, name),
+  );
   await page.keyboard.press('Enter');
 }
 
