@@ -408,10 +408,18 @@ bool Replayer::seekOn(Vm& vm, Position target, std::string& error) {
 }
 
 bool Replayer::seek(Position target, std::string& error) {
-  if (!seekOn(vm_, target, error)) return false;
-  position_ = target;
-  positioned_ = true;
-  return true;
+  if (seekOn(vm_, target, error)) {
+    position_ = target;
+    positioned_ = true;
+    return true;
+  }
+  // A seek can fail after it moved the VM (a cycle that replays shorter than recorded): back to
+  // where position() says, so that the state shown is still the state of that position.
+  if (positioned_) {
+    std::string again;
+    if (!seekOn(vm_, position_, again)) positioned_ = false;
+  }
+  return false;
 }
 
 uint32_t Replayer::statement() const { return positioned_ && vm_.inCycle() ? vm_.pausedStatement() : UINT32_MAX; }

@@ -478,4 +478,50 @@ TEST_F(WriteIndex, CycleEndsReportsTheFirstCycleThatDoesNotReplayAsRecorded) {
   EXPECT_EQ(ends->divergences().front().position.cycle, 35u);
 }
 
+// A copy of `trace` that says cycle `at` ran `more` statements more than it did.
+std::string withMoreSteps(const std::string& trace, const std::string& copy, uint64_t at, uint32_t more) {
+  std::string error;
+  auto reader = trace::TraceReader::open(trace, error);
+  EXPECT_TRUE(reader) << error;
+  if (!reader) return {};
+  auto writer = trace::TraceWriter::create(copy, reader->header(), error);
+  EXPECT_TRUE(writer) << error;
+  if (!writer) return {};
+  for (const trace::BlockInfo& b : reader->blocks()) {
+    if (b.kind != trace::BlockKind::Chunk) continue;
+    trace::ChunkData chunk;
+    EXPECT_TRUE(reader->readChunk(b, chunk, error)) << error;
+    if (chunk.firstCycle <= at && at < chunk.firstCycle + chunk.cycleCount())
+      chunk.stepCounts[at - chunk.firstCycle] += more;
+    EXPECT_TRUE(writer->writeChunk(chunk)) << writer->lastError();
+  }
+  EXPECT_TRUE(writer->close()) << writer->lastError();
+  return copy;
+}
+
+// A seek that fails after it moved the VM (the cycle replays shorter than recorded) leaves the
+// replayer where it was: the position, its statement and its state.
+TEST_F(WriteIndex, ASeekThatFailsMidwayLeavesTheReplayerWhereItWas) {
+  const test::TempTrace copy{"more_steps"};
+  ASSERT_FALSE(withMoreSteps(path_.string(), copy.string(), 120, 5).empty());
+  std::string error;
+  auto replayer = replay::Replayer::open(copy.string(), {}, error);
+  ASSERT_TRUE(replayer) << error;
+  ASSERT_TRUE(replayer->seek({60, 1}, error)) << error;
+  const uint32_t statement = replayer->statement();
+  ASSERT_NE(statement, UINT32_MAX);
+  const auto imageOf = [&] {
+    return std::vector<uint8_t>(replayer->vm().memory(), replayer->vm().memory() + replayer->vm().memorySize());
+  };
+  const std::vector<uint8_t> memory = imageOf();
+  const replay::CycleSteps* recorded = replayer->steps(120, error);
+  ASSERT_TRUE(recorded) << error;
+  // A step the recording says cycle 120 has and its replay never reaches.
+  EXPECT_FALSE(replayer->seek({120, recorded->count() + 2}, error));
+  EXPECT_NE(error.find("the replay diverged"), std::string::npos) << error;
+  EXPECT_EQ(replayer->position(), (replay::Position{60, 1}));
+  EXPECT_EQ(replayer->statement(), statement);
+  EXPECT_EQ(imageOf(), memory);  // the image and the paused frames' stack
+}
+
 }  // namespace
