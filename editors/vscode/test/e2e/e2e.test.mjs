@@ -1255,8 +1255,7 @@ test('force then release: Force Value… from Variables holds an input against t
   await clickGutter(breakpointLine);
   await page.keyboard.press('F5');
   await until('the stop at the breakpoint', async () => (await stackFrameLine()) === breakpointLine, 60000);
-  const instance = await variablesRow('Instance');
-  if ((await instance.evaluate((r) => r.getAttribute('aria-expanded'))) !== 'true') await instance.click();
+  await instanceVariableRow('fillerSensor');
   await until('fillerSensor = FALSE at the first stop', async () => (await variableValue('fillerSensor')) === 'FALSE');
   await foldPanes(['Forced Values'], ['Watch', 'Breakpoints', 'Why?']);
 
