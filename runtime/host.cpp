@@ -13,8 +13,8 @@
 #include <iostream>
 #include <thread>
 
+#include "runtime/process_signals.h"
 #include "runtime/realtime.h"
-#include "runtime/signals.h"
 #include "vm/base/assert.h"
 #include "vm/exec/iec_text.h"
 
@@ -153,7 +153,7 @@ RuntimeHost::RuntimeHost(HostOptions options)
 
 std::unique_ptr<RuntimeHost> RuntimeHost::create(HostOptions options, std::string& error) {
   SB_ASSERT(options.program);
-  if (options.handleSignals) signals::install();
+  if (options.handleSignals) process_signals::install();
   std::unique_ptr<RuntimeHost> host(new RuntimeHost(std::move(options)));
   if (!host->startRecorder(error) || !host->openControl(error)) return nullptr;
   return host;
@@ -354,7 +354,7 @@ RecordingSummary RuntimeHost::finish() {
 
 void RuntimeHost::snapshotIfWanted() {
   bool wanted = snapshotWanted_.exchange(false);
-  if (options_.handleSignals && signals::takeSnapshotRequest()) wanted = true;
+  if (options_.handleSignals && process_signals::takeSnapshotRequest()) wanted = true;
   if (!wanted) return;
   if (!recorder_)
     say("scanback: SIGUSR1: this run records nothing, so there is no history to write (run --record TRACE --ring "

@@ -1,7 +1,7 @@
 // The runtime host: what `scanback run` is once its options are read. It owns the live task and
 // everything around it — the scan loop with its pacing (recorder/run_loop.h), the recorder, the
 // control endpoint's server and what it publishes (runtime/published.h: the operator's pause, the
-// faulted hold, the cycle-time statistics, the recording's health), the signals (runtime/signals.h)
+// faulted hold, the cycle-time statistics, the recording's health), the signals (runtime/process_signals.h)
 // and the I/O drivers (runtime/io_driver.h), called at each cycle's start and end.
 //
 // Threads: run() is the scan thread (the caller's); the recorder's writer, the control server's
@@ -63,7 +63,7 @@ struct HostOptions {
   bool debugEnabled = true;  // off: status, snapshot and stop only, a stream (attach) is refused
   // Called at each cycle's start and after each cycle, in this order (runtime/io_driver.h).
   std::vector<std::shared_ptr<IoDriver>> drivers;
-  // Answer SIGINT, SIGTERM, SIGHUP and SIGUSR1 (runtime/signals.h): the handlers are the process's,
+  // Answer SIGINT, SIGTERM, SIGHUP and SIGUSR1 (runtime/process_signals.h): the handlers are the process's,
   // so one host at a time does (`scanback run`; a test's hosts do not).
   bool handleSignals = false;
   // Where the host says what happens, one line at a time without its newline (from the scan

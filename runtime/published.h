@@ -18,7 +18,7 @@
 #include "control/server.h"
 #include "recorder/recorder.h"
 #include "runtime/io_driver.h"
-#include "runtime/signals.h"
+#include "runtime/process_signals.h"
 #include "vm/runtime/cycle_times.h"
 #include "vm/runtime/runtime.h"
 
@@ -32,7 +32,7 @@ class StopRequest {
  public:
   explicit StopRequest(bool signals) : signals_(signals) {}
   void request() { requested_.store(true); }
-  bool requested() const { return requested_.load() || (signals_ && signals::interrupted()); }
+  bool requested() const { return requested_.load() || (signals_ && process_signals::interrupted()); }
 
  private:
   const bool signals_;

@@ -6,7 +6,7 @@
 // command; the host does too, wherever it runs).
 #pragma once
 
-namespace scanback::runtime::signals {
+namespace scanback::runtime::process_signals {
 
 // Installs the handlers, for the whole process. Before any trace exists, so that a signal sent
 // once it does is never the default (fatal) one; for every run, so that a SIGUSR1 sent to the
@@ -17,4 +17,4 @@ bool interrupted();
 // SIGUSR1 has come since the last call.
 bool takeSnapshotRequest();
 
-}  // namespace scanback::runtime::signals
+}  // namespace scanback::runtime::process_signals

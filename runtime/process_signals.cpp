@@ -1,9 +1,9 @@
-#include "runtime/signals.h"
+#include "runtime/process_signals.h"
 
 #include <atomic>
 #include <csignal>
 
-namespace scanback::runtime::signals {
+namespace scanback::runtime::process_signals {
 
 namespace {
 // Lock-free atomics: what a handler may touch, and what the host's threads read without a race.
@@ -24,4 +24,4 @@ bool interrupted() { return gInterrupted.load(); }
 
 bool takeSnapshotRequest() { return gSnapshotWanted.exchange(false); }
 
-}  // namespace scanback::runtime::signals
+}  // namespace scanback::runtime::process_signals
