@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <iostream>
 #include <map>
@@ -32,21 +34,32 @@ int main(int argc, char** argv) {
       "types, with a warning) are errors";
   check->add_flag("--strict", checkOptions.strict, strictHelp);
   // Where CODESYS, IEC 61131-3 and ruSTy disagree (docs/language.md, "Dialects").
-  const std::map<std::string, Dialect> dialects{
-      {"codesys", Dialect::Codesys}, {"iec", Dialect::Iec}, {"rusty", Dialect::Rusty}};
   const char* dialectHelp =
       "Where CODESYS, IEC 61131-3 and ruSTy disagree: codesys (default), iec (IEC's conversion rules, as --strict), "
       "rusty (a REF_TO is also a pointer: byte arithmetic, conversions between REF_TO types)";
-  check->add_option("--dialect", checkOptions.dialect, dialectHelp)
-      ->transform(CLI::CheckedTransformer(dialects, CLI::ignore_case));
+  // (CLI11's CheckedTransformer would print the map's values, which have no text, in the help and
+  // in its error.)
+  const CLI::Validator dialectName(
+      [](std::string& value) -> std::string {
+        std::string name = value;
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+        const std::optional<Dialect> d = parseDialect(name);
+        if (!d) return "unknown dialect '" + value + "': codesys, iec or rusty";
+        value = std::to_string(static_cast<int>(*d));
+        return {};
+      },
+      "", "dialect");
+  const auto dialectOption = [&](CLI::App* command, Dialect& dialect) {
+    command->add_option("--dialect", dialect, dialectHelp)->transform(dialectName)->type_name("codesys|iec|rusty");
+  };
+  dialectOption(check, checkOptions.dialect);
 
   RunArgs run;
   uint64_t cycles = 0;
   auto* runCmd = app.add_subcommand("run", "Run the project's tasks on the virtual clock");
   runCmd->add_option("files", run.files, "ST source files of the project")->required()->check(CLI::ExistingFile);
   runCmd->add_flag("--strict", run.strict, strictHelp);
-  runCmd->add_option("--dialect", run.dialect, dialectHelp)
-      ->transform(CLI::CheckedTransformer(dialects, CLI::ignore_case));
+  dialectOption(runCmd, run.dialect);
   auto* cyclesOpt = runCmd->add_option("--cycles", cycles, "Run N cycles in total (all tasks)");
   runCmd->add_option("--for", run.forText, "Run every cycle released before this virtual time, e.g. 250ms")
       ->excludes(cyclesOpt);
@@ -180,8 +193,7 @@ int main(int argc, char** argv) {
   testCmd->add_option("files", testArgs.files, "ST source files: the tests and the code they test")
       ->required()
       ->check(CLI::ExistingFile);
-  testCmd->add_option("--dialect", testArgs.dialect, dialectHelp)
-      ->transform(CLI::CheckedTransformer(dialects, CLI::ignore_case));
+  dialectOption(testCmd, testArgs.dialect);
   testCmd->add_option("--filter", testArgs.filter, "Only the tests whose name matches this glob (Motor*, *Timer?)");
   testCmd->add_option("--junit", testArgs.junit, "Write the results as JUnit XML to FILE");
   testCmd->add_option("--record-failures", testArgs.recordFailures,
@@ -355,8 +367,7 @@ int main(int argc, char** argv) {
       ->add_option("--debounce-ms", lspArgs.debounceMs,
                    "Compile for diagnostics this long after the last edit (default 25)")
       ->check(CLI::Range(0u, 10000u));
-  lspCmd->add_option("--dialect", lspArgs.dialect, dialectHelp)
-      ->transform(CLI::CheckedTransformer(dialects, CLI::ignore_case));
+  dialectOption(lspCmd, lspArgs.dialect);
   // Many clients (vscode-languageclient's stdio transport among them) add `--stdio`: the server
   // always talks over stdin/stdout, so it is accepted and changes nothing.
   bool lspStdio = false;

@@ -415,6 +415,22 @@ TEST(ReplayCli, BadPositionsAreUsageErrors) {
   EXPECT_EQ(r.out, runScanback("replay " + q(w.trace) + " --to 0 --print-state").out);
 }
 
+// A dialect is named in any case; an unknown one is a usage error that lists the three (not
+// CLI11's rendering of the map, whose values have no text).
+TEST(ReplayCli, ADialectIsNamedInAnyCaseAndAnUnknownOneIsAUsageError) {
+  const std::string program =
+      q((fs::path(SCANBACK_SOURCE_DIR) / "tests" / "golden" / "cerr_ref_arithmetic_codesys.st").string());
+  CliResult r = runScanback("check --dialect RUSTY " + program);
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  r = runScanback("check --dialect codesys " + program);
+  EXPECT_EQ(r.exitCode, 1) << describe(r);  // REF_TO arithmetic is ruSTy's only
+  r = runScanback("check --dialect siemens " + program);
+  EXPECT_EQ(r.exitCode, 2) << describe(r);
+  EXPECT_NE(r.err.find("unknown dialect 'siemens': codesys, iec or rusty"), std::string::npos) << r.err;
+  r = runScanback("check --help");
+  EXPECT_NE(r.out.find("--dialect codesys|iec|rusty"), std::string::npos) << r.out;
+}
+
 // ---------------------------------------------------------------- trace why
 
 // Parses the change lines of `trace why`: "  POSITION  LOCATION  OLD -> NEW[    TEXT]".
