@@ -292,7 +292,13 @@ TEST(Lexer, TimesOfDay) {
   EXPECT_EQ(ns(single("TOD#12:00:00.123456789")), 12 * 3600 * kS + 123'456'789);
   EXPECT_EQ(lexText("TOD#24:00:00").diag.errorCount(), 1u);
   EXPECT_EQ(lexText("TOD#12:60:00").diag.errorCount(), 1u);
-  EXPECT_EQ(lexText("TOD#12:00").diag.errorCount(), 1u);
+  // CODESYS's TOD#HH:MM: the seconds are 0.
+  EXPECT_EQ(ns(single("TOD#12:00")), 12 * 3600 * kS);
+  EXPECT_EQ(ns(single("TOD#7:05")), (7 * 3600 + 5 * 60) * kS);
+  EXPECT_EQ(ns(single("DT#2024-01-15-08:30")), (1'705'276'800LL + 8 * 3600 + 30 * 60) * kS);
+  EXPECT_EQ(lexText("TOD#12").diag.errorCount(), 1u);
+  EXPECT_EQ(lexText("TOD#12:00.5").diag.errorCount(), 1u);  // a fraction of a minute
+  EXPECT_EQ(lexText("TOD#12:61").diag.errorCount(), 1u);
 }
 
 TEST(Lexer, DatesAndTimes) {

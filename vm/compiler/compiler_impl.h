@@ -292,6 +292,9 @@ class Compiler {
   const Type* openArrayType(const ast::TypeRef& ref);  // ARRAY[*] (open_arrays.cpp)
   const Type* resolveNamedType(const std::string& name, const SourceSpan& span);
   std::optional<const Type*> resolveDeclaredType(const std::string& key, const SourceSpan& span);
+  // The declaration of a type of TwinCAT's system library the project uses without declaring it
+  // (system_library.cpp); null for any other name.
+  const ast::TypeDecl* systemLibraryType(const std::string& upperName);
   Type* layoutPou(PouDecl& decl);
   void resolveFrame(PouDecl& decl);
   void resolveGlobal(GlobalDecl& g);
@@ -461,7 +464,8 @@ class Compiler {
 
   std::vector<std::unique_ptr<ast::CompilationUnit>> units_;
   std::map<std::string, const ast::TypeDecl*> typeDecls_;
-  std::vector<const ast::TypeDecl*> typeOrder_;  // declaration order
+  std::vector<std::unique_ptr<ast::TypeDecl>> systemTypes_;  // systemLibraryType's, made on first use
+  std::vector<const ast::TypeDecl*> typeOrder_;              // declaration order
   std::map<std::string, const Type*> resolvedTypes_;
   std::set<std::string> resolvingTypes_;
   std::map<std::string, std::unique_ptr<PouDecl>> pous_;  // functions, FBs, programs, natives

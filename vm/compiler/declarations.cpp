@@ -241,7 +241,12 @@ const Type* Compiler::resolveNamedType(const std::string& name, const SourceSpan
 std::optional<const Type*> Compiler::resolveDeclaredType(const std::string& key, const SourceSpan& span) {
   if (auto it = resolvedTypes_.find(key); it != resolvedTypes_.end()) return it->second;
   auto it = typeDecls_.find(key);
-  if (it == typeDecls_.end()) return std::nullopt;
+  if (it == typeDecls_.end()) {
+    // A name of TwinCAT's system library the project does not declare as anything.
+    const ast::TypeDecl* system = pous_.count(key) || interfaces_.count(key) ? nullptr : systemLibraryType(key);
+    if (!system) return std::nullopt;
+    it = typeDecls_.emplace(key, system).first;
+  }
   if (resolvingTypes_.count(key)) {
     error(span, fmt::format("type '{}' is defined in terms of itself", it->second->name));
     return nullptr;

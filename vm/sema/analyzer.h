@@ -57,6 +57,10 @@ class Analyzer {
   // An elementary type by upper-case name (TOD and DT included), or else (unless
   // `elementaryOnly`) a declared one; null when there is none, reporting nothing.
   const Type* typeNamedQuietly(const std::string& upperName, bool elementaryOnly = false);
+  // The names of TwinCAT's system library a project uses without declaring them: T_MaxString,
+  // PVOID, MAX_STRING_LENGTH (null when `upperName` is none of them).
+  const Type* systemLibraryType(const std::string& upperName);
+  Expr* systemLibraryConstant(const std::string& upperName, const SourceSpan& span);
   const Type* literalType(const ConstValue& c) const;
   bool isPoison(const Expr* e) const { return e && e->type == types().errorType(); }
   // A place the code may store into: not inside a CONSTANT.

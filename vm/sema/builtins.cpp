@@ -241,10 +241,13 @@ Expr* BuiltinAnalysis::shortCircuit() {
 
 // ---- TRUNC, X_TRUNC_Y
 Expr* BuiltinAnalysis::truncation() {
-  if (name_ != "TRUNC" && name_.find("_TRUNC_") == std::string::npos) return nullptr;
+  // TRUNC gives a DINT; REAL_TRUNC_INT and CODESYS's TRUNC_INT (OSCAT uses it) the type named.
+  const size_t infix = name_.find("_TRUNC_");
+  const bool prefix = name_.rfind("TRUNC_", 0) == 0;
+  if (name_ != "TRUNC" && infix == std::string::npos && !prefix) return nullptr;
   const Type* to = elem(TypeKind::DInt);
   if (name_ != "TRUNC") {
-    to = an_.typeNamedQuietly(name_.substr(name_.find("_TRUNC_") + 7), true);
+    to = an_.typeNamedQuietly(name_.substr(prefix ? 6 : infix + 7), true);
     if (!to || !to->isInteger()) return nullptr;
   }
   auto a = args({"IN"});

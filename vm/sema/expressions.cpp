@@ -143,7 +143,23 @@ const Type* Analyzer::typeNamed(const std::string& name, const SourceSpan& span)
     error(span, fmt::format("'{}' is a {}, not a type", name, pouKindName(*kind)));
     return nullptr;
   }
+  if (const Type* t = systemLibraryType(key)) return t;
   error(span, fmt::format("unknown type '{}'", name));
+  return nullptr;
+}
+
+// TwinCAT's system library (Tc2_System) declares these, and libraries written for TwinCAT use
+// them without declaring them (Beckhoff Infosys: "T_MaxString", "PVOID"); a project's own
+// declaration of the name comes first (docs/language.md, "Dialects").
+const Type* Analyzer::systemLibraryType(const std::string& upperName) {
+  if (upperName == "T_MAXSTRING") return types().string(255);
+  // An address as an unsigned integer of a pointer's size: 4 bytes here (as on a 32-bit PLC).
+  if (upperName == "PVOID") return elementary(TypeKind::UDInt);
+  return nullptr;
+}
+
+Expr* Analyzer::systemLibraryConstant(const std::string& upperName, const SourceSpan& span) {
+  if (upperName == "MAX_STRING_LENGTH") return constantNode(elementary(TypeKind::UDInt), ConstValue::ofInt(255), span);
   return nullptr;
 }
 
@@ -683,7 +699,7 @@ Expr* Analyzer::constantName(const ast::Expr& e, const Type* hint) {
     return constantNode(g->variable->type, *g->value, e.span);
   }
   const std::vector<EnumValueSymbol>* candidates = d.enumValues(key);
-  if (!candidates || candidates->empty()) return nullptr;
+  if (!candidates || candidates->empty()) return systemLibraryConstant(key, e.span);
   if (hint) {
     for (const EnumValueSymbol& c : *candidates)
       if (c.type == valueBase(hint)) return constantNode(c.type, ConstValue::ofInt(c.value), e.span);

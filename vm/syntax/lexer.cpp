@@ -266,15 +266,19 @@ bool parseUnsigned(std::string_view s, uint64_t& out) {
   return true;
 }
 
-// "HH:MM:SS[.fraction]" -> ns since midnight.
+// "HH:MM:SS[.fraction]" -> ns since midnight. "HH:MM" is HH:MM:00: IEC wants the seconds, but
+// CODESYS accepts them left out and writes TOD#00:00 in its own libraries' documentation (and
+// OSCAT's DT_TO_STRF compares with TOD#12:00).
 [[nodiscard]] bool parseTimeOfDay(std::string_view s, uint64_t& ns, std::string& error) {
   size_t c1 = s.find(':');
   size_t c2 = c1 == std::string_view::npos ? c1 : s.find(':', c1 + 1);
-  if (c2 == std::string_view::npos) {
+  if (c1 == std::string_view::npos) {
     error = "expected HH:MM:SS";
     return false;
   }
-  std::string_view secText = s.substr(c2 + 1);
+  const bool noSeconds = c2 == std::string_view::npos;
+  if (noSeconds) c2 = s.size();
+  std::string_view secText = noSeconds ? std::string_view("0") : s.substr(c2 + 1);
   std::string_view fracText;
   size_t dot = secText.find('.');
   if (dot != std::string_view::npos) {
