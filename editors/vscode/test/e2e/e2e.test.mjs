@@ -1434,3 +1434,101 @@ test('Compare With Recording…: a replayed recording (A) against its rerun with
   const top = Math.max(0, Math.round(panel.y - 300));
   await shot('compare-readme', { x: 0, y: top, width: 1440, height: Math.round(panel.y + panel.height - top) });
 });
+
+// ---- Completion and a replayed trace's own sources (issue 31) -----------------------------------
+
+/** The rows of the editor's suggest widget while it shows: label and whether it is the focused one. */
+const suggestRows = () =>
+  page.evaluate(() => {
+    const widget = document.querySelector('.editor-instance .suggest-widget.visible');
+    if (!widget) return undefined;
+    return [...widget.querySelectorAll('.monaco-list-row')].map((r) => ({
+      label: r.querySelector('.label-name')?.textContent.trim() ?? '',
+      focused: r.classList.contains('focused'),
+    }));
+  });
+
+/** Waits until the suggest widget lists `wanted` (every label in it), asking again with Ctrl+Space
+ *  now and then: a request that met a language server still reading the folder may have come back
+ *  empty. Returns the labels shown. */
+async function suggestionsInclude(what, wanted) {
+  let polls = 0;
+  return until(what, async () => {
+    const rows = await suggestRows();
+    const labels = rows?.map((r) => r.label) ?? [];
+    if (wanted.every((w) => labels.includes(w))) return labels;
+    if (polls++ % 15 === 14) {
+      await page.keyboard.down('Control');
+      await page.keyboard.press('Space');
+      await page.keyboard.up('Control');
+    }
+    return undefined;
+  });
+}
+
+/** Whether the active editor's tab has unsaved changes (not yet saved by code-server's autosave). */
+const activeTabDirty = () => page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.classList.contains('dirty') ?? false);
+
+/** Moves the cursor to `line` (Go to Line) and waits until the status bar says it is there. */
+async function cursorToLine(line) {
+  await page.click('.editor-instance .monaco-editor .view-lines');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyG');
+  await page.keyboard.up('Control');
+  await until('the Go to Line box', () =>
+    page.evaluate(() => document.activeElement?.closest('.quick-input-widget') !== null && document.activeElement?.tagName === 'INPUT'),
+  );
+  await page.keyboard.type(String(line));
+  await page.keyboard.press('Enter');
+  await until(`the cursor on line ${line}`, async () => (await statusBarLine()) === line);
+}
+
+test('completion: names in scope with Ctrl+Space, the members of a function block after "."; Enter puts the one picked into the line', async () => {
+  await plantCopy('completion-plant');
+  // A new line after `conveyorOut := motor.out;` in LineControl's body, where `motor` is a MotorCtl.
+  await cursorToLine(breakpointLine);
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  const line = breakpointLine + 1;
+  await until(`the cursor on the new line ${line}`, async () => (await statusBarLine()) === line);
+  await page.keyboard.type('conveyorOut := moto');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Space');
+  await page.keyboard.up('Control');
+  // LineControl's variables that start so: the block instance, and its command and feedback.
+  const names = await suggestionsInclude('the variables of LineControl in the suggestions', ['motor', 'motorCmd', 'motorFb']);
+  assert.ok(!names.includes('conveyorOut'), `only the names that match "moto": ${JSON.stringify(names)}`);
+  await page.keyboard.press('Escape');
+  await until('the suggestions closed', async () => (await suggestRows()) === undefined);
+
+  // `motor.` offers MotorCtl's inputs, outputs and methods (fbs.st).
+  await page.keyboard.type('r.');
+  const members = await suggestionsInclude("MotorCtl's members after 'motor.'", ['cmd', 'feedback', 'out', 'running', 'fault', 'Reset']);
+  assert.ok(!members.includes('motorCmd'), `members only: ${JSON.stringify(members)}`);
+  await page.mouse.move(5, 5);
+  await shot('completion');
+  // Typed on, the list narrows to `fault`; Enter puts it into the line.
+  await page.keyboard.type('fau');
+  await until('fault alone, focused, in the suggestions', async () => {
+    const rows = await suggestRows();
+    return rows?.length === 1 && rows[0].label === 'fault' && rows[0].focused;
+  });
+  await page.keyboard.press('Enter');
+  await until('the suggestions closed', async () => (await suggestRows()) === undefined);
+  const text = await until(`line ${line} with the accepted member`, async () => (await editorLine(line))?.text.trimEnd());
+  assert.equal(text, 'conveyorOut := motor.fault');
+
+  // Undone, the file is as it was, in the editor and on disk (code-server saves a second after each
+  // edit: files.autoSave is afterDelay in the browser).
+  const file = join(scratch, 'completion-plant/programs.st');
+  const original = readFileSync(join(plant, 'programs.st'), 'utf8');
+  await until('the edit undone, in the editor and on disk', async () => {
+    if ((await editorLine(line))?.text.trimEnd() !== original.split('\n')[line - 1]) {
+      await page.keyboard.down('Control');
+      await page.keyboard.press('KeyZ');
+      await page.keyboard.up('Control');
+      return false;
+    }
+    return !(await activeTabDirty()) && readFileSync(file, 'utf8') === original;
+  });
+});
