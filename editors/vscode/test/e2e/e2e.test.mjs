@@ -771,6 +771,37 @@ async function openFile(name) {
   );
 }
 
+/** Whether the focus is in the quick input's box (Go to Line, the palette). */
+const quickInputFocused = () =>
+  page.evaluate(() => document.activeElement?.closest('.quick-input-widget') !== null && document.activeElement?.tagName === 'INPUT');
+
+/**
+ * Go to Line (Ctrl+G) `line`, each key typed only while its box has the focus, and Enter only when
+ * the box holds the line: a stop's reveal can take the focus back to the editor at any moment, and
+ * keys typed there would edit the file (which code-server saves a second later: a digit once
+ * replaced the statement the stop had selected in examples/plant/programs.st). Returns whether the
+ * line was entered; if not, the box is closed and the caller tries again.
+ */
+async function typeIntoGoToLine(line) {
+  await page.click('.editor-instance .monaco-editor .view-lines');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyG');
+  await page.keyboard.up('Control');
+  for (const deadline = Date.now() + 10000; !(await quickInputFocused()); await new Promise((r) => setTimeout(r, 100)))
+    if (Date.now() > deadline) return false;
+  for (const key of String(line)) {
+    if (!(await quickInputFocused())) return false;
+    await page.keyboard.press(key);
+  }
+  const value = await page.evaluate(() => (document.activeElement?.closest('.quick-input-widget') ? document.activeElement.value : undefined));
+  if (value !== `:${line}`) {
+    if (value !== undefined) await page.keyboard.press('Escape');
+    return false;
+  }
+  await page.keyboard.press('Enter');
+  return true;
+}
+
 /** Reveals `line` (Go to Line) and clicks the editor's gutter beside it, as a user sets a breakpoint. */
 async function clickGutter(line) {
   // (Go to Line again every 2 s until the cursor is there: a stop's reveal may move it back.)
@@ -778,14 +809,7 @@ async function clickGutter(line) {
     let polls = 0;
     await until(`the cursor on line ${line}`, async () => {
       if ((await statusBarLine()) === line) return true;
-      if (polls++ % 10 === 0) {
-        await page.click('.editor-instance .monaco-editor .view-lines');
-        await page.keyboard.down('Control');
-        await page.keyboard.press('KeyG');
-        await page.keyboard.up('Control');
-        await page.keyboard.type(String(line));
-        await page.keyboard.press('Enter');
-      }
+      if (polls++ % 10 === 0) await typeIntoGoToLine(line);
       return false;
     });
   };
@@ -1485,15 +1509,7 @@ const activeTabDirty = () => page.evaluate(() => document.querySelector('.tabs-c
 
 /** Moves the cursor to `line` (Go to Line) and waits until the status bar says it is there. */
 async function cursorToLine(line) {
-  await page.click('.editor-instance .monaco-editor .view-lines');
-  await page.keyboard.down('Control');
-  await page.keyboard.press('KeyG');
-  await page.keyboard.up('Control');
-  await until('the Go to Line box', () =>
-    page.evaluate(() => document.activeElement?.closest('.quick-input-widget') !== null && document.activeElement?.tagName === 'INPUT'),
-  );
-  await page.keyboard.type(String(line));
-  await page.keyboard.press('Enter');
+  await until(`line ${line} entered in Go to Line`, () => typeIntoGoToLine(line));
   await until(`the cursor on line ${line}`, async () => (await statusBarLine()) === line);
 }
 
