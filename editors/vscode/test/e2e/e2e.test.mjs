@@ -594,8 +594,7 @@ test('Add to Scan Timeline from the Variables view: a lane with edges; a click o
     }
     return false;
   });
-  await runCommand('scanback: Open Trace');
-  await answerFileDialogWithPath(/^Open a scanback trace/, trace);
+  await runCommandWithInput('scanback: Open Trace', trace);
   await until('the replay to stop', () => callStackSays(/Paused on entry/));
   await runCommandWithInput('scanback: Go to Cycle', '400');
   await until('the stop at cycle 400', () => callStackSays(/Paused on goto/));
@@ -1253,36 +1252,6 @@ async function answerFileDialog(title, folder, name) {
   await page.keyboard.type(name);
   await until(`${name} typed in`, async () => (await inputValue()) === join(folder, name));
   await page.keyboard.press('Enter');
-}
-
-/** Answers VS Code's file dialog titled `title` with the whole path `file`, typed over what it
- *  shows. The dialog completes what is typed as it goes, and refuses an Enter it has not caught up
- *  with ("Please select a file."): Enter once it lists the file, and all again until it closes. */
-async function answerFileDialogWithPath(title, file) {
-  const dialog = () =>
-    page.evaluate((t) => {
-      const widget = document.querySelector('.quick-input-widget');
-      const open = widget && widget.style.display !== 'none' && new RegExp(t).test(widget.querySelector('.quick-input-title')?.textContent ?? '');
-      return open ? { value: widget.querySelector('.quick-input-box input')?.value, rows: [...widget.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.textContent.trim()) } : undefined;
-    }, title.source);
-  await until(`the file dialog "${title.source}"`, async () => (await dialog()) && (await quickInputFocused()));
-  const name = file.split('/').pop();
-  await until(`the file dialog to take ${file}`, async () => {
-    const shown = await dialog();
-    if (!shown) return true; // taken
-    await page.keyboard.down('Control');
-    await page.keyboard.press('KeyA');
-    await page.keyboard.up('Control');
-    await page.keyboard.type(file);
-    const listed = await until(`${name} listed in the file dialog`, async () => {
-      const now = await dialog();
-      return !now || (now.value === file && now.rows.includes(name));
-    }, 20000).catch(() => false);
-    if (listed) await page.keyboard.press('Enter');
-    for (const deadline = Date.now() + 5000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200)))
-      if (!(await dialog())) return true;
-    return false;
-  }, 90000);
 }
 
 /** Drags the side bar's right edge `by` pixels to the right. */
