@@ -132,11 +132,13 @@ namespace {
 bool clientAskedForDisplay(std::string_view command) {
   // clang-format off
   // (scanback/flow and scanback/values: the VS Code extension asks them at every stop for the editor's
-  // marks and inline values; a live task paused inside a cycle that is not recorded yet has no flow.)
-  static constexpr std::array<std::string_view, 17> kDisplayRequests{
+  // marks and inline values; a live task paused inside a cycle that is not recorded yet has no flow.
+  // scanback/forced: asked at every stop for the Forced Values view, it meets a replay that a
+  // Continue right after the stop has set moving.)
+  static constexpr std::array<std::string_view, 18> kDisplayRequests{
       "threads", "stackTrace", "scopes", "variables", "source", "evaluate", "loadedSources",
       "breakpointLocations", "dataBreakpointInfo", "completions", "exceptionInfo", "readMemory", "modules",
-      "scanback/timeline", "scanback/signals", "scanback/flow", "scanback/values"};
+      "scanback/timeline", "scanback/signals", "scanback/flow", "scanback/values", "scanback/forced"};
   // clang-format on
   return std::ranges::find(kDisplayRequests, command) != kDisplayRequests.end();
 }

@@ -114,6 +114,19 @@ TEST_F(DapSession, CapabilitiesAreBuiltFromTheRegisteredHandlers) {
   EXPECT_EQ(r["body"]["exceptionBreakpointFilters"][0]["default"], true);
 }
 
+// The Forced Values view asks scanback/forced at every stop and session change, so its failure (here:
+// no program yet; in VS Code: a replay set moving by a Continue right after the stop) is no popup.
+TEST_F(DapSession, TheForcedValuesViewsRequestFailsWithoutAPopup) {
+  client_.request("initialize", json{{"adapterID", "scanback"}});
+  const json r = client_.request("scanback/forced");
+  ASSERT_FALSE(r["success"]);
+  EXPECT_FALSE(r["body"]["error"]["showUser"]);
+  // What the user asks of it is shown.
+  const json release = client_.request("scanback/release");
+  ASSERT_FALSE(release["success"]);
+  EXPECT_TRUE(release["body"]["error"]["showUser"]);
+}
+
 TEST_F(DapSession, UnknownCommandGetsAnErrorResponseAndTheSessionGoesOn) {
   client_.request("initialize", json{{"adapterID", "scanback"}});
   const json r = client_.request("frobnicate");

@@ -20,7 +20,7 @@ import { activateForcing, markForced } from './force/forced';
 import { ScanbackLanguageClient } from './languageClient';
 import { BuildProblems, countText, projectFiles, runCheck, takeOverStartFailure, type FailedResponse } from './problems';
 import { TimelineViewProvider } from './timeline/provider';
-import { TraceSourceProvider, traceScheme } from './traceSources';
+import { TraceSourceFileSystem, traceScheme } from './traceSources';
 import { goToLive, WhereYouAre, WriterDecoration } from './where';
 
 /** Requests after which the program runs until the next `stopped` event. */
@@ -91,15 +91,19 @@ export function activate(context: vscode.ExtensionContext): void {
     problems,
     where,
     writer,
-    vscode.workspace.registerTextDocumentContentProvider(
+    vscode.workspace.registerFileSystemProvider(
       traceScheme,
-      new TraceSourceProvider(() =>
+      new TraceSourceFileSystem(() =>
         resolveScanbackBinary({
           configuredPath: vscode.workspace.getConfiguration('scanback').get<string>('path', ''),
           extensionPath: context.extensionPath,
           searchPath: process.env.PATH,
         }),
       ),
+      {
+        isCaseSensitive: true,
+        isReadonly: new vscode.MarkdownString('The text recorded in the trace: edit the program\'s own files, then record again.'),
+      },
     ),
     vscode.window.registerWebviewViewProvider(TimelineViewProvider.viewType, timeline, {
       webviewOptions: { retainContextWhenHidden: false },

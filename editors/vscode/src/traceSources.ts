@@ -1,4 +1,5 @@
 import { execFile } from 'child_process';
+import { stat } from 'fs/promises';
 import * as path from 'path';
 import * as vscode from 'vscode';
 
@@ -30,20 +31,84 @@ export function traceSourceArguments(folders: readonly string[]): { sourceFolder
   return { sourceFolders: [...folders], sourceScheme: traceScheme };
 }
 
-/** Reads a recorded source out of its trace with `scanback trace dump TRACE --source FILE` (by its
- *  recorded path, else by its name when the trace recorded it relative). */
-export class TraceSourceProvider implements vscode.TextDocumentContentProvider {
+/**
+ * The files of the `scanback-trace:` scheme, read-only: each one's text read out of its trace with
+ * `scanback trace dump TRACE --source FILE` (by its recorded path, else by its name when the trace
+ * recorded it relative). A file system rather than a TextDocumentContentProvider: VS Code restores
+ * the tabs of a file system's files after a reload of the window (activating the extension by
+ * `onFileSystem:scanback-trace`), while it drops those of a content provider's documents.
+ */
+export class TraceSourceFileSystem implements vscode.FileSystemProvider {
+  // The texts read, by URI and the trace's modification time (a trace recorded again at the same
+  // path is read again).
+  private readonly texts = new Map<string, Promise<Uint8Array>>();
+  private readonly changes = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.changes.event;
+
   constructor(private readonly binary: () => string) {}
 
-  provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+  async stat(uri: vscode.Uri): Promise<vscode.FileStat> {
+    const { text, mtime } = await this.read(uri);
+    return { type: vscode.FileType.File, ctime: mtime, mtime, size: text.byteLength, permissions: vscode.FilePermission.Readonly };
+  }
+
+  async readFile(uri: vscode.Uri): Promise<Uint8Array> {
+    return (await this.read(uri)).text;
+  }
+
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined); // a trace does not change while it is read
+  }
+
+  readDirectory(uri: vscode.Uri): never {
+    throw vscode.FileSystemError.FileNotADirectory(uri);
+  }
+
+  createDirectory(uri: vscode.Uri): never {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  writeFile(uri: vscode.Uri): never {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  delete(uri: vscode.Uri): never {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  rename(uri: vscode.Uri): never {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  private async read(uri: vscode.Uri): Promise<{ text: Uint8Array; mtime: number }> {
     const named = parseTraceUri(uri);
-    if (!named) return Promise.reject(new Error(`scanback: ${uri.toString()} names no trace`));
-    const dump = (file: string) =>
-      new Promise<string>((resolve, reject) =>
-        execFile(this.binary(), ['trace', 'dump', named.trace, '--source', file], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-          error ? reject(new Error(stderr.trim() || error.message)) : resolve(stdout),
-        ),
-      );
-    return dump(named.file).catch(() => dump(path.basename(named.file)));
+    if (!named) throw vscode.FileSystemError.FileNotFound(`scanback: ${uri.toString()} names no trace`);
+    const mtime = await stat(named.trace).then(
+      (s) => s.mtimeMs,
+      () => {
+        throw vscode.FileSystemError.FileNotFound(`scanback: the trace ${named.trace} is not there any more`);
+      },
+    );
+    const key = `${uri.toString()} ${mtime}`;
+    let text = this.texts.get(key);
+    if (!text) {
+      const dump = (file: string) =>
+        new Promise<Uint8Array>((resolve, reject) =>
+          execFile(
+            this.binary(),
+            ['trace', 'dump', named.trace, '--source', file],
+            { maxBuffer: 64 * 1024 * 1024, encoding: 'buffer' },
+            (error, stdout, stderr) => (error ? reject(new Error(stderr.toString().trim() || error.message)) : resolve(new Uint8Array(stdout))),
+          ),
+        );
+      text = dump(named.file)
+        .catch(() => dump(path.basename(named.file)))
+        .catch((error: Error) => {
+          this.texts.delete(key); // asked again, it is tried again
+          throw vscode.FileSystemError.FileNotFound(`scanback: ${error.message}`);
+        });
+      this.texts.set(key, text);
+    }
+    return { text: await text, mtime };
   }
 }

@@ -9,7 +9,9 @@
 // lane: the debugger stops at the statement that wrote the value. Last, a runtime started with
 // `scanback run --control` on a copy of the plant: the extension's attach snippet in a launch.json,
 // started from the Run and Debug view, a breakpoint from the gutter, Step Back, disconnect, while
-// `scanback ctl status` shows the runtime's cycles growing; and an attach with a wrong token.
+// `scanback ctl status` shows the runtime's cycles growing; and an attach with a wrong token. After
+// them the language server (Problems, F12, completion), forcing, comparing recordings, and a trace
+// replayed away from its sources (shown from the trace, also after a reload of the window).
 // Screenshots go to build/vscode/test/.
 //
 //   CODE_SERVER_ENTRY  code-server's out/node/entry.js (test/e2e/setup-code-server.sh prints it)
@@ -128,15 +130,27 @@ const callStackSays = (pattern) =>
   page.evaluate((source) => new RegExp(source, 'i').test(document.querySelector('.debug-call-stack')?.textContent ?? ''), pattern.source);
 
 async function runCommand(title) {
-  await page.keyboard.press('F1');
-  await page.waitForSelector('.quick-input-widget .input', { visible: true });
-  await page.keyboard.type(title);
-  await until(`the command "${title}" in the palette`, () =>
-    page.evaluate(
+  const open = async () => {
+    await page.keyboard.press('F1');
+    await page.waitForSelector('.quick-input-widget .input', { visible: true });
+    await page.keyboard.type(title);
+  };
+  await open();
+  // The palette lists the commands known when it opened: one an extension contributes is missing
+  // while the workbench is still reading the installed extensions (a window just opened), so the
+  // palette is opened again every 2 s until it lists the command.
+  let polls = 0;
+  await until(`the command "${title}" in the palette`, async () => {
+    const listed = await page.evaluate(
       (t) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(t)),
       title,
-    ),
-  );
+    );
+    if (!listed && ++polls % 10 === 0) {
+      await page.keyboard.press('Escape');
+      await open();
+    }
+    return listed;
+  });
   await page.keyboard.press('Enter');
 }
 
@@ -757,6 +771,37 @@ async function openFile(name) {
   );
 }
 
+/** Whether the focus is in the quick input's box (Go to Line, the palette). */
+const quickInputFocused = () =>
+  page.evaluate(() => document.activeElement?.closest('.quick-input-widget') !== null && document.activeElement?.tagName === 'INPUT');
+
+/**
+ * Go to Line (Ctrl+G) `line`, each key typed only while its box has the focus, and Enter only when
+ * the box holds the line: a stop's reveal can take the focus back to the editor at any moment, and
+ * keys typed there would edit the file (which code-server saves a second later: a digit once
+ * replaced the statement the stop had selected in examples/plant/programs.st). Returns whether the
+ * line was entered; if not, the box is closed and the caller tries again.
+ */
+async function typeIntoGoToLine(line) {
+  await page.click('.editor-instance .monaco-editor .view-lines');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyG');
+  await page.keyboard.up('Control');
+  for (const deadline = Date.now() + 10000; !(await quickInputFocused()); await new Promise((r) => setTimeout(r, 100)))
+    if (Date.now() > deadline) return false;
+  for (const key of String(line)) {
+    if (!(await quickInputFocused())) return false;
+    await page.keyboard.press(key);
+  }
+  const value = await page.evaluate(() => (document.activeElement?.closest('.quick-input-widget') ? document.activeElement.value : undefined));
+  if (value !== `:${line}`) {
+    if (value !== undefined) await page.keyboard.press('Escape');
+    return false;
+  }
+  await page.keyboard.press('Enter');
+  return true;
+}
+
 /** Reveals `line` (Go to Line) and clicks the editor's gutter beside it, as a user sets a breakpoint. */
 async function clickGutter(line) {
   // (Go to Line again every 2 s until the cursor is there: a stop's reveal may move it back.)
@@ -764,14 +809,7 @@ async function clickGutter(line) {
     let polls = 0;
     await until(`the cursor on line ${line}`, async () => {
       if ((await statusBarLine()) === line) return true;
-      if (polls++ % 10 === 0) {
-        await page.click('.editor-instance .monaco-editor .view-lines');
-        await page.keyboard.down('Control');
-        await page.keyboard.press('KeyG');
-        await page.keyboard.up('Control');
-        await page.keyboard.type(String(line));
-        await page.keyboard.press('Enter');
-      }
+      if (polls++ % 10 === 0) await typeIntoGoToLine(line);
       return false;
     });
   };
@@ -1441,4 +1479,181 @@ test('Compare With Recording…: a replayed recording (A) against its rerun with
   const panel = await (await page.$('.part.panel')).boundingBox();
   const top = Math.max(0, Math.round(panel.y - 300));
   await shot('compare-readme', { x: 0, y: top, width: 1440, height: Math.round(panel.y + panel.height - top) });
+});
+
+// ---- Completion and a replayed trace's own sources (issue 31) -----------------------------------
+
+/** The rows of the editor's suggest widget while it shows: label and whether it is the focused one. */
+const suggestRows = () =>
+  page.evaluate(() => {
+    const widget = document.querySelector('.editor-instance .suggest-widget.visible');
+    if (!widget) return undefined;
+    return [...widget.querySelectorAll('.monaco-list-row')].map((r) => ({
+      label: r.querySelector('.label-name')?.textContent.trim() ?? '',
+      focused: r.classList.contains('focused'),
+    }));
+  });
+
+/** Waits until the suggest widget lists `wanted` (every label in it), asking again with Ctrl+Space
+ *  now and then: a request that met a language server still reading the folder may have come back
+ *  empty. Returns the labels shown. */
+async function suggestionsInclude(what, wanted) {
+  let polls = 0;
+  return until(what, async () => {
+    const rows = await suggestRows();
+    const labels = rows?.map((r) => r.label) ?? [];
+    if (wanted.every((w) => labels.includes(w))) return labels;
+    if (polls++ % 15 === 14) {
+      await page.keyboard.down('Control');
+      await page.keyboard.press('Space');
+      await page.keyboard.up('Control');
+    }
+    return undefined;
+  });
+}
+
+/** Whether the active editor's tab has unsaved changes (not yet saved by code-server's autosave). */
+const activeTabDirty = () => page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.classList.contains('dirty') ?? false);
+
+/** Moves the cursor to `line` (Go to Line) and waits until the status bar says it is there. */
+async function cursorToLine(line) {
+  await until(`line ${line} entered in Go to Line`, () => typeIntoGoToLine(line));
+  await until(`the cursor on line ${line}`, async () => (await statusBarLine()) === line);
+}
+
+test('completion: names in scope with Ctrl+Space, the members of a function block after "."; Enter puts the one picked into the line', async () => {
+  await plantCopy('completion-plant');
+  // A new line after `conveyorOut := motor.out;` in LineControl's body, where `motor` is a MotorCtl.
+  await cursorToLine(breakpointLine);
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  const line = breakpointLine + 1;
+  await until(`the cursor on the new line ${line}`, async () => (await statusBarLine()) === line);
+  await page.keyboard.type('conveyorOut := moto');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Space');
+  await page.keyboard.up('Control');
+  // LineControl's variables that start so: the block instance, and its command and feedback.
+  const names = await suggestionsInclude('the variables of LineControl in the suggestions', ['motor', 'motorCmd', 'motorFb']);
+  assert.ok(!names.includes('conveyorOut'), `only the names that match "moto": ${JSON.stringify(names)}`);
+  await page.keyboard.press('Escape');
+  await until('the suggestions closed', async () => (await suggestRows()) === undefined);
+
+  // `motor.` offers MotorCtl's inputs, outputs and methods (fbs.st).
+  await page.keyboard.type('r.');
+  const members = await suggestionsInclude("MotorCtl's members after 'motor.'", ['cmd', 'feedback', 'out', 'running', 'fault', 'Reset']);
+  assert.ok(!members.includes('motorCmd'), `members only: ${JSON.stringify(members)}`);
+  await page.mouse.move(5, 5);
+  await shot('completion');
+  // Typed on, the list narrows to `fault`; Enter puts it into the line.
+  await page.keyboard.type('fau');
+  await until('fault alone, focused, in the suggestions', async () => {
+    const rows = await suggestRows();
+    return rows?.length === 1 && rows[0].label === 'fault' && rows[0].focused;
+  });
+  await page.keyboard.press('Enter');
+  await until('the suggestions closed', async () => (await suggestRows()) === undefined);
+  const text = await until(`line ${line} with the accepted member`, async () => (await editorLine(line))?.text.trimEnd());
+  assert.equal(text, 'conveyorOut := motor.fault');
+
+  // Undone, the file is as it was, in the editor and on disk (code-server saves a second after each
+  // edit: files.autoSave is afterDelay in the browser).
+  const file = join(scratch, 'completion-plant/programs.st');
+  const original = readFileSync(join(plant, 'programs.st'), 'utf8');
+  await until('the edit undone, in the editor and on disk', async () => {
+    if ((await editorLine(line))?.text.trimEnd() !== original.split('\n')[line - 1]) {
+      await page.keyboard.down('Control');
+      await page.keyboard.press('KeyZ');
+      await page.keyboard.up('Control');
+      return false;
+    }
+    return !(await activeTabDirty()) && readFileSync(file, 'utf8') === original;
+  });
+});
+
+/** The active editor's document: its URI and language id (as the workbench marks them in the DOM). */
+const activeDocument = () =>
+  page.evaluate(() => {
+    const instance = document.querySelector('.editor-instance');
+    const editor = instance?.querySelector('.monaco-editor[data-uri]');
+    return editor ? { uri: editor.getAttribute('data-uri'), language: instance.getAttribute('data-mode-id') } : undefined;
+  });
+
+/** Waits until the active editor shows `name` from the trace: its tab, a scanback-trace: URI whose
+ *  path is `recorded`, the st language, and text on `line`. */
+const showsFromTrace = (what, name, recorded, line, text) =>
+  until(what, async () => {
+    const shown = await activeDocument();
+    const tab = await page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.getAttribute('data-resource-name'));
+    const drawn = await editorLine(line);
+    return tab === name && shown?.uri.startsWith('scanback-trace://') && shown.uri.endsWith(recorded) && shown.language === 'st' &&
+      drawn?.text.trim().startsWith(text.trim()) ? shown : undefined;
+  });
+
+test('a replayed trace whose sources are not in the workspace: shown from the trace (scanback-trace:, st), a breakpoint there is hit, and the tab survives a reload of the window', async () => {
+  // README's /tmp/plant.trace: recorded with paths relative to the checkout, replayed from a folder
+  // that holds the trace alone, so no file of the workspace (or at the recorded path) has the text.
+  const folder = join(scratch, 'trace-only');
+  mkdirSync(folder, { recursive: true });
+  const trace = join(folder, 'plant.trace');
+  execFileSync(binary, ['run', ...plantFiles.map((f) => `examples/plant/${f}`), '--cycles', '100',
+    '--inputs', 'examples/plant/stimulus.csv', '--record', trace, '--quiet'], { cwd: root });
+  // (The relative paths resolve against the replay's folder, where nothing is.)
+  const recorded = join(folder, 'examples/plant/programs.st');
+  const programs = readFileSync(join(plant, 'programs.st'), 'utf8').split('\n');
+  const lineText = (line) => programs[line - 1].replace(/\s+$/, '');
+  await openWorkbench(folder);
+  await until('the explorer to show the trace', () =>
+    page.evaluate(() => document.querySelector('.explorer-folders-view')?.textContent.includes('plant.trace')),
+  );
+  await runCommand('scanback: Open Trace');
+  await answerFileDialog(/^Open a scanback trace/, folder, 'plant.trace');
+  // A replay starts at the end of the recording: the Tank program's last statement.
+  await until('the replay to stop', () => callStackSays(/Paused on entry/));
+  const entryLine = await until('the current line', stackFrameLine);
+  const shown = await showsFromTrace('programs.st from the trace', 'programs.st', recorded, entryLine, lineText(entryLine));
+  assert.equal(Buffer.from(shown.uri.slice('scanback-trace://'.length).split('/')[0], 'hex').toString(), trace, `the URI names the trace: ${shown.uri}`);
+
+  // A breakpoint from the gutter of that document; from cycle 10, Continue stops there.
+  await clickGutter(breakpointLine);
+  const breakpointRow = await until('the breakpoint in the Breakpoints view', () =>
+    page.evaluate(() => [...document.querySelectorAll('.debug-breakpoints .monaco-list-row')].map((r) => ({
+      name: r.querySelector('.name')?.textContent, folder: r.querySelector('.file-path')?.textContent,
+    })).find((r) => r.name === 'programs.st')),
+  );
+  assert.equal(breakpointRow.folder, 'examples/plant', 'the recorded folder beside the breakpoint, not "."');
+  await runCommandWithInput('scanback: Go to Cycle', '10');
+  await until('the stop at cycle 10', async () => (await whereCycle()) === 10 && callStackSays(/Paused on goto/));
+  await clickWhenReady('the Continue button', '.debug-toolbar .codicon-debug-continue');
+  await until('the stop at the breakpoint', async () => (await stackFrameLine()) === breakpointLine && callStackSays(/Paused on breakpoint/));
+  assert.equal(await whereCycle(), 10, "the breakpoint is hit in cycle 10's Fast task");
+  await showsFromTrace('the breakpoint\'s line shown from the trace', 'programs.st', recorded, breakpointLine, lineText(breakpointLine));
+  // (Variables follows: LineControl's instance, no longer the Tank's of the stop before; and the
+  // editor's inline values, which the extension gives documents of the st language.)
+  await until('the Variables view of LineControl', () => findVariablesRow('conveyorOut'));
+  await until('the inline values on the line', async () => /conveyorOut = (TRUE|FALSE), motor\.out = (TRUE|FALSE)/.test((await editorLine(breakpointLine))?.text ?? ''));
+  await page.mouse.move(5, 5);
+  await shot('trace-sources');
+
+  // Reload the window: the session ends, the tab is restored with the text from the trace.
+  const before = await page.evaluate(() => performance.timeOrigin);
+  await runCommand('Developer: Reload Window');
+  await until('the window reloaded', () => page.evaluate(() => performance.timeOrigin).then((t) => t !== before, () => false));
+  await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+  // (The restored editor shows where it was: the breakpoint's line.)
+  await showsFromTrace('the restored tab, from the trace', 'programs.st', recorded, breakpointLine, lineText(breakpointLine));
+  assert.equal(await page.evaluate(() => /Unable to resolve resource/.test(document.querySelector('.part.editor')?.textContent ?? '')), false);
+  await shot('trace-sources-reload');
+
+  // Opened again, the trace's stop at its end shows programs.st from the trace in the restored tab.
+  await runCommand('scanback: Open Trace');
+  await answerFileDialog(/^Open a scanback trace/, folder, 'plant.trace');
+  await until('the replay to stop again', () => callStackSays(/Paused on entry/));
+  await until('the current line', async () => (await stackFrameLine()) === entryLine);
+  await showsFromTrace('programs.st from the trace again', 'programs.st', recorded, entryLine, lineText(entryLine));
+  assert.equal(await page.$$eval('.tabs-container .tab', (tabs) => tabs.length), 1, 'one tab: the restored one shows the stop');
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('F5');
+  await page.keyboard.up('Shift');
+  await until('the session to end', noSession);
 });

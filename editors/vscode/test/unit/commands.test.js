@@ -267,3 +267,13 @@ test('Attach to Runtime… asks for the endpoint (checked as typed) and the toke
     assert.equal(mock.calls.startDebugging.length, 0);
   }
 });
+
+test("a replayed trace's sources: a read-only file system of the scanback-trace scheme, whose first use activates the extension (a tab restored after a reload)", () => {
+  activateExtension();
+  const registered = mock.calls.registered.fileSystemProvider?.get('scanback-trace');
+  assert.ok(registered, 'a file system provider for scanback-trace');
+  assert.match(registered.options.isReadonly.value, /recorded in the trace/);
+  assert.equal(registered.options.isCaseSensitive, true);
+  const manifest = JSON.parse(require('node:fs').readFileSync(require('node:path').join(__dirname, '../../package.json'), 'utf8'));
+  assert.ok(manifest.activationEvents.includes('onFileSystem:scanback-trace'), JSON.stringify(manifest.activationEvents));
+});

@@ -249,3 +249,42 @@ test('a scanback-trace URI names the trace (hex) and the recorded path; anything
   assert.equal(parseTraceUri({ authority: Buffer.from('relative.trace').toString('hex'), path: '/x.st' }), undefined);
   assert.equal(parseTraceUri({ authority: Buffer.from('/t.trace').toString('hex'), path: 'x.st' }), undefined);
 });
+
+test('the scanback-trace file system reads a source out of its trace (by recorded path, else by name), read-only; what it cannot read is FileNotFound', async () => {
+  const { TraceSourceFileSystem, traceUri } = require('../../out-test/traceSources');
+  const { chmodSync, readFileSync } = require('node:fs');
+  const dir = mkdtempSync(join(tmpdir(), 'scanback-trace-fs-'));
+  try {
+    // A stand-in for `scanback trace dump TRACE --source FILE`: this trace recorded programs.st by
+    // a relative path, so only its name is found; each call is logged.
+    const log = join(dir, 'calls');
+    const binary = join(dir, 'scanback');
+    writeFileSync(binary, `#!/bin/sh\necho "$*" >> '${log}'\nif [ "$5" = programs.st ]; then printf 'PROGRAM P\\nEND_PROGRAM\\n'; exit 0; fi\necho "no source $5 in $3" >&2; exit 2\n`);
+    chmodSync(binary, 0o755);
+    const trace = join(dir, 'plant.trace');
+    writeFileSync(trace, 'a trace');
+    const files = new TraceSourceFileSystem(() => binary);
+    const uriOf = (file) => {
+      const text = traceUri(trace, file);
+      const rest = text.slice('scanback-trace://'.length);
+      return { authority: rest.slice(0, rest.indexOf('/')), path: rest.slice(rest.indexOf('/')), toString: () => text };
+    };
+    const programs = uriOf('/elsewhere/examples/plant/programs.st');
+    assert.equal(Buffer.from(await files.readFile(programs)).toString(), 'PROGRAM P\nEND_PROGRAM\n');
+    const stat = await files.stat(programs);
+    assert.deepEqual({ type: stat.type, size: stat.size, permissions: stat.permissions }, { type: 1, size: 22, permissions: 1 });
+    // Read once: the recorded path, then the name.
+    assert.deepEqual(readFileSync(log, 'utf8').trim().split('\n'), [
+      `trace dump ${trace} --source /elsewhere/examples/plant/programs.st`,
+      `trace dump ${trace} --source programs.st`,
+    ]);
+    await assert.rejects(files.readFile(uriOf('/elsewhere/other.st')), (e) => e.code === 'FileNotFound' && /no source other\.st in/.test(e.message));
+    await assert.rejects(files.stat({ authority: 'zz', path: '/x.st', toString: () => 'scanback-trace://zz/x.st' }), (e) => e.code === 'FileNotFound' && /names no trace/.test(e.message));
+    rmSync(trace);
+    await assert.rejects(files.readFile(programs), (e) => e.code === 'FileNotFound' && /is not there any more/.test(e.message));
+    for (const write of [() => files.writeFile(programs), () => files.delete(programs), () => files.rename(programs), () => files.createDirectory(programs)])
+      assert.throws(write, (e) => e.code === 'NoPermissions');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

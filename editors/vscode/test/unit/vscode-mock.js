@@ -76,6 +76,18 @@ const vscode = {
       this.dispose = fn;
     }
   },
+  MarkdownString: class {
+    constructor(value) {
+      this.value = value;
+    }
+  },
+  FileType: { File: 1, Directory: 2 },
+  FilePermission: { Readonly: 1 },
+  FileSystemError: Object.assign(class extends Error {}, {
+    FileNotFound: (what) => Object.assign(new Error(String(what)), { code: 'FileNotFound' }),
+    FileNotADirectory: (what) => Object.assign(new Error(String(what)), { code: 'FileNotADirectory' }),
+    NoPermissions: (what) => Object.assign(new Error(String(what)), { code: 'NoPermissions' }),
+  }),
   DebugAdapterExecutable: class {
     constructor(command, args, options) {
       Object.assign(this, { command, args, options });
@@ -159,7 +171,7 @@ const vscode = {
     onDidChangeConfiguration: (l) => events.didChangeConfiguration.event(l),
     getWorkspaceFolder: () => state.workspaceFolders[0],
     textDocuments: [],
-    registerTextDocumentContentProvider: register('contentProvider'),
+    registerFileSystemProvider: (scheme, provider, options) => (register('fileSystemProvider')(scheme, { provider, options }), disposable),
     findFiles: () => Promise.resolve(state.files.map((f) => Uri.file(f))),
     asRelativePath: (uri) => {
       const folder = state.workspaceFolders[0];
