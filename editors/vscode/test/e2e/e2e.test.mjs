@@ -188,6 +188,9 @@ before(async () => {
       'window.commandCenter': false,
       'chat.commandCenter.enabled': false,
       'git.enabled': false,
+      // code-server saves a second after each edit by default: a keystroke that went astray on a
+      // loaded machine (into examples/plant itself) would be written to the checkout.
+      'files.autoSave': 'off',
     }),
   );
   const common = ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', join(scratch, 'config.yaml')];
@@ -1556,8 +1559,8 @@ test('completion: names in scope with Ctrl+Space, the members of a function bloc
   const text = await until(`line ${line} with the accepted member`, async () => (await editorLine(line))?.text.trimEnd());
   assert.equal(text, 'conveyorOut := motor.fault');
 
-  // Undone, the file is as it was, in the editor and on disk (code-server saves a second after each
-  // edit: files.autoSave is afterDelay in the browser).
+  // Undone, the file is as it was, in the editor and on disk (autosave is off in these tests, so
+  // nothing reaches the disk; were it on, code-server would save a second after each edit).
   const file = join(scratch, 'completion-plant/programs.st');
   const original = readFileSync(join(plant, 'programs.st'), 'utf8');
   await until('the edit undone, in the editor and on disk', async () => {
