@@ -597,7 +597,8 @@ test('Add to Scan Timeline from the Variables view: a lane with edges; a click o
     }
     return false;
   });
-  await runCommandWithInput('scanback: Open Trace', trace);
+  await runCommand('scanback: Open Trace');
+  await answerFileDialogWithPath(/^Open a scanback trace/, trace);
   await until('the replay to stop', () => callStackSays(/Paused on entry/));
   await runCommandWithInput('scanback: Go to Cycle', '400');
   await until('the stop at cycle 400', () => callStackSays(/Paused on goto/));
@@ -1253,17 +1254,51 @@ async function answerFileDialog(title, folder, name) {
   );
   await page.keyboard.press('End');
   await page.keyboard.type(name);
-  await until(`${name} typed in`, async () => (await inputValue()) === join(folder, name));
-  // Enter accepts the list's active row, not the typed path, whenever one row is active: the row
-  // follows the typed name only once the dialog has filtered its list (on a loaded machine, after
-  // the name is in the box), and the first row (another file) is active until then.
-  await until(`${name} active in the file dialog's list`, () =>
-    page.evaluate((n) => {
-      const active = document.querySelector('.quick-input-list .monaco-list-row.focused');
-      return active?.textContent.includes(n);
-    }, name),
+  await acceptInFileDialog(title, join(folder, name));
+}
+
+/** Answers the file dialog titled `title` with the whole `path`, wherever the dialog opened. */
+async function answerFileDialogWithPath(title, path) {
+  await until(`the file dialog "${title.source}"`, () =>
+    page.evaluate((t) => new RegExp(t).test(document.querySelector('.quick-input-widget .quick-input-title')?.textContent ?? '') &&
+      document.activeElement?.tagName === 'INPUT', title.source),
   );
-  await page.keyboard.press('Enter');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyA');
+  await page.keyboard.up('Control');
+  await page.keyboard.type(path);
+  await acceptInFileDialog(title, path);
+}
+
+/** Enter in the file dialog titled `title` once it holds `path` and lists that file, not another,
+ *  as the row Enter would take; again (a busy dialog drops it) until the dialog has closed. */
+async function acceptInFileDialog(title, path) {
+  const inputValue = () => page.evaluate(() => document.querySelector('.quick-input-widget .quick-input-box input')?.value);
+  await until(`${path} typed in`, async () => (await inputValue()) === path);
+  // Enter accepts the list's active row, when one is active, not the typed path: the row follows
+  // the typed name only once the dialog has listed the folder and filtered it (on a loaded
+  // machine, after the name is in the box), and until then another file, or a folder Enter would
+  // open, can be the active one. With no active row, Enter takes the typed path.
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const ready = () =>
+    page.evaluate((n) => {
+      const rows = [...document.querySelectorAll('.quick-input-list .monaco-list-row')];
+      const active = rows.find((r) => r.classList.contains('focused'));
+      return rows.some((r) => r.textContent.includes(n)) && (!active || active.textContent.includes(n));
+    }, name);
+  const open = () => page.evaluate((t) => {
+    const widget = document.querySelector('.quick-input-widget');
+    return !!widget && widget.style.display !== 'none' && new RegExp(t).test(widget.querySelector('.quick-input-title')?.textContent ?? '');
+  }, title.source);
+  let pressedAt = 0;
+  await until(`the file dialog to take ${name}`, async () => {
+    if (!(await open())) return true;
+    if (Date.now() - pressedAt > 3000 && (await inputValue()) === path && (await ready())) {
+      await page.keyboard.press('Enter');
+      pressedAt = Date.now();
+    }
+    return false;
+  });
 }
 
 /** Drags the side bar's right edge `by` pixels to the right. */
