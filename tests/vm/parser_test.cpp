@@ -882,6 +882,22 @@ TEST(ParserPou, FunctionBlockWithMethodsInBothLayouts) {
   EXPECT_TRUE(cs.methods[1].body.empty());
 }
 
+// TwinCAT ends a header with ';' at times (TcUnit: `METHOD PUBLIC SetBuffer : BOOL;`, an
+// interface's `METHOD GetTestSuiteResults : REFERENCE TO ST_TestSuiteResults;`).
+TEST(ParserPou, ASemicolonAfterTheHeaderEndsNothing) {
+  auto p = parseOk(
+      "FUNCTION_BLOCK B\nMETHOD PUBLIC M : BOOL;\nVAR_INPUT x : INT; END_VAR\nM := x > 0;\nEND_METHOD\n"
+      "END_FUNCTION_BLOCK\nINTERFACE I\nMETHOD R : REFERENCE TO INT;\nEND_METHOD\nEND_INTERFACE\n"
+      "FUNCTION F : INT;\nVAR_INPUT a : INT; END_VAR\nF := a;\nEND_FUNCTION\n");
+  ASSERT_EQ(p->unit.pous.size(), 3u);
+  const Pou& m = p->unit.pous[0].methods.at(0);
+  EXPECT_EQ(m.vars.size(), 1u);
+  EXPECT_EQ(m.body.size(), 1u);
+  EXPECT_EQ(dumpType(p->unit.pous[1].methods.at(0).returnType.get()), "REFERENCE TO INT");
+  EXPECT_EQ(p->unit.pous[2].vars.size(), 1u);
+  EXPECT_EQ(p->unit.pous[2].body.size(), 1u);
+}
+
 TEST(ParserPou, FileLevelGlobals) {
   auto p = parseOk(
       "VAR_GLOBAL CONSTANT N : INT := 10; END_VAR\n"

@@ -326,7 +326,9 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
     const Variable* fbField = nullptr;
     if (t && (t->kind == TypeKind::FunctionBlock || t->kind == TypeKind::Struct)) {
       const Variable* f = t->field(callee.text);
-      if (f && f->type->kind == TypeKind::FunctionBlock && (t->kind == TypeKind::Struct || !f->hidden)) fbField = f;
+      // An instance, or a REFERENCE TO one (`s.ref(...)` calls the instance it designates).
+      const Type* ft = f && f->type->isReference() ? f->type->base : f ? f->type : nullptr;
+      if (ft && ft->kind == TypeKind::FunctionBlock && (t->kind == TypeKind::Struct || !f->hidden)) fbField = f;
     }
     std::optional<Callee> m;
     if (t && t->kind == TypeKind::FunctionBlock && (m = d.method(t, upperCase(callee.text)))) {
@@ -335,7 +337,8 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
       result = methodCall(e, *m, base, base->kind == ExprKind::This);
     } else if (fbField) {
       if (callRejected(callee)) return poison(e.span);
-      result = functionBlockCall(e, field(base, *fbField, callee.span), fbField->type);
+      Expr* instance = field(base, *fbField, callee.span);
+      result = functionBlockCall(e, instance, instance->type);
     } else {
       result = failed(callee.span, fmt::format("'{}' cannot be called", callee.text));
     }

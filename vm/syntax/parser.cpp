@@ -1666,6 +1666,9 @@ class Parser {
       }
       // Without `: type` a FUNCTION returns nothing, as CODESYS allows (a call is a statement).
     }
+    // TwinCAT ends a header with ';' at times (`METHOD PUBLIC SetBuffer : BOOL;`, TcUnit): it
+    // ends nothing, and the declarations follow.
+    accept(K::Semicolon);
     parsePouBody(p, endKw, kw);
     return p;
   }
