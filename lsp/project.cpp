@@ -369,6 +369,9 @@ bool Project::isStandardBlock(const std::string& upperName) const {
 TypeView Project::reduce(TypeView view, int depth) const {
   if (depth > kMaxDepth) return {};
   if (view.ref) {
+    // A REFERENCE TO is used as what it designates (`r.field`).
+    if (view.ref->kind == ast::TypeRefKind::Reference && view.ref->element)
+      return reduce(TypeView{view.ref->element.get(), ""}, depth + 1);
     if (view.ref->kind != ast::TypeRefKind::Named) return view;
     view.name = upperCase(view.ref->name);
     view.ref = nullptr;

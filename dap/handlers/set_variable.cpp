@@ -22,6 +22,8 @@ Reply setVariableRequest(Session& session, const json& args) {
   const Container copy = *container;
   const std::optional<VariableSlot> slot = session.variables().child(copy, target.vm(), name);
   if (!slot) throw DapError(fmt::format("no variable '{}' there", name));
+  if (slot->unbound)
+    throw DapError(fmt::format("'{}' is an invalid reference: it designates no variable (REF= binds it)", name));
   return Reply{writeValue(session, target, *slot, value)};
 }
 

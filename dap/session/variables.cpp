@@ -68,8 +68,9 @@ Variable VariableStore::describe(const std::string& name, const VariableSlot& sl
   Variable v;
   v.name = name;
   v.type = slot.type->name;
-  v.value = valueText(vm, slot.offset, slot.bit, *slot.type);
+  v.value = slot.unbound ? "invalid reference" : valueText(vm, slot.offset, slot.bit, *slot.type);
   v.evaluateName = slot.evaluateName;
+  if (slot.unbound) return v;
   if (isStructured(*slot.type) && inMemory(vm, slot.offset, *slot.type)) {
     Container c;
     c.kind = Container::Kind::Value;
@@ -158,6 +159,17 @@ std::vector<VariableSlot> VariableStore::slots(const Container& c, const Vm& vm)
       const std::optional<uint32_t> target = dereference(vm, s.offset);
       if (!target) return;
       s.offset = *target;
+    }
+    // A REFERENCE TO is shown as the variable it designates, as the program reads it
+    // (docs/language.md, "REFERENCE TO"); unbound, as an invalid reference.
+    if (v.type->isReference() && v.type->base) {
+      const std::optional<uint32_t> target = dereference(vm, s.offset);
+      if (target && inMemory(vm, *target, *v.type->base)) {
+        s.offset = *target;
+        s.type = v.type->base;
+      } else {
+        s.unbound = true;
+      }
     }
     out.push_back(std::move(s));
   };

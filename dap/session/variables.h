@@ -41,6 +41,7 @@ struct VariableSlot {
   bool constant = false;
   std::string location;    // "%IX0.3" for a located variable
   SourceSpan declaration;  // where it is declared (invalid: an element, a program instance)
+  bool unbound = false;    // a REFERENCE TO that designates nothing: shown as "invalid reference"
 };
 
 class VariableStore {

@@ -142,6 +142,7 @@ END_VAR
 VAR_OUTPUT
   running : BOOL;
   count : INT;
+  refNone : REFERENCE TO INT;
 END_VAR
 VAR_IN_OUT
   shared : DINT;
@@ -239,6 +240,10 @@ VAR
   rp : REF_TO Point;
   ri : REF_TO INT;
   rnull : REF_TO DINT;
+  refI : REFERENCE TO INT;
+  refPt : REFERENCE TO Point;
+  refArr : REFERENCE TO ARRAY[1..10] OF INT;
+  refNone : REFERENCE TO DINT;
   idx : INT := 3;
   big : LINT := 100;
   n : INT := 6;
@@ -262,6 +267,9 @@ tr := 6.5;
 rp := REF(pt);
 ri := REF(arr[4]);
 gRef := REF(gArr[1]);
+refI REF= arr[4];
+refPt REF= pt;
+refArr REF= arr;
 pt.x := 12;
 lne.pts[1].x := 99;
 lne.pts[2].name := 'last';
@@ -768,6 +776,20 @@ TEST(EvaluatorDifferential, WideStrings) {
   EXPECT_EQ(r.compared, exprs.size());
 }
 
+// A REFERENCE TO is read as the variable it designates, as the program reads it.
+TEST(EvaluatorDifferential, References) {
+  // clang-format off
+  const std::vector<std::string> exprs = {
+      "refI", "refI + 1", "refI * refArr[2]", "refPt.x", "refPt.name", "refPt.x = pt.x", "refArr[idx]",
+      "refArr[refI]", "ADR(refI) = ADR(arr[4])", "SIZEOF(refPt)", "SIZEOF(refArr)", "-refI",
+  };
+  // clang-format on
+  Report r = differential(kMain, exprs);
+  EXPECT_EQ(r.rejected, 0u);
+  EXPECT_TRUE(r.faulted.empty()) << r.faulted.front();
+  EXPECT_EQ(r.compared, exprs.size());
+}
+
 TEST(EvaluatorDifferential, FunctionBlockBody) {
   // clang-format off
   const std::vector<std::string> exprs = {
@@ -1236,6 +1258,10 @@ TEST(EvaluatorErrors, RuntimeErrorsAreLocated) {
   EXPECT_EQ(err("arr[idx + 20]"), "column 1: array index out of range: index 23 outside 1..10 (arr)");
   EXPECT_EQ(err("1 + cube[1, idx, 0]"), "column 5: array index out of range: index 3 outside 1..2 (cube)");
   EXPECT_EQ(err("rnull^ + 1"), "column 1: null reference");
+  // An unbound REFERENCE TO is named, as the program's fault names it.
+  EXPECT_EQ(err("refNone + 1"), "column 1: invalid reference: REFERENCE TO 'refNone' is not bound; REF= binds it");
+  EXPECT_EQ(err("1 + fb.refNone"),
+            "column 5: invalid reference: REFERENCE TO 'fb.refNone' is not bound; REF= binds it");
   EXPECT_EQ(err("motors[2].shared"), "column 1: null reference");
   EXPECT_EQ(err("MUX(idx, 1, 2)"), "column 1: subrange violation: value 3 outside 0..1");
   // A reference past the end of memory.

@@ -586,6 +586,31 @@ TEST(Lsp, ResolvesInheritanceMethodsStructMembersAndQualifiedEnumValues) {
   c.shutdown();
 }
 
+// A REFERENCE TO is used as what it designates (issue 30): `rp.y` goes to the structure's field,
+// and a misused REF= is the compiler's error at its place.
+TEST(Lsp, AReferenceResolvesAsWhatItDesignatesAndAMisusedRefIsAnError) {
+  Folder f;
+  const std::string text =
+      "TYPE Point : STRUCT x : REAL; y : REAL; END_STRUCT END_TYPE\n"
+      "PROGRAM P\nVAR\n  pt : Point;\n  rp : REFERENCE TO Point;\n  n : INT;\nEND_VAR\n"
+      "rp REF= pt;\nrp.y := 1.0;\nEND_PROGRAM\n";
+  const std::string path = f.write("refs.st", text);
+  LspClient c;
+  c.initialize(f.path());
+  json loc = resultOf(c.request("textDocument/definition", at(path, positionOf(text, "rp.y", 0, 3))));
+  EXPECT_EQ(loc["range"]["start"], positionOf(text, "y : REAL")) << loc.dump();
+  open(c, path, text);
+  const std::string broken = std::regex_replace(text, std::regex("rp REF= pt;"), "rp REF= n;");
+  change(c, path, broken, 2);
+  json p = c.waitForDiagnostics(uriOf(path), [](const json& d) { return !d["diagnostics"].empty(); });
+  ASSERT_EQ(p["diagnostics"].size(), 1u) << p.dump();
+  EXPECT_NE(p["diagnostics"][0]["message"].get<std::string>().find("REF= binds a REFERENCE TO Point"),
+            std::string::npos)
+      << p.dump();
+  EXPECT_EQ(p["diagnostics"][0]["range"]["start"], positionOf(broken, "n;"));
+  c.shutdown();
+}
+
 TEST(Lsp, PositionsCountUtf16UnitsOrUtf8BytesAsNegotiated) {
   Folder f;
   // 'é' is 2 bytes and 1 UTF-16 unit; '😀' 4 bytes and 2 units.

@@ -125,6 +125,7 @@ std::string dumpType(const TypeRef* t) {
     }
     case TypeRefKind::RefTo: return "REF_TO " + dumpType(t->element.get());
     case TypeRefKind::PointerTo: return "POINTER TO " + dumpType(t->element.get());
+    case TypeRefKind::Reference: return "REFERENCE TO " + dumpType(t->element.get());
     case TypeRefKind::Struct: {
       std::string s = "STRUCT";
       for (const VarDecl& f : t->fields) {
@@ -453,6 +454,28 @@ TEST(ParserStmt, Assignment) {
   expectSpan(s.span, 3, 1, 3, 11);  // ';' excluded
   EXPECT_EQ(dump(pou.body[1]->target.get()), "a.b[1]^");
   EXPECT_EQ(dump(pou.body[1]->value.get()), "-3");
+}
+
+// `r REF= x` (CODESYS) is an assignment marked as binding a reference; `REF =` with a space too.
+TEST(ParserStmt, RefAssignment) {
+  auto p = parseBody("r REF= x;\nfb.r REF=a[2];\nr REF = 0;\ny := REF(x);");
+  ASSERT_EQ(p->diag.errorCount(), 0u) << p->errors();
+  const Pou& pou = p->unit.pous.at(0);
+  ASSERT_EQ(pou.body.size(), 4u);
+  EXPECT_TRUE(pou.body[0]->refAssign);
+  EXPECT_EQ(dump(pou.body[0]->target.get()), "r");
+  EXPECT_EQ(dump(pou.body[0]->value.get()), "x");
+  EXPECT_TRUE(pou.body[1]->refAssign);
+  EXPECT_EQ(dump(pou.body[1]->target.get()), "fb.r");
+  EXPECT_EQ(dump(pou.body[1]->value.get()), "a[2]");
+  EXPECT_TRUE(pou.body[2]->refAssign);
+  EXPECT_FALSE(pou.body[3]->refAssign);
+  auto bad = parse("PROGRAM P r REF x; END_PROGRAM");
+  EXPECT_EQ(bad->diag.errorCount(), 1u) << bad->errors();
+  auto decl = parse("PROGRAM P VAR r : REFERENCE TO ARRAY[0..1] OF INT; q : REFERENCE TO Point; END_VAR END_PROGRAM");
+  ASSERT_EQ(decl->diag.errorCount(), 0u) << decl->errors();
+  EXPECT_EQ(dumpType(decl->unit.pous.at(0).vars.at(0).type.get()), "REFERENCE TO ARRAY[0..1] OF INT");
+  EXPECT_EQ(dumpType(decl->unit.pous.at(0).vars.at(1).type.get()), "REFERENCE TO Point");
 }
 
 TEST(ParserStmt, CallStatements) {
@@ -857,6 +880,22 @@ TEST(ParserPou, FunctionBlockWithMethodsInBothLayouts) {
   EXPECT_EQ(cs.methods[0].name, "Twice");
   EXPECT_EQ(cs.methods[1].name, "Nothing");
   EXPECT_TRUE(cs.methods[1].body.empty());
+}
+
+// TwinCAT ends a header with ';' at times (TcUnit: `METHOD PUBLIC SetBuffer : BOOL;`, an
+// interface's `METHOD GetTestSuiteResults : REFERENCE TO ST_TestSuiteResults;`).
+TEST(ParserPou, ASemicolonAfterTheHeaderEndsNothing) {
+  auto p = parseOk(
+      "FUNCTION_BLOCK B\nMETHOD PUBLIC M : BOOL;\nVAR_INPUT x : INT; END_VAR\nM := x > 0;\nEND_METHOD\n"
+      "END_FUNCTION_BLOCK\nINTERFACE I\nMETHOD R : REFERENCE TO INT;\nEND_METHOD\nEND_INTERFACE\n"
+      "FUNCTION F : INT;\nVAR_INPUT a : INT; END_VAR\nF := a;\nEND_FUNCTION\n");
+  ASSERT_EQ(p->unit.pous.size(), 3u);
+  const Pou& m = p->unit.pous[0].methods.at(0);
+  EXPECT_EQ(m.vars.size(), 1u);
+  EXPECT_EQ(m.body.size(), 1u);
+  EXPECT_EQ(dumpType(p->unit.pous[1].methods.at(0).returnType.get()), "REFERENCE TO INT");
+  EXPECT_EQ(p->unit.pous[2].vars.size(), 1u);
+  EXPECT_EQ(p->unit.pous[2].body.size(), 1u);
 }
 
 TEST(ParserPou, FileLevelGlobals) {

@@ -68,6 +68,7 @@
   X(ST4, "oko", "4 bytes at ref + k = s") X(ST8, "oko", "8 bytes at ref + k = s")             \
   X(STN, "okok", "k bytes at ref + k = s")                                                    \
   X(PCHK, "okkk", "a dereference: fault unless ref a is NULL or the k2 bytes at a + k1 lie inside one variable (an instance if k3)") \
+  X(RBOUND, "oo", "a REFERENCE TO's use: fault unless ref a is bound (not NULL); b: its name (a STRING constant), for the message") \
   X(PVALID, "ookk", "d (BOOL) = ref a is not NULL and its k bytes lie inside one variable (an instance if k2)") \
   X(ELD1, "oookk", "d = base[idx - lo] (1-byte elements, count k)")                           \
   X(ELD2, "oookk", "d = base[idx - lo] (2-byte elements)")                                    \

@@ -196,6 +196,18 @@ Type TypeTable::makePointer(const Type* target) {
   return t;
 }
 
+Type TypeTable::makeReference(const Type* target) {
+  Type t = makeRef(target);
+  t.name = "REFERENCE TO " + target->name;
+  t.reference = true;
+  return t;
+}
+
+const Type* TypeTable::referenceTo(const Type* target) {
+  if (auto it = aliases_.find(target); it != aliases_.end()) return it->second;
+  return aliases_[target] = add(makeReference(target));
+}
+
 const Type* TypeTable::pointerTo(const Type* target) {
   if (auto it = pointers_.find(target); it != pointers_.end()) return it->second;
   return pointers_[target] = add(makePointer(target));

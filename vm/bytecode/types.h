@@ -93,6 +93,9 @@ struct Type {
   std::vector<ArrayDim> dims;       // Array
   uint32_t pou = UINT32_MAX;        // FunctionBlock: its POU index
   bool pointer = false;             // Ref: POINTER TO (byte arithmetic, converts to and from DWORD)
+  // Ref: REFERENCE TO (CODESYS): an address that every use dereferences (as a VAR_IN_OUT's slot),
+  // bound with REF= (docs/language.md, "REFERENCE TO")
+  bool reference = false;
   // The initial bytes of one value: `size` bytes, or none when they follow from the type: all
   // zero, or for an array each element its element type's initial value (so that an array of
   // 200 MB costs no memory as a type). writeInitialValue() writes them either way.
@@ -113,6 +116,7 @@ struct Type {
   bool isWideString() const { return kind == TypeKind::String && wide; }
   uint32_t unitBytes() const { return wide ? 2 : 1; }  // String: bytes per character
   bool isInterface() const { return kind == TypeKind::Ref && interface; }
+  bool isReference() const { return kind == TypeKind::Ref && reference; }
   // This FunctionBlock type is `other` or extends it (directly or not).
   bool derivesFrom(const Type* other) const {
     for (const Type* t = this; t; t = t->extends)
@@ -162,6 +166,7 @@ class TypeTable {
   static Type makeWideString(uint32_t capacity);
   static Type makeRef(const Type* target);
   static Type makePointer(const Type* target);
+  static Type makeReference(const Type* target);
   TypeTable();
   const Type* elementary(TypeKind kind) const { return elementary_[static_cast<size_t>(kind)]; }
   const Type* findElementary(std::string_view upperName) const;  // "INT", "TOD", ... or null
@@ -169,6 +174,7 @@ class TypeTable {
   const Type* wideString(uint32_t capacity);
   const Type* refTo(const Type* target);
   const Type* pointerTo(const Type* target);
+  const Type* referenceTo(const Type* target);  // REFERENCE TO target
   const Type* array(const Type* element, std::vector<ArrayDim> dims);
   Type* add(Type t);  // user types (struct, enum, subrange, FB, alias result)
 
@@ -179,6 +185,7 @@ class TypeTable {
   std::map<uint32_t, const Type*> wideStrings_;    // by capacity
   std::map<const Type*, const Type*> references_;  // by target
   std::map<const Type*, const Type*> pointers_;    // by target
+  std::map<const Type*, const Type*> aliases_;     // REFERENCE TO, by target
   // by element and bounds
   std::map<std::pair<const Type*, std::vector<std::pair<int64_t, uint32_t>>>, const Type*> arrays_;
 };

@@ -139,6 +139,7 @@ std::optional<Rule> ruleFor(Op op) {
     case Op::CALLV:
     case Op::RET:
     case Op::PCHK:
+    case Op::RBOUND:
     case Op::JTE_X16:
     case Op::JFE_X16:
     case Op::JTE_X32:

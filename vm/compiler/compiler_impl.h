@@ -289,6 +289,8 @@ class Compiler {
   std::vector<PouDecl*> classes_;          // by class id (index 0 unused)
   std::vector<std::unique_ptr<PouDecl>> prototypeDecls_;
   const Type* resolveType(const ast::TypeRef& ref);
+  // False, reported, when `t` is a REFERENCE TO: `what` (ARRAY OF, POINTER TO, ...) cannot hold one.
+  bool noReferenceIn(const Type* t, const char* what, const SourceSpan& span);
   const Type* openArrayType(const ast::TypeRef& ref);  // ARRAY[*] (open_arrays.cpp)
   const Type* resolveNamedType(const std::string& name, const SourceSpan& span);
   std::optional<const Type*> resolveDeclaredType(const std::string& key, const SourceSpan& span);

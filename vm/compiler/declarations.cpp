@@ -318,6 +318,16 @@ std::optional<int64_t> Compiler::evalConstInt(const ast::Expr& e) {
   return static_cast<int64_t>(v->value.i);
 }
 
+// CODESYS allows a REFERENCE TO as the type of a variable or a field only: never as what an
+// array holds or a pointer or reference designates (docs/language.md, "REFERENCE TO").
+bool Compiler::noReferenceIn(const Type* t, const char* what, const SourceSpan& span) {
+  if (!t || !t->isReference()) return true;
+  error(span, fmt::format("{} {} is not allowed: a REFERENCE TO is the type of a variable, a field or a result, "
+                          "never what an array holds or a pointer or reference designates",
+                          what, t->name));
+  return false;
+}
+
 const Type* Compiler::resolveType(const ast::TypeRef& ref) {
   switch (ref.kind) {
     case ast::TypeRefKind::Named: return resolveNamedType(ref.name, ref.span);
@@ -337,6 +347,7 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
     case ast::TypeRefKind::Array: {
       if (ref.open) return openArrayType(ref);
       const Type* elem = ref.element ? resolveType(*ref.element) : nullptr;
+      if (!noReferenceIn(elem, "ARRAY OF", ref.span)) return nullptr;
       std::vector<ArrayDim> dims;
       // Bytes of the whole array, saturating: the product of the counts may pass 2^64.
       uint64_t total = elem ? elem->size : 0;
@@ -368,11 +379,22 @@ const Type* Compiler::resolveType(const ast::TypeRef& ref) {
     }
     case ast::TypeRefKind::RefTo: {
       const Type* target = ref.element ? resolveType(*ref.element) : nullptr;
+      if (!noReferenceIn(target, "REF_TO", ref.span)) return nullptr;
       return target ? types_->refTo(target) : nullptr;
     }
     case ast::TypeRefKind::PointerTo: {
       const Type* target = ref.element ? resolveType(*ref.element) : nullptr;
+      if (!noReferenceIn(target, "POINTER TO", ref.span)) return nullptr;
       return target ? types_->pointerTo(target) : nullptr;
+    }
+    case ast::TypeRefKind::Reference: {
+      const Type* target = ref.element ? resolveType(*ref.element) : nullptr;
+      if (!noReferenceIn(target, "REFERENCE TO", ref.span)) return nullptr;
+      if (isOpenArray(target)) {
+        error(ref.span, "REFERENCE TO ARRAY[*] is not allowed: an ARRAY[*] is a VAR_IN_OUT's type only");
+        return nullptr;
+      }
+      return target ? types_->referenceTo(target) : nullptr;
     }
     case ast::TypeRefKind::Struct: {
       Type t;
@@ -520,6 +542,24 @@ Variable Compiler::makeVariable(const ast::VarDecl& d, VarSection section) {
   if (isOpenArray(v.type) && section != VarSection::InOut) {
     error(d.span, fmt::format("'{}': ARRAY[*] is only allowed in VAR_IN_OUT", d.name));
     v.type = nullptr;
+  }
+  if (v.type && v.type->isReference()) {
+    // A REFERENCE TO is bound by REF= in the code (or by its input's argument in a call).
+    if (section == VarSection::InOut) {
+      error(d.span, fmt::format("'{}': a VAR_IN_OUT is passed by reference already; declare it {}", d.name,
+                                v.type->base->name));
+      v.type = nullptr;
+    } else if (d.constant) {
+      error(d.span, fmt::format("'{}': a REFERENCE TO cannot be CONSTANT (REF= binds it in the code)", d.name));
+      v.type = nullptr;
+    } else if (d.init) {
+      error(d.init->span,
+            fmt::format("'{}': a REFERENCE TO has no initial value; bind it with REF= in the code", d.name));
+      v.type = nullptr;
+    } else if (d.location) {
+      error(d.span, fmt::format("'{}': a REFERENCE TO cannot be located (AT)", d.name));
+      v.type = nullptr;
+    }
   }
   if (section != VarSection::InOut && section != VarSection::External) checkInstantiable(v.type, d.span);
   return v;

@@ -58,6 +58,15 @@ void Compiler::emitCheck(const DeferredCheck& check) {
 Value Compiler::lowerDeref(const sema::Expr& e, bool checked) {
   const Value v = lower(*e.a[0]);
   uint32_t ref = readOperand(v, e.span);
+  const sema::Expr* reference = sema::referenceSlot(&e);
+  if (checked && reference && &e != deferredDeref_) {
+    // A use of a REFERENCE TO: an unbound one faults here, by its name. (An operand of SEL or
+    // MUX leaves NULL to the load of the operand chosen, which faults as any NULL dereference.)
+    const std::string name = sema::referenceName(reference);
+    const uint32_t text = constOperand(types_->string(static_cast<uint32_t>(std::max<size_t>(name.size(), 1))),
+                                       ConstValue::ofString(name), e.span);
+    emit(Op::RBOUND, {o(ref), o(text)});
+  }
   if (&e == narrowedDeref_) {
     // The check follows, of the bytes the field or element designates (lowerNarrowedDeref); the
     // REF is copied all the same, so that the index computed in between cannot move it.

@@ -781,7 +781,11 @@ class Lowering {
       case sema::ExprKind::Bit: return bit(e);
       case sema::ExprKind::Deref: {
         const Val v = lower(*e.a[0]);
-        return valueOf(derefPlace(read(v, e.span), 0, e.type, e.span), e.type);
+        const Node* place = derefPlace(read(v, e.span), 0, e.type, e.span);
+        // A use of a REFERENCE TO: an unbound one is named in the error (placeDeref).
+        if (const sema::Expr* reference = sema::referenceSlot(&e))
+          const_cast<Node*>(place)->text = sema::referenceName(reference);
+        return valueOf(place, e.type);
       }
       case sema::ExprKind::AddressOf: return addressOf(e);
       case sema::ExprKind::Convert:

@@ -576,7 +576,11 @@ bool placeDeref(const Node& n, Ctx& c, Loc& out) {
   uint64_t r;
   if (!evalScalar(*n.a, c, r)) return false;
   const uint32_t ref = get<uint32_t>(r);
-  if (ref == 0) return fault(n, c, "null reference");
+  if (ref == 0)  // `text`: the REFERENCE TO this is a use of (compile.cpp), which the program would name too
+    return fault(n, c,
+                 n.text.empty()
+                     ? std::string("null reference")
+                     : fmt::format("invalid reference: REFERENCE TO '{}' is not bound; REF= binds it", n.text));
   if (uint64_t{ref} + n.k + n.size > c.size)
     return fault(n, c,
                  fmt::format("dangling reference: {} + {} bytes is past the end of memory ({} bytes)", ref,

@@ -609,6 +609,13 @@ L_PCHK : {
   }
   NEXT(5);
 }
+L_RBOUND : {
+  // A REFERENCE TO that REF= has not bound (docs/language.md, "REFERENCE TO"): named in the fault.
+  if (RD(uint32_t, 0) == 0)
+    FAULT(NullReference, fmt::format("REFERENCE TO '{}' is not bound; REF= binds it",
+                                     reinterpret_cast<const char*>(ADR(OPND(1)))));
+  NEXT(3);
+}
 L_PVALID : {
   const uint32_t ref = RD(uint32_t, 1);
   WR(uint8_t, 0, static_cast<uint8_t>(ref != 0 && uint64_t{ref} + OPND(2) <= memSize && insideVariable(ref, OPND(2), OPND(3) != 0)));

@@ -96,6 +96,8 @@ class Analyzer {
   const Type* commonType(const Expr* a, const Expr* b, const SourceSpan& span);
   // The same bits read as `to` (the conversion functions' relabelling: no check).
   Expr* relabel(Expr* v, const Type* to, const SourceSpan& span);
+  // `e` as it is used when its type is a REFERENCE TO: a dereference of it (references.cpp).
+  Expr* dereferenced(Expr* e);
   // An implicit conversion IEC forbids and CODESYS accepts: warns and says yes, unless --strict.
   bool codesysImplicit(const Type* from, const Type* to, const SourceSpan& span);
   // convert(), applied where the consumer reads the operand (Expr::atRead).
@@ -156,6 +158,11 @@ class Analyzer {
   Expr* pointerBuiltin(const ast::Expr& call, const std::string& upperName);
   // Why the reference `from` does not convert to the reference `to`.
   static std::string referenceMismatch(const Type* from, const Type* to);
+  // ---- references.cpp: REFERENCE TO
+  // The address `value` binds a REFERENCE TO of type `reference` to (REF='s right side, an input's
+  // argument): a variable of its type, another reference, or 0; `what` names the binding in errors.
+  Expr* referenceBinding(const ast::Expr& value, const Type* reference, const std::string& what);
+  const Stmt* refAssignment(const ast::Stmt& s);  // `r REF= x`
   // ---- statements.cpp
   const Stmt* statement(const ast::Stmt& s);
   const Stmt* assignment(const ast::Stmt& s);

@@ -84,7 +84,7 @@ void Analyzer::outputs(const std::vector<const Variable*>& params, const std::ve
       error(a->span, "cannot assign to a constant");
       continue;
     }
-    Expr* value = stored(outputValue(*params[i], a->negatedOutput, a->span), target->type, a->span);
+    Expr* value = stored(dereferenced(outputValue(*params[i], a->negatedOutput, a->span)), target->type, a->span);
     info.outputs.push_back(Binding{Binding::Role::Output, params[i], value, target, a->span});
   }
 }
@@ -160,11 +160,14 @@ Expr* Analyzer::functionCall(const ast::Expr& e, const Callee& f, Expr* self) {
       continue;
     }
     if (!a) continue;  // keeps its initial value
-    values[i] = expression(*a->value, p.type);
+    // An input of a REFERENCE TO type is bound by its argument, as REF= binds (CODESYS, TwinCAT).
+    values[i] = p.type->isReference() ? referenceBinding(*a->value, p.type, fmt::format("input '{}'", p.name))
+                                      : expression(*a->value, p.type);
     info.inputs.push_back(Binding{Binding::Role::Input, &p, values[i], nullptr, a->span});
   }
   for (Binding& b : info.inputs)
-    if (b.role == Binding::Role::Input) b.value = stored(const_cast<Expr*>(b.value), b.parameter->type, e.span);
+    if (b.role == Binding::Role::Input && !b.parameter->type->isReference())
+      b.value = stored(const_cast<Expr*>(b.value), b.parameter->type, e.span);
   outputs(params, bound, info);
   return r;
 }
@@ -202,7 +205,13 @@ Expr* Analyzer::functionBlockCall(const ast::Expr& e, Expr* instance, const Type
         info.inputs.push_back(Binding{Binding::Role::InOut, &p, target, nullptr, a->span});
       continue;
     }
-    if (!a) continue;  // inputs not passed keep their previous value
+    if (!a) continue;             // inputs not passed keep their previous value
+    if (p.type->isReference()) {  // bound by its argument, as REF= binds (CODESYS, TwinCAT)
+      info.inputs.push_back(Binding{Binding::Role::Input, &p,
+                                    referenceBinding(*a->value, p.type, fmt::format("input '{}'", p.name)), nullptr,
+                                    a->span});
+      continue;
+    }
     Expr* v = expression(*a->value, p.type);
     info.inputs.push_back(Binding{Binding::Role::Input, &p, stored(v, p.type, a->span), nullptr, a->span});
   }
@@ -311,13 +320,15 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
         error(e.span, "this call has no value");
         return poison(e.span);
       }
-      return r;
+      return statement ? r : dereferenced(r);  // a method that returns a REFERENCE TO
     }
     const Type* t = base->kind == ExprKind::Constant ? nullptr : base->type;
     const Variable* fbField = nullptr;
     if (t && (t->kind == TypeKind::FunctionBlock || t->kind == TypeKind::Struct)) {
       const Variable* f = t->field(callee.text);
-      if (f && f->type->kind == TypeKind::FunctionBlock && (t->kind == TypeKind::Struct || !f->hidden)) fbField = f;
+      // An instance, or a REFERENCE TO one (`s.ref(...)` calls the instance it designates).
+      const Type* ft = f && f->type->isReference() ? f->type->base : f ? f->type : nullptr;
+      if (ft && ft->kind == TypeKind::FunctionBlock && (t->kind == TypeKind::Struct || !f->hidden)) fbField = f;
     }
     std::optional<Callee> m;
     if (t && t->kind == TypeKind::FunctionBlock && (m = d.method(t, upperCase(callee.text)))) {
@@ -326,7 +337,8 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
       result = methodCall(e, *m, base, base->kind == ExprKind::This);
     } else if (fbField) {
       if (callRejected(callee)) return poison(e.span);
-      result = functionBlockCall(e, field(base, *fbField, callee.span), fbField->type);
+      Expr* instance = field(base, *fbField, callee.span);
+      result = functionBlockCall(e, instance, instance->type);
     } else {
       result = failed(callee.span, fmt::format("'{}' cannot be called", callee.text));
     }
@@ -343,7 +355,8 @@ Expr* Analyzer::call(const ast::Expr& e, const Type* hint, bool statement) {
     error(e.span, "this call has no value");
     return poison(e.span);
   }
-  return result;
+  // A function or method that returns a REFERENCE TO: its value is what the reference designates.
+  return statement ? result : dereferenced(result);
 }
 
 }  // namespace scanback::sema

@@ -323,7 +323,7 @@ Expr* Analyzer::variable(const VariableSymbol& symbol, const SourceSpan& span) {
   e->storage = v.absolute ? Storage::Global : symbol.storage;
   e->readOnly = v.constant;
   e->named = true;
-  return e;
+  return dereferenced(e);
 }
 
 Expr* Analyzer::name(const ast::Expr& e) {
@@ -375,7 +375,7 @@ Expr* Analyzer::field(Expr* base, const Variable& f, const SourceSpan& span) {
   r->variable = &f;
   r->readOnly = base->readOnly || f.constant;
   r->named = base->named || f.absolute;
-  return r;
+  return dereferenced(r);
 }
 
 // `Color.Red`: a value of the enumeration `Color` when `Color` names no variable or instance.

@@ -16,6 +16,20 @@ std::vector<const Expr*> conversionsOf(const Expr* e) {
   return out;
 }
 
+std::string referenceName(const Expr* slot) {
+  switch (slot->kind) {
+    case ExprKind::Variable:
+    case ExprKind::Parameter: return slot->variable->name;
+    case ExprKind::Field: {
+      const Expr* base = slot->a[0];
+      const bool namedBase = base->kind == ExprKind::Variable || base->kind == ExprKind::Field;
+      return namedBase ? referenceName(base) + "." + slot->variable->name : slot->variable->name;
+    }
+    case ExprKind::Convert: return referenceName(slot->a[0]);
+    default: return "a call's result";
+  }
+}
+
 bool isDirect(const Expr* e) {
   switch (e->kind) {
     case ExprKind::Variable: return !e->variable->byReference && e->variable->bit < 0;

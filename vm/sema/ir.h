@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "vm/bytecode/assertions.h"
@@ -300,6 +301,15 @@ inline Expr* asValue(Expr* e) {
   e->fresh = true;
   return e;
 }
+
+// The REFERENCE TO a use of a reference dereferences (Analyzer::dereferenced()), or null when `e`
+// is no such use: what REF= binds and __ISVALIDREF tests.
+inline Expr* referenceSlot(const Expr* e) {
+  if (!e || e->kind != ExprKind::Deref || !e->a[0]->type || !e->a[0]->type->isReference()) return nullptr;
+  return const_cast<Expr*>(e->a[0]);
+}
+// How a fault names that reference: `r`, `fb.r`, `GetRef()`.
+std::string referenceName(const Expr* slot);
 
 // The place the compiler reaches directly (a variable, a field or a constant-index element of
 // one, a temporary), rather than through a reference, a computed index or a single bit.

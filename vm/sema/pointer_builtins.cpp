@@ -34,19 +34,24 @@ Expr* Analyzer::pointerBuiltin(const ast::Expr& call, const std::string& upperNa
   bool byPosition = call.args.size() == wanted;
   for (const ast::Argument& a : call.args) byPosition = byPosition && a.name.empty() && !a.isOutput;
   if (!byPosition) {
-    error(span, isValidRef ? "__ISVALIDREF needs one argument by position: a REF_TO, a POINTER TO or an interface"
-                           : fmt::format("{} needs two arguments by position: an interface and {}", upperName,
-                                         queryInterface ? "an interface variable" : "a POINTER TO variable"));
+    error(span,
+          isValidRef
+              ? "__ISVALIDREF needs one argument by position: a REFERENCE TO, a REF_TO, a POINTER TO or an interface"
+              : fmt::format("{} needs two arguments by position: an interface and {}", upperName,
+                            queryInterface ? "an interface variable" : "a POINTER TO variable"));
     return poison(span);
   }
   Expr* source = expression(*call.args[0].value);
   if (isPoison(source)) return poison(span);
+  // A REFERENCE TO is tested itself, not what it designates.
+  if (Expr* slot = isValidRef ? referenceSlot(source) : nullptr) source = slot;
   const Type* st = source->kind == ExprKind::Constant ? nullptr : source->type;
 
   if (isValidRef) {
     if (!st || st->kind != TypeKind::Ref) {
-      error(call.args[0].span, fmt::format("__ISVALIDREF needs a REF_TO, a POINTER TO or an interface, not {}",
-                                           st ? st->name : "a constant"));
+      error(call.args[0].span,
+            fmt::format("__ISVALIDREF needs a REFERENCE TO, a REF_TO, a POINTER TO or an interface, not {}",
+                        st ? st->name : "a constant"));
       return poison(span);
     }
     Expr* r = operation(Op::IsValidRef, boolType, span, {source});

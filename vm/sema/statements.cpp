@@ -21,7 +21,7 @@ const Stmt* Analyzer::statement(const ast::Stmt& s) {
   Stmt* st = arena_.stmt();
   st->span = s.span;
   switch (s.kind) {
-    case ast::StmtKind::Assign: return assignment(s);
+    case ast::StmtKind::Assign: return s.refAssign ? refAssignment(s) : assignment(s);
     case ast::StmtKind::Call:
       st->kind = StmtKind::Call;
       st->value = call(*s.value, nullptr, true);

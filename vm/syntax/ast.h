@@ -217,6 +217,7 @@ enum class TypeRefKind : uint8_t {
   Array,      // ARRAY[lo..hi, ...] OF element
   RefTo,      // REF_TO element
   PointerTo,  // POINTER TO element (CODESYS)
+  Reference,  // REFERENCE TO element (CODESYS): dereferenced wherever it is used, bound with REF=
   Struct,     // STRUCT fields END_STRUCT (only in TYPE)
   Enum,       // (A, B := 5, C) [base]  (only in TYPE); base optional
   Subrange,   // base (lo..hi)
@@ -320,7 +321,8 @@ struct Stmt {
   StmtList body;                   // For/While/Repeat body
   StmtList elseBody;               // If/Case ELSE
   bool hasElse = false;
-  SourceSpan elseSpan;  // the ELSE keyword, when present
+  bool refAssign = false;  // Assign written `target REF= value` (CODESYS): binds the REFERENCE TO target
+  SourceSpan elseSpan;     // the ELSE keyword, when present
 
   Stmt(StmtKind k, SourceSpan s) : kind(k), span(s) {}
 };

@@ -960,12 +960,16 @@ class Parser {
   // Not inlined into parseStatement: keeps the frames of nested statements small.
   [[gnu::noinline]] std::unique_ptr<Stmt> parseAssignOrCall() {
     ExprPtr target = parsePostfix();
-    if (accept(K::Assign)) {
+    // `r REF= x` (CODESYS): binds the REFERENCE TO r to x.
+    const bool refAssign = at(K::Identifier) && equalsIgnoreCase(cur().text, "REF") && peek(1).kind == K::Eq;
+    if (refAssign) advance();
+    if (refAssign ? accept(K::Eq) : accept(K::Assign)) {
       ExprPtr value = parseExpr();
       auto s = std::make_unique<Stmt>(StmtKind::Assign, SourceSpan::cover(target->span, value->span));
       s->target = std::move(target);
       s->value = std::move(value);
-      expectSemicolon("after assignment");
+      s->refAssign = refAssign;
+      expectSemicolon(refAssign ? "after REF=" : "after assignment");
       return s;
     }
     if (target->kind == ExprKind::Call) {
@@ -1249,6 +1253,14 @@ class Parser {
           advance();
           advance();
           t->kind = TypeRefKind::PointerTo;
+          t->element = parseTypeRef(false);
+          break;
+        }
+        // REFERENCE TO T (CODESYS): an address every use dereferences, bound with REF=.
+        if (equalsIgnoreCase(cur().text, "REFERENCE") && peek(1).kind == K::KwTo) {
+          advance();
+          advance();
+          t->kind = TypeRefKind::Reference;
           t->element = parseTypeRef(false);
           break;
         }
@@ -1654,6 +1666,9 @@ class Parser {
       }
       // Without `: type` a FUNCTION returns nothing, as CODESYS allows (a call is a statement).
     }
+    // TwinCAT ends a header with ';' at times (`METHOD PUBLIC SetBuffer : BOOL;`, TcUnit): it
+    // ends nothing, and the declarations follow.
+    accept(K::Semicolon);
     parsePouBody(p, endKw, kw);
     return p;
   }
