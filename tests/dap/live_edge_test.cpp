@@ -325,6 +325,30 @@ TEST_F(LiveEdge, WhyAndFlowAnswerInTheCycleUnderWayAtTheLivePosition) {
   EXPECT_EQ(again["body"]["root"]["cycle"], 7);
 }
 
+// A debugger's write between cycles (set at the first statement boundary of cycle 5, so made with
+// the scan inputs of cycle 6) is named as the debugger's by scanback/why: the recording says who
+// made each external write (ImageWrite.author). x is not written again until cycle 8 (c = 9).
+TEST_F(LiveEdge, WhyNamesTheDebuggerAsTheAuthorOfAWriteBetweenCycles) {
+  s_.launch();
+  s_.setBreakpoints(json::array({{{"line", kLineC}, {"condition", "c = 5"}}}));
+  EXPECT_EQ(s_.firstStop()["body"]["reason"], "breakpoint");
+  EXPECT_EQ(s_.position(), (Position{5, 0}));
+  const json set = s_.client.request("setExpression", json{{"expression", "x"}, {"value", "100"}, {"frameId", 1}});
+  ASSERT_TRUE(set["success"]) << set.dump();
+  s_.setBreakpoints(json::array({{{"line", kLineC}, {"condition", "c = 8"}}}));
+  EXPECT_EQ(s_.land("continue"), (Landing{{7, 0}, "breakpoint"}));
+  const json why = s_.client.request("scanback/why", json{{"variable", "x"}, {"depth", 1}});
+  ASSERT_TRUE(why["success"]) << why.dump();
+  EXPECT_EQ(why["body"]["root"], (json{{"value", "100"},
+                                       {"variable", "Main.x"},
+                                       {"cycle", 6},
+                                       {"step", 0},
+                                       {"origin", "stimulus"},
+                                       {"author", "debugger"},
+                                       {"reads", json::array()}}))
+      << why.dump(2);
+}
+
 // ---------------------------------------------------------------- data breakpoints
 
 // The report: stopped at the live position in cycle 6, a data breakpoint finds the last
