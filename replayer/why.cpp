@@ -159,6 +159,13 @@ class Explainer {
           node.origin = WhyOrigin::Force;
           node.author = WriteAuthor::Unknown;
         }
+      // A debugger's write at the cycle's first boundary (paused before its first statement) is
+      // applied there, after all of the above, and its change is seen at step 0 as theirs.
+      for (const trace::ImageWriteData* w : record.writes)
+        if (w->atStep == 0 && overlaps(*w, offset, bit, size)) {
+          node.origin = WhyOrigin::Write;
+          node.author = w->author;
+        }
       return true;
     }
     // A debugger's write at a boundary of the cycle, applied before the statement there runs.

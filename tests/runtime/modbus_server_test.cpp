@@ -391,6 +391,13 @@ TEST(ModbusServer, ARecordedPeersWriteIsNamedAsTheModbusPeersByTraceWhy) {
   ASSERT_TRUE(server) << error;
   const std::filesystem::path trace =
       std::filesystem::path(::testing::TempDir()) / fmt::format("scanback_peer_{}.trace", ::getpid());
+  struct Removed {
+    std::filesystem::path path;
+    ~Removed() {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
+  } removed{trace};
   HostOptions options;
   options.program = program;
   options.loop.realtime = true;
@@ -407,6 +414,8 @@ TEST(ModbusServer, ARecordedPeersWriteIsNamedAsTheModbusPeersByTraceWhy) {
   EXPECT_TRUE(eventually([&] { return modbus_read_input_registers(c.ctx(), 0, 1, &out) == 1 && out == 42; })) << out;
   host->stop();
   scan.join();
+  const RecordingSummary finished = host->finish();
+  ASSERT_TRUE(finished.ok) << finished.error;
 
   test::ShellResult r = test::runScanback("trace why " + test::shellQuote(trace.string()) + " Main.wordIn --json");
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -418,8 +427,6 @@ TEST(ModbusServer, ARecordedPeersWriteIsNamedAsTheModbusPeersByTraceWhy) {
   r = test::runScanback("trace why " + test::shellQuote(trace.string()) + " Main.wordOut --depth 2");
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("  Main.wordIn = 41  <- scan input (%I, Modbus peer)  at "), std::string::npos) << r.out;
-  std::error_code ignored;
-  std::filesystem::remove(trace, ignored);
 }
 
 // --io-bind with an IPv6 address or a host name (docs/fieldbus-server.md): the server listens there,
