@@ -343,14 +343,30 @@ int traceVerifyCommand(const std::string& path) {
 
 namespace {
 
+// Who made an external write at a cycle start, as `trace why` names it.
+const char* whyAuthorText(WriteAuthor author) {
+  switch (author) {
+    case WriteAuthor::Stimulus: return "stimulus";
+    case WriteAuthor::Debugger: return "debugger";
+    case WriteAuthor::Force: return "a force of the rerun recording";
+    case WriteAuthor::ModbusPeer: return "Modbus peer";
+    case WriteAuthor::Unknown: break;
+  }
+  // A trace recorded before writes said who made them.
+  return "stimulus or a write between cycles";
+}
+
 // One line per node, its reads indented below it:
 //   Main.y = 42  <- main.st:12  y := p^ + fb.out;  at 3:4
 std::string whyOriginText(const replay::WhyNode& n) {
   switch (n.origin) {
     case replay::WhyOrigin::Statement: return fmt::format("{}:{}  {}", n.file, n.line, n.text);
-    case replay::WhyOrigin::Input: return "scan input (%I)";
+    case replay::WhyOrigin::Input:
+      return n.author == WriteAuthor::Unknown ? "scan input (%I)"
+                                              : fmt::format("scan input (%I, {})", whyAuthorText(n.author));
     case replay::WhyOrigin::Force: return "forced";
-    case replay::WhyOrigin::Stimulus: return "external write at the cycle start (stimulus)";
+    case replay::WhyOrigin::Stimulus:
+      return fmt::format("external write at the cycle start ({})", whyAuthorText(n.author));
     case replay::WhyOrigin::Write: return "debugger write";
     case replay::WhyOrigin::Initial: return "the value it started with";
     case replay::WhyOrigin::Constant: return "constant";

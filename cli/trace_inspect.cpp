@@ -224,9 +224,14 @@ std::string hex(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
+// `OFFSET=HEX` or `OFFSET.BIT=0|1`, ` at step N` for a write inside the cycle, then who made it
+// when the trace says (` by debugger`).
 std::string writeText(const ImageWriteData& w) {
-  if (w.bit >= 0) return fmt::format("{}.{}={}", w.offset, w.bit, (!w.bytes.empty() && w.bytes[0]) ? 1 : 0);
-  return fmt::format("{}={}", w.offset, hex(w.bytes));
+  std::string out = w.bit >= 0 ? fmt::format("{}.{}={}", w.offset, w.bit, (!w.bytes.empty() && w.bytes[0]) ? 1 : 0)
+                               : fmt::format("{}={}", w.offset, hex(w.bytes));
+  if (w.atStep >= 0) out += fmt::format(" at step {}", w.atStep);
+  if (w.author != WriteAuthor::Unknown) out += fmt::format(" by {}", writeAuthorName(w.author));
+  return out;
 }
 
 std::string taskName(const HeaderData& h, uint16_t task) {

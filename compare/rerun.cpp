@@ -48,8 +48,9 @@ class InputMap {
   }
 
   // A recorded %I change: its bytes go into `field` (the new version's %I area about to be
-  // latched); bytes beyond that area are dropped.
-  void inputChange(const trace::ImageWriteData& w, std::vector<uint8_t>& field, uint64_t cycle) {
+  // latched), with their author noted in `rt` (the rerun's trace names it the same); bytes beyond
+  // that area are dropped.
+  void inputChange(const trace::ImageWriteData& w, std::vector<uint8_t>& field, Runtime& rt, uint64_t cycle) {
     const IoArea& in = from_.input;
     if (w.offset < in.offset) return;  // validated traces hold none (inputs are %I bytes)
     const uint32_t rel = w.offset - in.offset;
@@ -57,6 +58,7 @@ class InputMap {
       const uint64_t at = uint64_t{rel} + j;
       if (at < field.size()) {
         field[at] = w.bytes[j];
+        if (w.author != WriteAuthor::Unknown) rt.noteInputAuthor(static_cast<uint32_t>(at), 1, w.author);
         continue;
       }
       drop(fmt::format("%IB{}", at), fmt::format("outside the new version's %I area ({} bytes)", to_.input.size),
@@ -70,6 +72,7 @@ class InputMap {
     out.bytes = w.bytes;
     out.bit = w.bit;
     out.offset = w.offset;
+    out.author = w.author;  // who made it in the recording: the rerun's trace names it the same
     if (identity_) return true;
     const auto key = std::make_tuple(w.offset, w.bit, static_cast<uint32_t>(w.bytes.size()));
     auto it = known_.find(key);
@@ -428,7 +431,7 @@ bool Rerun::prepare(const std::string& tracePath, std::string& error) {
 
 void Rerun::takeInputs(const CycleRecord& record, bool atCycleStart, std::vector<uint8_t>& field) {
   Runtime& rt = *runtime_;
-  for (const trace::ImageWriteData* w : record.inputChanges) inputs_->inputChange(*w, field, record.cycle);
+  for (const trace::ImageWriteData* w : record.inputChanges) inputs_->inputChange(*w, field, rt, record.cycle);
   std::map<uint32_t, uint32_t> runs;  // per statement of the recorded path: its runs so far
   size_t walked = 0;
   for (const trace::ImageWriteData* w : record.writes) {
@@ -464,8 +467,9 @@ void Rerun::takeInputs(const CycleRecord& record, bool atCycleStart, std::vector
   // cycle, as a write of the new version's storage: the rerun's own trace records them so).
   for (const trace::ForceData* f : record.forces) {
     ExternalWrite mapped;
-    if (inputs_->write(trace::ImageWriteData{0, f->offset, f->bit, f->bytes}, mapped, record.cycle))
-      rt.queueWrite(std::move(mapped));
+    trace::ImageWriteData forced{0, f->offset, f->bit, f->bytes};
+    forced.author = WriteAuthor::Force;
+    if (inputs_->write(forced, mapped, record.cycle)) rt.queueWrite(std::move(mapped));
   }
 }
 

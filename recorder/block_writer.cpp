@@ -272,6 +272,9 @@ void BlockWriter::processRecord(const RecordHeader& h, const uint8_t* p) {
   SB_ASSERT(h.cycle == chunk_.firstCycle + index, "cycle {} after the {} cycles of the chunk from {}", h.cycle, index,
             chunk_.firstCycle);
   // The cycle's scan inputs, applied as Runtime::startCycle applies them: %I changes, then writes.
+  // Each stays the record the scan thread made, with its author (ImageWrite.author): none is merged
+  // with another, so two writes of one cycle by different authors stay two (and the scan thread
+  // splits a run of %I changes where their author changes).
   auto readWrites = [&](const uint8_t* q, uint32_t bytes, bool withBit, std::vector<trace::ImageWriteData>& out) {
     const size_t from = out.size();
     decodeWrites(q, bytes, withBit, index, out);

@@ -63,7 +63,7 @@ inline constexpr uint8_t kSnapshotMark = 16;
 inline constexpr uint8_t kSyncMark = 32;
 inline constexpr uint8_t kNoCycle = kGapOnly | kSnapshotMark | kSyncMark;
 
-// Decodes scan inputs as the scan thread encodes them (offset u32, [bit i8, step i64,] length u16,
+// Decodes scan inputs as the scan thread encodes them (offset u32, [bit i8, step i64, author u8,] length u16,
 // bytes) and appends them to `out`, for the cycle at `cycleIndex` of its chunk.
 inline void decodeWrites(const uint8_t* q, size_t bytes, bool withBit, uint32_t cycleIndex,
                          std::vector<trace::ImageWriteData>& out) {
@@ -78,6 +78,8 @@ inline void decodeWrites(const uint8_t* q, size_t bytes, bool withBit, uint32_t 
       std::memcpy(&w.atStep, q, 8);
       q += 8;
     }
+    std::memcpy(&w.author, q, 1);
+    q += 1;
     uint16_t len;
     std::memcpy(&len, q, 2);
     q += 2;

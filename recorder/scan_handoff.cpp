@@ -30,19 +30,25 @@ void putRaw(std::vector<uint8_t>& out, const T& v) {
   std::memcpy(out.data() + at, &v, sizeof v);
 }
 
-// The bytes of `now` that differ from `before`, as runs (offset u32, length u16, bytes); `base`
-// is the image offset of both.
-void encodeChanges(const uint8_t* now, const uint8_t* before, uint32_t size, uint32_t base, std::vector<uint8_t>& out) {
+// The bytes of the field inputs `now` that differ from `before`, as runs (offset u32, author u8,
+// length u16, bytes); `base` is the image offset of both. A run holds bytes of one author (who
+// changed them, when the runtime was told: Runtime::noteInputAuthor), so that two authors' bytes
+// stay two records.
+void encodeChanges(const uint8_t* now, const uint8_t* before, uint32_t size, uint32_t base, const Runtime& rt,
+                   std::vector<uint8_t>& out) {
+  const bool noted = rt.inputAuthorsNoted();
   for (uint32_t i = 0; i < size;) {
     if (now[i] == before[i]) {
       ++i;
       continue;
     }
+    const WriteAuthor author = noted ? rt.inputAuthor(i) : WriteAuthor::Unknown;
     uint32_t j = i;
-    while (j < size && now[j] != before[j] && j - i < 0xFFFF) ++j;
+    while (j < size && now[j] != before[j] && j - i < 0xFFFF && (!noted || rt.inputAuthor(j) == author)) ++j;
     const uint32_t offset = base + i;
     const uint16_t len = static_cast<uint16_t>(j - i);
     putRaw(out, offset);
+    putRaw(out, author);
     putRaw(out, len);
     out.insert(out.end(), now + i, now + j);
     i = j;
@@ -59,7 +65,8 @@ ScanHandoff::ScanHandoff(uint32_t imageSize, size_t inputBytes, uint32_t keyfram
   keyframeSlots_ = static_cast<uint8_t>(
       std::clamp<uint64_t>((uint64_t{4} << 20) / std::max<uint32_t>(imageSize, 1), 2, kMaxKeyframeSlots));
   keyframes_[0].reset(new uint8_t[std::max<uint32_t>(imageSize, 1)]);
-  inputChanges_.reserve(inputBytes * 7 + 16);
+  // (At most a run per byte: 7 bytes of offset, author and length, and the byte.)
+  inputChanges_.reserve(inputBytes * 8 + 16);
   writes_.reserve(4096);
   staging_.reset(new uint8_t[2 * kBatchBytes]);  // below kBatchBytes + one record of at most that
 }
@@ -88,7 +95,7 @@ void ScanHandoff::beforeCycle(const Runtime& rt) {
   const std::vector<uint8_t>& field = rt.inputs();
   // (A program without %I has an empty field: no memcmp on its null data.)
   if (p.input.size && std::memcmp(field.data(), image + p.input.offset, p.input.size) != 0)  // rare: inputs changed
-    encodeChanges(field.data(), image + p.input.offset, p.input.size, p.input.offset, inputChanges_);
+    encodeChanges(field.data(), image + p.input.offset, p.input.size, p.input.offset, rt, inputChanges_);
   writes_.clear();
   for (const ExternalWrite& w : rt.pendingWrites()) encodeWrite(w, trace::ImageWriteData::kAtCycleStart);
   // Forces: once, at the cycle they are set or released, and restated at a chunk's start, so that
@@ -117,6 +124,7 @@ void ScanHandoff::encodeWrite(const ExternalWrite& w, int64_t atStep) {
   putRaw(writes_, w.offset);
   putRaw(writes_, w.bit);
   putRaw(writes_, atStep);
+  putRaw(writes_, w.author);
   const uint16_t len = static_cast<uint16_t>(std::min<size_t>(w.bytes.size(), 0xFFFF));
   putRaw(writes_, len);
   writes_.insert(writes_.end(), w.bytes.begin(), w.bytes.begin() + len);

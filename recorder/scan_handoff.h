@@ -111,8 +111,8 @@ class ScanHandoff {
   std::atomic<bool> keyframeBusy_[kMaxKeyframeSlots] = {};
   // ---- scan thread
   uint8_t keyframeSlot_ = 0;            // where the keyframe of the cycle under way is (haveKeyframe_)
-  std::vector<uint8_t> inputChanges_;   // encoded (offset u32, length u16, bytes)
-  std::vector<uint8_t> writes_;         // encoded (offset u32, bit i8, length u16, bytes)
+  std::vector<uint8_t> inputChanges_;   // encoded (offset u32, author u8, length u16, bytes)
+  std::vector<uint8_t> writes_;         // encoded (offset u32, bit i8, step i64, author u8, length u16, bytes)
   std::vector<uint8_t> forces_;         // encoded as decodeForces reads them
   std::unique_ptr<uint8_t[]> staging_;  // records not yet handed to the writer (stays in L1)
   size_t stagedBytes_ = 0;

@@ -144,12 +144,28 @@ class Explainer {
     if (last->byScanInputs || last->statement == UINT32_MAX) {
       node.position = Position{changed.cycle, 0};
       node.origin = WhyOrigin::Input;
+      // Who changed the %I bytes, when the recording says (a Modbus server's peer, a stimulus's %I column).
+      for (const trace::ImageWriteData* w : record.inputChanges)
+        if (overlaps(*w, offset, bit, size)) node.author = w->author;
+      // (Applied in order: the last one over the value made it.)
       for (const trace::ImageWriteData* w : record.writes)
-        if (w->atStep == trace::ImageWriteData::kAtCycleStart && overlaps(*w, offset, bit, size))
+        if (w->atStep == trace::ImageWriteData::kAtCycleStart && overlaps(*w, offset, bit, size)) {
           node.origin = WhyOrigin::Stimulus;
+          node.author = w->author;
+        }
       // Forces are applied last at a cycle start (vm/runtime/forces.h): over the inputs and writes.
       for (const trace::ForceData* f : record.forces)
-        if (overlaps(*f, offset, bit, size, false)) node.origin = WhyOrigin::Force;
+        if (overlaps(*f, offset, bit, size, false)) {
+          node.origin = WhyOrigin::Force;
+          node.author = WriteAuthor::Unknown;
+        }
+      // A debugger's write at the cycle's first boundary (paused before its first statement) is
+      // applied there, after all of the above, and its change is seen at step 0 as theirs.
+      for (const trace::ImageWriteData* w : record.writes)
+        if (w->atStep == 0 && overlaps(*w, offset, bit, size)) {
+          node.origin = WhyOrigin::Write;
+          node.author = w->author;
+        }
       return true;
     }
     // A debugger's write at a boundary of the cycle, applied before the statement there runs.
@@ -157,6 +173,7 @@ class Explainer {
       if (w->atStep >= 0 && overlaps(*w, offset, bit, size) &&
           (static_cast<uint64_t>(w->atStep) == changed.step || static_cast<uint64_t>(w->atStep) + 1 == changed.step)) {
         node.origin = WhyOrigin::Write;
+        node.author = w->author;
         node.position = Position{changed.cycle, static_cast<uint64_t>(w->atStep)};
         return true;
       }
@@ -293,6 +310,7 @@ nlohmann::ordered_json whyToJson(const WhyNode& node) {
     j["text"] = node.text;
   }
   j["origin"] = whyOriginName(node.origin);
+  if (node.author != WriteAuthor::Unknown) j["author"] = writeAuthorName(node.author);
   nlohmann::ordered_json reads = nlohmann::ordered_json::array();
   for (const WhyNode& r : node.reads) reads.push_back(whyToJson(r));
   j["reads"] = std::move(reads);

@@ -24,10 +24,11 @@ namespace scanback::replay {
 // Where a value came from.
 enum class WhyOrigin : uint8_t {
   Statement,  // a statement of the program wrote it (its reads are the node's children)
-  Input,      // the cycle's input latch (%I: I/O or a fieldbus device)
+  Input,      // the cycle's input latch (%I: I/O, a fieldbus device, a Modbus server's peer, a
+              // stimulus's %I column: WhyNode::author names the last two)
   Force,      // a force held it (issue 31): applied at the cycle start, over the inputs and writes
-  Stimulus,   // an external write at the cycle start: a stimulus file's value, or a debugger's or
-              // an HMI's write made between cycles (the trace does not tell them apart)
+  Stimulus,   // an external write at the cycle start: a stimulus file's value, a debugger's write
+              // made between cycles, a force `scanback rerun` wrote (WhyNode::author says which)
   Write,      // a debugger's write at a statement boundary inside the cycle
   Initial,    // unchanged since the recording started (or, for a call frame's variable, since
               // the cycle started)
@@ -49,6 +50,10 @@ struct WhyNode {
   std::string file;                 // Statement: its file and line, and its text
   uint32_t line = 0;
   std::string text;
+  // Stimulus, Write, Input: who made the write or changed the %I bytes (ImageWrite.author); Unknown
+  // in a trace recorded before traces said it (then a Stimulus is "a stimulus or a write between
+  // cycles"), and for %I bytes a device's latch changed.
+  WriteAuthor author = WriteAuthor::Unknown;
   std::vector<WhyNode> reads;
   bool repeated = false;  // the same value's origin is shown elsewhere in the tree (not expanded here)
   std::string error;      // a read that could not be evaluated there (its reason, with a column)
@@ -70,7 +75,7 @@ struct WhyTarget {
                                                   unsigned depth, std::string& error);
 
 // The WhyNode of docs/extension.md: {value, variable, cycle, step, file?, line?, text?, origin,
-// reads, repeated?, error?}.
+// author?, reads, repeated?, error?}.
 nlohmann::ordered_json whyToJson(const WhyNode& node);
 
 }  // namespace scanback::replay

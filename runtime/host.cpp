@@ -261,6 +261,8 @@ RunSummary RuntimeHost::run() {
         fmt::format("{}, {} cycles", state == PublishedRuntime::State::Faulted ? "faulted" : "paused", rt.cycle()));
   });
   RunSummary summary;
+  std::vector<uint8_t> before;  // the field inputs before a driver's readInputs (its bytes' author)
+  before.reserve(rt.inputs().size());
   const auto wallStart = std::chrono::steady_clock::now();
   while (!stopRequest_.requested()) {
     snapshotIfWanted();
@@ -280,8 +282,20 @@ RunSummary RuntimeHost::run() {
       summary.end = endOf(prepared);
       break;
     }
-    // The drivers' newest inputs, at the cycle's start: latched with the stimulus's (runCycle).
-    for (const std::shared_ptr<IoDriver>& d : options_.drivers) d->readInputs(rt.inputs());
+    // The drivers' newest inputs, at the cycle's start: latched with the stimulus's (runCycle). The
+    // bytes a driver that names their author changed are noted as its (a Modbus server's peers).
+    for (const std::shared_ptr<IoDriver>& d : options_.drivers) {
+      const WriteAuthor author = d->inputAuthor();
+      if (author == WriteAuthor::Unknown) {
+        d->readInputs(rt.inputs());
+        continue;
+      }
+      std::vector<uint8_t>& field = rt.inputs();
+      before.assign(field.begin(), field.end());  // (no allocation after the first cycle)
+      d->readInputs(field);
+      for (size_t i = 0; i < field.size(); ++i)
+        if (field[i] != before[i]) rt.noteInputAuthor(static_cast<uint32_t>(i), 1, author);
+    }
     if (std::string why; ioFaulted(why)) {
       // A device whose policy is to fault failed: the run ends before the cycle, as after a fault
       // of the program (with a control endpoint it holds, faulted, for a debugger to attach).

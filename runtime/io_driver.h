@@ -10,6 +10,8 @@
 #include <span>
 #include <string>
 
+#include "vm/runtime/write_author.h"
+
 namespace scanback::runtime {
 
 // A driver's state, for those who ask (`scanback ctl status`: `io`).
@@ -39,6 +41,10 @@ class IoDriver {
   // copy of what its own threads last completed, never a wait for a device or for a lock held
   // across one. What it writes is a scan input: recorded like any %I change.
   virtual void readInputs(std::span<uint8_t> inputs) = 0;
+  // Who the bytes readInputs changes come from, when the trace should name them (ImageWrite.author,
+  // docs/explain.md): a Modbus server's are its peers' writes (WriteAuthor::ModbusPeer). Unknown (the
+  // default): a device's latch, which the trace records as such.
+  virtual WriteAuthor inputAuthor() const { return WriteAuthor::Unknown; }
   // The scan thread, after each cycle that ended (not after a fault): the output area (%Q) as that
   // cycle left it, for the driver to send. Must return at once, as readInputs (copy, never send).
   virtual void writeOutputs(std::span<const uint8_t> outputs) = 0;

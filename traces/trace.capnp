@@ -83,6 +83,20 @@ struct ImageWrite {
                           # in the order they were made (so in step order). Readers that do not
                           # know it would apply the write at the cycle start: the format version is
                           # not raised, but such a trace then reports a divergence there.
+  author @5 :WriteAuthor;  # who made it, so that an explanation names it (docs/explain.md): never
+                           # read by replay, which applies every write alike. unknown (the default)
+                           # in traces written before it, which read as before; older readers
+                           # ignore it, so the format version is not raised. A value this reader
+                           # does not know (a newer writer's) reads as unknown.
+}
+
+# Who made an ImageWrite (vm/runtime/write_author.h). Only ever added to.
+enum WriteAuthor {
+  unknown @0;     # not recorded (older traces); or a %I change a device's latch made
+  stimulus @1;    # a stimulus file's row (run --inputs, a debug session's inputs)
+  debugger @2;    # a debugger's setVariable or setExpression (between cycles, or at atStep)
+  force @3;       # scanback rerun: a force of the recording it reruns, written at each cycle start
+  modbusPeer @4;  # a %I change: a Modbus TCP client of run --io-serve wrote these bytes
 }
 
 # A force set or released (issue 31; vm/runtime/forces.h). From the start of cycle `cycleIndex` of

@@ -46,6 +46,7 @@ void setWrites(capnp::List<schema::ImageWrite>::Builder list, const std::vector<
     list[i].setBit(w.bit);
     list[i].setBytes(kj::arrayPtr(w.bytes.data(), w.bytes.size()));
     if (w.atStep != ImageWriteData::kAtCycleStart) list[i].setAtStep(w.atStep);
+    if (w.author != WriteAuthor::Unknown) list[i].setAuthor(static_cast<schema::WriteAuthor>(w.author));
   }
 }
 
@@ -91,6 +92,9 @@ void getWrites(capnp::List<schema::ImageWrite>::Reader list, std::vector<ImageWr
     capnp::Data::Reader bytes = w.getBytes();
     d.bytes.assign(bytes.begin(), bytes.end());
     d.atStep = w.getAtStep();
+    // A newer writer's author this reader does not know: unknown (it only names the write).
+    const auto author = static_cast<uint16_t>(w.getAuthor());
+    if (author <= kLastWriteAuthor) d.author = static_cast<WriteAuthor>(author);
     out.push_back(std::move(d));
   }
 }

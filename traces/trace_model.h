@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "vm/runtime/write_author.h"
 #include "vm/source/source.h"
 
 namespace scanback::trace {
@@ -92,6 +93,8 @@ struct ImageWriteData {
   std::vector<uint8_t> bytes;
   int64_t atStep = kAtCycleStart;  // a debugger write at a statement boundary (trace.capnp: atStep)
   static constexpr int64_t kAtCycleStart = -1;
+  // Who made it (trace.capnp: author); Unknown in a trace written before it. Replay ignores it.
+  WriteAuthor author = WriteAuthor::Unknown;
   bool operator==(const ImageWriteData&) const = default;
 };
 

@@ -170,7 +170,7 @@ json writeValue(Session& session, Target& target, const VariableSlot& slot, cons
   // Paused inside a cycle the target writes at once, at this statement boundary; between cycles
   // with the next cycle's scan inputs (Target::write).
   const bool now = target.vm().inCycle() && target.vm().steps() > 0;
-  if (!target.write(ExternalWrite{slot.offset, slot.bit, bytes}, error)) throw DapError(error);
+  if (!target.write(ExternalWrite{slot.offset, slot.bit, bytes, WriteAuthor::Debugger}, error)) throw DapError(error);
   std::string shown;
   if (slot.bit >= 0 || slot.type->kind == TypeKind::Bool)
     shown = !bytes.empty() && bytes[0] ? "TRUE" : "FALSE";

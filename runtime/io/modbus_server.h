@@ -67,6 +67,7 @@ class ModbusServer final : public IoDriver {
   std::string describeMap() const;
 
   void readInputs(std::span<uint8_t> inputs) override;
+  WriteAuthor inputAuthor() const override { return WriteAuthor::ModbusPeer; }
   void writeOutputs(std::span<const uint8_t> outputs) override;
   void writeMemory(std::span<const uint8_t> memory) override;
   IoHealth health() const override;

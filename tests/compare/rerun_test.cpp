@@ -93,7 +93,8 @@ std::shared_ptr<const Program> withComment(const std::vector<std::string>& files
 }  // namespace
 
 // The same program, rerun from the start and from a cycle in the middle, reproduces every recorded
-// cycle: task, start time, scan inputs, statement path and digest; the rerun's trace verifies. A
+// cycle: task, start time, scan inputs (with their authors: the plant's stimulus writes variables
+// and %I), statement path and digest; the rerun's trace verifies. A
 // program with the same code and layout but other source texts (state carried over by name and
 // type, inputs mapped through the reload plan) reproduces every digest too.
 TEST(RerunGolden, TheSameProgramReproducesEveryGoldenRecording) {

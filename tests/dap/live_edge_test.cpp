@@ -325,6 +325,45 @@ TEST_F(LiveEdge, WhyAndFlowAnswerInTheCycleUnderWayAtTheLivePosition) {
   EXPECT_EQ(again["body"]["root"]["cycle"], 7);
 }
 
+// scanback/why names the debugger as the author of its writes (ImageWrite.author): one made at the
+// entry stop and one at the first statement boundary of cycle 5. A live session stops at a
+// statement boundary (the entry too: before the first statement of cycle 0), so both are applied
+// there and are `write`s, at step 0 (a write between cycles, queued for the next cycle start, is
+// an external write at the cycle start: tests/replayer/why_test.cpp names its author too). x is
+// written by the program only in cycles 0, 4, 8, ... (at their last step, 8).
+TEST_F(LiveEdge, WhyNamesTheDebuggerAsTheAuthorOfItsWrites) {
+  s_.launch("edge.st", json{{"stopOnEntry", true}});
+  EXPECT_EQ(s_.firstStop()["body"]["reason"], "entry");
+  json set = s_.client.request("setExpression", json{{"expression", "x"}, {"value", "300"}, {"frameId", 1}});
+  ASSERT_TRUE(set["success"]) << set.dump();
+  s_.setBreakpoints(json::array({{{"line", kLineC}, {"condition", "c = 5"}}}));
+  EXPECT_EQ(s_.land("continue"), (Landing{{5, 0}, "breakpoint"}));
+  set = s_.client.request("setExpression", json{{"expression", "x"}, {"value", "100"}, {"frameId", 1}});
+  ASSERT_TRUE(set["success"]) << set.dump();
+  s_.setBreakpoints(json::array({{{"line", kLineC}, {"condition", "c = 8"}}}));
+  EXPECT_EQ(s_.land("continue"), (Landing{{8, 0}, "breakpoint"}));
+  json why = s_.client.request("scanback/why", json{{"variable", "x"}, {"depth", 1}});
+  ASSERT_TRUE(why["success"]) << why.dump();
+  EXPECT_EQ(why["body"]["root"], (json{{"value", "100"},
+                                       {"variable", "Main.x"},
+                                       {"cycle", 5},
+                                       {"step", 0},
+                                       {"origin", "write"},
+                                       {"author", "debugger"},
+                                       {"reads", json::array()}}))
+      << why.dump(2);
+  why = s_.client.request("scanback/why", json{{"variable", "x"}, {"depth", 1}, {"cycle", 0}, {"step", 1}});
+  ASSERT_TRUE(why["success"]) << why.dump();
+  EXPECT_EQ(why["body"]["root"], (json{{"value", "300"},
+                                       {"variable", "Main.x"},
+                                       {"cycle", 0},
+                                       {"step", 0},
+                                       {"origin", "write"},
+                                       {"author", "debugger"},
+                                       {"reads", json::array()}}))
+      << why.dump(2);
+}
+
 // ---------------------------------------------------------------- data breakpoints
 
 // The report: stopped at the live position in cycle 6, a data breakpoint finds the last

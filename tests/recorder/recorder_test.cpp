@@ -310,6 +310,69 @@ END_PROGRAM
   EXPECT_EQ(c.writes[0].bytes, (std::vector<uint8_t>{7, 0}));
 }
 
+// Who made a write or a %I change is recorded with it (ImageWrite.author): two writes of one cycle
+// by different authors over the same variable stay two records, in their order, and adjacent %I
+// bytes changed by different authors become two input changes (one run, where no author was noted).
+TEST(Recorder, EachWriteAndInputChangeKeepsItsAuthor) {
+  auto program = mustCompile(R"(
+PROGRAM Main
+VAR
+  sensor AT %IW1 : WORD;
+  setpoint : INT;
+  seen : INT;
+END_VAR
+seen := WORD_TO_INT(sensor) + setpoint;
+END_PROGRAM
+)");
+  ASSERT_TRUE(program);
+  std::string why;
+  auto setpoint = findVariable(*program, "Main.setpoint", why);
+  ASSERT_TRUE(setpoint) << why;
+  const TempTrace path("authors");
+  Runtime rt(program);
+  auto rec = startRecording(rt, recordingTo(path));
+  ASSERT_TRUE(rec);
+  for (int c = 0; c < 4; ++c) {
+    if (c == 1) {
+      rt.queueWrite(ExternalWrite{setpoint->offset, -1, {7, 0}, WriteAuthor::Stimulus});
+      rt.queueWrite(ExternalWrite{setpoint->offset, -1, {9, 0}, WriteAuthor::Debugger});
+      rt.inputs()[2] = 0x34;  // %IW1 is bytes 2..3: its low byte a peer's, its high byte a stimulus's
+      rt.noteInputAuthor(2, 1, WriteAuthor::ModbusPeer);
+      rt.inputs()[3] = 0x12;
+      rt.noteInputAuthor(3, 1, WriteAuthor::Stimulus);
+    }
+    if (c == 2) {  // the notes went with the latch: the same bytes changed again are nobody's
+      rt.inputs()[2] = 0x35;
+      rt.inputs()[3] = 0x13;
+    }
+    ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+  }
+  auto seen = findVariable(*program, "Main.seen", why);
+  ASSERT_TRUE(seen) << why;
+  int16_t seenValue = 0;
+  std::memcpy(&seenValue, rt.vm().image() + seen->offset, 2);
+  EXPECT_EQ(seenValue, 0x1335 + 9) << "the debugger's write came last";
+  ASSERT_TRUE(finishRecording(*rec));
+  const auto chunks = readChunks(path);
+  ASSERT_EQ(chunks.size(), 1u);
+  const trace::ChunkData& c = chunks[0];
+  ASSERT_EQ(c.writes.size(), 2u);
+  EXPECT_EQ(c.writes[0].bytes, (std::vector<uint8_t>{7, 0}));
+  EXPECT_EQ(c.writes[0].author, WriteAuthor::Stimulus);
+  EXPECT_EQ(c.writes[1].bytes, (std::vector<uint8_t>{9, 0}));
+  EXPECT_EQ(c.writes[1].author, WriteAuthor::Debugger);
+  ASSERT_EQ(c.inputChanges.size(), 3u);
+  EXPECT_EQ(c.inputChanges[0].offset, program->input.offset + 2);
+  EXPECT_EQ(c.inputChanges[0].bytes, (std::vector<uint8_t>{0x34}));
+  EXPECT_EQ(c.inputChanges[0].author, WriteAuthor::ModbusPeer);
+  EXPECT_EQ(c.inputChanges[1].offset, program->input.offset + 3);
+  EXPECT_EQ(c.inputChanges[1].bytes, (std::vector<uint8_t>{0x12}));
+  EXPECT_EQ(c.inputChanges[1].author, WriteAuthor::Stimulus);
+  EXPECT_EQ(c.inputChanges[2].cycleIndex, 2u);
+  EXPECT_EQ(c.inputChanges[2].bytes, (std::vector<uint8_t>{0x35, 0x13}));
+  EXPECT_EQ(c.inputChanges[2].author, WriteAuthor::Unknown);
+}
+
 TEST(Recorder, FaultEndsTheTraceWithTheFaultingCycle) {
   auto program = mustCompile(kFaultsInCycle41, "test.st");
   ASSERT_TRUE(program);

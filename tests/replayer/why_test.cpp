@@ -9,7 +9,9 @@
 #include <string>
 
 #include "tests/support/shell.h"
+#include "tests/support/trace_support.h"
 #include "tests/traces/trace_test_support.h"
+#include "vm/runtime/values.h"
 
 using namespace scanback;
 using json = nlohmann::json;
@@ -109,6 +111,11 @@ json leaf(const std::string& variable, const std::string& value, uint64_t cycle,
   return json{{"value", value}, {"variable", variable}, {"cycle", cycle},
               {"step", step},   {"origin", origin},     {"reads", json::array()}};
 }
+// An external write's node, which names who made it (ImageWrite.author).
+json written(const std::string& variable, const std::string& value, uint64_t cycle, const std::string& author) {
+  return json{{"value", value},       {"variable", variable}, {"cycle", cycle},        {"step", 0},
+              {"origin", "stimulus"}, {"author", author},     {"reads", json::array()}};
+}
 
 }  // namespace
 
@@ -122,7 +129,7 @@ TEST(WhyChain, BackThroughFunctionBlockReferenceArrayAndTasksToTheStimulus) {
   json repeatedI = stmt("S.i", "3", 7, 0, 25, "i := (i + 1) MOD 4");
   repeatedI["repeated"] = true;
   const json g = stmt("g", "12", 6, 1, 14, "g := sensor + k",
-                      json::array({leaf("F.sensor", "7", 3, 0, "stimulus"), stmt("F.k", "5", 6, 0, 13, "k := k + 1")}));
+                      json::array({written("F.sensor", "7", 3, "stimulus"), stmt("F.k", "5", 6, 0, 13, "k := k + 1")}));
   const json a3 = stmt("S.a[3]", "12", 7, 1, 26, "a[i] := g", json::array({i7, g}));
   const json p = stmt("S.p", "REF(S.a[3])", 7, 2, 27, "p := REF(a[i])", json::array({repeatedI}));
   const json expected =
@@ -144,8 +151,8 @@ TEST(WhyChain, DepthAndPositionBoundTheTree) {
 
 TEST(WhyChain, RootsAtInputsAndInitialValues) {
   // The stimulus wrote sensor at cycle 3 (5 -> 7) and at cycle 0 (0 -> 5).
-  EXPECT_EQ(why("F.sensor"), leaf("F.sensor", "7", 3, 0, "stimulus"));
-  EXPECT_EQ(why("F.sensor --at 2"), leaf("F.sensor", "5", 0, 0, "stimulus"));
+  EXPECT_EQ(why("F.sensor"), written("F.sensor", "7", 3, "stimulus"));
+  EXPECT_EQ(why("F.sensor --at 2"), written("F.sensor", "5", 0, "stimulus"));
   // a[0] is never written (i runs 1, 2, 3): the value the recording started with.
   EXPECT_EQ(why("S.a[0] --depth 5"), leaf("S.a[0]", "0", 0, 0, "initial"));
 }
@@ -158,6 +165,11 @@ TEST(WhyChain, TextTreeAndErrors) {
                        ":26  a[i] := g  at 7:1\n" + "  S.p = REF(S.a[3])  <- " + w.source +
                        ":27  p := REF(a[i])  at 7:2\n")
       << r.out;
+  // A value a stimulus file wrote: the text names it.
+  r = runScanback("trace why " + shellQuote(w.trace) + " g --at 6 --depth 2");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("  F.sensor = 7  <- external write at the cycle start (stimulus)  at 3:0\n"), std::string::npos)
+      << r.out;
   // Depth 1 without --json keeps the list of the last changes.
   r = runScanback("trace why " + shellQuote(w.trace) + " S.i");
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -167,6 +179,59 @@ TEST(WhyChain, TextTreeAndErrors) {
   EXPECT_NE(r.err.find("unknown variable S.nothing"), std::string::npos) << r.err;
   r = runScanback("trace why " + shellQuote(w.trace) + " S.y --depth 0");
   EXPECT_EQ(r.exitCode, 2) << r.out;
+}
+
+// External writes recorded with who made them, and one without (as every trace recorded before
+// ImageWrite.author was): `trace why` names each, and says of the one without what it may be.
+TEST(WhyChain, NamesWhoMadeAnExternalWriteAndWhatAWriteOfAnOlderTraceMayBe) {
+  TempDir dir;
+  const std::string source = dir.file("main.st");
+  std::ofstream(source) << "PROGRAM Main\nVAR a : INT; b : INT; c : INT; out : INT; END_VAR\n"
+                           "out := a + b + c;\nEND_PROGRAM\n";
+  const std::shared_ptr<const Program> program = test::mustCompileSourceFiles({source});
+  ASSERT_TRUE(program);
+  std::string error;
+  auto offsetOf = [&](const char* path) {
+    const std::optional<VariableLocation> v = findVariable(*program, path, error);
+    EXPECT_TRUE(v) << error;
+    return v ? v->offset : 0;
+  };
+  const std::string trace = dir.file("writes.trace");
+  {
+    Runtime rt(program);
+    std::unique_ptr<recorder::Recorder> rec = test::startRecording(rt, test::recordingTo(trace, 4));
+    ASSERT_TRUE(rec);
+    for (uint64_t c = 0; c < 6; ++c) {
+      // Cycle 1: a written by no one the trace names (ExternalWrite's author left Unknown, as
+      // every writer before it); cycle 2: b by a debugger; cycle 3: c, a force a rerun wrote.
+      if (c == 1) rt.queueWrite(ExternalWrite{offsetOf("Main.a"), -1, {1, 0}});
+      if (c == 2) rt.queueWrite(ExternalWrite{offsetOf("Main.b"), -1, {20, 0}, WriteAuthor::Debugger});
+      if (c == 3) rt.queueWrite(ExternalWrite{offsetOf("Main.c"), -1, {44, 1}, WriteAuthor::Force});
+      ASSERT_EQ(rt.runCycle(), RunStatus::CycleDone);
+    }
+    ASSERT_TRUE(test::finishRecording(*rec));
+  }
+  // out = 1 + 20 + 300 since (3, 0), where `out := a + b + c` read the three writes.
+  test::ShellResult r = runScanback("trace why " + shellQuote(trace) + " Main.out --depth 2");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "Main.out = 321  <- " + source + ":3  out := a + b + c  at 3:0\n" +
+                "  Main.a = 1  <- external write at the cycle start (stimulus or a write between cycles)  at 1:0\n" +
+                "  Main.b = 20  <- external write at the cycle start (debugger)  at 2:0\n" +
+                "  Main.c = 300  <- external write at the cycle start (a force of the rerun recording)  at 3:0\n")
+      << r.out;
+  r = runScanback("trace why " + shellQuote(trace) + " Main.out --depth 2 --json");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const json root = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(root.is_object()) << r.out;
+  ASSERT_EQ(root["reads"].size(), 3u) << r.out;
+  EXPECT_FALSE(root["reads"][0].contains("author")) << r.out;
+  EXPECT_EQ(root["reads"][0]["origin"], "stimulus");
+  EXPECT_EQ(root["reads"][1]["author"], "debugger");
+  EXPECT_EQ(root["reads"][2]["author"], "force");
+  // The dump names them too (the write without one as before).
+  r = runScanback("trace dump " + shellQuote(trace) + " --cycles 0..5");
+  EXPECT_NE(r.out.find(" by debugger"), std::string::npos) << r.out << r.err;
 }
 
 TEST(LogOverHistory, EveryRunWithItsPositionAndValues) {

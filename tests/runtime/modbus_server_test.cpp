@@ -23,6 +23,8 @@
 
 #include "runtime/host.h"
 #include "runtime/io/modbus_server.h"
+#include "tests/support/shell.h"
+#include "tests/support/trace_support.h"
 #include "tests/support/wait.h"
 #include "tests/vm/test_support.h"
 
@@ -373,6 +375,58 @@ TEST(ModbusServer, InARuntimeHostAPeersWriteGoesThroughTheProgramToAnOutputItRea
   scan.join();
   EXPECT_EQ(test::valueOf(host->runtime(), "Main.wordIn"), "41");
   EXPECT_EQ(test::valueOf(host->runtime(), "Main.bitIn"), "TRUE");
+}
+
+// Recorded, a peer's write is a %I change the trace says a Modbus peer made (ImageWrite.author):
+// `trace why` names the peer as where the input's value came from, and through the program.
+TEST(ModbusServer, ARecordedPeersWriteIsNamedAsTheModbusPeersByTraceWhy) {
+  std::shared_ptr<const Program> program = test::mustCompile(kModbusEcho);
+  ModbusServerOptions serverOptions;
+  serverOptions.port = 0;
+  serverOptions.inputBytes = program->input.size;
+  serverOptions.outputBytes = program->output.size;
+  serverOptions.memoryBytes = program->memory.size;
+  std::string error;
+  std::shared_ptr<ModbusServer> server = ModbusServer::start(serverOptions, error);
+  ASSERT_TRUE(server) << error;
+  const std::filesystem::path trace =
+      std::filesystem::path(::testing::TempDir()) / fmt::format("scanback_peer_{}.trace", ::getpid());
+  struct Removed {
+    std::filesystem::path path;
+    ~Removed() {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
+  } removed{trace};
+  HostOptions options;
+  options.program = program;
+  options.loop.realtime = true;
+  options.drivers = {server};
+  options.recording = test::recordingTo(trace);
+  options.log = [](const std::string&) {};
+  std::unique_ptr<RuntimeHost> host = RuntimeHost::create(std::move(options), error);
+  ASSERT_TRUE(host) << error;
+  std::thread scan([&] { host->run(); });
+  ModbusClient c(server->port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_EQ(modbus_write_register(c.ctx(), 1, 41), 1);
+  uint16_t out = 0;
+  EXPECT_TRUE(eventually([&] { return modbus_read_input_registers(c.ctx(), 0, 1, &out) == 1 && out == 42; })) << out;
+  host->stop();
+  scan.join();
+  const RecordingSummary finished = host->finish();
+  ASSERT_TRUE(finished.ok) << finished.error;
+
+  test::ShellResult r = test::runScanback("trace why " + test::shellQuote(trace.string()) + " Main.wordIn --json");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const nlohmann::json why = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(why.is_object()) << r.out;
+  EXPECT_EQ(why["value"], "41") << r.out;
+  EXPECT_EQ(why["origin"], "input") << r.out;
+  EXPECT_EQ(why["author"], "modbusPeer") << r.out;
+  r = test::runScanback("trace why " + test::shellQuote(trace.string()) + " Main.wordOut --depth 2");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("  Main.wordIn = 41  <- scan input (%I, Modbus peer)  at "), std::string::npos) << r.out;
 }
 
 // --io-bind with an IPv6 address or a host name (docs/fieldbus-server.md): the server listens there,

@@ -39,6 +39,42 @@ TEST(TraceCodec, ChunkRoundTrip) {
   }
 }
 
+// ImageWrite.author: each value round-trips, on writes and input changes; a value this reader does
+// not know (a newer writer's) reads as unknown rather than as an error.
+TEST(TraceCodec, AWritesAuthorRoundTripsAndAnUnknownOneReadsAsUnknown) {
+  ChunkData c;
+  c.firstCycle = 10;
+  c.keyframe.assign(16, 0);
+  c.tasks = {0, 0};
+  c.startTimes = {0, 10};
+  c.stepCounts = {1, 1};
+  c.imageHashes = {0, 0};
+  // Two writes of one cycle by different authors stay two writes, in their order.
+  for (uint8_t a = 0; a <= kLastWriteAuthor; ++a) {
+    ImageWriteData w;
+    w.cycleIndex = 1;
+    w.offset = a;
+    w.bytes = {static_cast<uint8_t>(a + 1)};
+    w.author = static_cast<WriteAuthor>(a);
+    c.writes.push_back(w);
+  }
+  c.inputChanges.push_back(ImageWriteData{0, 8, -1, {7, 7}});
+  c.inputChanges.back().author = WriteAuthor::ModbusPeer;
+  ChunkData back;
+  std::string error;
+  ASSERT_TRUE(decodeChunk(bytes(encodeChunk(c)), 0, ChunkLimits{16, 10}, back, error)) << error;
+  EXPECT_EQ(back, c);
+  ASSERT_EQ(back.writes.size(), size_t{kLastWriteAuthor} + 1);
+  EXPECT_EQ(back.writes[2].author, WriteAuthor::Debugger);
+  EXPECT_EQ(back.inputChanges[0].author, WriteAuthor::ModbusPeer);
+  // A newer writer's author: read as unknown.
+  ChunkData newer = c;
+  newer.writes[0].author = static_cast<WriteAuthor>(200);
+  ASSERT_TRUE(decodeChunk(bytes(encodeChunk(newer)), 0, ChunkLimits{16, 10}, back, error)) << error;
+  EXPECT_EQ(back.writes[0].author, WriteAuthor::Unknown);
+  EXPECT_EQ(back.writes[1].author, WriteAuthor::Stimulus);
+}
+
 TEST(TraceCodec, OtherBlocksRoundTrip) {
   for (uint64_t seed = 0; seed < 50; ++seed) {
     Rng rng(seed);

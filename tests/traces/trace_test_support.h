@@ -114,6 +114,7 @@ inline std::vector<ImageWriteData> randomWrites(Rng& rng, uint32_t cycles, uint3
       const uint32_t size = static_cast<uint32_t>(uniform(rng, 1, std::min<uint32_t>(8, imageSize - w.offset)));
       for (uint32_t k = 0; k < size; ++k) w.bytes.push_back(static_cast<uint8_t>(uniform(rng, 0, 255)));
     }
+    w.author = static_cast<WriteAuthor>(uniform(rng, 0, kLastWriteAuthor));
     writes.push_back(std::move(w));
   }
   std::stable_sort(writes.begin(), writes.end(),

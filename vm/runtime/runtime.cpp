@@ -173,6 +173,14 @@ void Runtime::takeForceRequests() {
   forceRequests_.clear();
 }
 
+void Runtime::noteInputAuthor(uint32_t from, uint32_t size, WriteAuthor author) {
+  if (from >= inputs_.size()) return;
+  const uint32_t end = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{from} + size, inputs_.size()));
+  if (inputAuthors_.size() != inputs_.size()) inputAuthors_.assign(inputs_.size(), WriteAuthor::Unknown);
+  std::fill(inputAuthors_.begin() + from, inputAuthors_.begin() + end, author);
+  inputAuthorsNoted_ = true;
+}
+
 void Runtime::startCycle() {
   const Program& p = vm_.program();
   current_ = nextCycle();
@@ -183,6 +191,10 @@ void Runtime::startCycle() {
   if (hooks_) hooks_->beforeCycle(*this);
   uint8_t* image = vm_.image();
   if (p.input.size) std::memcpy(image + p.input.offset, inputs_.data(), p.input.size);
+  if (inputAuthorsNoted_) [[unlikely]] {  // latched: their authors are the recorder's now (beforeCycle)
+    std::fill(inputAuthors_.begin(), inputAuthors_.end(), WriteAuthor::Unknown);
+    inputAuthorsNoted_ = false;
+  }
   for (const ExternalWrite& w : pendingWrites_) applyWrite(image, vm_.imageSize(), w);
   pendingWrites_.clear();
   // Forces last, so that neither the field nor an external write overrides them (a release leaves

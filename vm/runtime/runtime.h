@@ -14,6 +14,7 @@
 #include "vm/exec/vm.h"
 #include "vm/runtime/forces.h"
 #include "vm/runtime/reload.h"
+#include "vm/runtime/write_author.h"
 #include "vm/source/source.h"
 
 namespace scanback {
@@ -24,6 +25,7 @@ struct ExternalWrite {
   uint32_t offset = 0;  // image offset
   int8_t bit = -1;      // >= 0: a single bit at `offset`
   std::vector<uint8_t> bytes;
+  WriteAuthor author = WriteAuthor::Unknown;  // who made it: recorded, never read by replay
 };
 
 // What starts the next cycle.
@@ -78,6 +80,18 @@ class Runtime {
   const std::vector<uint8_t>& inputs() const { return inputs_; }
   // The outputs as last written at a cycle end: %Q bytes.
   const std::vector<uint8_t>& outputs() const { return outputs_; }
+  // Who changed the field inputs `inputs()[from .. from + size)` for the next latch (a Modbus
+  // server's peer, a stimulus file's %I column): recorded with the %I changes (ImageWrite.author,
+  // docs/explain.md) and forgotten once the cycle start latched them. Bytes no one noted are a
+  // device's latch (WriteAuthor::Unknown). The scan thread only; no allocation once the area
+  // was noted once.
+  void noteInputAuthor(uint32_t from, uint32_t size, WriteAuthor author);
+  // Who changed field input byte `index` since the last latch (Unknown: not noted).
+  WriteAuthor inputAuthor(uint32_t index) const {
+    return index < inputAuthors_.size() ? inputAuthors_[index] : WriteAuthor::Unknown;
+  }
+  // Whether anyone noted an author since the last latch (so a recorder looks at them at all).
+  bool inputAuthorsNoted() const { return inputAuthorsNoted_; }
   void queueWrite(ExternalWrite write) { pendingWrites_.push_back(std::move(write)); }
   const std::vector<ExternalWrite>& pendingWrites() const { return pendingWrites_; }
   void setHooks(CycleHooks* hooks) { hooks_ = hooks; }
@@ -145,6 +159,8 @@ class Runtime {
   std::vector<uint8_t> inputs_;
   std::vector<uint8_t> outputs_;
   std::vector<ExternalWrite> pendingWrites_;
+  std::vector<WriteAuthor> inputAuthors_;  // per field input byte, while inputAuthorsNoted_
+  bool inputAuthorsNoted_ = false;
   std::vector<uint64_t> releases_;  // cycles released so far, per task
   std::vector<TaskStatistics> stats_;
   uint64_t cycle_ = 0;

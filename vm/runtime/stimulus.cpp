@@ -126,6 +126,7 @@ std::optional<Stimulus> Stimulus::parse(std::string_view text, const std::string
       cell.write.offset = c.input ? c.where.offset - program.input.offset : c.where.offset;
       cell.write.bit = c.where.bit;
       cell.write.bytes = std::move(bytes);
+      cell.write.author = WriteAuthor::Stimulus;
       row.cells.push_back(std::move(cell));
     }
     s.rows_.push_back(std::move(row));
@@ -156,6 +157,7 @@ void Stimulus::apply(uint64_t cycle, Runtime& runtime) {
     if (c.input) {
       std::vector<uint8_t>& in = runtime.inputs();
       applyWrite(in.data(), static_cast<uint32_t>(in.size()), c.write);
+      runtime.noteInputAuthor(c.write.offset, static_cast<uint32_t>(c.write.bytes.size()), WriteAuthor::Stimulus);
     } else {
       runtime.queueWrite(c.write);
     }

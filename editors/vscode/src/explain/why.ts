@@ -11,6 +11,8 @@ export interface WhyNode {
   line?: number;
   text?: string;
   origin: 'statement' | 'input' | 'force' | 'stimulus' | 'write' | 'initial' | 'constant';
+  /** Who made the external write or changed the %I bytes (stimulus, write, input), when the trace says. */
+  author?: 'stimulus' | 'debugger' | 'force' | 'modbusPeer';
   reads: WhyNode[];
   repeated?: boolean;
   error?: string;
@@ -19,17 +21,33 @@ export interface WhyNode {
 /** How deep the view asks the adapter to follow a value (the adapter's default as well). */
 export const whyDepth = 4;
 
+/** Who made an external write, in words (`trace why`'s); none: a trace recorded before writes said it. */
+export function authorText(author: WhyNode['author']): string {
+  switch (author) {
+    case 'stimulus':
+      return 'stimulus';
+    case 'debugger':
+      return 'debugger';
+    case 'force':
+      return 'a force of the rerun recording';
+    case 'modbusPeer':
+      return 'Modbus peer';
+    default:
+      return 'stimulus or a write between cycles';
+  }
+}
+
 /** Where a node's value came from, in words. */
 export function originText(node: WhyNode): string {
   switch (node.origin) {
     case 'statement':
       return node.text ?? 'a statement';
     case 'input':
-      return 'scan input (%I)';
+      return node.author ? `scan input (%I, ${authorText(node.author)})` : 'scan input (%I)';
     case 'force':
       return 'forced';
     case 'stimulus':
-      return 'external write at the cycle start (stimulus)';
+      return `external write at the cycle start (${authorText(node.author)})`;
     case 'write':
       return 'debugger write';
     case 'initial':

@@ -27,7 +27,7 @@ const chain = {
   text: 'y := fb.out;',
   origin: 'statement',
   reads: [
-    { value: '7', variable: 'F.sensor', cycle: 3, step: 0, origin: 'stimulus', reads: [] },
+    { value: '7', variable: 'F.sensor', cycle: 3, step: 0, origin: 'stimulus', author: 'stimulus', reads: [] },
     { value: '3', variable: 'S.i', cycle: 7, step: 0, file: '/p/plant.st', line: 25, text: 'i := i + 1;', origin: 'statement', reads: [], repeated: true },
     { value: '2', variable: 'k', cycle: 7, step: 1, origin: 'constant', reads: [] },
   ],
@@ -44,6 +44,20 @@ test('a why node reads as value, statement and position, and travels there on a 
   assert.equal(stimulus.description, 'external write at the cycle start (stimulus) · 3:0');
   assert.equal(stimulus.collapsibleState, vscode.TreeItemCollapsibleState.None);
   assert.equal(why.whyItem(chain.reads[1]).description, 'i := i + 1; · 7:0 · repeated (followed above)');
+  // Who made an external write, or changed %I bytes, as the trace says; a trace recorded before
+  // writes said it names both possibilities.
+  const node = (origin, author) => ({ value: '1', variable: 'v', cycle: 2, step: 0, origin, author, reads: [] });
+  assert.equal(why.whyItem(node('stimulus', 'debugger')).description, 'external write at the cycle start (debugger) · 2:0');
+  assert.equal(
+    why.whyItem(node('stimulus', 'force')).description,
+    'external write at the cycle start (a force of the rerun recording) · 2:0',
+  );
+  assert.equal(
+    why.whyItem(node('stimulus', undefined)).description,
+    'external write at the cycle start (stimulus or a write between cycles) · 2:0',
+  );
+  assert.equal(why.whyItem(node('input', 'modbusPeer')).description, 'scan input (%I, Modbus peer) · 2:0');
+  assert.equal(why.whyItem(node('input', undefined)).description, 'scan input (%I) · 2:0');
   // A constant has no position to travel to.
   assert.equal(why.whyItem(chain.reads[2]).command, undefined);
 
