@@ -1162,23 +1162,10 @@ TEST_F(DapNonstop, NonstopNeedsTheRecording) {
 
 // The same trace without its write index, as a recorder before the index wrote it.
 std::string withoutWriteIndex(const std::string& trace, const std::string& copy) {
-  std::string error;
-  auto reader = trace::TraceReader::open(trace, error);
-  EXPECT_TRUE(reader) << error;
-  if (!reader) return {};
-  auto writer = trace::TraceWriter::create(copy, reader->header(), error);
-  EXPECT_TRUE(writer) << error;
-  if (!writer) return {};
-  for (const trace::BlockInfo& b : reader->blocks()) {
-    if (b.kind != trace::BlockKind::Chunk) continue;
-    trace::ChunkData chunk;
-    EXPECT_TRUE(reader->readChunk(b, chunk, error)) << error;
+  return test::copyWithChunksEdited(trace, copy, [](trace::ChunkData& chunk) {
     EXPECT_TRUE(chunk.writeIndex.has_value());
     chunk.writeIndex.reset();
-    EXPECT_TRUE(writer->writeChunk(chunk)) << writer->lastError();
-  }
-  EXPECT_TRUE(writer->close()) << writer->lastError();
-  return copy;
+  });
 }
 
 TEST_F(DapReplay, SignalsGiveEveryChangeWithItsPositionTimeAndValueAsTheReplayShowsIt) {

@@ -431,24 +431,11 @@ namespace {
 // A copy of `trace` whose recorded image hashes are wrong from cycle `from` to the end of its chunk
 // (a replay that diverges there and stays diverged to the chunk's end).
 std::string withWrongHashes(const std::string& trace, const std::string& copy, uint64_t from) {
-  std::string error;
-  auto reader = trace::TraceReader::open(trace, error);
-  EXPECT_TRUE(reader) << error;
-  if (!reader) return {};
-  auto writer = trace::TraceWriter::create(copy, reader->header(), error);
-  EXPECT_TRUE(writer) << error;
-  if (!writer) return {};
-  for (const trace::BlockInfo& b : reader->blocks()) {
-    if (b.kind != trace::BlockKind::Chunk) continue;
-    trace::ChunkData chunk;
-    EXPECT_TRUE(reader->readChunk(b, chunk, error)) << error;
+  return test::copyWithChunksEdited(trace, copy, [from](trace::ChunkData& chunk) {
     if (chunk.firstCycle <= from && from < chunk.firstCycle + chunk.cycleCount())
       for (uint64_t c = from; c < chunk.firstCycle + chunk.cycleCount(); ++c)
         chunk.imageHashes[c - chunk.firstCycle] ^= 0x5a5a5a5au;
-    EXPECT_TRUE(writer->writeChunk(chunk)) << writer->lastError();
-  }
-  EXPECT_TRUE(writer->close()) << writer->lastError();
-  return copy;
+  });
 }
 
 // cycleEnds hashes the image at a chunk's last cycle only; a hash that differs there has the chunk
@@ -480,23 +467,10 @@ TEST_F(WriteIndex, CycleEndsReportsTheFirstCycleThatDoesNotReplayAsRecorded) {
 
 // A copy of `trace` that says cycle `at` ran `more` statements more than it did.
 std::string withMoreSteps(const std::string& trace, const std::string& copy, uint64_t at, uint32_t more) {
-  std::string error;
-  auto reader = trace::TraceReader::open(trace, error);
-  EXPECT_TRUE(reader) << error;
-  if (!reader) return {};
-  auto writer = trace::TraceWriter::create(copy, reader->header(), error);
-  EXPECT_TRUE(writer) << error;
-  if (!writer) return {};
-  for (const trace::BlockInfo& b : reader->blocks()) {
-    if (b.kind != trace::BlockKind::Chunk) continue;
-    trace::ChunkData chunk;
-    EXPECT_TRUE(reader->readChunk(b, chunk, error)) << error;
+  return test::copyWithChunksEdited(trace, copy, [at, more](trace::ChunkData& chunk) {
     if (chunk.firstCycle <= at && at < chunk.firstCycle + chunk.cycleCount())
       chunk.stepCounts[at - chunk.firstCycle] += more;
-    EXPECT_TRUE(writer->writeChunk(chunk)) << writer->lastError();
-  }
-  EXPECT_TRUE(writer->close()) << writer->lastError();
-  return copy;
+  });
 }
 
 // A seek that fails after it moved the VM (the cycle replays shorter than recorded) leaves the

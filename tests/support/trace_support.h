@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "recorder/recorder.h"
 #include "tests/vm/test_support.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
 #include "vm/compiler/compiler.h"
 #include "vm/runtime/stimulus.h"
 
@@ -42,6 +44,28 @@ inline std::shared_ptr<const Program> mustCompileSourceFiles(const std::vector<s
   std::shared_ptr<const Program> program = compileProject(sources, diagnostics, options);
   EXPECT_TRUE(program) << diagnostics.format(sources);
   return program;
+}
+
+// A copy of `trace` at `copy` whose chunks `edit` changed (a crafted trace: wrong hashes, step
+// counts, no write index); returns `copy`, or "" and a test failure when it cannot be written.
+inline std::string copyWithChunksEdited(const std::string& trace, const std::string& copy,
+                                        const std::function<void(trace::ChunkData&)>& edit) {
+  std::string error;
+  auto reader = trace::TraceReader::open(trace, error);
+  EXPECT_TRUE(reader) << error;
+  if (!reader) return {};
+  auto writer = trace::TraceWriter::create(copy, reader->header(), error);
+  EXPECT_TRUE(writer) << error;
+  if (!writer) return {};
+  for (const trace::BlockInfo& b : reader->blocks()) {
+    if (b.kind != trace::BlockKind::Chunk) continue;
+    trace::ChunkData chunk;
+    EXPECT_TRUE(reader->readChunk(b, chunk, error)) << error;
+    edit(chunk);
+    EXPECT_TRUE(writer->writeChunk(chunk)) << writer->lastError();
+  }
+  EXPECT_TRUE(writer->close()) << writer->lastError();
+  return copy;
 }
 
 // examples/plant: a bottling line of three programs on two tasks, driven by its stimulus.csv.
