@@ -265,8 +265,8 @@ END_PROGRAM
   EXPECT_EQ(keyframeMode, 7) << "the keyframe after the divergence is the live image";
 }
 
-TEST(Recorder, ExternalWritesAndInputChangesLandInTheirCycle) {
-  auto program = mustCompile(R"(
+// A %I word and a variable only external writes change (the tests of writes and their authors).
+constexpr const char* kSensorAndSetpoint = R"(
 PROGRAM Main
 VAR
   sensor AT %IW1 : WORD;
@@ -275,7 +275,10 @@ VAR
 END_VAR
 seen := WORD_TO_INT(sensor) + setpoint;
 END_PROGRAM
-)");
+)";
+
+TEST(Recorder, ExternalWritesAndInputChangesLandInTheirCycle) {
+  auto program = mustCompile(kSensorAndSetpoint);
   ASSERT_TRUE(program);
   const TempTrace path("writes");
   Runtime rt(program);
@@ -314,16 +317,7 @@ END_PROGRAM
 // by different authors over the same variable stay two records, in their order, and adjacent %I
 // bytes changed by different authors become two input changes (one run, where no author was noted).
 TEST(Recorder, EachWriteAndInputChangeKeepsItsAuthor) {
-  auto program = mustCompile(R"(
-PROGRAM Main
-VAR
-  sensor AT %IW1 : WORD;
-  setpoint : INT;
-  seen : INT;
-END_VAR
-seen := WORD_TO_INT(sensor) + setpoint;
-END_PROGRAM
-)");
+  auto program = mustCompile(kSensorAndSetpoint);
   ASSERT_TRUE(program);
   std::string why;
   auto setpoint = findVariable(*program, "Main.setpoint", why);
