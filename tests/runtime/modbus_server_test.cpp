@@ -339,15 +339,20 @@ CONFIGURATION Cfg
 END_CONFIGURATION
 )";
 
+// A server of `program`'s %I, %Q and %M on a free port, as `run --io-serve` starts it.
+std::shared_ptr<ModbusServer> serverFor(const Program& program, std::string& error) {
+  ModbusServerOptions options;
+  options.port = 0;
+  options.inputBytes = program.input.size;
+  options.outputBytes = program.output.size;
+  options.memoryBytes = program.memory.size;
+  return ModbusServer::start(options, error);
+}
+
 TEST(ModbusServer, InARuntimeHostAPeersWriteGoesThroughTheProgramToAnOutputItReadsBack) {
   std::shared_ptr<const Program> program = test::mustCompile(kModbusEcho);
-  ModbusServerOptions serverOptions;
-  serverOptions.port = 0;
-  serverOptions.inputBytes = program->input.size;
-  serverOptions.outputBytes = program->output.size;
-  serverOptions.memoryBytes = program->memory.size;
   std::string error;
-  std::shared_ptr<ModbusServer> server = ModbusServer::start(serverOptions, error);
+  std::shared_ptr<ModbusServer> server = serverFor(*program, error);
   ASSERT_TRUE(server) << error;
   HostOptions options;
   options.program = program;
@@ -381,13 +386,8 @@ TEST(ModbusServer, InARuntimeHostAPeersWriteGoesThroughTheProgramToAnOutputItRea
 // `trace why` names the peer as where the input's value came from, and through the program.
 TEST(ModbusServer, ARecordedPeersWriteIsNamedAsTheModbusPeersByTraceWhy) {
   std::shared_ptr<const Program> program = test::mustCompile(kModbusEcho);
-  ModbusServerOptions serverOptions;
-  serverOptions.port = 0;
-  serverOptions.inputBytes = program->input.size;
-  serverOptions.outputBytes = program->output.size;
-  serverOptions.memoryBytes = program->memory.size;
   std::string error;
-  std::shared_ptr<ModbusServer> server = ModbusServer::start(serverOptions, error);
+  std::shared_ptr<ModbusServer> server = serverFor(*program, error);
   ASSERT_TRUE(server) << error;
   const std::filesystem::path trace =
       std::filesystem::path(::testing::TempDir()) / fmt::format("scanback_peer_{}.trace", ::getpid());
